@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/keydeck/keydeck/redisview"
+)
+
+// Config is everything the process needs, parsed from flags and environment.
+type Config struct {
+	Addr         string
+	Conns        []redisview.ConnConfig // empty: run the embedded demo
+	PollInterval time.Duration
+	LogFormat    string // text or json
+	LogLevel     string
+}
+
+// Demo reports whether no Redis was named, so the embedded demo runs.
+func (c Config) Demo() bool { return len(c.Conns) == 0 }
+
+// redisFlags collects repeated --redis NAME=URL values.
+type redisFlags []redisview.ConnConfig
+
+func (r *redisFlags) String() string { return "" }
+
+func (r *redisFlags) Set(v string) error {
+	c, err := parseConnSpec(v)
+	if err != nil {
+		return err
+	}
+	*r = append(*r, c)
+	return nil
+}
+
+// parseConnSpec parses NAME=URL. Errors never echo the URL's password.
+func parseConnSpec(v string) (redisview.ConnConfig, error) {
+	name, url, ok := strings.Cut(strings.TrimSpace(v), "=")
+	if !ok || name == "" || url == "" {
+		return redisview.ConnConfig{}, errors.New("want NAME=URL, e.g. eisland=redis://127.0.0.1:6379")
+	}
+	if !redisview.ValidName(name) {
+		return redisview.ConnConfig{}, fmt.Errorf("name %q: use lowercase letters, digits, - and _ (at most 32)", name)
+	}
+	if _, err := redisview.ParseURL(url); err != nil {
+		return redisview.ConnConfig{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return redisview.ConnConfig{Name: name, URL: url}, nil
+}
+
+// parseFlags parses args (without the program name) and the environment,
+// looked up through getenv so tests stay pure. Flags win over environment.
+func parseFlags(prog string, args []string, getenv func(string) string) (Config, error) {
+	cfg := Config{}
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var conns redisFlags
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "HTTP listen address")
+	fs.Var(&conns, "redis", "Redis connection NAME=URL (repeatable; redis://, rediss://, unix://)")
+	fs.DurationVar(&cfg.PollInterval, "poll-interval", time.Second, "how often live views read Redis (100ms–1m)")
+	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, cleanFlagErr(err)
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if len(conns) == 0 {
+		if env := strings.TrimSpace(getenv("KEYDECK_REDIS")); env != "" {
+			for _, spec := range strings.Split(env, ",") {
+				if strings.TrimSpace(spec) == "" {
+					continue
+				}
+				c, err := parseConnSpec(spec)
+				if err != nil {
+					return cfg, fmt.Errorf("invalid KEYDECK_REDIS entry: %w", err)
+				}
+				conns = append(conns, c)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range conns {
+		if seen[c.Name] {
+			return cfg, fmt.Errorf("invalid value for flag -redis: connection %q named twice", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	cfg.Conns = conns
+	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
+		return cfg, fmt.Errorf("invalid value %q for flag -addr: want HOST:PORT", cfg.Addr)
+	}
+	if cfg.PollInterval < 100*time.Millisecond || cfg.PollInterval > time.Minute {
+		return cfg, fmt.Errorf("invalid value %s for flag -poll-interval: want 100ms to 1m", cfg.PollInterval)
+	}
+	switch cfg.LogFormat {
+	case "text", "json":
+	default:
+		return cfg, fmt.Errorf("invalid value %q for flag -log-format: want text or json", cfg.LogFormat)
+	}
+	switch cfg.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return cfg, fmt.Errorf("invalid value %q for flag -log-level: want debug, info, warn or error", cfg.LogLevel)
+	}
+	return cfg, nil
+}
+
+// cleanFlagErr keeps the flag package's message (which names the flag) but
+// drops the value it quotes for -redis, since that value may hold a password.
+func cleanFlagErr(err error) error {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "invalid value ") && strings.Contains(msg, " for flag -redis: ") {
+		_, rest, _ := strings.Cut(msg, " for flag -redis: ")
+		return fmt.Errorf("invalid value for flag -redis: %s", rest)
+	}
+	return err
+}

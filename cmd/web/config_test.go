@@ -1,0 +1,79 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/keydeck/keydeck/redisview"
+)
+
+func TestParseFlags(t *testing.T) {
+	env := func(m map[string]string) func(string) string {
+		return func(k string) string { return m[k] }
+	}
+	none := env(nil)
+	tests := []struct {
+		name    string
+		args    []string
+		getenv  func(string) string
+		want    Config
+		wantErr string // substring; "" means success
+	}{
+		{name: "defaults run the demo", args: nil, getenv: none,
+			want: Config{Addr: "127.0.0.1:8080", PollInterval: time.Second, LogFormat: "text", LogLevel: "info"}},
+		{name: "two connections", args: []string{"--addr", "127.0.0.1:9090", "--redis", "eisland=redis://127.0.0.1:6379", "--redis", "gateway=redis://127.0.0.1:6380/2"}, getenv: none,
+			want: Config{Addr: "127.0.0.1:9090", PollInterval: time.Second, LogFormat: "text", LogLevel: "info", Conns: []redisview.ConnConfig{
+				{Name: "eisland", URL: "redis://127.0.0.1:6379"}, {Name: "gateway", URL: "redis://127.0.0.1:6380/2"}}}},
+		{name: "tls, user and password, unix socket", args: []string{"--redis", "a=rediss://bob:pw@db.internal:6380", "--redis", "b=unix:///run/redis.sock?db=3"}, getenv: none,
+			want: Config{Addr: "127.0.0.1:8080", PollInterval: time.Second, LogFormat: "text", LogLevel: "info", Conns: []redisview.ConnConfig{
+				{Name: "a", URL: "rediss://bob:pw@db.internal:6380"}, {Name: "b", URL: "unix:///run/redis.sock?db=3"}}}},
+		{name: "environment", args: nil, getenv: env(map[string]string{"KEYDECK_REDIS": "eisland=redis://h:1, gateway=redis://h:2"}),
+			want: Config{Addr: "127.0.0.1:8080", PollInterval: time.Second, LogFormat: "text", LogLevel: "info", Conns: []redisview.ConnConfig{
+				{Name: "eisland", URL: "redis://h:1"}, {Name: "gateway", URL: "redis://h:2"}}}},
+		{name: "flags win over environment", args: []string{"--redis", "x=redis://h:9"}, getenv: env(map[string]string{"KEYDECK_REDIS": "eisland=redis://h:1"}),
+			want: Config{Addr: "127.0.0.1:8080", PollInterval: time.Second, LogFormat: "text", LogLevel: "info", Conns: []redisview.ConnConfig{{Name: "x", URL: "redis://h:9"}}}},
+		{name: "missing equals", args: []string{"--redis", "redis://h:1"}, getenv: none, wantErr: "invalid value for flag -redis: want NAME=URL"},
+		{name: "bad scheme", args: []string{"--redis", "a=http://h:1"}, getenv: none, wantErr: `flag -redis: a: invalid Redis URL "http://h:1": scheme "http" not supported`},
+		{name: "bad name", args: []string{"--redis", "Bad Name=redis://h:1"}, getenv: none, wantErr: `flag -redis: name "Bad Name"`},
+		{name: "duplicate name", args: []string{"--redis", "a=redis://h:1", "--redis", "a=redis://h:2"}, getenv: none, wantErr: `connection "a" named twice`},
+		{name: "bad port", args: []string{"--redis", "a=redis://:s3cret@h:notaport"}, getenv: none, wantErr: "flag -redis: a: invalid Redis URL"},
+		{name: "bad env entry", args: nil, getenv: env(map[string]string{"KEYDECK_REDIS": "nope"}), wantErr: "invalid KEYDECK_REDIS entry"},
+		{name: "bad addr", args: []string{"--addr", "8080"}, getenv: none, wantErr: "flag -addr"},
+		{name: "poll interval too short", args: []string{"--poll-interval", "1ms"}, getenv: none, wantErr: "flag -poll-interval"},
+		{name: "unknown flag", args: []string{"--nope"}, getenv: none, wantErr: "flag provided but not defined: -nope"},
+		{name: "stray argument", args: []string{"serve"}, getenv: none, wantErr: `unexpected argument "serve"`},
+		{name: "bad log format", args: []string{"--log-format", "xml"}, getenv: none, wantErr: "flag -log-format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags("keydeck", tt.args, tt.getenv)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), ":pw@") {
+					t.Fatalf("error leaks a password: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got.Addr != tt.want.Addr || got.PollInterval != tt.want.PollInterval || got.LogFormat != tt.want.LogFormat || got.LogLevel != tt.want.LogLevel {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+			if len(got.Conns) != len(tt.want.Conns) {
+				t.Fatalf("conns = %v, want %v", got.Conns, tt.want.Conns)
+			}
+			for i := range got.Conns {
+				if got.Conns[i] != tt.want.Conns[i] {
+					t.Fatalf("conn %d = %v, want %v", i, got.Conns[i], tt.want.Conns[i])
+				}
+			}
+			if got.Demo() != (len(tt.want.Conns) == 0) {
+				t.Fatalf("Demo() = %v", got.Demo())
+			}
+		})
+	}
+}

@@ -1,0 +1,56 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/keydeck/keydeck/redisview/live"
+)
+
+// errUnknownTopic is returned for a websocket topic nobody publishes.
+var errUnknownTopic = errors.New("unknown topic")
+
+// A topic name is "kind:argument", e.g. "overview:eisland".
+type topicKind func(arg string) (func() live.Source, error)
+
+type topics struct {
+	kinds map[string]topicKind
+}
+
+func newTopics(a *App) *topics {
+	return &topics{kinds: map[string]topicKind{
+		"overview": a.overviewSource,
+	}}
+}
+
+// source resolves a topic to the factory of its poller's Source.
+func (t *topics) source(topic string) (func() live.Source, error) {
+	kind, arg, ok := strings.Cut(topic, ":")
+	if !ok {
+		return nil, fmt.Errorf("%w %q", errUnknownTopic, topic)
+	}
+	k, ok := t.kinds[kind]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", errUnknownTopic, topic)
+	}
+	return k(arg)
+}
+
+func overviewTopic(conn string) string { return "overview:" + conn }
+
+// overviewSource polls one connection's overview and renders its live fragment.
+func (a *App) overviewSource(conn string) (func() live.Source, error) {
+	c, err := a.conns.Get(conn)
+	if err != nil {
+		return nil, err
+	}
+	reader := a.overviews[c.Name]
+	return func() live.Source {
+		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
+			vm := overviewVM(reader.Read(ctx), a.now())
+			return renderBytes(ctx, overviewFragment(vm))
+		})
+	}, nil
+}

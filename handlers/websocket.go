@@ -1,0 +1,124 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/redisview/live"
+)
+
+const (
+	wsWriteWait  = 10 * time.Second
+	wsPongWait   = 60 * time.Second
+	wsPingPeriod = wsPongWait * 9 / 10
+	// Browsers only send pings' pongs and the odd htmx ws-send form; a
+	// client that sends more is misbehaving.
+	wsMaxMessage = 4096
+	wsMaxTopics  = 16
+)
+
+var upgrader = websocket.Upgrader{
+	ReadBufferSize:  1024,
+	WriteBufferSize: 8192,
+	CheckOrigin:     sameOrigin,
+}
+
+// sameOrigin refuses cross-site websocket hijacking: a browser always sends
+// Origin, and it must name the host the page was served from.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true // not a browser; cookies are not at stake
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// websocket subscribes the client to the topics named in ?topic= and streams
+// their fragments until either side goes away.
+func (a *App) websocket(c echo.Context) error {
+	names := c.QueryParams()["topic"]
+	if len(names) == 0 || len(names) > wsMaxTopics {
+		return echo.NewHTTPError(http.StatusBadRequest, "name 1 to 16 topics with ?topic=")
+	}
+	factories := make(map[string]func() live.Source, len(names))
+	for _, n := range names {
+		f, err := a.topics.source(n)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusNotFound, err.Error())
+		}
+		factories[n] = f
+	}
+	if !sameOrigin(c.Request()) {
+		return echo.NewHTTPError(http.StatusForbidden, "cross-origin websocket refused")
+	}
+	ws, err := upgrader.Upgrade(c.Response(), c.Request(), nil)
+	if err != nil {
+		return nil // the upgrader has answered the client
+	}
+	out := live.NewOutbox()
+	var unsubs []func()
+	for n, f := range factories {
+		unsubs = append(unsubs, a.hub.Subscribe(n, f, out))
+	}
+	done := make(chan struct{})
+	go writePump(ws, out, done)
+	readPump(ws)
+	close(done)
+	for _, u := range unsubs {
+		u()
+	}
+	return nil
+}
+
+// readPump consumes control frames and discards messages, so pongs are seen
+// and a dead peer is noticed by the read deadline.
+func readPump(ws *websocket.Conn) {
+	defer ws.Close()
+	ws.SetReadLimit(wsMaxMessage)
+	_ = ws.SetReadDeadline(time.Now().Add(wsPongWait))
+	ws.SetPongHandler(func(string) error { return ws.SetReadDeadline(time.Now().Add(wsPongWait)) })
+	for {
+		if _, _, err := ws.ReadMessage(); err != nil {
+			return
+		}
+	}
+}
+
+// writePump is the connection's only writer. It drains the coalescing outbox,
+// so a slow browser receives the newest state, never a backlog.
+func writePump(ws *websocket.Conn, out *live.Outbox, done <-chan struct{}) {
+	ping := time.NewTicker(wsPingPeriod)
+	defer func() {
+		ping.Stop()
+		ws.Close()
+	}()
+	for {
+		select {
+		case <-done:
+			_ = ws.SetWriteDeadline(time.Now().Add(time.Second))
+			_ = ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+			return
+		case <-out.Ready():
+			for _, m := range out.Take() {
+				_ = ws.SetWriteDeadline(time.Now().Add(wsWriteWait))
+				if err := ws.WriteMessage(websocket.TextMessage, m.Payload); err != nil {
+					return
+				}
+			}
+		case <-ping.C:
+			_ = ws.SetWriteDeadline(time.Now().Add(wsWriteWait))
+			if err := ws.WriteMessage(websocket.PingMessage, nil); err != nil {
+				return
+			}
+		}
+	}
+}

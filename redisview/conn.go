@@ -1,0 +1,249 @@
+package redisview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrUnknownConnection is returned for a connection name that is not configured.
+var ErrUnknownConnection = errors.New("unknown connection")
+
+// ConnConfig names one Redis server.
+type ConnConfig struct {
+	Name string
+	URL  string
+}
+
+var connName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+// ValidName reports whether s may name a connection: it appears in URLs and topics.
+func ValidName(s string) bool { return connName.MatchString(s) }
+
+// Status is a connection's reachability as last seen by its monitor.
+type Status struct {
+	Up      bool
+	Since   time.Time // when the current state began
+	Checked time.Time // last probe; zero before the first one
+	Err     string    // last error, credentials never included
+}
+
+// Conn is one named Redis server. Its clients reconnect by themselves; the
+// monitor only observes and reports.
+type Conn struct {
+	Name    string
+	Display string // URL with the password hidden
+	BaseDB  int
+
+	opts   *redis.Options
+	client *redis.Client // commands on BaseDB
+	// multi serves pipelines that SELECT across databases. Every pipeline on
+	// it begins with its own SELECT, so the session state it leaves behind
+	// never reaches a command that did not choose its database.
+	multi *redis.Client
+
+	mu       sync.Mutex
+	status   Status
+	onChange []func(Status)
+	dbs      map[int]*redis.Client
+	log      *slog.Logger
+}
+
+// Open builds the clients for cfg; it does not dial (a server that is down at
+// start is reported by the monitor, not a start-up failure).
+func Open(cfg ConnConfig, log *slog.Logger) (*Conn, error) {
+	if !ValidName(cfg.Name) {
+		return nil, fmt.Errorf("connection name %q: use lowercase letters, digits, - and _ (max 32)", cfg.Name)
+	}
+	opt, err := ParseURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	opt.DialTimeout = 2 * time.Second
+	opt.ReadTimeout = 2 * time.Second
+	opt.WriteTimeout = 2 * time.Second
+	opt.MaxRetries = 1
+	opt.ClientName = "keydeck"
+	opt.DisableIdentity = true
+	multiOpt := *opt
+	multiOpt.PoolSize = 2
+	multiOpt.MinIdleConns = 0
+	return &Conn{
+		Name:    cfg.Name,
+		Display: RedactURL(cfg.URL),
+		BaseDB:  opt.DB,
+		opts:    opt,
+		client:  redis.NewClient(opt),
+		multi:   redis.NewClient(&multiOpt),
+		dbs:     map[int]*redis.Client{},
+		log:     log.With("conn", cfg.Name),
+		status:  Status{Since: time.Now()},
+	}, nil
+}
+
+// Client is the client on the connection's own database.
+func (c *Conn) Client() *redis.Client { return c.client }
+
+// DB returns a client bound to database idx, created on first use.
+func (c *Conn) DB(idx int) *redis.Client {
+	if idx == c.BaseDB {
+		return c.client
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl, ok := c.dbs[idx]; ok {
+		return cl
+	}
+	o := *c.opts
+	o.DB = idx
+	o.PoolSize = 4
+	cl := redis.NewClient(&o)
+	c.dbs[idx] = cl
+	return cl
+}
+
+// Status returns the last observed reachability.
+func (c *Conn) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status
+}
+
+// OnChange registers f to run (in the monitor goroutine) on every up/down change.
+func (c *Conn) OnChange(f func(Status)) {
+	c.mu.Lock()
+	c.onChange = append(c.onChange, f)
+	c.mu.Unlock()
+}
+
+// record updates the status from one probe and reports a change.
+func (c *Conn) record(err error, now time.Time) {
+	c.mu.Lock()
+	prev := c.status
+	up := err == nil
+	st := Status{Up: up, Since: prev.Since, Checked: now}
+	if err != nil {
+		st.Err = c.safeErr(err)
+	}
+	changed := prev.Checked.IsZero() || prev.Up != up
+	if changed {
+		st.Since = now
+	}
+	c.status = st
+	hooks := append([]func(Status){}, c.onChange...)
+	c.mu.Unlock()
+	if !changed {
+		return
+	}
+	if up {
+		c.log.Info("redis connection up", "url", c.Display)
+	} else {
+		c.log.Warn("redis connection down", "url", c.Display, "err", st.Err)
+	}
+	for _, f := range hooks {
+		f(st)
+	}
+}
+
+// safeErr renders err without any credential it might echo.
+func (c *Conn) safeErr(err error) string {
+	msg := err.Error()
+	if c.opts.Password != "" {
+		msg = strings.ReplaceAll(msg, c.opts.Password, "xxxxx")
+	}
+	return msg
+}
+
+// Monitor probes the server with PING every interval until ctx ends, so a
+// server that goes away is reported within about one interval.
+func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, interval)
+		err := c.client.Ping(pctx).Err()
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		c.record(err, time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Close closes every client.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	errs := []error{c.client.Close(), c.multi.Close()}
+	for _, cl := range c.dbs {
+		errs = append(errs, cl.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Registry holds every configured connection in configuration order.
+type Registry struct {
+	conns  []*Conn
+	byName map[string]*Conn
+}
+
+// NewRegistry opens every connection; names must be unique.
+func NewRegistry(cfgs []ConnConfig, log *slog.Logger) (*Registry, error) {
+	r := &Registry{byName: map[string]*Conn{}}
+	for _, cfg := range cfgs {
+		if _, dup := r.byName[cfg.Name]; dup {
+			r.Close()
+			return nil, fmt.Errorf("connection %q named twice", cfg.Name)
+		}
+		c, err := Open(cfg, log)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("connection %q: %w", cfg.Name, err)
+		}
+		r.conns = append(r.conns, c)
+		r.byName[c.Name] = c
+	}
+	return r, nil
+}
+
+// All returns the connections in configuration order.
+func (r *Registry) All() []*Conn { return r.conns }
+
+// Get finds a connection by name.
+func (r *Registry) Get(name string) (*Conn, error) {
+	if c, ok := r.byName[name]; ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownConnection, name)
+}
+
+// Monitor runs every connection's monitor until ctx ends.
+func (r *Registry) Monitor(ctx context.Context, interval time.Duration) {
+	var wg sync.WaitGroup
+	for _, c := range r.conns {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Monitor(ctx, interval) }()
+	}
+	wg.Wait()
+}
+
+// Close closes every connection.
+func (r *Registry) Close() error {
+	var errs []error
+	for _, c := range r.conns {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}

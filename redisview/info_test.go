@@ -1,0 +1,105 @@
+package redisview
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseInfo(t *testing.T) {
+	txt := "# Server\r\nredis_version:7.0.15\r\nuptime_in_seconds:42\r\n\r\n# Stats\r\ninstantaneous_ops_per_sec:17\r\nkeyspace_hits:3\r\n\r\n# Keyspace\r\ndb0:keys=10,expires=4,avg_ttl=1500\r\ndb14:keys=3,expires=0,avg_ttl=0\r\n"
+	in := ParseInfo(txt)
+	if v, _ := in.Get("redis_version"); v != "7.0.15" {
+		t.Fatalf("version = %q", v)
+	}
+	if n, ok := in.Int("uptime_in_seconds"); !ok || n != 42 {
+		t.Fatalf("uptime = %d %v", n, ok)
+	}
+	if f, ok := in.Float("instantaneous_ops_per_sec"); !ok || f != 17 {
+		t.Fatalf("ops = %v %v", f, ok)
+	}
+	if _, ok := in.Int("used_memory"); ok {
+		t.Fatal("absent field reported present")
+	}
+	ks := in.Keyspace()
+	want := map[int]KeyspaceDB{0: {0, 10, 4, 1500 * time.Millisecond}, 14: {14, 3, 0, 0}}
+	if len(ks) != len(want) {
+		t.Fatalf("keyspace = %+v", ks)
+	}
+	for i, w := range want {
+		if ks[i] != w {
+			t.Fatalf("db%d = %+v, want %+v", i, ks[i], w)
+		}
+	}
+}
+
+func TestParseInfoEmptySections(t *testing.T) {
+	tests := []struct {
+		name        string
+		txt         string
+		hasKeyspace bool
+	}{
+		{"empty server still has the section", "# Server\nredis_version:7\n\n# Keyspace\n", true},
+		{"embedded redis has none", "# Clients\nconnected_clients:1\n# Stats\ntotal_commands_processed:5\n", false},
+		{"garbage", "nonsense without colon\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ParseInfo(tt.txt).Has("keyspace"); got != tt.hasKeyspace {
+				t.Fatalf("Has(keyspace) = %v", got)
+			}
+		})
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"redis://127.0.0.1:6379", "redis://127.0.0.1:6379"},
+		{"redis://:s3cret@h:6379/2", "redis://:xxxxx@h:6379/2"},
+		{"rediss://bob:s3cret@h:6380", "rediss://bob:xxxxx@h:6380"},
+		{"unix://bob:s3cret@/run/redis.sock?db=1", "unix://bob:xxxxx@/run/redis.sock?db=1"},
+		{"redis://h:1?password=s3cret", "redis://h:1?password=xxxxx"},
+	}
+	for _, tt := range tests {
+		if got := RedactURL(tt.in); got != tt.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseURL(t *testing.T) {
+	tests := []struct {
+		in      string
+		wantErr bool
+		db      int
+	}{
+		{"redis://127.0.0.1:6379", false, 0},
+		{"redis://127.0.0.1:6379/3", false, 3},
+		{"rediss://u:p@h:6380/1", false, 1},
+		{"unix:///tmp/redis.sock", false, 0},
+		{"http://h:1", true, 0},
+		{"127.0.0.1:6379", true, 0},
+		{"redis://", true, 0},
+		{"redis://:s3cret@h:nope", true, 0},
+		{"redis://h:1/notadb", true, 0},
+	}
+	for _, tt := range tests {
+		opt, err := ParseURL(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("ParseURL(%q) err = %v, wantErr %v", tt.in, err, tt.wantErr)
+			continue
+		}
+		if err != nil {
+			if contains(err.Error(), "s3cret") {
+				t.Errorf("error leaks password: %v", err)
+			}
+			continue
+		}
+		if opt.DB != tt.db {
+			t.Errorf("ParseURL(%q).DB = %d, want %d", tt.in, opt.DB, tt.db)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+

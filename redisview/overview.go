@@ -1,0 +1,371 @@
+package redisview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Overview is one connection's server and per-database statistics at one moment.
+type Overview struct {
+	Conn    string
+	Display string
+	At      time.Time
+	Status  Status
+	Err     string // why this read failed; the rest is then empty
+
+	Server ServerStats
+	// DBs lists every database that holds keys, by index.
+	DBs []DBStats
+	// KeyspaceSource says where per-database numbers came from.
+	KeyspaceSource string
+	// History holds recent samples for sparklines, oldest first.
+	History []Sample
+}
+
+// ServerStats are the server-wide numbers of the overview.
+type ServerStats struct {
+	Version       Opt[string]
+	Mode          Opt[string]
+	Uptime        Opt[time.Duration]
+	UsedMemory    Opt[int64]
+	PeakMemory    Opt[int64]
+	MaxMemory     Opt[int64]
+	OpsPerSec     Opt[float64]
+	OpsEstimated  bool // computed by Keydeck from command-count deltas
+	Clients       Opt[int64]
+	HitRatio      Opt[float64]
+	Hits, Misses  int64
+	Evicted       Opt[int64]
+	Expired       Opt[int64]
+	Notifications Opt[string] // notify-keyspace-events flags, "" = disabled
+	Databases     int         // how many databases the server has
+}
+
+// DBStats describes one database.
+type DBStats struct {
+	Index   int
+	Keys    int64
+	Expires Opt[int64]
+	AvgTTL  Opt[time.Duration]
+	// Estimated is true when Expires/AvgTTL come from a partial sweep.
+	Estimated bool
+	// Coverage is the share of keys the sweep has read (1 when exact or from INFO).
+	Coverage float64
+}
+
+// Sample is one point of the sparklines.
+type Sample struct {
+	At         time.Time
+	OpsPerSec  float64
+	UsedMemory int64
+	HasOps     bool
+	HasMemory  bool
+}
+
+// NotificationsEnabled reports whether keyspace notifications reach subscribers.
+func (s ServerStats) NotificationsEnabled() bool {
+	if !s.Notifications.OK {
+		return false
+	}
+	f := s.Notifications.V
+	return strings.ContainsAny(f, "KE") && f != ""
+}
+
+const (
+	historyLen       = 300 // five minutes at the default one-second poll
+	defaultDatabases = 16
+	sweepCount       = 200 // SCAN COUNT per tick of the fallback TTL sweep
+)
+
+// Sources of per-database numbers.
+const (
+	SourceInfo  = "INFO keyspace"
+	SourceSweep = "DBSIZE and Keydeck's own TTL sweep"
+)
+
+// OverviewReader reads a connection's overview. It keeps what must survive
+// between ticks: detected capabilities, the fallback sweep and sparkline
+// history. One reader serves one poller; Read is not called concurrently,
+// but the mutex keeps a stray concurrent call safe.
+type OverviewReader struct {
+	conn *Conn
+	now  func() time.Time
+
+	mu         sync.Mutex
+	fallback   bool // the server's INFO has no keyspace section
+	databases  int
+	lastCmds   int64
+	lastCmdsAt time.Time
+	history    []Sample
+	sweep      ttlSweep
+}
+
+// NewOverviewReader makes a reader for c.
+func NewOverviewReader(c *Conn) *OverviewReader {
+	return &OverviewReader{conn: c, now: time.Now, databases: defaultDatabases}
+}
+
+// Read takes one overview. On a reachable server it costs one pipelined round
+// trip; only the very first read of a server without INFO keyspace costs two,
+// because that is when the fallback is discovered.
+func (r *OverviewReader) Read(ctx context.Context) Overview {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.conn
+	ov := Overview{Conn: c.Name, Display: c.Display, Status: c.Status()}
+
+	var (
+		info  Info
+		infoE error
+		notif Opt[string]
+		sizes map[int]int64
+		err   error
+	)
+	if !r.fallback {
+		info, infoE, notif, err = r.readInfo(ctx)
+		if err == nil && (infoE != nil || !info.Has("keyspace")) {
+			r.fallback = true
+		}
+	}
+	if err == nil && r.fallback {
+		info, infoE, notif, sizes, err = r.readFallback(ctx)
+	}
+	ov.At = r.now()
+	if err != nil {
+		ov.Err = c.safeErr(err)
+		ov.History = append([]Sample(nil), r.history...)
+		return ov
+	}
+	ov.Server = r.serverStats(info, infoE, notif, ov.At)
+	ov.Server.Databases = r.databases
+	if r.fallback {
+		ov.KeyspaceSource = SourceSweep
+		ov.DBs = r.sweep.stats(sizes)
+	} else {
+		ov.KeyspaceSource = SourceInfo
+		ov.DBs = keyspaceStats(info)
+	}
+	r.remember(ov)
+	ov.History = append([]Sample(nil), r.history...)
+	return ov
+}
+
+// readInfo is the normal path: INFO and the notification flags in one round trip.
+func (r *OverviewReader) readInfo(ctx context.Context) (Info, error, Opt[string], error) {
+	p := r.conn.client.Pipeline()
+	infoCmd := p.Info(ctx)
+	cfgCmd := p.ConfigGet(ctx, "notify-keyspace-events")
+	_, err := p.Exec(ctx)
+	if isConnErr(err) {
+		return nil, nil, Opt[string]{}, err
+	}
+	info, infoErr := parseInfoCmd(infoCmd)
+	return info, infoErr, notificationFlags(cfgCmd), nil
+}
+
+// readFallback serves servers whose INFO lacks keyspace (embedded Redis,
+// some proxies, ACL users without INFO): DBSIZE for every database plus
+// one step of the TTL sweep, all in one pipeline.
+func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, Opt[string], map[int]int64, error) {
+	p := r.conn.multi.Pipeline()
+	infoCmd := p.Info(ctx)
+	cfgCmd := p.ConfigGet(ctx, "notify-keyspace-events")
+	sizeCmds := make([]*redis.IntCmd, r.databases)
+	for i := range sizeCmds {
+		p.Select(ctx, i)
+		sizeCmds[i] = p.DBSize(ctx)
+	}
+	step := r.sweep.queue(ctx, p)
+	_, err := p.Exec(ctx)
+	if isConnErr(err) {
+		r.sweep.abort()
+		return nil, nil, Opt[string]{}, nil, err
+	}
+	sizes := map[int]int64{}
+	for i, cmd := range sizeCmds {
+		if n, err := cmd.Result(); err == nil {
+			sizes[i] = n
+		} else if i < defaultDatabases && isOutOfRange(err) {
+			// The server has fewer databases than we asked about.
+			r.databases = i
+			break
+		}
+	}
+	r.sweep.absorb(step, sizes)
+	info, infoErr := parseInfoCmd(infoCmd)
+	return info, infoErr, notificationFlags(cfgCmd), sizes, nil
+}
+
+func parseInfoCmd(cmd *redis.StringCmd) (Info, error) {
+	txt, err := cmd.Result()
+	if err != nil {
+		return Info{}, err
+	}
+	return ParseInfo(txt), nil
+}
+
+func notificationFlags(cmd *redis.MapStringStringCmd) Opt[string] {
+	m, err := cmd.Result()
+	if err != nil {
+		return None[string](refusal("CONFIG GET", err))
+	}
+	v, ok := m["notify-keyspace-events"]
+	if !ok {
+		return None[string]("the server did not report notify-keyspace-events")
+	}
+	return Some(v)
+}
+
+// refusal explains a command the server would not run.
+func refusal(cmd string, err error) string {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "NOPERM"):
+		return cmd + " is not permitted for this Redis user (ACL)"
+	case strings.Contains(strings.ToLower(msg), "unknown command"):
+		return "the server does not support " + cmd
+	}
+	return cmd + " failed: " + msg
+}
+
+func (r *OverviewReader) serverStats(info Info, infoErr error, notif Opt[string], now time.Time) ServerStats {
+	s := ServerStats{Notifications: notif}
+	missing := func(section string) string {
+		if infoErr != nil {
+			return refusal("INFO", infoErr)
+		}
+		return "the server's INFO has no " + section + " section"
+	}
+	str := func(field, section string) Opt[string] {
+		if v, ok := info.Get(field); ok {
+			return Some(v)
+		}
+		return None[string](missing(section))
+	}
+	num := func(field, section string) Opt[int64] {
+		if v, ok := info.Int(field); ok {
+			return Some(v)
+		}
+		return None[int64](missing(section))
+	}
+	s.Version = str("redis_version", "server")
+	s.Mode = str("redis_mode", "server")
+	if v, ok := info.Int("uptime_in_seconds"); ok {
+		s.Uptime = Some(time.Duration(v) * time.Second)
+	} else {
+		s.Uptime = None[time.Duration](missing("server"))
+	}
+	s.UsedMemory = num("used_memory", "memory")
+	s.PeakMemory = num("used_memory_peak", "memory")
+	s.MaxMemory = num("maxmemory", "memory")
+	s.Clients = num("connected_clients", "clients")
+	s.Evicted = num("evicted_keys", "stats")
+	s.Expired = num("expired_keys", "stats")
+
+	if v, ok := info.Float("instantaneous_ops_per_sec"); ok {
+		s.OpsPerSec = Some(v)
+	} else if total, ok := info.Int("total_commands_processed"); ok {
+		// Estimate from the delta; the first read has nothing to compare with.
+		if !r.lastCmdsAt.IsZero() && total >= r.lastCmds && now.After(r.lastCmdsAt) {
+			s.OpsPerSec = Some(float64(total-r.lastCmds) / now.Sub(r.lastCmdsAt).Seconds())
+			s.OpsEstimated = true
+		} else {
+			s.OpsPerSec = None[float64]("measuring…")
+		}
+		r.lastCmds, r.lastCmdsAt = total, now
+	} else {
+		s.OpsPerSec = None[float64](missing("stats"))
+	}
+
+	hits, okH := info.Int("keyspace_hits")
+	misses, okM := info.Int("keyspace_misses")
+	switch {
+	case !okH || !okM:
+		s.HitRatio = None[float64](missing("stats"))
+	case hits+misses == 0:
+		s.HitRatio = None[float64]("no key lookups yet")
+	default:
+		s.Hits, s.Misses = hits, misses
+		s.HitRatio = Some(float64(hits) / float64(hits+misses))
+	}
+	return s
+}
+
+// keyspaceStats converts INFO keyspace into per-database stats.
+func keyspaceStats(info Info) []DBStats {
+	ks := info.Keyspace()
+	out := make([]DBStats, 0, len(ks))
+	for idx := 0; len(out) < len(ks); idx++ {
+		db, ok := ks[idx]
+		if !ok {
+			if idx > 1<<16 { // malformed indexes; never loop forever
+				break
+			}
+			continue
+		}
+		s := DBStats{Index: idx, Keys: db.Keys, Expires: Some(db.Expires), Coverage: 1}
+		switch {
+		case db.Expires > 0 && db.AvgTTL > 0:
+			s.AvgTTL = Some(db.AvgTTL)
+		case db.Expires > 0:
+			// Redis estimates avg_ttl in its expire cycle; 0 means "not yet".
+			s.AvgTTL = None[time.Duration]("not estimated by the server yet")
+		default:
+			s.AvgTTL = None[time.Duration]("no keys with expiry")
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (r *OverviewReader) remember(ov Overview) {
+	s := Sample{At: ov.At}
+	if ov.Server.OpsPerSec.OK {
+		s.OpsPerSec, s.HasOps = ov.Server.OpsPerSec.V, true
+	}
+	if ov.Server.UsedMemory.OK {
+		s.UsedMemory, s.HasMemory = ov.Server.UsedMemory.V, true
+	}
+	r.history = append(r.history, s)
+	if len(r.history) > historyLen {
+		r.history = append(r.history[:0], r.history[len(r.history)-historyLen:]...)
+	}
+}
+
+// isConnErr tells a failed round trip (server unreachable, timeout) from a
+// command the server refused, which only degrades one panel.
+func isConnErr(err error) bool {
+	if err == nil {
+		return false
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return false
+	}
+	return true
+}
+
+func isOutOfRange(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "out of range")
+}
+
+// FormatBytes renders a byte count for people (1.5 MiB).
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

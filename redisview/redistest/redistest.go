@@ -1,0 +1,190 @@
+// Package redistest starts real redis-server processes for tests.
+//
+// Every test that needs Redis gets its own server on a free loopback port, so
+// tests never share state and may run in parallel. The binary is
+// $KEYDECK_REDIS_SERVER, or redis-server from PATH; when neither exists the
+// test fails (it never skips: a test that silently skips cannot fail).
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is one redis-server process owned by a test.
+type Server struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	Port int
+	Addr string // 127.0.0.1:port
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	args []string
+}
+
+// Binary returns the redis-server binary tests use.
+func Binary() (string, error) {
+	if p := os.Getenv("KEYDECK_REDIS_SERVER"); p != "" {
+		return p, nil
+	}
+	p, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", fmt.Errorf("redis-server not found: install it (make test does) or set KEYDECK_REDIS_SERVER")
+	}
+	return p, nil
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Start launches a fresh redis-server and registers its shutdown with t.Cleanup.
+// Extra arguments are passed to redis-server as config directives, e.g.
+// "--notify-keyspace-events", "KEA".
+func Start(t testing.TB, extra ...string) *Server {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), Port: FreePort(t), args: extra}
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+	s.start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func (s *Server) start() {
+	s.t.Helper()
+	args := []string{
+		"--port", strconv.Itoa(s.Port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--dir", s.dir,
+		"--databases", "16",
+	}
+	args = append(args, s.args...)
+	cmd := exec.Command(s.bin, args...)
+	logf, err := os.Create(filepath.Join(s.dir, "redis.log"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("start redis-server: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
+		if err == nil {
+			w := bufio.NewReader(c)
+			_, _ = c.Write([]byte("PING\r\n"))
+			_ = c.SetReadDeadline(time.Now().Add(time.Second))
+			line, _ := w.ReadString('\n')
+			c.Close()
+			if strings.HasPrefix(line, "+PONG") {
+				return
+			}
+		}
+		select {
+		case <-done:
+			b, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			s.t.Fatalf("redis-server exited early:\n%s", b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redis-server did not answer on %s", s.Addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop kills the server (idempotent).
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+// Restart stops the server and starts it again on the same port, empty.
+func (s *Server) Restart() {
+	s.Stop()
+	s.start()
+}
+
+// URL is a redis:// URL for database db.
+func (s *Server) URL(db int) string { return fmt.Sprintf("redis://%s/%d", s.Addr, db) }
+
+// Client returns a go-redis client on database db, closed at test end.
+func (s *Server) Client(db int) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, DB: db})
+	s.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// CommandCalls returns the number of calls of each command from INFO commandstats.
+func (s *Server) CommandCalls(ctx context.Context) (map[string]int64, error) {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	txt, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	return ParseCommandStats(txt), nil
+}
+
+// ParseCommandStats parses the body of INFO commandstats into calls per command.
+func ParseCommandStats(txt string) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(txt, "\n") {
+		line = strings.TrimSpace(line)
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			if k == "calls" {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				out[strings.TrimPrefix(name, "cmdstat_")] = n
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,62 @@
+package redisview
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrBadURL is returned for a connection URL Keydeck cannot use.
+var ErrBadURL = errors.New("invalid Redis URL")
+
+// ParseURL turns a redis://, rediss:// or unix:// URL into client options.
+// Errors never contain the password: they quote only the redacted URL.
+func ParseURL(raw string) (*redis.Options, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Parse echoes its input; the input may hold a password.
+		return nil, fmt.Errorf("%w: not a URL", ErrBadURL)
+	}
+	switch u.Scheme {
+	case "redis", "rediss", "unix":
+	case "":
+		return nil, fmt.Errorf("%w %q: missing scheme (want redis://, rediss:// or unix://)", ErrBadURL, RedactURL(raw))
+	default:
+		return nil, fmt.Errorf("%w %q: scheme %q not supported (want redis://, rediss:// or unix://)", ErrBadURL, RedactURL(raw), u.Scheme)
+	}
+	if u.Scheme != "unix" && u.Host == "" {
+		return nil, fmt.Errorf("%w %q: missing host", ErrBadURL, RedactURL(raw))
+	}
+	opt, err := redis.ParseURL(raw)
+	if err != nil {
+		msg := err.Error()
+		if p, ok := u.User.Password(); ok && p != "" {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
+		return nil, fmt.Errorf("%w %q: %s", ErrBadURL, RedactURL(raw), strings.TrimPrefix(msg, "redis: "))
+	}
+	return opt, nil
+}
+
+// RedactURL hides the password of a URL for display and logs.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	// Query parameters may carry credentials too (e.g. password=).
+	q := u.Query()
+	for k := range q {
+		if strings.Contains(strings.ToLower(k), "pass") {
+			q.Set(k, "xxxxx")
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -1,0 +1,67 @@
+// Package views holds the templ layout, components and pages. Its view
+// models are plain strings and numbers prepared by handlers: components
+// never see Redis types.
+package views
+
+// Page is what the layout needs on every page.
+type Page struct {
+	Title  string
+	Nav    []NavItem
+	Demo   bool
+	Active string // the connection shown, if any
+}
+
+// NavItem is one connection in the top bar.
+type NavItem struct {
+	Name   string
+	Href   string
+	Active bool
+}
+
+// OverviewVM is the live overview of one connection.
+type OverviewVM struct {
+	Conn    string
+	Display string
+	WSURL   string // websocket URL subscribing to this overview
+
+	Connected  bool
+	StatusText string // "connected" or "disconnected since 22:14:03"
+	StatusErr  string
+	ReadErr    string
+
+	Server  []Tile
+	Spark   []Spark
+	DBs     []DBRow
+	TotalKeys string
+	// KeyspaceNote says where per-database numbers come from.
+	KeyspaceNote string
+	Unavailable  []string // panels the server cannot serve, with reasons
+}
+
+// Tile is one labelled number.
+type Tile struct {
+	Label  string
+	Value  string
+	Hint   string // shown under the value, e.g. "of 2.0 GiB max"
+	TestID string
+	Muted  bool // the value is missing; Value holds the reason
+}
+
+// Spark is a small line chart.
+type Spark struct {
+	Label  string
+	Last   string
+	Points string // SVG polyline points in a 120×32 box
+	TestID string
+	Empty  string // shown instead when there are fewer than two points
+}
+
+// DBRow is one database of the overview table.
+type DBRow struct {
+	Index    int
+	Keys     string
+	Expires  string
+	AvgTTL   string
+	SharePct int // share of the server's keys, for the bar
+	Note     string
+}
