@@ -1,0 +1,186 @@
+package handlers
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/live"
+	"github.com/keydeck/keydeck/redisview/redistest"
+)
+
+type fixture struct {
+	redis *redistest.Server
+	reg   *redisview.Registry
+	srv   *httptest.Server
+	hub   *live.Hub
+}
+
+func newFixture(t *testing.T, demo bool) *fixture {
+	t.Helper()
+	rs := redistest.Start(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go reg.Monitor(ctx, 100*time.Millisecond)
+	hub := live.New(ctx, log, 100*time.Millisecond)
+	e := echo.New()
+	New(Deps{Conns: reg, Hub: hub, Log: log, Demo: demo}).Routes(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		hub.Wait()
+		reg.Close()
+	})
+	waitFor(t, "monitor sees redis", func() bool { return reg.All()[0].Status().Up })
+	return &fixture{redis: rs, reg: reg, srv: srv, hub: hub}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, url string, hdr ...string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(b)
+}
+
+func TestRoutes(t *testing.T) {
+	f := newFixture(t, true)
+	f.redis.Client(3).Set(context.Background(), "hello", "world", 0)
+	tests := []struct {
+		path     string
+		status   int
+		contains []string
+	}{
+		{"/", http.StatusOK, []string{`data-testid="connections"`, "main", "connected", `data-testid="demo-banner"`}},
+		{"/c/main", http.StatusOK, []string{`id="overview-live"`, `ws-connect="/ws?topic=overview%3Amain"`, `data-testid="db-3"`, "Demo mode"}},
+		{"/c/nope", http.StatusNotFound, []string{"No such connection"}},
+		{"/nowhere", http.StatusNotFound, []string{"Page not found", `data-testid="error-page"`}},
+		{"/healthz", http.StatusOK, []string{"ok"}},
+		{"/readyz", http.StatusOK, []string{"ready"}},
+		{"/static/css/app.css", http.StatusOK, nil},
+		{"/static/vendor/htmx.min.js", http.StatusOK, nil},
+		{"/static/nope.js", http.StatusNotFound, nil},
+		{"/ws", http.StatusBadRequest, nil},
+		{"/ws?topic=overview:nope", http.StatusNotFound, nil},
+		{"/ws?topic=bogus", http.StatusNotFound, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			code, hdr, body := get(t, f.srv.URL+tt.path)
+			if code != tt.status {
+				t.Fatalf("status = %d, want %d; body: %.300s", code, tt.status, body)
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(body, s) {
+					t.Errorf("body lacks %q", s)
+				}
+			}
+			if csp := hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+				t.Errorf("CSP = %q", csp)
+			}
+			if hdr.Get("X-Content-Type-Options") != "nosniff" {
+				t.Error("nosniff missing")
+			}
+		})
+	}
+}
+
+func TestReadyzReportsDownConnection(t *testing.T) {
+	f := newFixture(t, false)
+	f.redis.Stop()
+	waitFor(t, "monitor sees redis down", func() bool { return !f.reg.All()[0].Status().Up })
+	code, _, body := get(t, f.srv.URL+"/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "main: unreachable since") {
+		t.Fatalf("readyz = %d %q", code, body)
+	}
+	code, _, body = get(t, f.srv.URL+"/c/main")
+	if code != http.StatusOK || !strings.Contains(body, "disconnected since") {
+		t.Fatalf("overview while down = %d, lacks 'disconnected since'", code)
+	}
+	f.redis.Restart()
+	waitFor(t, "monitor sees redis back", func() bool { return f.reg.All()[0].Status().Up })
+	if code, _, _ := get(t, f.srv.URL+"/readyz"); code != http.StatusOK {
+		t.Fatalf("readyz after restart = %d", code)
+	}
+}
+
+func wsDial(t *testing.T, f *fixture, origin string) (*websocket.Conn, *http.Response, error) {
+	u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/ws?topic=overview%3Amain"
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	return websocket.DefaultDialer.Dial(u, h)
+}
+
+func TestWebsocketRefusesForeignOrigin(t *testing.T) {
+	f := newFixture(t, false)
+	_, res, err := wsDial(t, f, "http://evil.example")
+	if err == nil {
+		t.Fatal("cross-origin websocket accepted")
+	}
+	if res == nil || res.StatusCode != http.StatusForbidden {
+		t.Fatalf("response = %+v", res)
+	}
+}
+
+func TestWebsocketPushesChanges(t *testing.T) {
+	f := newFixture(t, false)
+	ws, res, err := wsDial(t, f, f.srv.URL)
+	if err != nil {
+		t.Fatalf("dial: %v (%+v)", err, res)
+	}
+	defer ws.Close()
+	read := func() string {
+		_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, msg, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		return string(msg)
+	}
+	first := read()
+	if !strings.Contains(first, `id="overview-live"`) || !strings.Contains(first, `hx-swap-oob="true"`) {
+		t.Fatalf("first message is not an OOB overview fragment: %.200s", first)
+	}
+	f.redis.Client(7).Set(context.Background(), "fresh", "1", 0)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(read(), `data-testid="db-7"`) {
+			return
+		}
+	}
+	t.Fatal("no fragment with db7 after writing to it")
+}
