@@ -102,4 +102,3 @@ func TestParseURL(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-

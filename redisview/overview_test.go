@@ -166,4 +166,3 @@ func TestOverviewServerDown(t *testing.T) {
 type errFake string
 
 func (e errFake) Error() string { return string(e) }
-

@@ -29,9 +29,9 @@ type OverviewVM struct {
 	StatusErr  string
 	ReadErr    string
 
-	Server  []Tile
-	Spark   []Spark
-	DBs     []DBRow
+	Server    []Tile
+	Spark     []Spark
+	DBs       []DBRow
 	TotalKeys string
 	// KeyspaceNote says where per-database numbers come from.
 	KeyspaceNote string

@@ -1,0 +1,48 @@
+# Keydeck. `make test` is the one command that installs what the tests need
+# (when missing) and runs every check; .ci/run calls exactly it.
+SHELL := /bin/bash
+GO ?= go
+
+.PHONY: run test deps generate check-generated vet test-go css bench bench-viewers
+
+run:
+	$(GO) run ./cmd/web
+
+test: deps check-generated vet test-go
+
+# redis-server and Chromium come from Debian; installed only when missing.
+deps:
+	@missing=""; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@redis-server --version | head -1
+	@chromium --version 2>/dev/null | head -1
+
+generate:
+	$(GO) tool templ generate
+
+# Regenerates templ code in a scratch copy and fails if it differs from what
+# is committed, without touching the work tree.
+check-generated:
+	@scripts/check-generated.sh
+
+vet:
+	@bad=$$(git ls-files '*.go' | grep -v '_templ.go$$' | xargs gofmt -l); \
+	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test -race -count=1 -timeout 10m ./...
+
+# Rebuilds static/css/app.css (needs Node; the output is committed).
+css:
+	npm ci --no-audit --no-fund && npm run build
+
+# Websocket viewers benchmark: 1, 100 and 1,000 viewers of one overview.
+bench-viewers:
+	$(GO) run ./cmd/bench-viewers
