@@ -50,7 +50,7 @@ func statusText(st redisview.Status) string {
 	case st.Up:
 		return "connected"
 	default:
-		return "disconnected since " + st.Since.Format("15:04:05")
+		return "disconnected since " + st.Since.Format("15:04:05 MST")
 	}
 }
 
@@ -78,7 +78,9 @@ func overviewVM(ov redisview.Overview, now time.Time) views.OverviewVM {
 	s := ov.Server
 	tile := func(label, testID string, o redisview.Opt[string], hint string) views.Tile {
 		if !o.OK {
-			vm.Unavailable = appendOnce(vm.Unavailable, label+": "+o.Why)
+			if !o.Pending {
+				vm.Unavailable = appendOnce(vm.Unavailable, label+": "+o.Why)
+			}
 			return views.Tile{Label: label, Value: o.Why, TestID: testID, Muted: true}
 		}
 		return views.Tile{Label: label, Value: o.V, Hint: hint, TestID: testID}
@@ -165,7 +167,7 @@ func appendOnce(list []string, s string) []string {
 
 func mapOpt[T any](o redisview.Opt[T], f func(T) string) redisview.Opt[string] {
 	if !o.OK {
-		return redisview.None[string](o.Why)
+		return redisview.Opt[string]{Why: o.Why, Pending: o.Pending}
 	}
 	return redisview.Some(f(o.V))
 }

@@ -70,6 +70,9 @@ func Open(cfg ConnConfig, log *slog.Logger) (*Conn, error) {
 	opt.ReadTimeout = 2 * time.Second
 	opt.WriteTimeout = 2 * time.Second
 	opt.MaxRetries = 1
+	// Fail fast when the server is down: the monitor and the next tick
+	// retry anyway, and a page must say "disconnected" within 2 s.
+	opt.DialerRetries = 1
 	opt.ClientName = "keydeck"
 	opt.DisableIdentity = true
 	multiOpt := *opt

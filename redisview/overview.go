@@ -277,7 +277,7 @@ func (r *OverviewReader) serverStats(info Info, infoErr error, notif Opt[string]
 			s.OpsPerSec = Some(float64(total-r.lastCmds) / now.Sub(r.lastCmdsAt).Seconds())
 			s.OpsEstimated = true
 		} else {
-			s.OpsPerSec = None[float64]("measuring…")
+			s.OpsPerSec = Pending[float64]("measuring…")
 		}
 		r.lastCmds, r.lastCmdsAt = total, now
 	} else {
@@ -290,7 +290,7 @@ func (r *OverviewReader) serverStats(info Info, infoErr error, notif Opt[string]
 	case !okH || !okM:
 		s.HitRatio = None[float64](missing("stats"))
 	case hits+misses == 0:
-		s.HitRatio = None[float64]("no key lookups yet")
+		s.HitRatio = Pending[float64]("no key lookups yet")
 	default:
 		s.Hits, s.Misses = hits, misses
 		s.HitRatio = Some(float64(hits) / float64(hits+misses))
@@ -316,7 +316,7 @@ func keyspaceStats(info Info) []DBStats {
 			s.AvgTTL = Some(db.AvgTTL)
 		case db.Expires > 0:
 			// Redis estimates avg_ttl in its expire cycle; 0 means "not yet".
-			s.AvgTTL = None[time.Duration]("not estimated by the server yet")
+			s.AvgTTL = Pending[time.Duration]("not estimated by the server yet")
 		default:
 			s.AvgTTL = None[time.Duration]("no keys with expiry")
 		}

@@ -118,8 +118,8 @@ func (s *ttlSweep) stats(sizes map[int]int64) []DBStats {
 		st := DBStats{Index: db, Keys: keys}
 		res, ok := s.results[db]
 		if !ok || res.seen == 0 {
-			st.Expires = None[int64]("sweep pending")
-			st.AvgTTL = None[time.Duration]("sweep pending")
+			st.Expires = Pending[int64]("sweep pending")
+			st.AvgTTL = Pending[time.Duration]("sweep pending")
 			out = append(out, st)
 			continue
 		}

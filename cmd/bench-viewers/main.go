@@ -1,0 +1,326 @@
+// Command bench-viewers measures what live viewers cost: it starts a
+// redis-server and the real keydeck binary on loopback, connects 1, 100 and
+// 1,000 websocket viewers to the same overview for a fixed time each, writes
+// to Redis once per second, and reports the Redis commands Keydeck issued per
+// second (INFO commandstats deltas), Keydeck's resident memory, and the
+// update latency from a write to each viewer's frame showing it.
+//
+//	go run ./cmd/bench-viewers [-duration 15s] [-viewers 1,100,1000]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/redistest"
+)
+
+func main() {
+	dur := flag.Duration("duration", 15*time.Second, "measurement window per viewer count")
+	counts := flag.String("viewers", "1,100,1000", "viewer counts to measure")
+	poll := flag.Duration("poll-interval", time.Second, "Keydeck's poll interval")
+	flag.Parse()
+	if err := bench(*dur, *counts, *poll); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-viewers:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	viewers     int
+	cmdsPerSec  float64
+	byCmd       map[string]float64
+	rssKiB      int64
+	p50, p99    time.Duration
+	samples     int
+	missed      int
+	frames      int64
+	connectTime time.Duration
+}
+
+func bench(dur time.Duration, counts string, poll time.Duration) error {
+	tmp, err := os.MkdirTemp("", "keydeck-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	redisAddr, stopRedis, err := startRedis(tmp)
+	if err != nil {
+		return err
+	}
+	defer stopRedis()
+
+	bin := filepath.Join(tmp, "keydeck")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/web").CombinedOutput(); err != nil {
+		return fmt.Errorf("build keydeck: %v\n%s", err, out)
+	}
+	httpAddr := freeAddr()
+	kd := exec.Command(bin, "--addr", httpAddr, "--redis", "bench=redis://"+redisAddr, "--poll-interval", poll.String(), "--log-level", "warn")
+	kd.Stderr = os.Stderr
+	if err := kd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = kd.Process.Kill(); _ = kd.Wait() }()
+	if err := waitHTTP("http://" + httpAddr + "/readyz"); err != nil {
+		return err
+	}
+
+	writer := redis.NewClient(&redis.Options{Addr: redisAddr, DB: 1})
+	defer writer.Close()
+	stats := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer stats.Close()
+
+	fmt.Printf("Keydeck viewers benchmark: %s per run, poll interval %s, loopback, %d CPUs\n\n", dur, poll, numCPU())
+	var results []result
+	for _, s := range strings.Split(counts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 5000 {
+			return fmt.Errorf("bad viewer count %q (1–5000)", s)
+		}
+		r, err := runOnce(n, dur, poll, httpAddr, writer, stats, kd.Process.Pid)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+		fmt.Printf("viewers=%-5d redis cmds/s=%6.2f  rss=%6.1f MiB  latency p50=%4dms p99=%4dms (%d samples, %d missed)  frames=%d  connect=%s  by command: %s\n",
+			r.viewers, r.cmdsPerSec, float64(r.rssKiB)/1024, r.p50.Milliseconds(), r.p99.Milliseconds(), r.samples, r.missed, r.frames, r.connectTime.Round(time.Millisecond), fmtCmds(r.byCmd))
+	}
+	if len(results) > 1 && results[0].viewers == 1 {
+		base := results[0].cmdsPerSec
+		fmt.Println()
+		for _, r := range results[1:] {
+			fmt.Printf("cost ratio %d viewers / 1 viewer: %.3f× (target ≤ 1.1×)\n", r.viewers, r.cmdsPerSec/base)
+		}
+	}
+	return nil
+}
+
+var keysRe = regexp.MustCompile(`data-testid="db-1"[\s\S]*?data-testid="keys">([0-9,]+)<`)
+
+func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *redis.Client, pid int) (result, error) {
+	ctx := context.Background()
+	res := result{viewers: n}
+	// Start each run from a clean DB 1 so counts map to write times.
+	if err := writer.FlushDB(ctx).Err(); err != nil {
+		return res, err
+	}
+	var (
+		mu      sync.Mutex
+		written = map[int64]time.Time{} // key count → when the write made it so
+		lat     []time.Duration
+		seen    = make([]int64, n)
+		frames  int64
+	)
+	url := "ws://" + httpAddr + "/ws?topic=overview%3Abench"
+	hdr := http.Header{"Origin": {"http://" + httpAddr}}
+	conns := make([]*websocket.Conn, n)
+	start := time.Now()
+	for i := range conns {
+		c, _, err := websocket.DefaultDialer.Dial(url, hdr)
+		if err != nil {
+			return res, fmt.Errorf("viewer %d: %w", i, err)
+		}
+		conns[i] = c
+	}
+	res.connectTime = time.Since(start)
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				_, msg, err := c.ReadMessage()
+				if err != nil {
+					return
+				}
+				now := time.Now()
+				var cnt int64
+				if m := keysRe.FindSubmatch(msg); m != nil {
+					cnt, _ = strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
+				}
+				mu.Lock()
+				frames++
+				// Every write this frame reflects for the first time is a latency sample.
+				for k := seen[i] + 1; k <= cnt; k++ {
+					if at, ok := written[k]; ok {
+						lat = append(lat, now.Sub(at))
+					}
+				}
+				if cnt > seen[i] {
+					seen[i] = cnt
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(2 * time.Second) // let every viewer get its first frame
+
+	before, err := commandCalls(ctx, stats)
+	if err != nil {
+		return res, err
+	}
+	t0 := time.Now()
+	var writes int64
+	tick := time.NewTicker(time.Second)
+	for time.Since(t0) < dur {
+		<-tick.C
+		writes++
+		mu.Lock()
+		written[writes] = time.Now()
+		mu.Unlock()
+		if err := writer.Set(ctx, fmt.Sprintf("k%d", writes), "v", 0).Err(); err != nil {
+			return res, err
+		}
+	}
+	tick.Stop()
+	elapsed := time.Since(t0)
+	after, err := commandCalls(ctx, stats)
+	if err != nil {
+		return res, err
+	}
+	time.Sleep(2 * poll) // let the last write arrive
+	res.rssKiB = rss(pid)
+	for _, c := range conns {
+		c.Close()
+	}
+	wg.Wait()
+
+	// The bench's own commands: its writes, plus the first INFO snapshot.
+	res.byCmd = map[string]float64{}
+	var total float64
+	for cmd, a := range after {
+		d := float64(a - before[cmd])
+		switch cmd {
+		case "set":
+			d -= float64(writes)
+		case "info":
+			d--
+		case "flushdb":
+			continue
+		}
+		if d > 0 {
+			res.byCmd[cmd] = d / elapsed.Seconds()
+			total += d
+		}
+	}
+	res.cmdsPerSec = total / elapsed.Seconds()
+	mu.Lock()
+	defer mu.Unlock()
+	res.frames = frames
+	res.samples = len(lat)
+	res.missed = int(writes)*n - len(lat)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if len(lat) > 0 {
+		res.p50 = lat[len(lat)/2]
+		res.p99 = lat[min(len(lat)-1, len(lat)*99/100)]
+	}
+	return res, nil
+}
+
+func commandCalls(ctx context.Context, c *redis.Client) (map[string]int64, error) {
+	txt, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	return redistest.ParseCommandStats(txt), nil
+}
+
+func fmtCmds(m map[string]float64) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%.2f", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func rss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+func startRedis(dir string) (string, func(), error) {
+	bin, err := redistest.Binary()
+	if err != nil {
+		return "", nil, err
+	}
+	addr := freeAddr()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for i := 0; ; i++ {
+		if c.Ping(context.Background()).Err() == nil {
+			return addr, stop, nil
+		}
+		if i > 100 {
+			stop()
+			return "", nil, fmt.Errorf("redis-server did not start on %s", addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitHTTP(url string) error {
+	for i := 0; i < 200; i++ {
+		res, err := http.Get(url)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("keydeck did not become ready at %s", url)
+}
+
+func numCPU() int {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(b), "processor\t:")
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+		"github.com/chromedp/chromedp"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/redistest"
+)
+
+// startConsole runs the real main loop against cfg and returns its base URL.
+func startConsole(t *testing.T, cfg Config) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	go func() { errc <- run(ctx, cfg, log, ready) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	select {
+	case addr := <-ready:
+		return "http://" + addr
+	case err := <-errc:
+		t.Fatalf("run: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("console did not start")
+	}
+	return ""
+}
+
+// consoleErrors collects the page's console errors, exceptions and browser
+// log errors (a CSP violation shows up there).
+func consoleErrors(ctx context.Context) func() []string {
+	var mu sync.Mutex
+	var errs []string
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				errs = append(errs, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), errs...) }
+}
+
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	dir := os.Getenv("KEYDECK_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Logf("screenshot: %v", err)
+		return
+	}
+	_ = os.WriteFile(filepath.Join(dir, name), buf, 0o644)
+}
+
+// The overview updates in the open page when Redis changes, shows a Redis
+// outage, and resumes by itself when Redis returns.
+func TestBrowserOverviewLive(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	rs.Client(0).Set(bg, "greeting", "hello", 0)
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}})
+
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+
+	text := func(sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		must(t, err)
+		return strings.TrimSpace(v)
+	}
+	eval := func(js string) bool {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		must(t, err)
+		return v
+	}
+	waitVisible := func(ctx context.Context, sel string) {
+		t.Helper()
+		must(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))))
+	}
+
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/main")))
+	waitVisible(ctx, `[data-testid="db-0"]`)
+	if keys := text(`[data-testid="db-0"] [data-testid="keys"]`); keys != "1" {
+		t.Fatalf("db0 keys = %q, want 1", keys)
+	}
+	// Mark the document so a reload would be noticed.
+	eval(`(window.__noReload = true)`)
+
+	// Write from outside; the new database and count arrive over the websocket.
+	for i := range 42 {
+		rs.Client(9).Set(bg, fmt.Sprintf("user:%d", i), "x", time.Hour)
+	}
+	waitVisible(ctx, `[data-testid="db-9"]`)
+	if keys := text(`[data-testid="db-9"] [data-testid="keys"]`); keys != "42" {
+		t.Fatalf("db9 keys = %q, want 42", keys)
+	}
+	if !eval(`window.__noReload === true`) {
+		t.Fatal("the page reloaded; the update should have arrived over the websocket")
+	}
+	screenshot(t, ctx, "overview.png")
+
+	// Redis goes away: the page says so within 2 s.
+	rs.Stop()
+	waitCtx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+	waitVisible(waitCtx, `[data-testid="disconnected"]`)
+	wcancel()
+	if status := text(`#overview-live [data-testid="status"]`); !strings.Contains(status, "disconnected since") {
+		t.Fatalf("status = %q", status)
+	}
+	screenshot(t, ctx, "overview-down.png")
+
+	// It comes back (empty, as a restarted server without persistence is):
+	// the open page resumes without reload.
+	rs.Restart()
+	rs.Client(4).Set(bg, "after-restart", "1", 0)
+	waitVisible(ctx, `[data-testid="db-4"]`)
+	if status := text(`#overview-live [data-testid="status"]`); status != "connected" {
+		t.Fatalf("after restart: status = %q", status)
+	}
+	if !eval(`window.__noReload === true`) {
+		t.Fatal("the page reloaded after the restart")
+	}
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
