@@ -174,6 +174,9 @@ func mapOpt[T any](o redisview.Opt[T], f func(T) string) redisview.Opt[string] {
 
 func optString(o redisview.Opt[string]) string {
 	if !o.OK {
+		if o.Pending {
+			return o.Why
+		}
 		return "—"
 	}
 	return o.V

@@ -105,6 +105,7 @@ type OverviewReader struct {
 	lastCmdsAt time.Time
 	history    []Sample
 	sweep      ttlSweep
+	lastSizes  map[int]int64 // DBSIZE of the previous fallback tick
 }
 
 // NewOverviewReader makes a reader for c.
@@ -147,7 +148,7 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	ov.Server.Databases = r.databases
 	if r.fallback {
 		ov.KeyspaceSource = SourceSweep
-		ov.DBs = r.sweep.stats(sizes)
+		ov.DBs = r.sweep.stats(sizes, r.databases)
 	} else {
 		ov.KeyspaceSource = SourceInfo
 		ov.DBs = keyspaceStats(info)
@@ -182,10 +183,10 @@ func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, Opt[str
 		p.Select(ctx, i)
 		sizeCmds[i] = p.DBSize(ctx)
 	}
-	step := r.sweep.queue(ctx, p)
+	steps := r.sweep.queue(ctx, p, r.lastSizes, r.databases)
 	_, err := p.Exec(ctx)
 	if isConnErr(err) {
-		r.sweep.abort()
+		r.sweep.abort(steps)
 		return nil, nil, Opt[string]{}, nil, err
 	}
 	sizes := map[int]int64{}
@@ -198,7 +199,8 @@ func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, Opt[str
 			break
 		}
 	}
-	r.sweep.absorb(step, sizes)
+	r.sweep.absorb(steps)
+	r.lastSizes = sizes
 	info, infoErr := parseInfoCmd(infoCmd)
 	return info, infoErr, notificationFlags(cfgCmd), sizes, nil
 }
@@ -241,7 +243,10 @@ func (r *OverviewReader) serverStats(info Info, infoErr error, notif Opt[string]
 		if infoErr != nil {
 			return refusal("INFO", infoErr)
 		}
-		return "the server's INFO has no " + section + " section"
+		if info.Has(section) {
+			return "not in this server's INFO " + section + " section"
+		}
+		return "this server's INFO has no " + section + " section"
 	}
 	str := func(field, section string) Opt[string] {
 		if v, ok := info.Get(field); ok {

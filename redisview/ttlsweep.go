@@ -8,25 +8,26 @@ import (
 )
 
 // ttlSweep estimates keys-with-expiry and average TTL per database on
-// servers whose INFO has no keyspace section. It walks one database at a
-// time with SCAN, a bounded COUNT per tick; the keys one tick's SCAN returns
-// are PTTL'd in the next tick's pipeline, so a tick stays one round trip.
+// servers whose INFO has no keyspace section. Each database has its own SCAN
+// cursor; a tick advances several databases round-robin within a key budget.
+// The keys one tick's SCAN returns are PTTL'd in the next tick's pipeline,
+// so a tick stays one round trip.
 type ttlSweep struct {
-	db       int
-	cursor   uint64
-	scanDone bool     // SCAN of db returned cursor 0
-	pending  []string // keys whose PTTL goes out with the next tick
-	seen     int64    // keys with a PTTL answer in this pass
-	withTTL  int64
-	ttlSum   time.Duration
+	dbs  map[int]*dbSweep
+	next int // round-robin start for the next tick
+}
 
-	results map[int]sweepResult
+type dbSweep struct {
+	cursor   uint64
+	scanDone bool     // SCAN returned cursor 0: the pass ends once pending is read
+	pending  []string // keys whose PTTL goes out with the next tick
+	cur      sweepResult
+	last     *sweepResult // the latest completed pass
 }
 
 type sweepResult struct {
 	seen, withTTL int64
 	ttlSum        time.Duration
-	partial       bool // the pass is still running; numbers so far
 }
 
 type sweepStep struct {
@@ -35,102 +36,122 @@ type sweepStep struct {
 	scan  *redis.ScanCmd
 }
 
-// queue adds this tick's sweep commands to p.
-func (s *ttlSweep) queue(ctx context.Context, p redis.Pipeliner) sweepStep {
-	st := sweepStep{db: s.db}
-	p.Select(ctx, s.db)
-	for _, k := range s.pending {
-		st.pttls = append(st.pttls, p.PTTL(ctx, k))
-	}
-	if !s.scanDone {
-		st.scan = p.Scan(ctx, s.cursor, "", sweepCount)
-	}
-	return st
-}
+const (
+	sweepDBsPerTick = 5 // at most sweepDBsPerTick × sweepCount keys per tick
+)
 
-// abort forgets a step whose round trip failed; the keys are re-read next pass.
-func (s *ttlSweep) abort() { s.pending = nil }
-
-// absorb takes the step's replies and moves the sweep on. sizes are this
-// tick's DBSIZE answers, used to pick the next database with keys.
-func (s *ttlSweep) absorb(st sweepStep, sizes map[int]int64) {
-	if s.results == nil {
-		s.results = map[int]sweepResult{}
+// queue adds this tick's sweep commands to p for databases that hold keys
+// (sizes are the previous tick's DBSIZE answers).
+func (s *ttlSweep) queue(ctx context.Context, p redis.Pipeliner, sizes map[int]int64, databases int) []sweepStep {
+	if s.dbs == nil {
+		s.dbs = map[int]*dbSweep{}
 	}
-	for _, cmd := range st.pttls {
-		d, err := cmd.Result()
-		if err != nil || d == -2 { // gone since the SCAN
+	var steps []sweepStep
+	start := s.next
+	for i := 0; i < databases && len(steps) < sweepDBsPerTick; i++ {
+		db := (start + i) % databases
+		if sizes != nil && sizes[db] == 0 {
+			delete(s.dbs, db)
 			continue
 		}
-		s.seen++
-		if d >= 0 {
-			s.withTTL++
-			s.ttlSum += d
+		d := s.dbs[db]
+		if d == nil {
+			d = &dbSweep{}
+			s.dbs[db] = d
 		}
-	}
-	s.pending = nil
-	if st.scan != nil {
-		keys, cursor, err := st.scan.Result()
-		if err != nil {
-			s.restart(s.db)
-			return
+		st := sweepStep{db: db}
+		p.Select(ctx, db)
+		for _, k := range d.pending {
+			st.pttls = append(st.pttls, p.PTTL(ctx, k))
 		}
-		s.pending, s.cursor = keys, cursor
-		s.scanDone = cursor == 0
+		if !d.scanDone {
+			st.scan = p.Scan(ctx, d.cursor, "", sweepCount)
+		}
+		steps = append(steps, st)
+		s.next = (db + 1) % databases
 	}
-	if s.scanDone && len(s.pending) == 0 {
-		s.results[s.db] = sweepResult{seen: s.seen, withTTL: s.withTTL, ttlSum: s.ttlSum}
-		s.restart(s.nextDB(sizes))
-		return
-	}
-	if prev, ok := s.results[s.db]; !ok || prev.partial {
-		s.results[s.db] = sweepResult{seen: s.seen, withTTL: s.withTTL, ttlSum: s.ttlSum, partial: true}
+	return steps
+}
+
+// abort forgets steps whose round trip failed; their keys are read next pass.
+func (s *ttlSweep) abort(steps []sweepStep) {
+	for _, st := range steps {
+		if d := s.dbs[st.db]; d != nil {
+			d.pending = nil
+		}
 	}
 }
 
-func (s *ttlSweep) restart(db int) {
-	*s = ttlSweep{db: db, results: s.results}
-}
-
-// nextDB is the next database after the current one that holds keys.
-func (s *ttlSweep) nextDB(sizes map[int]int64) int {
-	n := len(sizes)
-	if n == 0 {
-		return 0
-	}
-	for i := 1; i <= n; i++ {
-		db := (s.db + i) % n
-		if sizes[db] > 0 {
-			return db
+// absorb takes the steps' replies and moves each database's pass on.
+func (s *ttlSweep) absorb(steps []sweepStep) {
+	for _, st := range steps {
+		d := s.dbs[st.db]
+		if d == nil {
+			continue
+		}
+		for _, cmd := range st.pttls {
+			ttl, err := cmd.Result()
+			if err != nil || ttl == -2 { // gone since the SCAN
+				continue
+			}
+			d.cur.seen++
+			if ttl >= 0 {
+				d.cur.withTTL++
+				d.cur.ttlSum += ttl
+			}
+		}
+		d.pending = nil
+		if st.scan != nil {
+			keys, cursor, err := st.scan.Result()
+			if err != nil {
+				*d = dbSweep{last: d.last}
+				continue
+			}
+			d.pending, d.cursor = keys, cursor
+			d.scanDone = cursor == 0
+		}
+		if d.scanDone && len(d.pending) == 0 {
+			done := d.cur
+			*d = dbSweep{last: &done}
 		}
 	}
-	return s.db
 }
 
-// stats combines DBSIZE with the sweep's latest result per database.
-func (s *ttlSweep) stats(sizes map[int]int64) []DBStats {
+// stats combines DBSIZE with the sweep: the latest completed pass, or the
+// running pass while none has completed.
+func (s *ttlSweep) stats(sizes map[int]int64, databases int) []DBStats {
 	var out []DBStats
-	for db := 0; db < len(sizes); db++ {
+	for db := 0; db < databases; db++ {
 		keys := sizes[db]
 		if keys == 0 {
 			continue
 		}
 		st := DBStats{Index: db, Keys: keys}
-		res, ok := s.results[db]
-		if !ok || res.seen == 0 {
-			st.Expires = Pending[int64]("sweep pending")
-			st.AvgTTL = Pending[time.Duration]("sweep pending")
+		var res sweepResult
+		partial := false
+		if d := s.dbs[db]; d != nil {
+			if d.last != nil {
+				res = *d.last
+			} else {
+				res, partial = d.cur, true
+			}
+		}
+		if res.seen == 0 {
+			st.Expires = Pending[int64]("sweeping…")
+			st.AvgTTL = Pending[time.Duration]("sweeping…")
 			out = append(out, st)
 			continue
 		}
-		cov := float64(res.seen) / float64(keys)
-		if cov > 1 {
-			cov = 1
+		// A completed pass covers every key (SCAN may return one twice, or
+		// keys change meanwhile, so seen need not equal DBSIZE); a running
+		// pass is an estimate from the share read so far.
+		st.Coverage = 1
+		if partial {
+			st.Coverage = min(1, float64(res.seen)/float64(keys))
 		}
-		st.Coverage = cov
-		st.Estimated = res.partial || res.seen != keys
+		st.Estimated = partial
 		expires := res.withTTL
-		if st.Estimated {
+		if res.seen != keys {
 			expires = int64(float64(res.withTTL)/float64(res.seen)*float64(keys) + 0.5)
 		}
 		st.Expires = Some(expires)

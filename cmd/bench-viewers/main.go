@@ -1,9 +1,10 @@
 // Command bench-viewers measures what live viewers cost: it starts a
 // redis-server and the real keydeck binary on loopback, connects 1, 100 and
 // 1,000 websocket viewers to the same overview for a fixed time each, writes
-// to Redis once per second, and reports the Redis commands Keydeck issued per
-// second (INFO commandstats deltas), Keydeck's resident memory, and the
-// update latency from a write to each viewer's frame showing it.
+// to Redis about once a second at random offsets, and reports the Redis
+// commands Keydeck issued per second (INFO commandstats deltas), Keydeck's
+// resident memory, and the update latency from a write to each viewer's
+// frame showing it.
 //
 //	go run ./cmd/bench-viewers [-duration 15s] [-viewers 1,100,1000]
 package main
@@ -12,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -177,9 +179,11 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 	}
 	t0 := time.Now()
 	var writes int64
-	tick := time.NewTicker(time.Second)
+	// Writes come at random offsets so they sample every phase of the poll
+	// cycle instead of locking onto one.
+	rng := rand.New(rand.NewPCG(uint64(n), 42))
 	for time.Since(t0) < dur {
-		<-tick.C
+		time.Sleep(500*time.Millisecond + time.Duration(rng.Int64N(int64(time.Second))))
 		writes++
 		mu.Lock()
 		written[writes] = time.Now()
@@ -188,7 +192,6 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 			return res, err
 		}
 	}
-	tick.Stop()
 	elapsed := time.Since(t0)
 	after, err := commandCalls(ctx, stats)
 	if err != nil {

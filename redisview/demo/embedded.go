@@ -1,0 +1,142 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// Conn names one demo server the console should connect to.
+type Conn struct{ Name, URL string }
+
+// Demo is three in-process Redis servers holding the seed systems' data,
+// with a simulator writing live traffic into them.
+type Demo struct {
+	servers []*miniredis.Miniredis
+	names   []string
+	clients []*redis.Client
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+// eIsland uses databases 0–14 of one server.
+const eislandDatabases = 15
+
+// simulatorEvery is the pace of live traffic: fast enough that a watched
+// leaderboard moves, slow enough that the demo stays light.
+const simulatorEvery = 400 * time.Millisecond
+
+// Start runs the demo servers on random loopback ports, seeds them and
+// starts the simulator and the expiry clock. ctx bounds the seeding and the
+// background work; Close stops everything, servers included.
+func Start(ctx context.Context, log *slog.Logger) (*Demo, error) {
+	d := &Demo{names: []string{"eisland", "gateway", "vertique"}}
+	for range d.names {
+		m := miniredis.NewMiniRedis()
+		if err := m.StartAddr("127.0.0.1:0"); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("start demo redis: %w", err)
+		}
+		d.servers = append(d.servers, m)
+	}
+
+	eisland := make([]redis.Cmdable, eislandDatabases)
+	for db := range eisland {
+		eisland[db] = d.client(d.servers[0].Addr(), db)
+	}
+	eislandDB := func(db int) redis.Cmdable { return eisland[db] }
+	gateway := d.client(d.servers[1].Addr(), 0)
+	vertique := d.client(d.servers[2].Addr(), 0)
+
+	now := time.Now()
+	err := errors.Join(
+		SeedEIsland(ctx, eislandDB, now),
+		SeedGateway(ctx, gateway, now),
+		SeedVertique(ctx, vertique, now, DemoSecret),
+	)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	d.cancel = cancel
+	d.wg.Go(func() { d.runClock(runCtx, now) })
+	sim := NewSimulator(eislandDB, gateway, vertique, rand.New(rand.NewPCG(uint64(now.UnixNano()), 0x5EED)), time.Now)
+	d.wg.Go(func() { sim.Run(runCtx, simulatorEvery) })
+
+	for _, c := range d.Connections() {
+		log.Info("demo redis started", "name", c.Name, "url", c.URL)
+	}
+	return d, nil
+}
+
+// runClock makes keys expire. miniredis never expires keys by itself: TTLs
+// only shrink through FastForward, so the clock feeds it the wall-clock time
+// that really passed, once a second.
+//
+// SetTime is deliberately not called: without it miniredis answers TIME and
+// converts (P)EXPIREAT with time.Now(), which stays exact between ticks,
+// where a SetTime clock would lag by up to a second. ClockTTL would expire
+// keys exactly too, but it walks every key of every database on each
+// command, which made seeding alone take seconds.
+func (d *Demo) runClock(ctx context.Context, last time.Time) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for _, m := range d.servers {
+				m.FastForward(now.Sub(last))
+			}
+			last = now
+		}
+	}
+}
+
+func (d *Demo) client(addr string, db int) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, DB: db,
+		// miniredis has no CLIENT command; skip the identity handshake
+		// rather than send a command that is bound to fail.
+		DisableIdentity: true})
+	d.clients = append(d.clients, c)
+	return c
+}
+
+// Connections lists the demo servers: "eisland", "gateway", "vertique".
+func (d *Demo) Connections() []Conn {
+	out := make([]Conn, len(d.servers))
+	for i, m := range d.servers {
+		out[i] = Conn{Name: d.names[i], URL: "redis://" + m.Addr()}
+	}
+	return out
+}
+
+// Secret is the vertique key-derivation secret of the demo data.
+func (d *Demo) Secret() string { return DemoSecret }
+
+// Close stops the simulator, then the servers. It is safe to call twice.
+func (d *Demo) Close() {
+	d.once.Do(func() {
+		if d.cancel != nil {
+			d.cancel()
+		}
+		d.wg.Wait()
+		for _, c := range d.clients {
+			_ = c.Close()
+		}
+		for _, m := range d.servers {
+			m.Close()
+		}
+	})
+}

@@ -1,0 +1,107 @@
+package demo
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func TestStartServesTheLiveDemo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := Start(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+
+	conns := d.Connections()
+	var names []string
+	clients := map[string]*redis.Client{}
+	for _, c := range conns {
+		names = append(names, c.Name)
+		opt, err := redis.ParseURL(c.URL)
+		if err != nil {
+			t.Fatalf("%s: %v", c.URL, err)
+		}
+		if opt.Addr[:10] != "127.0.0.1:" {
+			t.Errorf("%s listens on %s, want loopback", c.Name, opt.Addr)
+		}
+		opt.DialerRetries = 1 // a refused dial after Close should fail fast
+		cl := redis.NewClient(opt)
+		t.Cleanup(func() { _ = cl.Close() })
+		if err := cl.Ping(ctx).Err(); err != nil {
+			t.Errorf("PING %s: %v", c.Name, err)
+		}
+		clients[c.Name] = cl
+	}
+	if !reflect.DeepEqual(names, []string{"eisland", "gateway", "vertique"}) {
+		t.Fatalf("connections %v", names)
+	}
+	if d.Secret() != DemoSecret {
+		t.Error("Secret() is not the secret the buckets were derived with")
+	}
+	if n, _ := clients["vertique"].DBSize(ctx).Result(); n == 0 {
+		t.Error("vertique server is empty")
+	}
+
+	opt, _ := redis.ParseURL(conns[0].URL)
+	opt.DB = 14
+	games := redis.NewClient(opt)
+	t.Cleanup(func() { _ = games.Close() })
+	var boards []string
+	for _, g := range games_() {
+		boards = append(boards, "mg:score:leaderboard:"+g)
+	}
+	before := snapshotZSets(t, games, boards...)
+	start := time.Now()
+	for reflect.DeepEqual(before, snapshotZSets(t, games, boards...)) {
+		if time.Since(start) > 8*time.Second {
+			t.Fatal("no leaderboard changed within 8 s of simulated traffic")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("a leaderboard changed after %v", time.Since(start).Round(time.Millisecond))
+
+	// What miniredis must do for the demo to be faithful: the deduct
+	// script's %.8f formatting in gopher-lua, and TTLs that run out by
+	// themselves.
+	opt.DB = 12
+	bal := redis.NewClient(opt)
+	t.Cleanup(func() { _ = bal.Close() })
+	bal.Set(ctx, "agent:balance:test-probe", "10.5", 0)
+	got, err := AgentBalanceDeduct.Run(ctx, bal, []string{"agent:balance:test-probe"}, "0.00120000").Text()
+	if err != nil || got != "10.49880000|0.00120000" {
+		t.Errorf("deduct on miniredis: %q, %v", got, err)
+	}
+	bal.Set(ctx, "expiry-probe", "1", 200*time.Millisecond)
+	for start := time.Now(); bal.Exists(ctx, "expiry-probe").Val() != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > 2500*time.Millisecond {
+			t.Fatal("a key outlived its TTL by seconds on the demo server")
+		}
+	}
+	if tm, err := bal.Time(ctx).Result(); err != nil || time.Since(tm).Abs() > 2*time.Second {
+		t.Errorf("TIME = %v (%v), want the wall clock", tm, err)
+	}
+	if !regexp.MustCompile(`^\d+\.\d{8}$`).MatchString(bal.Get(ctx, "agent:balance:alice.w").Val()) {
+		t.Error("seeded balance missing on the demo server")
+	}
+
+	d.Close()
+	if clients["eisland"].Ping(ctx).Err() == nil {
+		t.Error("eisland still answers after Close")
+	}
+}
+
+func games_() []string {
+	var ids []string
+	for _, g := range games {
+		ids = append(ids, g.ID)
+	}
+	return ids
+}
