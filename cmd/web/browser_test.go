@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-		"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp"
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/redistest"
