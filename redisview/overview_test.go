@@ -166,3 +166,15 @@ func TestOverviewServerDown(t *testing.T) {
 type errFake string
 
 func (e errFake) Error() string { return string(e) }
+
+func TestOverviewOverUnixSocket(t *testing.T) {
+	ctx := context.Background()
+	sock := t.TempDir() + "/redis.sock"
+	s := redistest.Start(t, "--unixsocket", sock, "--unixsocketperm", "700")
+	s.Client(2).Set(ctx, "k", "v", 0)
+	r := NewOverviewReader(openConn(t, "unix://"+sock+"?db=0"))
+	ov := r.Read(ctx)
+	if ov.Err != "" || len(ov.DBs) != 1 || ov.DBs[0].Index != 2 {
+		t.Fatalf("err=%q dbs=%+v", ov.Err, ov.DBs)
+	}
+}
