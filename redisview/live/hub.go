@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -207,6 +208,11 @@ func (h *Hub) Wait() {
 
 func (h *Hub) run(t *topic, prev <-chan struct{}) {
 	defer func() {
+		// A source holding resources (a sweeper it acquired) lets go of them
+		// when its last subscriber has left.
+		if c, ok := t.src.(io.Closer); ok {
+			_ = c.Close()
+		}
 		close(t.done)
 		h.mu.Lock()
 		h.running--

@@ -356,3 +356,28 @@ func TestSourcePanicIsContained(t *testing.T) {
 	h.Kick("t")
 	waitFor(t, "the poller to survive the panic", func() bool { v, _ := r.latest("t"); return v == "ok" })
 }
+
+type closingSource struct {
+	closed chan struct{}
+}
+
+func (c *closingSource) Poll(context.Context) ([]byte, error) { return []byte("x"), nil }
+func (c *closingSource) Close() error                         { close(c.closed); return nil }
+
+// A source that holds resources is closed once its last subscriber leaves.
+func TestSourceClosedWhenPollerStops(t *testing.T) {
+	h := New(t.Context(), nil, time.Hour)
+	src := &closingSource{closed: make(chan struct{})}
+	unsub := h.Subscribe("t", func() Source { return src }, NewOutbox())
+	select {
+	case <-src.closed:
+		t.Fatal("closed while subscribed")
+	case <-time.After(50 * time.Millisecond):
+	}
+	unsub()
+	select {
+	case <-src.closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("source not closed after the last unsubscribe")
+	}
+}

@@ -20,6 +20,8 @@ type Source interface {
 	Poll(ctx context.Context) ([]byte, error)
 }
 
+// A Source that also implements io.Closer is closed when its poller stops.
+
 // SourceFunc adapts a function to Source.
 type SourceFunc func(ctx context.Context) ([]byte, error)
 
