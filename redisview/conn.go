@@ -53,6 +53,7 @@ type Conn struct {
 	status   Status
 	onChange []func(Status)
 	dbs      map[int]*redis.Client
+	pack     PackChoice
 	log      *slog.Logger
 }
 

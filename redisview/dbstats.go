@@ -1,0 +1,277 @@
+package redisview
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// TTL histogram buckets of remaining time to live.
+var TTLBuckets = []struct {
+	Label string
+	Upto  time.Duration // exclusive upper bound; 0 for the last bucket
+}{
+	{"no TTL", 0}, {"< 1 min", time.Minute}, {"< 10 min", 10 * time.Minute}, {"< 1 h", time.Hour},
+	{"< 1 day", 24 * time.Hour}, {"< 7 days", 7 * 24 * time.Hour}, {"≥ 7 days", 0},
+}
+
+// TTLHistogram counts keys per TTLBuckets entry.
+type TTLHistogram [7]int64
+
+func ttlBucket(ttl time.Duration) int {
+	if ttl < 0 {
+		return 0
+	}
+	for i := 1; i < len(TTLBuckets)-1; i++ {
+		if ttl < TTLBuckets[i].Upto {
+			return i
+		}
+	}
+	return len(TTLBuckets) - 1
+}
+
+// FamilyStats aggregates the keys of one family in one database.
+type FamilyStats struct {
+	Family     *schema.Family
+	Count      int64
+	Memory     int64
+	TTL        TTLHistogram
+	Violations int64
+}
+
+// DomainStats aggregates a domain's families.
+type DomainStats struct {
+	Domain string
+	Count  int64
+	Memory int64
+}
+
+// Violation is one key that breaks its pack.
+type Violation struct {
+	Key     string
+	Family  string
+	Problem string
+}
+
+// PrefixGroup gathers keys no pattern matched, by their leading segments.
+type PrefixGroup struct {
+	Prefix   string
+	Count    int64
+	Examples []string
+}
+
+// BigKey is one of the biggest keys seen.
+type BigKey struct {
+	Key      string
+	Family   string // "" when unmatched
+	Type     string
+	Memory   int64
+	Elements int64
+}
+
+const (
+	maxViolationsListed = 100
+	maxPrefixGroups     = 100
+	prefixExamples      = 3
+	biggestKeys         = 10
+)
+
+// dbAccumulator collects one sweep pass of one database.
+type dbAccumulator struct {
+	seen       int64
+	memory     int64
+	fams       map[*schema.Family]*FamilyStats
+	violations []Violation
+	violCount  int64
+	unmatched  map[string]*PrefixGroup
+	unmCount   int64
+	byMemory   []BigKey
+	byElements []BigKey
+	started    time.Time
+	finished   time.Time
+}
+
+func newAccumulator(now time.Time) *dbAccumulator {
+	return &dbAccumulator{fams: map[*schema.Family]*FamilyStats{}, unmatched: map[string]*PrefixGroup{}, started: now}
+}
+
+// add classifies and counts one key. cls may be nil (no pack for the connection).
+func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
+	if k.Type == "" { // vanished between SCAN and TYPE
+		return
+	}
+	a.seen++
+	if k.Memory > 0 {
+		a.memory += k.Memory
+	}
+	var fam *schema.Family
+	if cls != nil {
+		fam, _ = cls.Classify(db, k.Name)
+	}
+	big := BigKey{Key: k.Name, Type: k.Type, Memory: k.Memory, Elements: k.Elements}
+	if fam == nil {
+		a.unmCount++
+		p := prefixOf(k.Name)
+		g := a.unmatched[p]
+		if g == nil {
+			if len(a.unmatched) >= maxPrefixGroups {
+				p = "(other prefixes)"
+				g = a.unmatched[p]
+			}
+			if g == nil {
+				g = &PrefixGroup{Prefix: p}
+				a.unmatched[p] = g
+			}
+		}
+		g.Count++
+		if len(g.Examples) < prefixExamples {
+			g.Examples = append(g.Examples, k.Name)
+		}
+	} else {
+		big.Family = fam.ID
+		fs := a.fams[fam]
+		if fs == nil {
+			fs = &FamilyStats{Family: fam}
+			a.fams[fam] = fs
+		}
+		fs.Count++
+		if k.Memory > 0 {
+			fs.Memory += k.Memory
+		}
+		fs.TTL[ttlBucket(k.TTL)]++
+		for _, problem := range violations(fam, k) {
+			fs.Violations++
+			a.violCount++
+			if len(a.violations) < maxViolationsListed {
+				a.violations = append(a.violations, Violation{Key: k.Name, Family: fam.ID, Problem: problem})
+			}
+		}
+	}
+	if k.Memory > 0 {
+		a.byMemory = topK(a.byMemory, big, func(b BigKey) int64 { return b.Memory })
+	}
+	if k.Elements > 0 {
+		a.byElements = topK(a.byElements, big, func(b BigKey) int64 { return b.Elements })
+	}
+}
+
+// violations lists how a key breaks its family's declared type and TTL.
+func violations(f *schema.Family, k KeyInfo) []string {
+	var out []string
+	if f.Type != "" && !strings.EqualFold(f.Type, k.Type) {
+		out = append(out, "type "+k.Type+", pack says "+f.Type)
+	}
+	if v := f.TTL.Violation(k.TTL); v != "" {
+		out = append(out, v)
+	}
+	return out
+}
+
+// prefixOf groups unmatched keys by their first two ':'-separated segments.
+func prefixOf(key string) string {
+	parts := strings.SplitN(key, ":", 3)
+	if len(parts) <= 2 {
+		if len(parts) == 1 {
+			return "(no colon)"
+		}
+		return parts[0] + ":*"
+	}
+	return parts[0] + ":" + parts[1] + ":*"
+}
+
+// topK keeps the k largest by size, biggest first.
+func topK(list []BigKey, b BigKey, size func(BigKey) int64) []BigKey {
+	if len(list) == biggestKeys && size(b) <= size(list[len(list)-1]) {
+		return list
+	}
+	i, _ := slices.BinarySearchFunc(list, b, func(x, y BigKey) int { return cmp.Compare(size(y), size(x)) })
+	list = slices.Insert(list, i, b)
+	if len(list) > biggestKeys {
+		list = list[:biggestKeys]
+	}
+	return list
+}
+
+// DBDetail is the per-database statistics page's data.
+type DBDetail struct {
+	Conn string
+	DB   int
+	Pack string // "" when the connection has no pack
+
+	TotalKeys Opt[int64] // authoritative count (INFO keyspace or DBSIZE)
+	// Sweep progress.
+	Pass        int   // passes completed
+	Seen        int64 // keys read in the running pass
+	Estimated   bool  // numbers scaled from a partial first pass
+	Coverage    float64
+	CompletedAt time.Time // of the pass shown; zero while estimating
+	Budget      SweepBudget
+
+	Families   []FamilyStats // by count, descending
+	Domains    []DomainStats // by count, descending
+	Violations []Violation
+	ViolCount  int64
+	Unmatched  []PrefixGroup
+	UnmCount   int64
+	ByMemory   []BigKey
+	ByElements []BigKey
+	Memory     int64
+	MemoryWhy  string // why memory is unknown, if it is
+	Err        string
+}
+
+// detail turns an accumulator into the page's data, scaled to total when
+// the pass is partial.
+func (a *dbAccumulator) detail(d *DBDetail, total int64, partial bool) {
+	scale := 1.0
+	if partial && a.seen > 0 && total > a.seen {
+		scale = float64(total) / float64(a.seen)
+		d.Estimated = true
+		d.Coverage = float64(a.seen) / float64(total)
+	} else {
+		d.Coverage = 1
+	}
+	sc := func(n int64) int64 { return int64(float64(n)*scale + 0.5) }
+	domains := map[string]*DomainStats{}
+	for _, fs := range a.fams {
+		f := *fs
+		f.Count, f.Memory, f.Violations = sc(f.Count), sc(f.Memory), sc(f.Violations)
+		for i := range f.TTL {
+			f.TTL[i] = sc(f.TTL[i])
+		}
+		d.Families = append(d.Families, f)
+		ds := domains[fs.Family.Domain]
+		if ds == nil {
+			ds = &DomainStats{Domain: fs.Family.Domain}
+			domains[fs.Family.Domain] = ds
+		}
+		ds.Count += f.Count
+		ds.Memory += f.Memory
+	}
+	slices.SortFunc(d.Families, func(x, y FamilyStats) int {
+		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Family.ID, y.Family.ID))
+	})
+	for _, ds := range domains {
+		d.Domains = append(d.Domains, *ds)
+	}
+	slices.SortFunc(d.Domains, func(x, y DomainStats) int {
+		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Domain, y.Domain))
+	})
+	d.Violations = slices.Clone(a.violations)
+	d.ViolCount = sc(a.violCount)
+	for _, g := range a.unmatched {
+		c := *g
+		c.Count = sc(c.Count)
+		d.Unmatched = append(d.Unmatched, c)
+	}
+	slices.SortFunc(d.Unmatched, func(x, y PrefixGroup) int {
+		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Prefix, y.Prefix))
+	})
+	d.UnmCount = sc(a.unmCount)
+	d.ByMemory = slices.Clone(a.byMemory)
+	d.ByElements = slices.Clone(a.byElements)
+	d.Memory = sc(a.memory)
+}

@@ -1,0 +1,224 @@
+package redisview
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// minPassInterval keeps a small database from being re-swept in a tight
+// loop: a new pass starts at most this often.
+const minPassInterval = 2 * time.Second
+
+// Sweeper keeps per-family statistics of one database by sweeping it
+// continuously within a budget. One runs per database however many pages
+// show it; it starts with the first viewer and stops a while after the last.
+type Sweeper struct {
+	conn   *Conn
+	db     int
+	budget SweepBudget
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	cur    *dbAccumulator
+	last   *dbAccumulator // latest completed pass
+	passes int
+	err    string
+	memWhy string
+}
+
+func (s *Sweeper) run(ctx context.Context) {
+	ks := newKeySweep(s.conn.DB(s.db), s.budget.Count)
+	s.mu.Lock()
+	s.cur = newAccumulator(time.Now())
+	s.mu.Unlock()
+	for ctx.Err() == nil {
+		t0 := time.Now()
+		batch, done, err := ks.step(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.mu.Lock()
+			s.err = s.conn.safeErr(err)
+			s.mu.Unlock()
+			sleepCtx(ctx, time.Second)
+			continue
+		}
+		cls := s.conn.Classifier()
+		s.mu.Lock()
+		s.err = ""
+		s.memWhy = ks.MemoryWhy
+		for _, k := range batch {
+			s.cur.add(s.db, k, cls)
+		}
+		var passStart time.Time
+		if done {
+			s.cur.finished = time.Now()
+			passStart = s.cur.started
+			s.last, s.cur = s.cur, newAccumulator(time.Now())
+			s.passes++
+		}
+		s.mu.Unlock()
+
+		n := max(len(batch), 1)
+		wait := time.Duration(n)*time.Second/time.Duration(max(s.budget.KeysPerSec, 1)) - time.Since(t0)
+		if done {
+			wait = max(wait, minPassInterval-time.Since(passStart))
+		}
+		if wait > 0 {
+			sleepCtx(ctx, wait)
+		}
+		if done {
+			s.mu.Lock()
+			s.cur.started = time.Now()
+			s.mu.Unlock()
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// Detail returns the statistics: the latest completed pass, or while the
+// first pass runs, the partial pass scaled to total (labelled estimated).
+func (s *Sweeper) Detail(total Opt[int64]) DBDetail {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := DBDetail{Conn: s.conn.Name, DB: s.db, TotalKeys: total, Budget: s.budget, Pass: s.passes, Err: s.err, MemoryWhy: s.memWhy}
+	if p := s.conn.Pack(); p != nil {
+		d.Pack = p.Name
+	}
+	tot := int64(0)
+	if total.OK {
+		tot = total.V
+	}
+	switch {
+	case s.last != nil:
+		s.last.detail(&d, tot, false)
+		d.CompletedAt = s.last.finished
+		if s.cur != nil {
+			d.Seen = s.cur.seen
+		}
+	case s.cur != nil:
+		s.cur.detail(&d, tot, true)
+		d.Seen = s.cur.seen
+	}
+	return d
+}
+
+// Sweepers owns the running sweepers, one per connection and database.
+type Sweepers struct {
+	ctx    context.Context
+	budget SweepBudget
+	linger time.Duration
+	log    *slog.Logger
+
+	mu sync.Mutex
+	m  map[sweepKey]*sweeperRef
+	wg sync.WaitGroup
+}
+
+type sweepKey struct {
+	conn string
+	db   int
+}
+
+type sweeperRef struct {
+	s      *Sweeper
+	refs   int
+	cancel context.CancelFunc
+	timer  *time.Timer
+}
+
+// NewSweepers makes the pool. A sweeper keeps running for linger after its
+// last viewer leaves, so flipping between pages does not restart a pass.
+func NewSweepers(ctx context.Context, budget SweepBudget, linger time.Duration, log *slog.Logger) *Sweepers {
+	if budget.KeysPerSec <= 0 {
+		budget.KeysPerSec = DefaultSweepBudget.KeysPerSec
+	}
+	if budget.Count <= 0 {
+		budget.Count = DefaultSweepBudget.Count
+	}
+	return &Sweepers{ctx: ctx, budget: budget, linger: linger, log: log, m: map[sweepKey]*sweeperRef{}}
+}
+
+// Budget is the budget each sweeper runs with.
+func (p *Sweepers) Budget() SweepBudget { return p.budget }
+
+// Acquire returns the sweeper of c's database db, starting it if needed.
+// Call release when done with it.
+func (p *Sweepers) Acquire(c *Conn, db int) (s *Sweeper, release func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := sweepKey{c.Name, db}
+	r := p.m[k]
+	if r == nil {
+		ctx, cancel := context.WithCancel(p.ctx)
+		r = &sweeperRef{s: &Sweeper{conn: c, db: db, budget: p.budget, log: p.log}, cancel: cancel}
+		p.m[k] = r
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); r.s.run(ctx) }()
+	}
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+	r.refs++
+	var once sync.Once
+	return r.s, func() { once.Do(func() { p.release(k, r) }) }
+}
+
+func (p *Sweepers) release(k sweepKey, r *sweeperRef) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.refs--
+	if r.refs > 0 {
+		return
+	}
+	r.timer = time.AfterFunc(p.linger, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if r.refs == 0 && p.m[k] == r {
+			r.cancel()
+			delete(p.m, k)
+		}
+	})
+}
+
+// Running is the number of sweepers running now.
+func (p *Sweepers) Running() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
+// Wait blocks until every sweeper has stopped (after the pool's ctx ends).
+func (p *Sweepers) Wait() { p.wg.Wait() }
+
+// TotalKeys is the authoritative key count of one database: INFO keyspace,
+// or DBSIZE where the server's INFO has no keyspace section.
+func TotalKeys(ctx context.Context, c *Conn, db int) Opt[int64] {
+	cl := c.DB(db)
+	txt, err := cl.Info(ctx, "keyspace").Result()
+	if err == nil {
+		info := ParseInfo(txt)
+		if info.Has("keyspace") {
+			return Some(info.Keyspace()[db].Keys)
+		}
+	} else if isConnErr(err) {
+		return None[int64](c.safeErr(err))
+	}
+	n, err := cl.DBSize(ctx).Result()
+	if err != nil {
+		return None[int64](refusal("DBSIZE", err))
+	}
+	return Some(n)
+}

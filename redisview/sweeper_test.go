@@ -1,0 +1,181 @@
+package redisview_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/demo"
+	"github.com/keydeck/keydeck/redisview/redistest"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func openConn(t *testing.T, url string) *redisview.Conn {
+	t.Helper()
+	c, err := redisview.Open(redisview.ConnConfig{Name: "t", URL: url}, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// sweepOnce runs db's sweeper until a pass completes and returns its detail.
+func sweepOnce(t *testing.T, c *redisview.Conn, db int) redisview.DBDetail {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pool := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Minute, quiet())
+	t.Cleanup(func() { cancel(); pool.Wait() })
+	s, release := pool.Acquire(c, db)
+	defer release()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		d := s.Detail(redisview.TotalKeys(ctx, c, db))
+		if d.Pass >= 1 {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("db%d: no completed pass (seen %d, err %q)", db, d.Seen, d.Err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func family(d redisview.DBDetail, id string) redisview.FamilyStats {
+	for _, f := range d.Families {
+		if f.Family.ID == id {
+			return f
+		}
+	}
+	return redisview.FamilyStats{}
+}
+
+// Keys written by the seeds' own Lua scripts and commands are counted per
+// family exactly; every key that breaks its pack is listed; unknown keys
+// are grouped by prefix.
+func TestSweeperFamiliesAndViolations(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	db4, db6, db14 := rs.Client(4), rs.Client(6), rs.Client(14)
+	now := time.Now().UnixMilli()
+	for i := range 30 {
+		key := fmt.Sprintf("verify:slider:rate:create:account:%s", b64(fmt.Sprintf("user%d", i)))
+		if err := demo.SliderTokenBucket.Run(ctx, db4, []string{key}, now, 12, 12.0/60/1000, 1, 120).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 7 {
+		db6.ZAdd(ctx, fmt.Sprintf("auth:limit:login:failures:user%d", i), redis.Z{Score: float64(now), Member: fmt.Sprintf("%d:1", now)})
+		db6.Expire(ctx, fmt.Sprintf("auth:limit:login:failures:user%d", i), 15*time.Minute)
+	}
+	// Violations: a login window without TTL, a leaderboard of the wrong type.
+	db6.ZAdd(ctx, "auth:limit:login:failures:forever", redis.Z{Score: float64(now), Member: "x"})
+	db14.Set(ctx, "mg:score:leaderboard:2048", "not a zset", 0)
+	big := make([]redis.Z, 500)
+	for i := range big {
+		big[i] = redis.Z{Score: float64(i), Member: fmt.Sprintf("player-%d", i)}
+	}
+	db14.ZAdd(ctx, "mg:score:leaderboard:snake", big...)
+	for i := range 12 {
+		db14.Set(ctx, fmt.Sprintf("legacy:thing:%d", i), "x", 0)
+	}
+
+	c := openConn(t, rs.URL(0))
+	c.ForcePack(schema.BuiltinPack("eisland"))
+
+	d4 := sweepOnce(t, c, 4)
+	if d4.Estimated || !d4.TotalKeys.OK || d4.TotalKeys.V != 30 {
+		t.Fatalf("db4: %+v", d4)
+	}
+	if f := family(d4, "slider-rate-create-account"); f.Count != 30 || f.Violations != 0 {
+		t.Fatalf("slider buckets: %+v (families %v)", f, ids(d4))
+	}
+
+	d6 := sweepOnce(t, c, 6)
+	if f := family(d6, "login-failures"); f.Count != 8 || f.Violations != 1 {
+		t.Fatalf("login failures: %+v (families %v)", f, ids(d6))
+	}
+	if len(d6.Violations) != 1 || d6.Violations[0].Key != "auth:limit:login:failures:forever" {
+		t.Fatalf("db6 violations = %+v", d6.Violations)
+	}
+
+	d14 := sweepOnce(t, c, 14)
+	if len(d14.Violations) != 1 || d14.Violations[0].Key != "mg:score:leaderboard:2048" {
+		t.Fatalf("db14 violations = %+v", d14.Violations)
+	}
+	if d14.UnmCount != 12 || len(d14.Unmatched) != 1 || d14.Unmatched[0].Prefix != "legacy:thing:*" {
+		t.Fatalf("unmatched = %d %+v", d14.UnmCount, d14.Unmatched)
+	}
+	if len(d14.ByElements) == 0 || d14.ByElements[0].Key != "mg:score:leaderboard:snake" || d14.ByElements[0].Elements != 500 {
+		t.Fatalf("biggest by elements = %+v", d14.ByElements)
+	}
+	if len(d14.ByMemory) == 0 || d14.ByMemory[0].Key != "mg:score:leaderboard:snake" {
+		t.Fatalf("biggest by memory = %+v", d14.ByMemory)
+	}
+}
+
+// The demo seeds of all three systems are fully explained by the built-in
+// packs, and the one deliberate violation (a reservation without TTL) is found.
+func TestSweeperOnSeededSystems(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	ei, gw, vq := redistest.Start(t), redistest.Start(t), redistest.Start(t)
+	if err := demo.SeedEIsland(ctx, func(db int) redis.Cmdable { return ei.Client(db) }, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.SeedGateway(ctx, gw.Client(0), now); err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.SeedVertique(ctx, vq.Client(0), now, demo.DemoSecret); err != nil {
+		t.Fatal(err)
+	}
+	packs := schema.Builtin()
+	for _, tc := range []struct {
+		name string
+		srv  *redistest.Server
+		dbs  []int
+	}{{"eisland", ei, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}}, {"gateway", gw, []int{0}}, {"vertique", vq, []int{0}}} {
+		c := openConn(t, tc.srv.URL(0))
+		if err := c.DetectPack(ctx, packs); err != nil {
+			t.Fatal(err)
+		}
+		if ch := c.PackChoice(); ch.Pack == nil || ch.Pack.Name != tc.name {
+			t.Fatalf("%s detected as %+v", tc.name, ch)
+		}
+		for _, db := range tc.dbs {
+			d := sweepOnce(t, c, db)
+			if d.UnmCount != 0 {
+				t.Errorf("%s db%d: %d keys match no family: %+v", tc.name, db, d.UnmCount, d.Unmatched)
+			}
+			wantViol := 0
+			if tc.name == "gateway" {
+				wantViol = 1
+			}
+			if int(d.ViolCount) != wantViol {
+				t.Errorf("%s db%d: %d violations: %+v", tc.name, db, d.ViolCount, d.Violations)
+			}
+			if tc.name == "gateway" && (len(d.Violations) != 1 || d.Violations[0].Family != "reservation") {
+				t.Errorf("gateway violation = %+v", d.Violations)
+			}
+		}
+	}
+}
+
+func ids(d redisview.DBDetail) []string {
+	var out []string
+	for _, f := range d.Families {
+		out = append(out, f.Family.ID)
+	}
+	return out
+}
+
+func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
