@@ -20,18 +20,21 @@ type Connections interface {
 type Deps struct {
 	Conns Connections
 	Hub   *live.Hub
-	Log   *slog.Logger
-	Demo  bool
-	Now   func() time.Time
+	// Sweepers keep per-database statistics.
+	Sweepers *redisview.Sweepers
+	Log      *slog.Logger
+	Demo     bool
+	Now      func() time.Time
 }
 
 // App holds the handlers' dependencies; build it with New.
 type App struct {
-	conns Connections
-	hub   *live.Hub
-	log   *slog.Logger
-	demo  bool
-	now   func() time.Time
+	conns    Connections
+	hub      *live.Hub
+	sweepers *redisview.Sweepers
+	log      *slog.Logger
+	demo     bool
+	now      func() time.Time
 
 	// One reader per connection keeps its sparkline history across
 	// poller restarts.
@@ -47,6 +50,7 @@ func New(d Deps) *App {
 	a := &App{
 		conns:     d.Conns,
 		hub:       d.Hub,
+		sweepers:  d.Sweepers,
 		log:       d.Log,
 		demo:      d.Demo,
 		now:       d.Now,

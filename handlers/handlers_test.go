@@ -16,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/live"
 	"github.com/keydeck/keydeck/redisview/redistest"
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 type fixture struct {
@@ -36,13 +37,18 @@ func newFixture(t *testing.T, demo bool) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	go reg.Monitor(ctx, 100*time.Millisecond)
 	hub := live.New(ctx, log, 100*time.Millisecond)
+	sweepers := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
+	if err := reg.UsePacks(schema.Builtin(), map[string]string{"main": "eisland"}); err != nil {
+		t.Fatal(err)
+	}
 	e := echo.New()
-	New(Deps{Conns: reg, Hub: hub, Log: log, Demo: demo}).Routes(e)
+	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: demo}).Routes(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()
 		hub.Wait()
+		sweepers.Wait()
 		reg.Close()
 	})
 	waitFor(t, "monitor sees redis", func() bool { return reg.All()[0].Status().Up })
@@ -87,6 +93,12 @@ func TestRoutes(t *testing.T) {
 		{"/c/main", http.StatusOK, []string{`id="overview-live"`, `ws-connect="/ws?topic=overview%3Amain"`, `data-testid="db-3"`, "Demo mode"}},
 		{"/c/nope", http.StatusNotFound, []string{"No such connection"}},
 		{"/nowhere", http.StatusNotFound, []string{"Page not found", `data-testid="error-page"`}},
+		{"/c/main/db/3", http.StatusOK, []string{`id="db-live"`, `ws-connect="/ws?topic=dbstats%3Amain%3A3"`, "Schema pack: eisland"}},
+		{"/c/main/db/x", http.StatusNotFound, []string{"not a database index"}},
+		{"/c/main/db/-1", http.StatusNotFound, nil},
+		{"/c/main/db/007", http.StatusNotFound, nil},
+		{"/c/nope/db/1", http.StatusNotFound, []string{"No such connection"}},
+		{"/ws?topic=dbstats:main:x", http.StatusNotFound, nil},
 		{"/healthz", http.StatusOK, []string{"ok"}},
 		{"/readyz", http.StatusOK, []string{"ready"}},
 		{"/static/css/app.css", http.StatusOK, nil},

@@ -35,12 +35,24 @@ func (a *App) overview(c echo.Context) error {
 		return err
 	}
 	vm := overviewVM(a.overviews[conn.Name].Read(c.Request().Context()), a.now())
+	vm.Pack = packLine(conn.PackChoice())
 	return render(c, http.StatusOK, views.OverviewPage(a.page(c, conn.Name, conn.Name), vm))
 }
 
 func overviewFragment(vm views.OverviewVM) templ.Component { return views.OverviewLive(vm, true) }
 
 func wsURL(topic string) string { return "/ws?topic=" + url.QueryEscape(topic) }
+
+// packLine says which pack explains a connection's keys.
+func packLine(pc redisview.PackChoice) string {
+	switch {
+	case pc.Pack != nil:
+		return pc.Pack.Name + " — " + pc.Why
+	case pc.Detected:
+		return "none — " + pc.Why
+	}
+	return ""
+}
 
 // statusText says how long a connection has been in its state.
 func statusText(st redisview.Status) string {
@@ -127,6 +139,7 @@ func overviewVM(ov redisview.Overview, now time.Time) views.OverviewVM {
 	for _, db := range ov.DBs {
 		row := views.DBRow{
 			Index:   db.Index,
+			Href:    fmt.Sprintf("/c/%s/db/%d", ov.Conn, db.Index),
 			Keys:    groupDigits(db.Keys),
 			Expires: optString(mapOpt(db.Expires, groupDigits)),
 			AvgTTL:  optString(mapOpt(db.AvgTTL, formatTTL)),

@@ -48,6 +48,9 @@ func (a *App) errorHandler(err error, c echo.Context) {
 		switch code {
 		case http.StatusNotFound:
 			title, detail = "Page not found", "There is nothing at this address."
+			if m, ok := he.Message.(string); ok && m != http.StatusText(code) {
+				detail = m
+			}
 		case http.StatusMethodNotAllowed:
 			title, detail = "Method not allowed", ""
 		default:

@@ -15,6 +15,7 @@ func (a *App) Routes(e *echo.Echo) {
 
 	e.GET("/", a.home)
 	e.GET("/c/:conn", a.overview)
+	e.GET("/c/:conn/db/:db", a.dbPage)
 	e.GET("/ws", a.websocket)
 	e.GET("/healthz", a.healthz)
 	e.GET("/readyz", a.readyz)

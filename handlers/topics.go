@@ -22,6 +22,7 @@ type topics struct {
 func newTopics(a *App) *topics {
 	return &topics{kinds: map[string]topicKind{
 		"overview": a.overviewSource,
+		"dbstats":  a.dbStatsSource,
 	}}
 }
 
@@ -50,6 +51,7 @@ func (a *App) overviewSource(conn string) (func() live.Source, error) {
 	return func() live.Source {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
 			vm := overviewVM(reader.Read(ctx), a.now())
+			vm.Pack = packLine(c.PackChoice())
 			return renderBytes(ctx, overviewFragment(vm))
 		})
 	}, nil

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // ErrUnknownConnection is returned for a connection name that is not configured.
@@ -49,12 +51,13 @@ type Conn struct {
 	// never reaches a command that did not choose its database.
 	multi *redis.Client
 
-	mu       sync.Mutex
-	status   Status
-	onChange []func(Status)
-	dbs      map[int]*redis.Client
-	pack     PackChoice
-	log      *slog.Logger
+	mu        sync.Mutex
+	status    Status
+	onChange  []func(Status)
+	dbs       map[int]*redis.Client
+	pack      PackChoice
+	detecting sync.Mutex // held while a pack detection runs
+	log       *slog.Logger
 }
 
 // Open builds the clients for cfg; it does not dial (a server that is down at
@@ -201,6 +204,7 @@ func (c *Conn) Close() error {
 type Registry struct {
 	conns  []*Conn
 	byName map[string]*Conn
+	packs  []*schema.Pack
 }
 
 // NewRegistry opens every connection; names must be unique.

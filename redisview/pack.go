@@ -3,6 +3,8 @@ package redisview
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -103,4 +105,55 @@ func packName(p *schema.Pack) string {
 		return "(none)"
 	}
 	return p.Name
+}
+
+// UsePacks makes packs available to every connection: forced names (from
+// --pack-for, connection → pack name) are applied now; every other
+// connection is matched by sampling each time its monitor sees it come up
+// until a sampling succeeds.
+func (r *Registry) UsePacks(packs []*schema.Pack, forced map[string]string) error {
+	byName := map[string]*schema.Pack{}
+	for _, p := range packs {
+		byName[p.Name] = p
+	}
+	for conn, name := range forced {
+		c, err := r.Get(conn)
+		if err != nil {
+			return fmt.Errorf("--pack-for %s=%s: %w", conn, name, err)
+		}
+		p, ok := byName[name]
+		if !ok {
+			return fmt.Errorf("--pack-for %s=%s: no pack named %q (have: %s)", conn, name, name, packNames(packs))
+		}
+		c.ForcePack(p)
+	}
+	r.packs = packs
+	for _, c := range r.conns {
+		c.OnChange(func(st Status) {
+			if !st.Up || c.PackChoice().Detected || !c.detecting.TryLock() {
+				return
+			}
+			// Off the monitor goroutine: sampling must not delay probes.
+			go func() {
+				defer c.detecting.Unlock()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := c.DetectPack(ctx, packs); err != nil {
+					c.log.Warn("schema pack detection failed", "err", c.safeErr(err))
+				}
+			}()
+		})
+	}
+	return nil
+}
+
+// Packs are the schema packs in use.
+func (r *Registry) Packs() []*schema.Pack { return r.packs }
+
+func packNames(packs []*schema.Pack) string {
+	var names []string
+	for _, p := range packs {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
 }

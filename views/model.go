@@ -33,6 +33,8 @@ type OverviewVM struct {
 	Spark     []Spark
 	DBs       []DBRow
 	TotalKeys string
+	// Pack says which schema pack explains the keys, and how well.
+	Pack string
 	// KeyspaceNote says where per-database numbers come from.
 	KeyspaceNote string
 	Unavailable  []string // panels the server cannot serve, with reasons
@@ -59,9 +61,84 @@ type Spark struct {
 // DBRow is one database of the overview table.
 type DBRow struct {
 	Index    int
+	Href     string // the database's statistics page
 	Keys     string
 	Expires  string
 	AvgTTL   string
 	SharePct int // share of the server's keys, for the bar
 	Note     string
+}
+
+// DBPageVM is the per-database statistics page.
+type DBPageVM struct {
+	Conn      string
+	DB        int
+	WSURL     string
+	Pack      string // "eisland — matched 97% of 1,500 sampled keys"; "" when none
+	NoPack    string // why there is no pack
+	Total     string
+	Status    string // sweep progress in words
+	Budget    string
+	Err       string
+	Estimated bool
+
+	Domains    []ShareRow
+	Families   []FamilyRow
+	Violations []ViolationRow
+	ViolCount  string
+	Unmatched  []PrefixRow
+	UnmCount   string
+	ByMemory   []BigKeyRow
+	ByElements []BigKeyRow
+	MemoryNote string
+	TTLLabels  []string
+}
+
+// ShareRow is a count and memory with their shares.
+type ShareRow struct {
+	Name    string
+	Keys    string
+	KeysPct int
+	Memory  string
+	MemPct  int
+}
+
+// FamilyRow is one key family of a database.
+type FamilyRow struct {
+	ID         string
+	Domain     string
+	Role       string
+	Type       string
+	TTLPolicy  string
+	Sensitive  bool
+	Keys       string
+	KeysPct    int
+	Memory     string
+	MemPct     int
+	TTL        []HistCell
+	Violations string
+	HasViol    bool
+	Pattern    string
+}
+
+// HistCell is one bucket of a TTL histogram.
+type HistCell struct {
+	Label string
+	Count string
+	Level int // 0–4, for the cell's shade
+}
+
+// ViolationRow is one key that breaks its pack.
+type ViolationRow struct{ Key, Family, Problem string }
+
+// PrefixRow groups unmatched keys.
+type PrefixRow struct {
+	Prefix   string
+	Keys     string
+	Examples []string
+}
+
+// BigKeyRow is one of the biggest keys.
+type BigKeyRow struct {
+	Key, Family, Type, Size string
 }

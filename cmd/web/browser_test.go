@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/demo"
 	"github.com/keydeck/keydeck/redisview/redistest"
 )
 
@@ -191,6 +192,54 @@ func TestBrowserDemo(t *testing.T) {
 
 	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/gateway"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="db-0"]`))))
 	screenshot(t, ctx, "demo-gateway.png")
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}
+
+// The database page classifies keys with the pack and shows a schema
+// violation appear live when a reservation is written without a TTL — with
+// a hostile key name rendered as inert text.
+func TestBrowserViolationAppearsLive(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	if err := demo.SeedGateway(bg, rs.Client(0), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns:   []redisview.ConnConfig{{Name: "gw", URL: rs.URL(0)}},
+		PackFor: map[string]string{"gw": "gateway"},
+		Sweep:   redisview.SweepBudget{KeysPerSec: 20000, Count: 200}})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/gw/db/0"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="family-reservation"]`))))
+	// The seeded data has exactly one reservation without TTL.
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll('[data-testid="violation"]').length === 1`))
+	must(t, err)
+	must(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(window.__noReload = true, undefined)`)))
+
+	hostile := `q:reserved:<script>window.__pwned=1</script>"'`
+	rs.Client(0).Set(bg, hostile, "1200", 0)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll('[data-testid="violation"]').length === 2`))
+	must(t, err)
+	keys, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="violation-key"]')].map(e => e.textContent)`))
+	must(t, err)
+	found := false
+	for _, k := range keys {
+		found = found || k == hostile
+	}
+	if !found {
+		t.Fatalf("violation keys %q lack the new reservation", keys)
+	}
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`[window.__noReload === true, window.__pwned === undefined]`))
+	must(t, err)
+	if state[0] != true || state[1] != true {
+		t.Fatalf("noReload, notPwned = %v", state)
+	}
+	screenshot(t, ctx, "db-gateway.png")
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
 	}

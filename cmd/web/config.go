@@ -19,6 +19,9 @@ type Config struct {
 	PollInterval time.Duration
 	LogFormat    string // text or json
 	LogLevel     string
+	PackFiles    []string          // extra schema packs, loaded at start
+	PackFor      map[string]string // connection → pack name, overriding detection
+	Sweep        redisview.SweepBudget
 }
 
 // Demo reports whether no Redis was named, so the embedded demo runs.
@@ -53,6 +56,29 @@ func parseConnSpec(v string) (redisview.ConnConfig, error) {
 	return redisview.ConnConfig{Name: name, URL: url}, nil
 }
 
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// packForFlag collects repeated --pack-for NAME=PACK values.
+type packForFlag map[string]string
+
+func (p packForFlag) String() string { return "" }
+
+func (p packForFlag) Set(v string) error {
+	name, pack, ok := strings.Cut(v, "=")
+	if !ok || !redisview.ValidName(name) || strings.TrimSpace(pack) == "" {
+		return errors.New("want NAME=PACK, e.g. eisland=eisland")
+	}
+	if _, dup := p[name]; dup {
+		return fmt.Errorf("connection %q given twice", name)
+	}
+	p[name] = pack
+	return nil
+}
+
 // parseFlags parses args (without the program name) and the environment,
 // looked up through getenv so tests stay pure. Flags win over environment.
 func parseFlags(prog string, args []string, getenv func(string) string) (Config, error) {
@@ -65,6 +91,12 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", time.Second, "how often live views read Redis (100ms–1m)")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	var packs listFlag
+	packFor := packForFlag{}
+	fs.Var(&packs, "pack", "load a schema pack from FILE (repeatable)")
+	fs.Var(packFor, "pack-for", "use pack PACK for connection NAME: NAME=PACK (repeatable)")
+	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", redisview.DefaultSweepBudget.KeysPerSec, "keys per second a database sweep may read (10–1000000)")
+	fs.IntVar(&cfg.Sweep.Count, "sweep-count", redisview.DefaultSweepBudget.Count, "SCAN COUNT of a sweep step (10–10000)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
@@ -96,6 +128,19 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 		seen[c.Name] = true
 	}
 	cfg.Conns = conns
+	cfg.PackFiles = packs
+	cfg.PackFor = packFor
+	for name := range packFor {
+		if !seen[name] && len(conns) > 0 {
+			return cfg, fmt.Errorf("invalid value for flag -pack-for: no connection named %q", name)
+		}
+	}
+	if cfg.Sweep.KeysPerSec < 10 || cfg.Sweep.KeysPerSec > 1_000_000 {
+		return cfg, fmt.Errorf("invalid value %d for flag -sweep-rate: want 10 to 1000000", cfg.Sweep.KeysPerSec)
+	}
+	if cfg.Sweep.Count < 10 || cfg.Sweep.Count > 10_000 {
+		return cfg, fmt.Errorf("invalid value %d for flag -sweep-count: want 10 to 10000", cfg.Sweep.Count)
+	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		return cfg, fmt.Errorf("invalid value %q for flag -addr: want HOST:PORT", cfg.Addr)
 	}

@@ -43,6 +43,10 @@ func TestParseFlags(t *testing.T) {
 		{name: "poll interval too short", args: []string{"--poll-interval", "1ms"}, getenv: none, wantErr: "flag -poll-interval"},
 		{name: "unknown flag", args: []string{"--nope"}, getenv: none, wantErr: "flag provided but not defined: -nope"},
 		{name: "stray argument", args: []string{"serve"}, getenv: none, wantErr: `unexpected argument "serve"`},
+		{name: "pack-for names an unknown connection", args: []string{"--redis", "a=redis://h:1", "--pack-for", "b=eisland"}, getenv: none, wantErr: `flag -pack-for: no connection named "b"`},
+		{name: "pack-for without equals", args: []string{"--pack-for", "eisland"}, getenv: none, wantErr: "flag -pack-for: want NAME=PACK"},
+		{name: "sweep rate out of range", args: []string{"--sweep-rate", "0"}, getenv: none, wantErr: "flag -sweep-rate"},
+		{name: "sweep count out of range", args: []string{"--sweep-count", "100000"}, getenv: none, wantErr: "flag -sweep-count"},
 		{name: "bad log format", args: []string{"--log-format", "xml"}, getenv: none, wantErr: "flag -log-format"},
 	}
 	for _, tt := range tests {

@@ -20,6 +20,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/demo"
 	"github.com/keydeck/keydeck/redisview/live"
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 func main() {
@@ -55,10 +56,36 @@ Flags:
   --poll-interval DUR     how often live views read Redis (default 1s; 100ms–1m)
   --log-format text|json  (default text)
   --log-level LEVEL       debug, info, warn or error (default info)
+  --pack FILE             load a schema pack (YAML) in addition to the built-in
+                          eisland, gateway and vertique packs; repeatable
+  --pack-for NAME=PACK    use pack PACK for connection NAME instead of detecting it
+  --sweep-rate N          keys per second one database's statistics sweep may read
+                          (default 2000)
+  --sweep-count N         SCAN COUNT of one sweep step (default 200)
 
 Environment:
   KEYDECK_REDIS           "name=url,name=url", used when no --redis flag is given
 `
+
+// loadPacks returns the built-in packs plus those in files; a malformed pack
+// stops start-up with its file, line and what is wrong.
+func loadPacks(files []string) ([]*schema.Pack, error) {
+	packs := schema.Builtin()
+	for _, f := range files {
+		p, err := schema.LoadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for i, q := range packs {
+			if q.Name == p.Name { // a user's pack replaces the built-in one of that name
+				packs = append(packs[:i], packs[i+1:]...)
+				break
+			}
+		}
+		packs = append(packs, p)
+	}
+	return packs, nil
+}
 
 func newLogger(cfg Config) *slog.Logger {
 	var lvl slog.Level
@@ -86,20 +113,28 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 		}
 		log.Info("running the embedded demo: in-process Redis with simulated traffic")
 	}
+	packs, err := loadPacks(cfg.PackFiles)
+	if err != nil {
+		return err
+	}
 	reg, err := redisview.NewRegistry(conns, log)
 	if err != nil {
 		return err
 	}
 	defer reg.Close()
+	if err := reg.UsePacks(packs, cfg.PackFor); err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go reg.Monitor(ctx, 500*time.Millisecond)
 	hub := live.New(ctx, log.With("component", "hub"), cfg.PollInterval)
+	sweepers := redisview.NewSweepers(ctx, cfg.Sweep, 2*time.Minute, log.With("component", "sweep"))
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	app := handlers.New(handlers.Deps{Conns: reg, Hub: hub, Log: log, Demo: cfg.Demo()})
+	app := handlers.New(handlers.Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: cfg.Demo()})
 	app.Routes(e)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -131,6 +166,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	// context is already cancelled, which ends their pollers.
 	err = srv.Shutdown(sctx)
 	hub.Wait()
+	sweepers.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -41,5 +42,22 @@ func TestInvalidFlagExitsWithStatus2(t *testing.T) {
 		if strings.Contains(string(out), "hunter2") {
 			t.Fatalf("%s: output leaks the password", tt.args)
 		}
+	}
+}
+
+// A malformed pack stops start-up with its file, line and what is wrong.
+func TestMalformedPackStopsStartup(t *testing.T) {
+	f := t.TempDir() + "/broken.yaml"
+	body := "name: broken\ntitle: Broken\nfamilies:\n  - id: x\n    pattern: \"a:{b}\"\n    type: string\n    role: tokenbucket\n    domain: D\n    ttl: any\n"
+	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseFlags("keydeck", []string{"--addr", "127.0.0.1:0", "--redis", "a=redis://127.0.0.1:1", "--pack", f}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
+	if err == nil || !strings.Contains(err.Error(), "broken.yaml:7") || !strings.Contains(err.Error(), "tokenbucket") {
+		t.Fatalf("err = %v, want broken.yaml:7 naming the unknown role", err)
 	}
 }
