@@ -161,8 +161,8 @@ func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
 // violations lists how a key breaks its family's declared type and TTL.
 func violations(f *schema.Family, k KeyInfo) []string {
 	var out []string
-	if f.Type != "" && !strings.EqualFold(f.Type, k.Type) {
-		out = append(out, "type "+k.Type+", pack says "+f.Type)
+	if v := f.TypeViolation(k.Type); v != "" {
+		out = append(out, v)
 	}
 	if v := f.TTL.Violation(k.TTL); v != "" {
 		out = append(out, v)

@@ -179,3 +179,44 @@ func ids(d redisview.DBDetail) []string {
 }
 
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+// However many pages show a database, one sweeper reads it; it stops after
+// the last viewer leaves and its linger passes.
+func TestOneSweeperPerDatabase(t *testing.T) {
+	rs := redistest.Start(t)
+	rs.Client(1).Set(context.Background(), "k", "v", 0)
+	c := openConn(t, rs.URL(0))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pool := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 1000, Count: 100}, 50*time.Millisecond, quiet())
+	var releases []func()
+	var first *redisview.Sweeper
+	for range 100 {
+		s, rel := pool.Acquire(c, 1)
+		if first == nil {
+			first = s
+		} else if s != first {
+			t.Fatal("a second sweeper was started for the same database")
+		}
+		releases = append(releases, rel)
+	}
+	if n := pool.Running(); n != 1 {
+		t.Fatalf("running = %d", n)
+	}
+	other, relOther := pool.Acquire(c, 2)
+	if other == first || pool.Running() != 2 {
+		t.Fatal("database 2 needs its own sweeper")
+	}
+	relOther()
+	for _, r := range releases {
+		r()
+		r() // idempotent
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for pool.Running() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("sweepers still running: %d", pool.Running())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
