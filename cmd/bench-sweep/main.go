@@ -272,4 +272,3 @@ func startRedis(dir string) (string, func(), error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
