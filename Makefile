@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test deps generate check-generated vet test-go css bench bench-viewers
+.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep
 
 run:
 	$(GO) run ./cmd/web
@@ -46,3 +46,7 @@ css:
 # Websocket viewers benchmark: 1, 100 and 1,000 viewers of one overview.
 bench-viewers:
 	$(GO) run ./cmd/bench-viewers
+
+# Statistics sweep over 1,000,000 keys in a fresh redis-server.
+bench-sweep:
+	$(GO) run ./cmd/bench-sweep

@@ -39,6 +39,9 @@ type keySweep struct {
 	count  int
 	cursor uint64
 	memory bool // false once the server refused MEMORY USAGE
+	// samples is false on servers that know MEMORY USAGE but not its
+	// SAMPLES option (the embedded demo server).
+	samples bool
 	// MemoryWhy says why memory is unknown, for the page.
 	MemoryWhy string
 }
@@ -47,7 +50,7 @@ func newKeySweep(c *redis.Client, count int) *keySweep {
 	if count <= 0 {
 		count = DefaultSweepBudget.Count
 	}
-	return &keySweep{client: c, count: count, memory: true}
+	return &keySweep{client: c, count: count, memory: true, samples: true}
 }
 
 // step reads one batch. done is true when this step finished a full pass
@@ -70,8 +73,11 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 		for i, k := range keys {
 			types[i] = p.Type(ctx, k)
 			ttls[i] = p.PTTL(ctx, k)
-			if s.memory {
+			switch {
+			case s.memory && s.samples:
 				mems[i] = p.MemoryUsage(ctx, k, memorySamples)
+			case s.memory:
+				mems[i] = p.MemoryUsage(ctx, k)
 			}
 		}
 		return nil
@@ -94,8 +100,12 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 				if n, err := mems[i].Result(); err == nil {
 					info.Memory = n
 				} else if err != redis.Nil {
-					s.memory = false
-					s.MemoryWhy = refusal("MEMORY USAGE", err)
+					if s.samples && strings.Contains(strings.ToLower(err.Error()), "syntax") {
+						s.samples = false // retried without SAMPLES next step
+					} else {
+						s.memory = false
+						s.MemoryWhy = refusal("MEMORY USAGE", err)
+					}
 				}
 			}
 			if cmd := lengthCmd(ctx, p, info.Type, k); cmd != nil {

@@ -123,7 +123,7 @@ func bench(n int, budget redisview.SweepBudget) error {
 			calls += v
 		}
 	}
-	slowMax, slowKeydeck, slowN, err := slowlog(ctx, admin)
+	slowMax, slowKeydeck, slowN, slowCmd, err := slowlog(ctx, admin)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func bench(n int, budget redisview.SweepBudget) error {
 	fmt.Printf("time to 10%% of keys:      %s (estimated from %.1f%%)\n", tenthAt.Round(time.Millisecond), tenth.Coverage*100)
 	fmt.Printf("full pass:                %s (%.0f keys/s)\n", doneAt.Round(time.Millisecond), float64(n)/doneAt.Seconds())
 	fmt.Printf("redis commands issued:    %d (%.0f/s during the pass)\n", calls, float64(calls)/doneAt.Seconds())
-	fmt.Printf("slowlog entries ≥1ms:     %d; slowest overall %s, slowest keydeck command %s (target: none over 10ms)\n", slowN, slowMax, slowKeydeck)
+	fmt.Printf("slowlog entries ≥1ms:     %d; slowest overall %s, slowest keydeck command %s %.60s (target: none over 10ms)\n", slowN, slowMax, slowKeydeck, slowCmd)
 	fmt.Println()
 	fmt.Printf("%-26s %10s %12s %8s %12s %8s\n", "family", "truth", "at 10%", "error", "full pass", "error")
 	worst10 := 0.0
@@ -215,10 +215,10 @@ func load(ctx context.Context, c *redis.Client, n int) (map[string]int64, error)
 	return truth, flush()
 }
 
-func slowlog(ctx context.Context, c *redis.Client) (overall, keydeck time.Duration, n int, err error) {
+func slowlog(ctx context.Context, c *redis.Client) (overall, keydeck time.Duration, n int, slowest string, err error) {
 	logs, err := c.SlowLogGet(ctx, 1024).Result()
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, "", err
 	}
 	for _, l := range logs {
 		if len(l.Args) > 0 && (l.Args[0] == "SLOWLOG" || l.Args[0] == "slowlog") {
@@ -226,11 +226,12 @@ func slowlog(ctx context.Context, c *redis.Client) (overall, keydeck time.Durati
 		}
 		n++
 		overall = max(overall, l.Duration)
-		if l.ClientName == "keydeck" {
-			keydeck = max(keydeck, l.Duration)
+		if l.ClientName == "keydeck" && l.Duration > keydeck {
+			keydeck = l.Duration
+			slowest = fmt.Sprint(l.Args)
 		}
 	}
-	return overall, keydeck, n, nil
+	return overall, keydeck, n, slowest, nil
 }
 
 func commandCalls(ctx context.Context, c *redis.Client) (map[string]int64, error) {

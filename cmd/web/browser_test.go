@@ -192,6 +192,17 @@ func TestBrowserDemo(t *testing.T) {
 
 	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/gateway"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="db-0"]`))))
 	screenshot(t, ctx, "demo-gateway.png")
+
+	// The leaderboards' database, classified by the detected eisland pack.
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/eisland/db/14"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="family-mg-leaderboard"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="family-mg-user-meta"]`))))
+	pack, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="pack"]`)))
+	must(t, err)
+	if !strings.Contains(pack, "eisland") {
+		t.Fatalf("pack line = %q", pack)
+	}
+	screenshot(t, ctx, "demo-db14.png")
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
 	}
