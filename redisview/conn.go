@@ -168,6 +168,14 @@ func (c *Conn) safeErr(err error) string {
 	return msg
 }
 
+// wrapErr hides credentials in an error that may be shown.
+func (c *Conn) wrapErr(err error) error {
+	if err == nil || c.opts.Password == "" || !strings.Contains(err.Error(), c.opts.Password) {
+		return err
+	}
+	return errors.New(c.safeErr(err))
+}
+
 // Monitor probes the server with PING every interval until ctx ends, so a
 // server that goes away is reported within about one interval.
 func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {

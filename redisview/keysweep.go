@@ -38,19 +38,14 @@ type keySweep struct {
 	client *redis.Client
 	count  int
 	cursor uint64
-	memory bool // false once the server refused MEMORY USAGE
-	// samples is false on servers that know MEMORY USAGE but not its
-	// SAMPLES option (the embedded demo server).
-	samples bool
-	// MemoryWhy says why memory is unknown, for the page.
-	MemoryWhy string
+	mem    memoryMode
 }
 
 func newKeySweep(c *redis.Client, count int) *keySweep {
 	if count <= 0 {
 		count = DefaultSweepBudget.Count
 	}
-	return &keySweep{client: c, count: count, memory: true, samples: true}
+	return &keySweep{client: c, count: count}
 }
 
 // step reads one batch. done is true when this step finished a full pass
@@ -65,28 +60,49 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 	if len(keys) == 0 {
 		return nil, done, nil
 	}
-	batch = make([]KeyInfo, len(keys))
+	batch, err = s.mem.inspect(ctx, s.client, keys)
+	if err != nil {
+		return nil, false, err
+	}
+	return batch, done, nil
+}
+
+// memoryMode remembers what a server said about MEMORY USAGE.
+type memoryMode struct {
+	off bool // the server refused MEMORY USAGE
+	// noSamples is set on servers that know MEMORY USAGE but not its
+	// SAMPLES option (the embedded demo server).
+	noSamples bool
+	Why       string // why memory is unknown
+}
+
+// inspect reads type, TTL, memory and length of keys in two pipelined round
+// trips: TYPE, PTTL and MEMORY USAGE; then the O(1) length command each
+// key's type calls for.
+func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string) ([]KeyInfo, error) {
+	batch := make([]KeyInfo, len(keys))
 	types := make([]*redis.StatusCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
 	mems := make([]*redis.IntCmd, len(keys))
-	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			types[i] = p.Type(ctx, k)
 			ttls[i] = p.PTTL(ctx, k)
 			switch {
-			case s.memory && s.samples:
-				mems[i] = p.MemoryUsage(ctx, k, memorySamples)
-			case s.memory:
+			case m.off:
+			case m.noSamples:
 				mems[i] = p.MemoryUsage(ctx, k)
+			default:
+				mems[i] = p.MemoryUsage(ctx, k, memorySamples)
 			}
 		}
 		return nil
 	})
 	if isConnErr(err) {
-		return nil, false, err
+		return nil, err
 	}
 	lens := make([]*redis.IntCmd, len(keys))
-	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			info := &batch[i]
 			info.Name, info.Memory, info.Elements, info.TTL = k, -1, -1, -1
@@ -96,26 +112,24 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 			if d, err := ttls[i].Result(); err == nil && d >= 0 {
 				info.TTL = d
 			}
-			if s.memory {
+			if mems[i] != nil {
 				if n, err := mems[i].Result(); err == nil {
 					info.Memory = n
 				} else if err != redis.Nil {
-					if s.samples && strings.Contains(strings.ToLower(err.Error()), "syntax") {
-						s.samples = false // retried without SAMPLES next step
+					if !m.noSamples && strings.Contains(strings.ToLower(err.Error()), "syntax") {
+						m.noSamples = true // retried without SAMPLES next time
 					} else {
-						s.memory = false
-						s.MemoryWhy = refusal("MEMORY USAGE", err)
+						m.off = true
+						m.Why = refusal("MEMORY USAGE", err)
 					}
 				}
 			}
-			if cmd := lengthCmd(ctx, p, info.Type, k); cmd != nil {
-				lens[i] = cmd
-			}
+			lens[i] = lengthCmd(ctx, p, info.Type, k)
 		}
 		return nil
 	})
 	if isConnErr(err) {
-		return nil, false, err
+		return nil, err
 	}
 	for i := range batch {
 		if lens[i] != nil {
@@ -124,7 +138,18 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 			}
 		}
 	}
-	return batch, done, nil
+	return batch, nil
+}
+
+// InspectKey reads one key's type, TTL, memory and length. Its Type is ""
+// when the key does not exist.
+func InspectKey(ctx context.Context, c *Conn, db int, key string) (KeyInfo, string, error) {
+	var m memoryMode
+	infos, err := m.inspect(ctx, c.DB(db), []string{key})
+	if err != nil {
+		return KeyInfo{}, "", c.wrapErr(err)
+	}
+	return infos[0], m.Why, nil
 }
 
 // lengthCmd queues the O(1) length command for a key of type t.

@@ -49,7 +49,7 @@ func (s *Sweeper) run(ctx context.Context) {
 		cls := s.conn.Classifier()
 		s.mu.Lock()
 		s.err = ""
-		s.memWhy = ks.MemoryWhy
+		s.memWhy = ks.mem.Why
 		for _, k := range batch {
 			s.cur.add(s.db, k, cls)
 		}
