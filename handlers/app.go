@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/live"
 )
 
@@ -20,9 +21,12 @@ type Connections interface {
 type Deps struct {
 	Conns Connections
 	Hub   *live.Hub
+	// Actions previews, executes and audits admin actions; nil disables them.
+	Actions *action.Runner
 	// Sweepers keep per-database statistics.
 	Sweepers *redisview.Sweepers
 	Log      *slog.Logger
+	Auth     Auth
 	Demo     bool
 	Now      func() time.Time
 }
@@ -32,7 +36,10 @@ type App struct {
 	conns    Connections
 	hub      *live.Hub
 	sweepers *redisview.Sweepers
+	actions  *action.Runner
 	log      *slog.Logger
+	auth     Auth
+	signer   signer
 	demo     bool
 	now      func() time.Time
 
@@ -47,10 +54,28 @@ func New(d Deps) *App {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.Auth.SessionTTL <= 0 {
+		d.Auth.SessionTTL = 12 * time.Hour
+	}
+	if d.Auth.UserHeader == "" {
+		d.Auth.UserHeader = "X-Forwarded-User"
+	}
+	if d.Auth.EmailHeader == "" {
+		d.Auth.EmailHeader = "X-Forwarded-Email"
+	}
+	if len(d.Auth.Secret) < 32 {
+		panic("handlers: Auth.Secret must be at least 32 bytes")
+	}
+	if d.Auth.Limiter == nil {
+		panic("handlers: Auth.Limiter is required")
+	}
 	a := &App{
 		conns:     d.Conns,
 		hub:       d.Hub,
 		sweepers:  d.Sweepers,
+		actions:   d.Actions,
+		auth:      d.Auth,
+		signer:    signer{key: d.Auth.Secret},
 		log:       d.Log,
 		demo:      d.Demo,
 		now:       d.Now,

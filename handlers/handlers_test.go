@@ -42,7 +42,7 @@ func newFixture(t *testing.T, demo bool) *fixture {
 		t.Fatal(err)
 	}
 	e := echo.New()
-	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: demo}).Routes(e)
+	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: demo, Auth: openAuth(rs)}).Routes(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(func() {
 		srv.Close()
@@ -195,4 +195,9 @@ func TestWebsocketPushesChanges(t *testing.T) {
 		}
 	}
 	t.Fatal("no fragment with db7 after writing to it")
+}
+
+// openAuth is the loopback default: no users, everyone is admin.
+func openAuth(rs *redistest.Server) Auth {
+	return Auth{Open: true, Secret: []byte("0123456789abcdef0123456789abcdef"), Limiter: redisview.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute)}
 }

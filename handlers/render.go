@@ -76,7 +76,20 @@ func (a *App) errorHandler(err error, c echo.Context) {
 
 // page builds the layout model.
 func (a *App) page(c echo.Context, title, active string) views.Page {
-	p := views.Page{Title: title, Demo: a.demo, Active: active}
+	id := identity(c)
+	csrf, _ := c.Get(ctxCSRF).(string)
+	p := views.Page{
+		Title: title, Demo: a.demo, Active: active, CSRF: csrf,
+		OpenAccess: a.auth.Open, ReadOnly: a.auth.ReadOnly,
+		SignedIn: id.Via == "session",
+	}
+	if id.Signed() && id.Via != "open" {
+		p.User, p.Role = id.User, id.Role.String()
+	}
+	p.CanAudit = id.Signed()
+	if !id.Signed() {
+		return p // no connection names before sign-in
+	}
 	for _, conn := range a.conns.All() {
 		p.Nav = append(p.Nav, views.NavItem{Name: conn.Name, Href: "/c/" + conn.Name, Active: conn.Name == active})
 	}

@@ -5,19 +5,36 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/static"
 )
 
 // Routes registers every route of the console.
 func (a *App) Routes(e *echo.Echo) {
 	e.HTTPErrorHandler = a.errorHandler
-	e.Use(a.recoverer, a.requestLog, securityHeaders)
+	e.Use(a.recoverer, a.requestLog, securityHeaders, a.identify, a.sameOriginWrite)
 
-	e.GET("/", a.home)
-	e.GET("/c/:conn", a.overview)
-	e.GET("/c/:conn/db/:db", a.dbPage)
-	e.GET("/ws", a.websocket)
+	// Public: probes, assets, signing in and out.
 	e.GET("/healthz", a.healthz)
 	e.GET("/readyz", a.readyz)
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
+	e.GET("/login", a.loginPage)
+	e.POST("/login", a.login)
+	e.POST("/logout", a.logout)
+
+	// Reading needs any role.
+	view := e.Group("", a.requireRole(action.Viewer))
+	view.GET("/", a.home)
+	view.GET("/c/:conn", a.overview)
+	view.GET("/c/:conn/db/:db", a.dbPage)
+	view.GET("/c/:conn/db/:db/key", a.keyPage)
+	view.GET("/audit", a.auditPage)
+	view.GET("/ws", a.websocket)
+
+	// Actions: the runner checks each kind's role again; support is the
+	// lowest role with any action.
+	act := e.Group("/actions", a.requireRole(action.Support), a.writable)
+	act.POST("/preview", a.previewAction)
+	act.GET("/undo", a.undoPreview)
+	act.POST("/execute", a.executeAction)
 }

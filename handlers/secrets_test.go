@@ -48,7 +48,7 @@ func TestPasswordsNeverShown(t *testing.T) {
 	go reg.Monitor(ctx, 50*time.Millisecond)
 	hub := live.New(ctx, log, 50*time.Millisecond)
 	e := echo.New()
-	New(Deps{Conns: reg, Hub: hub, Log: log}).Routes(e)
+	New(Deps{Conns: reg, Hub: hub, Log: log, Auth: openAuth(rs)}).Routes(e)
 	srv := httptest.NewServer(e)
 	defer srv.Close()
 	waitFor(t, "both connections probed", func() bool {

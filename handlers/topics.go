@@ -23,6 +23,7 @@ func newTopics(a *App) *topics {
 	return &topics{kinds: map[string]topicKind{
 		"overview": a.overviewSource,
 		"dbstats":  a.dbStatsSource,
+		"audit":    a.auditSource,
 	}}
 }
 

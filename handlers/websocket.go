@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/live"
 )
 
@@ -51,6 +52,9 @@ func (a *App) websocket(c echo.Context) error {
 	}
 	factories := make(map[string]func() live.Source, len(names))
 	for _, n := range names {
+		if strings.HasPrefix(n, auditTopicPrefix+":undo:") && identity(c).Role < action.Admin {
+			return echo.NewHTTPError(http.StatusForbidden, "only admins see undo controls")
+		}
 		f, err := a.topics.source(n)
 		if err != nil {
 			return echo.NewHTTPError(http.StatusNotFound, err.Error())

@@ -1,5 +1,11 @@
 package views
 
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+)
+
 // barWidth maps a percentage to one of Tailwind's fixed width classes; CSP
 // forbids inline styles, so widths come in steps of 5%.
 func barWidth(pct int) string {
@@ -42,4 +48,35 @@ func joinLabels(l []string) string {
 		out += s
 	}
 	return out
+}
+
+// csrfHeaders makes htmx send the CSRF token with every request it issues.
+func csrfHeaders(token string) string {
+	b, _ := json.Marshal(map[string]string{"X-CSRF-Token": token})
+	return string(b)
+}
+
+func outcomeClass(outcome string) string {
+	switch outcome {
+	case "ok":
+		return "bg-emerald-50 text-emerald-800 ring-1 ring-emerald-200"
+	case "":
+		return "bg-slate-100 text-slate-700"
+	default:
+		return "bg-rose-50 text-rose-800 ring-1 ring-rose-200"
+	}
+}
+
+func outcomeSuffix(outcome string) string {
+	if outcome == "" {
+		return ""
+	}
+	return ": " + outcome
+}
+
+// undoURL opens the confirmation step of undoing an audit record (a GET:
+// the preview changes nothing).
+func undoURL(conn string, db int, id string) string {
+	q := url.Values{"conn": {conn}, "db": {strconv.Itoa(db)}, "record": {id}}
+	return "/actions/undo?" + q.Encode()
 }

@@ -9,6 +9,14 @@ type Page struct {
 	Nav    []NavItem
 	Demo   bool
 	Active string // the connection shown, if any
+
+	CSRF       string // token for forms on this page
+	User       string // "" when nobody is signed in
+	Role       string
+	SignedIn   bool // a session a user can end
+	OpenAccess bool // no sign-in configured: everyone here is admin
+	ReadOnly   bool
+	CanAudit   bool // show the audit link
 }
 
 // NavItem is one connection in the top bar.

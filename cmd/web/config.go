@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +24,17 @@ type Config struct {
 	PackFiles    []string          // extra schema packs, loaded at start
 	PackFor      map[string]string // connection → pack name, overriding detection
 	Sweep        redisview.SweepBudget
+
+	UsersFile      string
+	SessionSecret  string
+	SessionTTL     time.Duration
+	ReadOnly       bool
+	TrustedProxies []netip.Prefix
+	ProxyUser      string
+	ProxyEmail     string
+	ProxyRole      string
+	Audit          string // NAME/DB; "" = database 15 of the first connection
+	AuditMaxLen    int64
 }
 
 // Demo reports whether no Redis was named, so the embedded demo runs.
@@ -97,6 +110,17 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	fs.Var(packFor, "pack-for", "use pack PACK for connection NAME: NAME=PACK (repeatable)")
 	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", redisview.DefaultSweepBudget.KeysPerSec, "keys per second a database sweep may read (10–1000000)")
 	fs.IntVar(&cfg.Sweep.Count, "sweep-count", redisview.DefaultSweepBudget.Count, "SCAN COUNT of a sweep step (10–10000)")
+	fs.StringVar(&cfg.UsersFile, "users", "", "users file (YAML) enabling sign-in")
+	fs.StringVar(&cfg.SessionSecret, "session-secret", "", "secret signing sessions and CSRF tokens (≥ 32 bytes; share it between replicas)")
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in lasts (5m–720h)")
+	fs.BoolVar(&cfg.ReadOnly, "read-only", false, "disable every action for every role")
+	var proxies listFlag
+	fs.Var(&proxies, "trusted-proxy", "trust identity headers from this CIDR (repeatable)")
+	fs.StringVar(&cfg.ProxyUser, "proxy-user-header", "X-Forwarded-User", "header naming the user behind a trusted proxy")
+	fs.StringVar(&cfg.ProxyEmail, "proxy-email-header", "X-Forwarded-Email", "header with the user's e-mail behind a trusted proxy")
+	fs.StringVar(&cfg.ProxyRole, "proxy-role-header", "", "header with the user's role behind a trusted proxy (default: the users file, else viewer)")
+	fs.StringVar(&cfg.Audit, "audit", "", "where the audit log lives: NAME/DB (default: database 15 of the first connection)")
+	fs.Int64Var(&cfg.AuditMaxLen, "audit-maxlen", 100000, "approximate cap of the audit stream's length")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
@@ -128,6 +152,39 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 		seen[c.Name] = true
 	}
 	cfg.Conns = conns
+	if cfg.SessionSecret == "" {
+		cfg.SessionSecret = getenv("KEYDECK_SESSION_SECRET")
+	}
+	if cfg.SessionSecret != "" && len(cfg.SessionSecret) < 32 {
+		return cfg, errors.New("invalid value for flag -session-secret: want at least 32 bytes")
+	}
+	if cfg.SessionTTL < 5*time.Minute || cfg.SessionTTL > 720*time.Hour {
+		return cfg, fmt.Errorf("invalid value %s for flag -session-ttl: want 5m to 720h", cfg.SessionTTL)
+	}
+	for _, p := range proxies {
+		pfx, err := netip.ParsePrefix(strings.TrimSpace(p))
+		if err != nil {
+			addr, aerr := netip.ParseAddr(strings.TrimSpace(p))
+			if aerr != nil {
+				return cfg, fmt.Errorf("invalid value %q for flag -trusted-proxy: want a CIDR such as 10.0.0.0/8 or an address", p)
+			}
+			pfx = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		cfg.TrustedProxies = append(cfg.TrustedProxies, pfx.Masked())
+	}
+	if cfg.Audit != "" {
+		name, db, ok := strings.Cut(cfg.Audit, "/")
+		n, err := strconv.Atoi(db)
+		if !ok || !redisview.ValidName(name) || err != nil || n < 0 {
+			return cfg, fmt.Errorf("invalid value %q for flag -audit: want NAME/DB, e.g. eisland/15", cfg.Audit)
+		}
+		if len(conns) > 0 && !seen[name] {
+			return cfg, fmt.Errorf("invalid value for flag -audit: no connection named %q", name)
+		}
+	}
+	if cfg.AuditMaxLen < 100 {
+		return cfg, fmt.Errorf("invalid value %d for flag -audit-maxlen: want at least 100", cfg.AuditMaxLen)
+	}
 	cfg.PackFiles = packs
 	cfg.PackFor = packFor
 	for name := range packFor {

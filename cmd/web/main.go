@@ -3,27 +3,40 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/demo"
 	"github.com/keydeck/keydeck/redisview/live"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "hash-password" {
+		if err := hashPassword(os.Stdin, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintf(os.Stderr, "keydeck hash-password: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg, err := parseFlags("keydeck", os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(os.Stdout, usage)
@@ -62,10 +75,90 @@ Flags:
   --sweep-rate N          keys per second one database's statistics sweep may read
                           (default 2000)
   --sweep-count N         SCAN COUNT of one sweep step (default 200)
+  --users FILE            users who may sign in (YAML; see README); without it, and
+                          without --trusted-proxy, Keydeck serves only loopback
+                          addresses, where everyone is admin
+  --session-secret S      signs sessions and CSRF tokens (≥ 32 bytes; also
+                          KEYDECK_SESSION_SECRET); default: one stored in the audit Redis
+  --session-ttl DUR       how long a sign-in lasts (default 12h)
+  --read-only             disable every action for every role
+  --trusted-proxy CIDR    trust identity headers from this proxy; repeatable
+  --proxy-user-header H   (default X-Forwarded-User)
+  --proxy-email-header H  (default X-Forwarded-Email)
+  --proxy-role-header H   role header from the proxy (default: users file, else viewer)
+  --audit NAME/DB         where the audit stream lives (default: first connection, db 15)
+  --audit-maxlen N        approximate cap of the audit stream (default 100000)
+
+Subcommands:
+  keydeck hash-password   print a bcrypt hash of a password for the users file
 
 Environment:
   KEYDECK_REDIS           "name=url,name=url", used when no --redis flag is given
 `
+
+// setupAuth applies the safe defaults and builds sign-in: users, the
+// signing secret shared by replicas, the login limiter, and the audit target.
+func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *slog.Logger) (handlers.Auth, *redis.Client, error) {
+	auth := handlers.Auth{SessionTTL: cfg.SessionTTL, ReadOnly: cfg.ReadOnly, TrustedProxies: cfg.TrustedProxies,
+		UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole}
+	if cfg.UsersFile != "" {
+		users, err := handlers.LoadUsers(cfg.UsersFile)
+		if err != nil {
+			return auth, nil, err
+		}
+		auth.Users = users
+	}
+	if auth.Users == nil && len(cfg.TrustedProxies) == 0 {
+		host, _, _ := net.SplitHostPort(cfg.Addr)
+		if !isLoopback(host) && !cfg.ReadOnly {
+			return auth, nil, fmt.Errorf("refusing to serve %s without sign-in: anyone who could reach it would be admin; give --users FILE (or --trusted-proxy CIDR), or add --read-only", cfg.Addr)
+		}
+		auth.Open = true
+	}
+
+	audit, err := auditTarget(cfg, reg)
+	if err != nil {
+		return auth, nil, err
+	}
+	secret := []byte(cfg.SessionSecret)
+	if len(secret) == 0 {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		secret, err = redisview.SharedSecret(sctx, audit, "keydeck:session-secret")
+		cancel()
+		if err != nil {
+			secret = make([]byte, 32)
+			_, _ = rand.Read(secret)
+			log.Warn("no --session-secret and the audit Redis could not store one: sessions last only as long as this process and are not shared with other replicas", "err", err)
+		}
+	}
+	auth.Secret = secret
+	auth.Limiter = redisview.NewLoginLimiter(audit, 5, 20, 15*time.Minute)
+	return auth, audit, nil
+}
+
+// auditTarget is the client of --audit NAME/DB, default database 15 of the
+// first connection (the eIsland layout leaves it free).
+func auditTarget(cfg Config, reg *redisview.Registry) (*redis.Client, error) {
+	name, db := reg.All()[0].Name, 15
+	if cfg.Audit != "" {
+		n, d, _ := strings.Cut(cfg.Audit, "/")
+		name = n
+		db, _ = strconv.Atoi(d)
+	}
+	c, err := reg.Get(name)
+	if err != nil {
+		return nil, fmt.Errorf("--audit %s: %w", cfg.Audit, err)
+	}
+	return c.DB(db), nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
 
 // loadPacks returns the built-in packs plus those in files; a malformed pack
 // stops start-up with its file, line and what is wrong.
@@ -126,6 +219,12 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 		return err
 	}
 
+	auth, auditClient, err := setupAuth(ctx, cfg, reg, log)
+	if err != nil {
+		return err
+	}
+	actions := action.New(auditClient, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: cfg.ReadOnly})
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go reg.Monitor(ctx, 500*time.Millisecond)
@@ -134,7 +233,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	app := handlers.New(handlers.Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: cfg.Demo()})
+	app := handlers.New(handlers.Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: cfg.Demo(), Auth: auth, Actions: actions})
 	app.Routes(e)
 
 	ln, err := net.Listen("tcp", cfg.Addr)

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // TestMain lets tests run the real main() in a child process.
@@ -59,5 +61,27 @@ func TestMalformedPackStopsStartup(t *testing.T) {
 	err = run(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
 	if err == nil || !strings.Contains(err.Error(), "broken.yaml:7") || !strings.Contains(err.Error(), "tokenbucket") {
 		t.Fatalf("err = %v, want broken.yaml:7 naming the unknown role", err)
+	}
+}
+
+func TestHashPasswordFromStdin(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "KEYDECK_TEST_RUN_MAIN=1", "KEYDECK_TEST_ARGS=hash-password")
+	cmd.Stdin = strings.NewReader("correct horse battery\nignored second line\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hash-password: %v", err)
+	}
+	hash := strings.TrimSpace(string(out))
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte("correct horse battery")) != nil {
+		t.Fatalf("output %q is not a bcrypt hash of the first line", hash)
+	}
+	for _, bad := range []string{"", "short\n"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "KEYDECK_TEST_RUN_MAIN=1", "KEYDECK_TEST_ARGS=hash-password")
+		cmd.Stdin = strings.NewReader(bad)
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Fatalf("password %q accepted: %s", bad, out)
+		}
 	}
 }

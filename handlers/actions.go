@@ -1,0 +1,222 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/views"
+)
+
+func actor(c echo.Context) action.Actor {
+	id := identity(c)
+	return action.Actor{User: id.User, Role: id.Role}
+}
+
+func keyURL(conn string, db int, key string) string {
+	return fmt.Sprintf("/c/%s/db/%d/key?k=%s", conn, db, url.QueryEscape(key))
+}
+
+// keyPage shows one key's metadata and the actions the user may start.
+func (a *App) keyPage(c echo.Context) error {
+	conn, err := a.conns.Get(c.Param("conn"))
+	if err != nil {
+		return err
+	}
+	db, err := parseDB(c.Param("db"))
+	if err != nil {
+		return err
+	}
+	key := c.QueryParam("k")
+	if key == "" || len(key) > 64<<10 {
+		return echo.NewHTTPError(http.StatusBadRequest, "Name a key with ?k= (at most 64 KiB).")
+	}
+	info, memWhy, err := redisview.InspectKey(c.Request().Context(), conn, db, key)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadGateway, "Redis could not be read: "+err.Error())
+	}
+	vm := views.KeyVM{Conn: conn.Name, DB: db, Key: key, Exists: info.Type != "", Back: fmt.Sprintf("/c/%s/db/%d", conn.Name, db),
+		Type: info.Type, TTL: "none", Memory: "n/a", Size: "n/a", Family: "no family", Role: "—"}
+	if info.TTL >= 0 {
+		vm.TTL = formatTTL(info.TTL)
+	}
+	if info.Memory >= 0 {
+		vm.Memory = redisview.FormatBytes(info.Memory)
+	} else if memWhy != "" {
+		vm.Memory = "n/a (" + memWhy + ")"
+	}
+	if info.Elements >= 0 {
+		vm.Size = groupDigits(info.Elements) + sizeUnit(info.Type)
+	}
+	if cls := conn.Classifier(); cls != nil {
+		if f, ok := cls.Classify(db, key); ok {
+			vm.Family, vm.Role, vm.Domain, vm.Sensitive = f.ID, string(f.Role), f.Domain, f.Sensitive
+			if info.Type != "" {
+				if v := f.TypeViolation(info.Type); v != "" {
+					vm.Violations = append(vm.Violations, v)
+				}
+				if v := f.TTL.Violation(info.TTL); v != "" {
+					vm.Violations = append(vm.Violations, v)
+				}
+			}
+		}
+	}
+	act := actor(c)
+	switch {
+	case a.auth.ReadOnly:
+		vm.ActionsNote = "This console is read-only."
+	case a.actions == nil:
+		vm.ActionsNote = "Actions are not configured."
+	default:
+		for _, k := range a.actions.Kinds() {
+			if k.Name() == "undo" || !a.actions.Allowed(act, k.Name()) {
+				continue
+			}
+			f := views.ActionForm{Kind: k.Name(), Title: k.Title(), Danger: k.Name() == "delete-key"}
+			for _, arg := range k.Args() {
+				f.Args = append(f.Args, views.ArgField{Name: arg.Name, Help: arg.Help})
+			}
+			vm.Actions = append(vm.Actions, f)
+		}
+		if len(vm.Actions) == 0 {
+			vm.ActionsNote = "Your role (" + act.Role.String() + ") has no actions on this key."
+		}
+	}
+	return render(c, http.StatusOK, views.KeyPage(a.page(c, "Key", conn.Name), vm))
+}
+
+func sizeUnit(t string) string {
+	switch t {
+	case "string":
+		return " bytes"
+	case "hash":
+		return " fields"
+	default:
+		return " elements"
+	}
+}
+
+// actionRequest reads kind, conn, db, key and arg.* from the form.
+func actionRequest(c echo.Context) (string, action.Request, error) {
+	kind := c.FormValue("kind")
+	db, err := strconv.Atoi(c.FormValue("db"))
+	if err != nil || db < 0 || db >= maxDB {
+		return "", action.Request{}, echo.NewHTTPError(http.StatusBadRequest, "The database index is not a number.")
+	}
+	req := action.Request{Conn: c.FormValue("conn"), DB: db, Key: c.FormValue("key"), Args: map[string]string{}}
+	form, err := c.FormParams()
+	if err != nil {
+		return "", req, echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+	}
+	for name, vals := range form {
+		if arg, ok := strings.CutPrefix(name, "arg."); ok && len(vals) > 0 {
+			req.Args[arg] = strings.TrimSpace(vals[0])
+		}
+	}
+	return kind, req, nil
+}
+
+// actionError maps the action package's sentinels to statuses.
+func actionError(err error) (int, string) {
+	switch {
+	case errors.Is(err, action.ErrForbidden):
+		return http.StatusForbidden, "Not allowed"
+	case errors.Is(err, action.ErrChanged):
+		return http.StatusConflict, "The key changed since you previewed it"
+	case errors.Is(err, action.ErrNotFound):
+		return http.StatusNotFound, "Not found"
+	case errors.Is(err, action.ErrAuditUnavailable):
+		return http.StatusServiceUnavailable, "The audit log is unavailable, so nothing was changed"
+	case errors.Is(err, action.ErrInvalid):
+		return http.StatusBadRequest, "Invalid request"
+	case errors.Is(err, action.ErrNotUndoable):
+		return http.StatusConflict, "Cannot undo"
+	case errors.Is(err, action.ErrRedis), errors.Is(err, redisview.ErrUnknownConnection):
+		return http.StatusBadGateway, "Redis refused or could not be reached"
+	}
+	return http.StatusInternalServerError, "The action failed"
+}
+
+func (a *App) actionFailed(c echo.Context, err error, back string) error {
+	code, title := actionError(err)
+	if errors.Is(err, redisview.ErrUnknownConnection) {
+		code = http.StatusNotFound
+	}
+	return render(c, code, views.ResultPage(a.page(c, title, ""), views.ResultVM{Title: title, Message: err.Error(), Back: back}))
+}
+
+// previewAction shows exactly what an action will do, with a signed token
+// for the confirmation.
+func (a *App) previewAction(c echo.Context) error {
+	kind, req, err := actionRequest(c)
+	if err != nil {
+		return err
+	}
+	back := "/"
+	if req.Key != "" {
+		back = keyURL(req.Conn, req.DB, req.Key)
+	}
+	return a.preview(c, kind, req, back)
+}
+
+func (a *App) preview(c echo.Context, kind string, req action.Request, back string) error {
+	conn, err := a.conns.Get(req.Conn)
+	if err != nil {
+		return a.actionFailed(c, err, back)
+	}
+	pv, err := a.actions.Preview(c.Request().Context(), actor(c), conn, kind, req)
+	if err != nil {
+		return a.actionFailed(c, err, back)
+	}
+	vm := views.ConfirmVM{Title: pv.Title, Summary: pv.Summary, Notes: pv.Notes, Undoable: pv.Undoable,
+		Token: a.signer.sign("action", []byte(pv.Token())), Cancel: back, Conn: conn.Name, DB: req.DB}
+	for _, ch := range pv.Changes {
+		vm.Changes = append(vm.Changes, views.ChangeRow{Key: ch.Key, Text: ch.Text, After: ch.After})
+	}
+	return render(c, http.StatusOK, views.ConfirmPage(a.page(c, "Confirm "+pv.Title, conn.Name), vm))
+}
+
+// executeAction runs a confirmed preview.
+func (a *App) executeAction(c echo.Context) error {
+	raw, err := a.signer.open("action", c.FormValue("token"))
+	if err != nil {
+		return a.actionFailed(c, fmt.Errorf("%w: the confirmation was tampered with or comes from another console; preview again", action.ErrInvalid), "/")
+	}
+	pv, err := action.ParseToken(string(raw))
+	if err != nil {
+		return a.actionFailed(c, err, "/")
+	}
+	back := "/audit"
+	if pv.Request.Key != "" && pv.Kind != "undo" {
+		back = keyURL(pv.Request.Conn, pv.Request.DB, pv.Request.Key)
+	}
+	conn, err := a.conns.Get(pv.Request.Conn)
+	if err != nil {
+		return a.actionFailed(c, err, back)
+	}
+	out, err := a.actions.Execute(c.Request().Context(), actor(c), conn, pv)
+	if err != nil {
+		a.log.Warn("action failed", "user", actor(c).User, "action", pv.Kind, "conn", conn.Name, "db", pv.Request.DB, "err", err)
+		return a.actionFailed(c, err, back)
+	}
+	a.log.Info("action done", "user", actor(c).User, "action", out.Kind, "conn", conn.Name, "db", pv.Request.DB, "audit", out.ID)
+	a.hub.Kick(dbTopic(conn.Name, pv.Request.DB))
+	return render(c, http.StatusOK, views.ResultPage(a.page(c, "Done", conn.Name), views.ResultVM{
+		OK: true, Title: "Done: " + out.Summary, Message: changeText(out.Changes), AuditID: out.ID, Warning: out.AuditWarning, Back: back,
+	}))
+}
+
+func changeText(chs []action.Change) string {
+	var parts []string
+	for _, ch := range chs {
+		parts = append(parts, ch.Text)
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,240 @@
+package handlers
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/redisview/action"
+)
+
+// Auth configures who may do what.
+type Auth struct {
+	// Users may sign in with a password; nil means no users file.
+	Users *Users
+	// Secret signs session cookies and CSRF tokens (≥ 32 bytes; share it
+	// between replicas).
+	Secret     []byte
+	SessionTTL time.Duration
+	// Open: no users and a loopback address — everyone who can reach the
+	// console is admin, and every page says so.
+	Open bool
+	// ReadOnly disables every action for every role.
+	ReadOnly bool
+	// Limiter counts failed sign-ins per account and per address.
+	Limiter LoginLimiter
+	// Proxy mode: identity headers are trusted only from these addresses.
+	TrustedProxies []netip.Prefix
+	UserHeader     string // default X-Forwarded-User
+	EmailHeader    string // default X-Forwarded-Email
+	RoleHeader     string // optional; otherwise the users file, else viewer
+}
+
+// LoginLimiter is what sign-in needs of the failure counter.
+type LoginLimiter interface {
+	Blocked(ctx context.Context, user, ip string) time.Duration
+	Failed(ctx context.Context, user, ip string)
+	Succeeded(ctx context.Context, user string)
+}
+
+// Identity is who is making the request.
+type Identity struct {
+	User string
+	Role action.Role
+	Via  string // "session", "proxy", "open"; "" when anonymous
+}
+
+// Signed reports whether anyone is identified.
+func (id Identity) Signed() bool { return id.Via != "" }
+
+const (
+	sessionCookie = "kd_session"
+	csrfCookie    = "kd_csrf"
+	ctxIdentity   = "kd.identity"
+	ctxCSRF       = "kd.csrf"
+)
+
+func identity(c echo.Context) Identity {
+	id, _ := c.Get(ctxIdentity).(Identity)
+	return id
+}
+
+// clientAddr is the TCP peer; forwarded-for headers count only from a
+// trusted proxy.
+func (a *App) clientAddr(c echo.Context) string {
+	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
+	if err != nil {
+		host = c.Request().RemoteAddr
+	}
+	if a.fromTrustedProxy(c) {
+		if xff := c.Request().Header.Get("X-Forwarded-For"); xff != "" {
+			first, _, _ := strings.Cut(xff, ",")
+			return strings.TrimSpace(first)
+		}
+	}
+	return host
+}
+
+func (a *App) fromTrustedProxy(c echo.Context) bool {
+	if len(a.auth.TrustedProxies) == 0 {
+		return false
+	}
+	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	for _, p := range a.auth.TrustedProxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// secureRequest tells whether cookies may be marked Secure.
+func (a *App) secureRequest(c echo.Context) bool {
+	if c.Request().TLS != nil {
+		return true
+	}
+	return a.fromTrustedProxy(c) && strings.EqualFold(c.Request().Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// identify works out the request's identity and its CSRF cookie.
+func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(ctxIdentity, a.whoIs(c))
+		// Every browser gets a CSRF cookie; forms carry its signed token.
+		ck, err := c.Cookie(csrfCookie)
+		val := ""
+		if err == nil && len(ck.Value) >= 16 {
+			val = ck.Value
+		} else {
+			val = randomToken()
+			c.SetCookie(&http.Cookie{Name: csrfCookie, Value: val, Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteStrictMode})
+		}
+		c.Set(ctxCSRF, a.signer.csrfToken(val))
+		return next(c)
+	}
+}
+
+func (a *App) whoIs(c echo.Context) Identity {
+	req := c.Request()
+	if a.fromTrustedProxy(c) {
+		user := strings.TrimSpace(req.Header.Get(a.auth.UserHeader))
+		email := strings.TrimSpace(req.Header.Get(a.auth.EmailHeader))
+		if user != "" || email != "" {
+			id := Identity{User: user, Role: action.Viewer, Via: "proxy"}
+			if id.User == "" {
+				id.User = email
+			}
+			if u, ok := a.auth.Users.Lookup(user); ok {
+				id.Role = u.Role
+			} else if u, ok := a.auth.Users.LookupEmail(email); ok {
+				id.Role = u.Role
+			}
+			if a.auth.RoleHeader != "" {
+				if r, err := action.ParseRole(req.Header.Get(a.auth.RoleHeader)); err == nil {
+					id.Role = r
+				}
+			}
+			return id
+		}
+	}
+	if a.auth.Open {
+		role := action.Admin
+		if a.auth.ReadOnly {
+			role = action.Viewer
+		}
+		return Identity{User: "anonymous", Role: role, Via: "open"}
+	}
+	ck, err := c.Cookie(sessionCookie)
+	if err != nil {
+		return Identity{}
+	}
+	ss, err := a.signer.readSession(ck.Value, a.now())
+	if err != nil {
+		return Identity{}
+	}
+	u, ok := a.auth.Users.Lookup(ss.User)
+	if !ok {
+		return Identity{} // removed from the users file
+	}
+	return Identity{User: u.Name, Role: u.Role, Via: "session"}
+}
+
+// requireRole guards a route: anonymous browsers are sent to sign in,
+// signed-in users without the role get 403.
+func (a *App) requireRole(role action.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			id := identity(c)
+			if !id.Signed() {
+				if c.Request().Method == http.MethodGet && !strings.HasPrefix(c.Request().URL.Path, "/ws") {
+					return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
+				}
+				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")
+			}
+			if id.Role < role {
+				return echo.NewHTTPError(http.StatusForbidden, "Your role ("+id.Role.String()+") may not do this; it needs "+role.String()+".")
+			}
+			return next(c)
+		}
+	}
+}
+
+// sameOriginWrite refuses state-changing requests from other sites: the
+// Origin (or Sec-Fetch-Site) must say same-origin, and the form or header
+// must carry the CSRF token bound to this browser's cookie.
+func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Method == http.MethodGet || req.Method == http.MethodHead || req.Method == http.MethodOptions {
+			return next(c)
+		}
+		if !sameOriginRequest(req) {
+			return echo.NewHTTPError(http.StatusForbidden, "Cross-site request refused.")
+		}
+		ck, err := c.Cookie(csrfCookie)
+		token := req.Header.Get("X-CSRF-Token")
+		if token == "" {
+			token = c.FormValue("_csrf")
+		}
+		if err != nil || !a.signer.validCSRF(ck.Value, token) {
+			return echo.NewHTTPError(http.StatusForbidden, "The form expired or did not come from this console; reload the page and try again.")
+		}
+		return next(c)
+	}
+}
+
+func sameOriginRequest(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		return err == nil && strings.EqualFold(u.Host, r.Host)
+	}
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	}
+	return false
+}
+
+// writable refuses actions on a read-only console or without a runner.
+func (a *App) writable(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if a.auth.ReadOnly || a.actions == nil {
+			return echo.NewHTTPError(http.StatusForbidden, "This console is read-only: every action is disabled.")
+		}
+		return next(c)
+	}
+}

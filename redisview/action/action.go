@@ -1,0 +1,129 @@
+package action
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
+)
+
+// Kind is one named action ("delete-key", later "unban", "force-release-lock").
+// A kind only validates its request, names the keys it touches, describes
+// the change and queues its writes; the Runner does the rest (role check,
+// reading state, fingerprints, audit, the transaction), so a new kind
+// cannot forget any of it.
+type Kind interface {
+	Name() string   // stable identifier, recorded in the audit log
+	Title() string  // for buttons and headings: "Delete key"
+	Requires() Role // the lowest role that may run it
+	Args() []Arg    // what the confirmation form asks for
+	// Plan validates req (wrap ErrInvalid with a message) and decides which
+	// keys the action touches. It may read, never write: undo reads the
+	// audit log here.
+	Plan(ctx context.Context, env Env, req Request) (Plan, error)
+}
+
+// Plan is one validated request, ready to be previewed or executed.
+type Plan interface {
+	// Keys are every key the action reads or writes, all in Request.DB of
+	// one connection (one MULTI). They are WATCHed, fingerprinted and their
+	// prior state recorded, in this order.
+	Keys() []string
+	// Describe says what will happen to each key in its current state, one
+	// Change per key, or refuses (ErrNotFound for a missing key, ErrInvalid
+	// for a no-op, ErrNotUndoable for undo). It runs at preview and again
+	// under WATCH at execution, so it sees the state it will change.
+	Describe(states []State) ([]Change, error)
+	// Apply queues the writes inside MULTI. It must only queue commands on
+	// Keys(): anything else is neither watched nor recorded.
+	Apply(ctx context.Context, tx redis.Pipeliner, states []State)
+}
+
+// Request names what to act on. Every field comes from the browser: kinds
+// validate Args, the Runner validates the rest.
+type Request struct {
+	Conn string            `json:"c"`
+	DB   int               `json:"d"`
+	Key  string            `json:"k,omitempty"`
+	Args map[string]string `json:"a,omitempty"`
+}
+
+// Arg describes one argument a kind takes, for the form.
+type Arg struct {
+	Name string
+	Help string // "a duration from 1s to 365d (10m, 2h, 7d), or persist"
+}
+
+// Env is what a kind may consult while planning.
+type Env struct {
+	Conn  *redisview.Conn
+	Audit *Audit
+	Now   time.Time
+}
+
+// Change is what one key will go through, in words and in structure.
+type Change struct {
+	Key    string `json:"key"`
+	Op     string `json:"op"`    // "delete", "expire", "persist", "restore"
+	Text   string `json:"text"`  // "DELETE \"k\" (hash, 12 fields, TTL 4m 10s)"
+	After  string `json:"after"` // the key afterwards: "absent", "TTL 10m", "no TTL", …
+	Before State  `json:"before"`
+}
+
+// Preview is exactly what an action will do, shown on the confirmation
+// step. Only Kind, Request, Fingerprints and Made travel to the confirm
+// step (see Token); Execute describes the change again from the state it
+// reads under WATCH, refusing if that state is not the one previewed.
+type Preview struct {
+	Kind    string   `json:"kind"`
+	Title   string   `json:"title"`
+	Request Request  `json:"request"`
+	Changes []Change `json:"changes"`
+	Summary string   `json:"summary"`
+	// Undoable is false when a prior value will not be recorded (a
+	// sensitive key): the confirmation step must say so.
+	Undoable bool      `json:"undoable"`
+	Notes    []string  `json:"notes,omitempty"`
+	Made     time.Time `json:"made"`
+	// Fingerprints identify the state of each key the preview was made
+	// from (see fingerprint). A sensitive key's is keyed with the runner's
+	// secret, so the token reveals nothing about its value.
+	Fingerprints []string `json:"fingerprints"`
+}
+
+// Outcome is what Execute did.
+type Outcome struct {
+	Kind    string
+	Request Request
+	Changes []Change
+	Summary string
+	// IntentID and ID are the audit records written before and after the
+	// change. Undo takes ID.
+	IntentID string
+	ID       string
+	Undoable bool
+	// AuditWarning is set when the change happened but its outcome record
+	// could not be written (the audit server went away mid-action): the
+	// intent record still names it, but it cannot be undone from the log.
+	AuditWarning string
+}
+
+func cloneRequest(req Request) Request {
+	req.Args = maps.Clone(req.Args)
+	return req
+}
+
+// checkArgs refuses arguments a kind does not take: a typo must not be
+// silently ignored on a production write.
+func checkArgs(req Request, allowed ...string) error {
+	for _, name := range slices.Sorted(maps.Keys(req.Args)) {
+		if !slices.Contains(allowed, name) {
+			return invalidf("unknown argument %q", name)
+		}
+	}
+	return nil
+}

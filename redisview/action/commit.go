@@ -1,0 +1,105 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// commit runs the plan's writes in MULTI/EXEC on the connection that
+// WATCHes the keys, followed, inside the same transaction, by the reads
+// that fingerprint the state it leaves: no other client can slip a write
+// between the change and the fingerprint that undo will later compare.
+//
+// Why WATCH + MULTI rather than one Lua script: it needs no EVAL (managed
+// and least-privilege ACL users often lack it), DUMP and RESTORE cannot
+// be called from scripts on every server, and the optimistic check gives
+// the same guarantee here — EXEC applies every queued write or, if any
+// watched key was touched since the reads, none.
+func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []State) ([]State, error) {
+	type postRead struct {
+		typ       *redis.StatusCmd
+		pttl, exp *redis.IntCmd
+		dump      *redis.StringCmd
+	}
+	posts := make([]postRead, len(states))
+	nApply := 0
+	cmds, err := tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		p.Apply(ctx, pipe, states)
+		nApply = pipe.Len()
+		for i, s := range states {
+			if s.Sensitive {
+				continue // its fingerprint would never be recorded
+			}
+			pr := &posts[i]
+			pr.typ = pipe.Type(ctx, s.Key)
+			pr.pttl = redis.NewIntCmd(ctx, "pttl", s.Key)
+			_ = pipe.Process(ctx, pr.pttl)
+			if s.expireAt != -1 { // an unknown command would abort the whole transaction
+				pr.exp = redis.NewIntCmd(ctx, "pexpiretime", s.Key)
+				_ = pipe.Process(ctx, pr.exp)
+			}
+			pr.dump = pipe.Dump(ctx, s.Key)
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, redis.TxFailedErr):
+		return nil, fmt.Errorf("%w: a key was written by someone else while the change was being committed; nothing was changed, preview again", ErrChanged)
+	case strings.HasPrefix(err.Error(), "EXECABORT"):
+		// Refused while queuing (ACL, unknown command): EXEC discarded it all.
+		return nil, redisErr("queuing the change (nothing was changed)", firstErr(cmds, err))
+	case !isServerReply(err):
+		return nil, fmt.Errorf("%w: connection lost while committing: %v (Redis applies a transaction entirely or not at all: check the key to see whether it happened)", ErrRedis, err)
+	}
+	// EXEC ran. A command Redis refuses at run time does not roll back the
+	// others, so say exactly how much happened.
+	failed, first := 0, error(nil)
+	for _, c := range cmds[:nApply] {
+		if e := c.Err(); e != nil && e != redis.Nil {
+			failed++
+			if first == nil {
+				first = e
+			}
+		}
+	}
+	switch {
+	case failed == nApply && failed > 0:
+		return nil, redisErr("applying the change (nothing was changed)", first)
+	case failed > 0:
+		return nil, redisErr(fmt.Sprintf("applying the change: %d of %d commands were refused and the others applied", failed, nApply), first)
+	}
+	post := make([]State, len(states))
+	for i, s := range states {
+		post[i] = State{Key: s.Key, Type: "none", PTTL: -2, Size: -1, Family: s.Family, Role: s.Role, Sensitive: s.Sensitive}
+		pr := posts[i]
+		if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil || (pr.dump.Err() != nil && pr.dump.Err() != redis.Nil) || (pr.exp != nil && pr.exp.Err() != nil) {
+			continue // not fingerprinted: undo will refuse rather than guess
+		}
+		ps := &post[i]
+		ps.Type, ps.PTTL = pr.typ.Val(), pr.pttl.Val()
+		ps.dump = []byte(pr.dump.Val())
+		ps.expireAt = -1
+		if pr.exp != nil {
+			ps.expireAt = max(pr.exp.Val(), 0)
+		}
+		if !ps.Exists() {
+			ps.dump, ps.PTTL = nil, -2
+		}
+		ps.fp = r.fingerprint(*ps)
+	}
+	return post, nil
+}
+
+func firstErr(cmds []redis.Cmder, fallback error) error {
+	for _, c := range cmds {
+		if e := c.Err(); e != nil && e != redis.Nil {
+			return e
+		}
+	}
+	return fallback
+}

@@ -1,0 +1,27 @@
+// Package action is Keydeck's only way to write to a Redis server: named,
+// role-checked actions with a preview, an atomic execution and an audit
+// record from which they can be undone. It knows nothing of HTTP.
+//
+// A handler previews, shows the preview, and executes what was confirmed:
+//
+//	pv, err := runner.Preview(ctx, actor, conn, "set-ttl", action.Request{
+//		Conn: conn.Name, DB: 3, Key: key, Args: map[string]string{"ttl": "10m"}})
+//	// render pv.Summary, pv.Changes, pv.Notes; put sign(pv.Token()) in the form
+//	pv, err = action.ParseToken(verified(form.Token))
+//	out, err := runner.Execute(ctx, actor, conn, pv)
+//	// errors.Is(err, action.ErrChanged) → 409 "preview again", …
+//
+// Execution, for every kind:
+//
+//  1. the role is checked again, and the request re-planned from scratch;
+//  2. the keys are WATCHed and read (TYPE, PTTL, PEXPIRETIME, DUMP);
+//     their fingerprints must equal the preview's, or ErrChanged;
+//  3. an intent record with the prior values is appended to the audit
+//     stream; if that fails, nothing is written (ErrAuditUnavailable);
+//  4. MULTI, the kind's writes, the post-state reads, EXEC: all or nothing,
+//     and nothing at all if a watched key was touched since step 2;
+//  5. an outcome record (ok, failed or refused) referencing the intent.
+//
+// Because the prior values are read under the same WATCH that guards EXEC,
+// the recorded prior is exactly the state the change replaced.
+package action

@@ -1,0 +1,76 @@
+package action
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sentinel errors: handlers map them to HTTP status codes with errors.Is.
+// Every error this package returns wraps at most one of them and carries a
+// message fit to show the person who clicked.
+var (
+	// ErrForbidden: the actor's role is too low, or actions are disabled (read-only).
+	ErrForbidden = errors.New("not allowed")
+	// ErrChanged: the key changed between the preview and the confirmation;
+	// nothing was written. Preview again.
+	ErrChanged = errors.New("the key changed since you previewed it")
+	// ErrNotFound: the key (or the audit record) does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrAuditUnavailable: the intent could not be recorded, so nothing was written.
+	ErrAuditUnavailable = errors.New("audit log unavailable")
+	// ErrInvalid: bad arguments, an unknown action, an expired or foreign preview.
+	ErrInvalid = errors.New("invalid request")
+	// ErrNotUndoable: the audit record cannot be undone (see the message for why).
+	ErrNotUndoable = errors.New("cannot undo")
+	// ErrRedis: the target server was unreachable or refused a command (ACL,
+	// a managed Redis without the command). The message says which.
+	ErrRedis = errors.New("redis error")
+)
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+func notUndoablef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotUndoable, fmt.Sprintf(format, args...))
+}
+
+// redisErr turns a go-redis error into one a support engineer can act on.
+// where says what Keydeck was doing ("reading", "committing").
+func redisErr(where string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, redis.TxFailedErr) {
+		return ErrChanged
+	}
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "NOPERM"):
+		return fmt.Errorf("%w: not permitted by Redis ACL while %s: %s", ErrRedis, where, strings.TrimPrefix(msg, "NOPERM "))
+	case isServerReply(err):
+		return fmt.Errorf("%w: Redis refused the command while %s: %s", ErrRedis, where, msg)
+	default:
+		return fmt.Errorf("%w: Redis unreachable while %s: %s", ErrRedis, where, msg)
+	}
+}
+
+// isServerReply tells a reply the server sent (it is up and said no) from a
+// transport failure (it may be down).
+func isServerReply(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && !errors.Is(err, redis.ErrClosed)
+}
+
+// isUnsupported reports a command the server does not know or the ACL user
+// may not run: optional reads degrade instead of failing the action.
+func isUnsupported(err error) bool {
+	if err == nil || !isServerReply(err) {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unknown command") || strings.HasPrefix(msg, "noperm") || strings.Contains(msg, "unknown subcommand")
+}

@@ -1,0 +1,350 @@
+package action
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
+)
+
+// Options configure a Runner; the zero value is usable.
+type Options struct {
+	Stream string // audit stream key; default DefaultStream
+	MaxLen int64  // audit stream cap (MAXLEN ~); default DefaultMaxLen
+	// MaxPriorBytes caps the DUMP an audit record may hold (default 1 MiB;
+	// negative: no cap). A larger key cannot be acted on: it could not be
+	// undone, and serializing it would block the server.
+	MaxPriorBytes int
+	// PreviewTTL is how long a preview may be confirmed (default 15m).
+	PreviewTTL time.Duration
+	// Secret keys the fingerprints of sensitive values. Replicas behind one
+	// load balancer must share it (a preview made on one is confirmed on
+	// another); when empty a random one is made, valid for this process.
+	Secret []byte
+	// ReadOnly refuses every action for every role.
+	ReadOnly bool
+	// Kinds are registered after the built-in ones.
+	Kinds []Kind
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+
+	beforeExec func() // tests: runs between the intent record and EXEC
+}
+
+// Runner previews, executes and audits actions. It is safe for concurrent use.
+type Runner struct {
+	audit  *Audit
+	opts   Options
+	secret []byte
+	kinds  map[string]Kind
+	order  []Kind
+}
+
+const (
+	maxKeys       = 64
+	maxKeyBytes   = 64 << 10
+	maxDB         = 1 << 16
+	clockSkew     = time.Minute
+	auditDeadline = 5 * time.Second
+)
+
+// New builds a Runner that records to audit: a client on the audit server
+// and database (by default, database 15 of the first connection).
+func New(audit *redis.Client, opts Options) *Runner {
+	if opts.MaxPriorBytes == 0 {
+		opts.MaxPriorBytes = 1 << 20
+	}
+	if opts.PreviewTTL <= 0 {
+		opts.PreviewTTL = 15 * time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &Runner{audit: NewAudit(audit, opts.Stream, opts.MaxLen), opts: opts, kinds: map[string]Kind{}}
+	r.secret = opts.Secret
+	if len(r.secret) == 0 {
+		r.secret = make([]byte, 32)
+		_, _ = rand.Read(r.secret)
+	}
+	for _, k := range append([]Kind{DeleteKey{}, SetTTL{}, Undo{}}, opts.Kinds...) {
+		if _, dup := r.kinds[k.Name()]; dup {
+			panic("action: kind " + k.Name() + " registered twice")
+		}
+		r.kinds[k.Name()] = k
+		r.order = append(r.order, k)
+	}
+	return r
+}
+
+// Kinds lists the registered actions, for the UI.
+func (r *Runner) Kinds() []Kind { return append([]Kind(nil), r.order...) }
+
+// Kind finds an action by name.
+func (r *Runner) Kind(name string) (Kind, bool) { k, ok := r.kinds[name]; return k, ok }
+
+// Audit is the audit stream the runner writes.
+func (r *Runner) Audit() *Audit { return r.audit }
+
+// ReadAudit reads one page of the runner's audit stream (see ReadAudit).
+func (r *Runner) ReadAudit(ctx context.Context, f Filter) ([]Record, string, error) {
+	return r.audit.Read(ctx, f)
+}
+
+// Allowed reports whether actor may run the kind named, for hiding buttons.
+// Execute checks again; this is a convenience, not the guard.
+func (r *Runner) Allowed(actor Actor, kind string) bool {
+	k, ok := r.kinds[kind]
+	return ok && r.allow(actor, k) == nil
+}
+
+func (r *Runner) allow(actor Actor, k Kind) error {
+	switch {
+	case r.opts.ReadOnly:
+		return fmt.Errorf("%w: Keydeck runs read-only; every action is disabled", ErrForbidden)
+	case strings.TrimSpace(actor.User) == "":
+		return fmt.Errorf("%w: actions are recorded by user name, and none was given", ErrForbidden)
+	case !actor.Role.Allows(k.Requires()):
+		return fmt.Errorf("%w: %s needs the %s role; %s is %s", ErrForbidden, k.Title(), k.Requires(), actor.User, actor.Role)
+	}
+	return nil
+}
+
+// plan checks everything that needs no Redis and asks the kind for its plan.
+func (r *Runner) plan(ctx context.Context, actor Actor, conn *redisview.Conn, kind string, req Request) (Kind, Plan, []string, error) {
+	k, ok := r.kinds[kind]
+	if !ok {
+		return nil, nil, nil, invalidf("unknown action %q", kind)
+	}
+	if err := r.allow(actor, k); err != nil {
+		return k, nil, nil, err
+	}
+	switch {
+	case conn == nil:
+		return k, nil, nil, invalidf("no connection")
+	case req.Conn != conn.Name:
+		return k, nil, nil, invalidf("the request names connection %q, not %q", req.Conn, conn.Name)
+	case req.DB < 0 || req.DB > maxDB:
+		return k, nil, nil, invalidf("database %d out of range", req.DB)
+	}
+	p, err := k.Plan(ctx, Env{Conn: conn, Audit: r.audit, Now: r.opts.Now()}, req)
+	if err != nil {
+		return k, nil, nil, err
+	}
+	keys := p.Keys()
+	if len(keys) == 0 || len(keys) > maxKeys {
+		return k, nil, nil, invalidf("an action touches 1 to %d keys, not %d", maxKeys, len(keys))
+	}
+	seen := map[string]bool{}
+	for _, key := range keys {
+		if key == "" || len(key) > maxKeyBytes {
+			return k, nil, nil, invalidf("key name empty or longer than %s", redisview.FormatBytes(maxKeyBytes))
+		}
+		if seen[key] {
+			return k, nil, nil, invalidf("key %s named twice", quoteKey(key))
+		}
+		seen[key] = true
+	}
+	return k, p, keys, nil
+}
+
+// Preview reads the keys and says exactly what the action would do. It
+// writes nothing and records nothing.
+func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn, kind string, req Request) (Preview, error) {
+	req = cloneRequest(req)
+	k, p, keys, err := r.plan(ctx, actor, conn, kind, req)
+	if err != nil {
+		return Preview{}, err
+	}
+	states, err := r.readStates(ctx, conn.DB(req.DB), conn, req.DB, keys)
+	if err != nil {
+		return Preview{}, err
+	}
+	changes, err := p.Describe(states)
+	if err != nil {
+		return Preview{}, err
+	}
+	pv := Preview{Kind: k.Name(), Title: k.Title(), Request: req, Changes: changes, Summary: summary(changes), Undoable: true, Made: r.opts.Now()}
+	for _, s := range states {
+		pv.Fingerprints = append(pv.Fingerprints, s.fp)
+		if s.Sensitive {
+			pv.Undoable = false
+			pv.Notes = append(pv.Notes, fmt.Sprintf("The value of %s is sensitive (%s): it is not shown and not recorded, so this cannot be undone.", quoteKey(s.Key), s.Family))
+		}
+	}
+	return pv, nil
+}
+
+func summary(changes []Change) string {
+	texts := make([]string, len(changes))
+	for i, c := range changes {
+		texts[i] = c.Text
+	}
+	return strings.Join(texts, "; ")
+}
+
+// Execute performs a previewed action, atomically, if the keys are still
+// exactly as previewed, recording an intent before and an outcome after.
+// The role is checked again here: the handler's check is not trusted.
+//
+// On failure the returned Outcome still names the audit records written.
+func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn, pv Preview) (Outcome, error) {
+	req := cloneRequest(pv.Request)
+	out := Outcome{Kind: pv.Kind, Request: req}
+	rec := Record{User: actor.User, Role: actor.Role.String(), Action: pv.Kind, Conn: req.Conn, DB: req.DB, Args: req.Args}
+	if req.Key != "" {
+		rec.Keys = []string{req.Key}
+	}
+	k, p, keys, err := r.plan(ctx, actor, conn, pv.Kind, req)
+	if err == nil {
+		err = r.checkPreview(pv, keys)
+	}
+	if err != nil {
+		if k != nil { // an unknown kind name is noise, not an attempt
+			if keys != nil {
+				rec.Keys = keys
+			}
+			r.settle(ctx, &out, rec, "", err)
+		}
+		return out, err
+	}
+	rec.Keys = keys
+	if u, ok := p.(undoer); ok {
+		rec.Undoes = u.undoes()
+	}
+
+	var post []State
+	err = conn.DB(req.DB).Watch(ctx, func(tx *redis.Tx) error {
+		states, err := r.readStates(ctx, tx, conn, req.DB, keys)
+		if err != nil {
+			return err
+		}
+		for i, s := range states {
+			if s.fp != pv.Fingerprints[i] {
+				return fmt.Errorf("%w: %s is now %s; preview again", ErrChanged, quoteKey(s.Key), s.Shape())
+			}
+		}
+		changes, err := p.Describe(states)
+		if err != nil {
+			return err
+		}
+		out.Changes, out.Summary = changes, summary(changes)
+		out.Undoable = true
+		for _, s := range states {
+			out.Undoable = out.Undoable && !s.Sensitive
+		}
+		rec.Summary = out.Summary
+		rec.Targets = priorTargets(states)
+		intent := rec
+		intent.Phase = PhaseIntent
+		intent.Time = r.opts.Now()
+		if out.IntentID, err = r.audit.writeIntent(ctx, intent); err != nil {
+			return err
+		}
+		if r.opts.beforeExec != nil {
+			r.opts.beforeExec()
+		}
+		post, err = r.commit(ctx, tx, p, states)
+		return err
+	}, keys...)
+	if err != nil && !isOurs(err) {
+		err = redisErr("watching the keys", err)
+	}
+	if errors.Is(err, ErrAuditUnavailable) {
+		return out, err // the audit server cannot take the failure record either
+	}
+	if err == nil {
+		rec.Targets = postTargets(post)
+	} else {
+		rec.Targets = nil
+	}
+	r.settle(ctx, &out, rec, out.IntentID, err)
+	return out, err
+}
+
+// isOurs reports an error this package already explained.
+func isOurs(err error) bool {
+	for _, s := range []error{ErrForbidden, ErrChanged, ErrNotFound, ErrAuditUnavailable, ErrInvalid, ErrNotUndoable, ErrRedis} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Runner) checkPreview(pv Preview, keys []string) error {
+	age := r.opts.Now().Sub(pv.Made)
+	switch {
+	case pv.Made.IsZero() || age < -clockSkew:
+		return invalidf("the preview has no valid time; preview again")
+	case age > r.opts.PreviewTTL:
+		return invalidf("the preview is %s old, older than the %s a preview may be confirmed; preview again", FormatTTL(age.Round(time.Second)), FormatTTL(r.opts.PreviewTTL))
+	case len(pv.Fingerprints) != len(keys):
+		return invalidf("the preview does not match the action; preview again")
+	}
+	return nil
+}
+
+// settle writes the outcome record. It outlives the caller's context (a
+// closed browser tab must not leave an intent without an outcome), and is
+// best effort: when the audit server is down the failure is still returned
+// to the caller, only its record is lost.
+func (r *Runner) settle(ctx context.Context, out *Outcome, rec Record, intentID string, err error) {
+	rec.Phase, rec.Ref, rec.Time = PhaseOutcome, intentID, r.opts.Now()
+	rec.Outcome = OutcomeOK
+	if err != nil {
+		rec.Outcome, rec.Error = outcomeOf(err), err.Error()
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditDeadline)
+	defer cancel()
+	id, werr := r.audit.writeOutcome(actx, rec, intentID)
+	out.ID = id
+	if werr != nil && err == nil {
+		out.AuditWarning = fmt.Sprintf("the change was made and its intent recorded (%s), but its outcome could not be recorded: %v", intentID, werr)
+	}
+}
+
+func outcomeOf(err error) string {
+	for _, s := range []error{ErrForbidden, ErrInvalid, ErrNotUndoable, ErrNotFound} {
+		if errors.Is(err, s) {
+			return OutcomeRefused
+		}
+	}
+	return OutcomeFailed
+}
+
+func priorTargets(states []State) []Target {
+	out := make([]Target, len(states))
+	for i, s := range states {
+		t := Target{Key: s.Key, Type: s.Type, Family: s.Family, Sensitive: s.Sensitive, Size: s.Size, Unit: s.Unit, PTTL: s.PTTL}
+		switch {
+		case s.Sensitive:
+			t.Prior = PriorSensitive
+		case s.Exists():
+			t.Prior = base64.StdEncoding.EncodeToString(s.dump)
+			t.Before = s.fp
+		default:
+			t.Before = s.fp
+		}
+		out[i] = t
+	}
+	return out
+}
+
+func postTargets(states []State) []Target {
+	out := make([]Target, len(states))
+	for i, s := range states {
+		t := Target{Key: s.Key, Type: s.Type, Sensitive: s.Sensitive, PTTL: s.PTTL}
+		if !s.Sensitive {
+			t.After = s.fp
+		}
+		out[i] = t
+	}
+	return out
+}

@@ -1,0 +1,216 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// State is one key as Keydeck read it just before acting. Its serialized
+// value stays inside this package: kinds see the key's shape, never its
+// bytes, and a sensitive key's excerpt is always empty.
+type State struct {
+	Key       string `json:"key"`
+	Type      string `json:"type"`             // as TYPE reports it; "none" when absent
+	PTTL      int64  `json:"pttl"`             // ms remaining; -1 no TTL; -2 absent
+	Size      int64  `json:"size"`             // in Unit; -1 unknown
+	Unit      string `json:"unit,omitempty"`   // "bytes", "fields", "items", "members", "entries"
+	Family    string `json:"family,omitempty"` // schema family id; "" unclassified
+	Role      string `json:"role,omitempty"`   // schema role
+	Sensitive bool   `json:"sensitive,omitempty"`
+	// Excerpt is the start of a non-sensitive string value, for previews
+	// (a lock shows its holder). Attacker-controlled: views escape it.
+	Excerpt   string `json:"excerpt,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"` // Excerpt is not the whole value
+
+	dump     []byte // DUMP payload; nil when absent
+	expireAt int64  // PEXPIRETIME ms; 0 none; -1 the server cannot say
+	fp       string
+}
+
+// Exists reports whether the key was there.
+func (s State) Exists() bool { return s.Type != "none" }
+
+// TTL is the remaining lifetime and whether the key has one.
+func (s State) TTL() (time.Duration, bool) {
+	if s.PTTL < 0 {
+		return 0, false
+	}
+	return time.Duration(s.PTTL) * time.Millisecond, true
+}
+
+// Shape describes the key without its value: "hash, 12 fields, TTL 4m 10s".
+func (s State) Shape() string {
+	if !s.Exists() {
+		return "absent"
+	}
+	out := s.Type
+	if s.Size >= 0 && s.Unit != "" {
+		out += fmt.Sprintf(", %d %s", s.Size, s.Unit)
+	}
+	return out + ", " + s.ttlText()
+}
+
+func (s State) ttlText() string {
+	if d, ok := s.TTL(); ok {
+		return "TTL " + FormatTTL(d)
+	}
+	return "no TTL"
+}
+
+const excerptBytes = 200
+
+// lengthCmd is the O(1) size command per type.
+func lengthCmd(ctx context.Context, p redis.Pipeliner, typ, key string) (*redis.IntCmd, string) {
+	switch typ {
+	case "string":
+		return p.StrLen(ctx, key), "bytes"
+	case "hash":
+		return p.HLen(ctx, key), "fields"
+	case "list":
+		return p.LLen(ctx, key), "items"
+	case "set":
+		return p.SCard(ctx, key), "members"
+	case "zset":
+		return p.ZCard(ctx, key), "members"
+	case "stream":
+		return p.XLen(ctx, key), "entries"
+	}
+	return nil, ""
+}
+
+// pipeliner is what both a plain client (preview) and a WATCHing Tx
+// (execution) offer: reads on one connection in one round trip.
+type pipeliner interface {
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+// readStates reads every key in two pipelined round trips: shape and
+// expiry first, then DUMP (only of keys small enough to record) and the
+// sizes, which need the type. Under WATCH both trips see the state the
+// transaction will replace, or EXEC fails.
+func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, keys []string) ([]State, error) {
+	type first struct {
+		typ             *redis.StatusCmd
+		pttlN, exp, mem *redis.IntCmd
+	}
+	firsts := make([]first, len(keys))
+	_, err := p.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i, k := range keys {
+			f := &firsts[i]
+			f.typ = pipe.Type(ctx, k)
+			f.pttlN = redis.NewIntCmd(ctx, "pttl", k)
+			f.exp = redis.NewIntCmd(ctx, "pexpiretime", k)
+			f.mem = redis.NewIntCmd(ctx, "memory", "usage", k)
+			_ = pipe.Process(ctx, f.pttlN)
+			_ = pipe.Process(ctx, f.exp)
+			_ = pipe.Process(ctx, f.mem)
+		}
+		return nil
+	})
+	if err != nil && !isServerReply(err) {
+		return nil, redisErr("reading the keys", err)
+	}
+	var cls *schema.Classifier
+	if conn != nil {
+		cls = conn.Classifier()
+	}
+	states := make([]State, len(keys))
+	for i, k := range keys {
+		f := firsts[i]
+		if err := f.typ.Err(); err != nil {
+			return nil, redisErr("reading TYPE of "+quoteKey(k), err)
+		}
+		if err := f.pttlN.Err(); err != nil {
+			return nil, redisErr("reading PTTL of "+quoteKey(k), err)
+		}
+		s := State{Key: k, Type: f.typ.Val(), PTTL: f.pttlN.Val(), Size: -1}
+		if cls != nil {
+			if fam, ok := cls.Classify(db, k); ok {
+				s.Family, s.Role, s.Sensitive = fam.ID, string(fam.Role), fam.Sensitive
+			}
+		}
+		switch err := f.exp.Err(); {
+		case err == nil:
+			s.expireAt = max(f.exp.Val(), 0) // -1 no TTL, -2 absent: both mean "no expiry time"
+		case isUnsupported(err):
+			s.expireAt = -1 // before Redis 7, or not granted: fingerprints fall back to has-a-TTL
+		default:
+			return nil, redisErr("reading PEXPIRETIME of "+quoteKey(k), err)
+		}
+		if !s.Exists() {
+			s.PTTL = -2
+		} else if lim := r.opts.MaxPriorBytes; lim > 0 && f.mem.Err() == nil && f.mem.Val() > 8*int64(lim) {
+			// Refuse before DUMP: serializing a huge key blocks the server.
+			return nil, tooLarge(k, f.mem.Val(), "in memory", lim)
+		}
+		states[i] = s
+	}
+
+	dumps := make([]*redis.StringCmd, len(keys))
+	sizes := make([]*redis.IntCmd, len(keys))
+	excerpts := make([]*redis.StringCmd, len(keys))
+	_, err = p.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i, s := range states {
+			if !s.Exists() {
+				continue
+			}
+			dumps[i] = pipe.Dump(ctx, s.Key)
+			sizes[i], states[i].Unit = lengthCmd(ctx, pipe, s.Type, s.Key)
+			if s.Type == "string" && !s.Sensitive {
+				excerpts[i] = pipe.GetRange(ctx, s.Key, 0, excerptBytes-1)
+			}
+		}
+		return nil
+	})
+	if err != nil && !isServerReply(err) {
+		return nil, redisErr("reading the keys", err)
+	}
+	for i := range states {
+		s := &states[i]
+		if dumps[i] != nil {
+			switch err := dumps[i].Err(); {
+			case err == redis.Nil:
+				// Expired between the two round trips: under WATCH, EXEC
+				// will fail; in a preview, the key is simply gone.
+				*s = State{Key: s.Key, Type: "none", PTTL: -2, Size: -1, Family: s.Family, Role: s.Role, Sensitive: s.Sensitive}
+			case err != nil:
+				return nil, redisErr("reading DUMP of "+quoteKey(s.Key)+" (needed to record the prior value)", err)
+			default:
+				s.dump = []byte(dumps[i].Val())
+			}
+		}
+		if s.Exists() && sizes[i] != nil && sizes[i].Err() == nil {
+			s.Size = sizes[i].Val()
+		}
+		if s.Exists() && excerpts[i] != nil && excerpts[i].Err() == nil {
+			s.Excerpt = excerpts[i].Val()
+			s.Truncated = s.Size > int64(len(s.Excerpt))
+		}
+		if lim := r.opts.MaxPriorBytes; lim > 0 && !s.Sensitive && len(s.dump) > lim {
+			return nil, tooLarge(s.Key, int64(len(s.dump)), "serialized", lim)
+		}
+		s.fp = r.fingerprint(*s)
+	}
+	return states, nil
+}
+
+func tooLarge(key string, n int64, how string, limit int) error {
+	return invalidf("key %s is %s %s, more than the %s an audit record may hold, so it could not be undone; raise the audit prior limit to act on it",
+		quoteKey(key), redisview.FormatBytes(n), how, redisview.FormatBytes(int64(limit)))
+}
+
+// quoteKey renders a key name in messages: quoted, so spaces and control
+// characters in attacker-chosen names cannot disguise the message.
+func quoteKey(k string) string {
+	const max = 200
+	if len(k) > max {
+		return fmt.Sprintf("%q…", k[:max])
+	}
+	return fmt.Sprintf("%q", k)
+}

@@ -1,0 +1,163 @@
+package action
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Undo restores the keys of an audited action to the state its intent
+// record captured (RESTORE … REPLACE with the recorded remaining TTL, or
+// DEL for a key that did not exist). It is an action like any other:
+// previewed, confirmed, audited, and itself undoable.
+//
+// It refuses when the keys are no longer exactly as the action left them
+// (restoring would silently discard someone's later change), when a prior
+// value was not recorded (sensitive), when the record was already undone,
+// or when a recorded value is damaged.
+type Undo struct{}
+
+func (Undo) Name() string   { return "undo" }
+func (Undo) Title() string  { return "Undo" }
+func (Undo) Requires() Role { return Admin }
+func (Undo) Args() []Arg {
+	return []Arg{{Name: "record", Help: "the id of the successful outcome record to undo"}}
+}
+
+// UndoRequest is the request to undo an outcome record.
+func UndoRequest(rec Record) Request {
+	req := Request{Conn: rec.Conn, DB: rec.DB, Args: map[string]string{"record": rec.ID}}
+	if len(rec.Keys) > 0 {
+		req.Key = rec.Keys[0]
+	}
+	return req
+}
+
+type undoer interface{ undoes() string }
+
+type priorKey struct {
+	key    string
+	absent bool
+	dump   string
+	ttl    time.Duration // 0: no TTL
+	shape  State         // as recorded, for the description
+	after  string        // fingerprint the action left
+}
+
+type undoPlan struct {
+	record string
+	keys   []string
+	priors []priorKey
+}
+
+func (p undoPlan) undoes() string { return p.record }
+func (p undoPlan) Keys() []string { return p.keys }
+func (Undo) refuse(id, why string) error {
+	return notUndoablef("record %s: %s", id, why)
+}
+
+func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
+	if err := checkArgs(req, "record"); err != nil {
+		return nil, err
+	}
+	id := req.Args["record"]
+	if id == "" {
+		return nil, invalidf("record is required")
+	}
+	rec, err := env.Audit.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case rec.Phase != PhaseOutcome:
+		return nil, u.refuse(id, "is an intent record; undo the outcome record that concludes it")
+	case rec.Outcome != OutcomeOK:
+		return nil, u.refuse(id, fmt.Sprintf("the action %s (%s), so there is nothing to undo", rec.Outcome, rec.Error))
+	case rec.Conn != req.Conn || rec.DB != req.DB:
+		return nil, invalidf("record %s is about connection %q database %d, not %q database %d", id, rec.Conn, rec.DB, req.Conn, req.DB)
+	case req.Key != "" && (len(rec.Keys) == 0 || rec.Keys[0] != req.Key):
+		return nil, invalidf("record %s is not about key %s", id, quoteKey(req.Key))
+	}
+	if by, err := env.Audit.claimOf(ctx, id); err != nil {
+		return nil, err
+	} else if by != "" {
+		return nil, alreadyUndone(id, by)
+	}
+	intent, err := env.Audit.Get(ctx, rec.Ref)
+	if err != nil || intent.Phase != PhaseIntent {
+		return nil, u.refuse(id, "its intent record, which holds the prior values, is gone (trimmed from the capped log?)")
+	}
+	after := map[string]string{}
+	for _, t := range rec.Targets {
+		after[t.Key] = t.After
+	}
+	p := undoPlan{record: id}
+	for _, t := range intent.Targets {
+		pk := priorKey{key: t.Key, after: after[t.Key], absent: t.Type == "none",
+			shape: State{Key: t.Key, Type: t.Type, PTTL: t.PTTL, Size: t.Size, Unit: t.Unit}}
+		switch {
+		case t.Sensitive || t.Prior == PriorSensitive:
+			return nil, u.refuse(id, fmt.Sprintf("the value of %s is sensitive and was not recorded", quoteKey(t.Key)))
+		case pk.after == "":
+			return nil, u.refuse(id, fmt.Sprintf("the state the action left %s in was not recorded", quoteKey(t.Key)))
+		case !pk.absent:
+			b, err := base64.StdEncoding.DecodeString(t.Prior)
+			if err != nil || !checkDump(b) {
+				return nil, u.refuse(id, fmt.Sprintf("the recorded value of %s is damaged (bad encoding or checksum)", quoteKey(t.Key)))
+			}
+			pk.dump = string(b)
+			if t.PTTL >= 0 {
+				pk.ttl = max(time.Duration(t.PTTL)*time.Millisecond, time.Millisecond)
+			}
+		}
+		p.keys = append(p.keys, t.Key)
+		p.priors = append(p.priors, pk)
+	}
+	if len(p.keys) == 0 {
+		return nil, u.refuse(id, "it names no keys")
+	}
+	return p, nil
+}
+
+func (p undoPlan) Describe(states []State) ([]Change, error) {
+	var serverRDB uint16
+	for _, s := range states {
+		serverRDB = max(serverRDB, dumpVersion(s.dump))
+	}
+	out := make([]Change, len(states))
+	for i, s := range states {
+		pk := p.priors[i]
+		if s.fp != pk.after {
+			return nil, notUndoablef("record %s: %s changed since the action (now %s); undoing would discard that later change", p.record, quoteKey(s.Key), s.Shape())
+		}
+		if pk.absent {
+			out[i] = Change{Key: s.Key, Op: "delete", After: "absent", Before: s,
+				Text: fmt.Sprintf("DELETE %s, which did not exist before the action (now %s)", quoteKey(s.Key), s.Shape())}
+			continue
+		}
+		if v := dumpVersion([]byte(pk.dump)); serverRDB > 0 && v > serverRDB {
+			return nil, notUndoablef("record %s: the value of %s was saved by a newer Redis (RDB %d) than this server (RDB %d)", p.record, quoteKey(s.Key), v, serverRDB)
+		}
+		restored := pk.shape
+		restored.PTTL = -1
+		if pk.ttl > 0 {
+			restored.PTTL = pk.ttl.Milliseconds()
+		}
+		out[i] = Change{Key: s.Key, Op: "restore", After: restored.Shape(), Before: s,
+			Text: fmt.Sprintf("RESTORE %s as it was before the action (%s; now %s)", quoteKey(s.Key), restored.Shape(), s.Shape())}
+	}
+	return out, nil
+}
+
+func (p undoPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
+	for _, pk := range p.priors {
+		if pk.absent {
+			tx.Del(ctx, pk.key)
+		} else {
+			tx.RestoreReplace(ctx, pk.key, pk.ttl, pk.dump)
+		}
+	}
+}
