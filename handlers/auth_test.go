@@ -1,0 +1,311 @@
+package handlers
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/live"
+	"github.com/keydeck/keydeck/redisview/redistest"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+const testSecret = "0123456789abcdef0123456789abcdef-test"
+
+var testHash, _ = bcrypt.GenerateFromPassword([]byte("right-password"), bcrypt.MinCost)
+
+func testUsers() *Users {
+	return NewUsers(
+		User{Name: "vera", Role: action.Viewer}.WithPassword(testHash),
+		User{Name: "sam", Role: action.Support}.WithPassword(testHash),
+		User{Name: "ada", Role: action.Admin, Email: "ada@example.com"}.WithPassword(testHash),
+	)
+}
+
+type authFixture struct {
+	redis *redistest.Server
+	reg   *redisview.Registry
+	srv   *httptest.Server
+	run   *action.Runner
+}
+
+// newAuthFixture serves the console with sign-in, backed by rs (a fresh
+// server when nil); two fixtures on one rs behave as two replicas.
+func newAuthFixture(t *testing.T, rs *redistest.Server, mutate func(*Auth)) *authFixture {
+	t.Helper()
+	if rs == nil {
+		rs = redistest.Start(t)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.UsePacks(schema.Builtin(), map[string]string{"main": "eisland"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go reg.Monitor(ctx, 100*time.Millisecond)
+	hub := live.New(ctx, log, 100*time.Millisecond)
+	sweepers := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
+	auth := Auth{Users: testUsers(), Secret: []byte(testSecret), Limiter: redisview.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute)}
+	if mutate != nil {
+		mutate(&auth)
+	}
+	run := action.New(rs.Client(15), action.Options{Secret: auth.Secret, ReadOnly: auth.ReadOnly})
+	e := echo.New()
+	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Auth: auth, Actions: run}).Routes(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(func() { srv.Close(); cancel(); hub.Wait(); sweepers.Wait(); reg.Close() })
+	waitFor(t, "monitor", func() bool { return reg.All()[0].Status().Up })
+	return &authFixture{redis: rs, reg: reg, srv: srv, run: run}
+}
+
+// browser is an HTTP client with cookies that does not follow redirects.
+type browser struct {
+	t    *testing.T
+	c    *http.Client
+	base string
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, base: base, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (b *browser) do(method, path string, form url.Values, hdr ...string) (int, http.Header, string) {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, b.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", b.base)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(out)
+}
+
+var csrfRe = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// csrf fetches a page and returns the form token it carries.
+func (b *browser) csrf(path string) string {
+	b.t.Helper()
+	_, _, body := b.do(http.MethodGet, path, nil)
+	m := csrfRe.FindStringSubmatch(body)
+	if m == nil {
+		b.t.Fatalf("no CSRF token on %s", path)
+	}
+	return m[1]
+}
+
+func (b *browser) login(user, pw string) int {
+	b.t.Helper()
+	tok := b.csrf("/login")
+	code, _, _ := b.do(http.MethodPost, "/login", url.Values{"_csrf": {tok}, "username": {user}, "password": {pw}, "next": {"/"}})
+	return code
+}
+
+// Every route × every role (and anonymous) gives the expected status;
+// viewers never reach an action.
+func TestRBACMatrix(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	f.redis.Client(3).Set(context.Background(), "server:wallpaper-detail::1:a:1", "{}", time.Minute)
+	const (
+		anon = iota
+		viewer
+		support
+		admin
+	)
+	who := []string{"anonymous", "vera", "sam", "ada"}
+	routes := []struct {
+		method, path string
+		form         bool
+		want         [4]int
+	}{
+		{"GET", "/healthz", false, [4]int{200, 200, 200, 200}},
+		{"GET", "/readyz", false, [4]int{200, 200, 200, 200}},
+		{"GET", "/login", false, [4]int{200, 303, 303, 303}},
+		{"GET", "/static/css/app.css", false, [4]int{200, 200, 200, 200}},
+		{"GET", "/", false, [4]int{303, 200, 200, 200}},
+		{"GET", "/c/main", false, [4]int{303, 200, 200, 200}},
+		{"GET", "/c/main/db/3", false, [4]int{303, 200, 200, 200}},
+		{"GET", "/c/main/db/3/key?k=server:wallpaper-detail::1:a:1", false, [4]int{303, 200, 200, 200}},
+		{"GET", "/audit", false, [4]int{303, 200, 200, 200}},
+		{"GET", "/ws?topic=overview:main", false, [4]int{401, 400, 400, 400}}, // not an upgrade: 400 once past auth
+		{"POST", "/actions/preview", true, [4]int{401, 403, 403, 200}},
+		{"GET", "/actions/undo?conn=main&db=3&record=1-1", false, [4]int{303, 403, 403, 404}},
+		{"POST", "/actions/execute", true, [4]int{401, 403, 400, 400}}, // a bogus token: refused before anything runs
+		{"POST", "/logout", true, [4]int{303, 303, 303, 303}},
+	}
+	browsers := make([]*browser, 4)
+	for i := range browsers {
+		browsers[i] = newBrowser(t, f.srv.URL)
+		if i != anon {
+			if code := browsers[i].login(who[i], "right-password"); code != http.StatusSeeOther {
+				t.Fatalf("sign in %s: %d", who[i], code)
+			}
+		}
+	}
+	var matrix strings.Builder
+	for _, r := range routes {
+		row := r.method + " " + r.path
+		for i, b := range browsers {
+			var form url.Values
+			if r.form {
+				page := "/"
+				if i == anon {
+					page = "/login"
+				}
+				form = url.Values{"_csrf": {b.csrf(page)}, "kind": {"delete-key"}, "conn": {"main"}, "db": {"3"}, "key": {"server:wallpaper-detail::1:a:1"}, "token": {"bogus"}}
+			}
+			code, _, body := b.do(r.method, r.path, form)
+			if code != r.want[i] {
+				t.Errorf("%s as %s: %d, want %d (%.120s)", row, who[i], code, r.want[i], body)
+			}
+			row += " " + who[i] + "=" + http.StatusText(code)
+		}
+		matrix.WriteString(row + "\n")
+	}
+	t.Logf("RBAC matrix:\n%s", matrix.String())
+}
+
+func TestLoginLimitHoldsAcrossReplicas(t *testing.T) {
+	rs := redistest.Start(t)
+	a := newAuthFixture(t, rs, nil)
+	b := newAuthFixture(t, rs, nil)
+	ba, bb := newBrowser(t, a.srv.URL), newBrowser(t, b.srv.URL)
+	for i := range 5 {
+		br := ba
+		if i%2 == 1 {
+			br = bb
+		}
+		if code := br.login("ada", "wrong"); code != http.StatusUnauthorized {
+			t.Fatalf("attempt %d: %d", i, code)
+		}
+	}
+	tok := bb.csrf("/login")
+	code, hdr, body := bb.do(http.MethodPost, "/login", url.Values{"_csrf": {tok}, "username": {"ada"}, "password": {"right-password"}})
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "Try again in") || hdr.Get("Retry-After") == "" {
+		t.Fatalf("sixth attempt on the other replica: %d %q", code, hdr.Get("Retry-After"))
+	}
+}
+
+func TestSessionAndCSRFHoldAcrossReplicas(t *testing.T) {
+	rs := redistest.Start(t)
+	a := newAuthFixture(t, rs, nil)
+	b := newAuthFixture(t, rs, nil)
+	br := newBrowser(t, a.srv.URL)
+	if code := br.login("ada", "right-password"); code != http.StatusSeeOther {
+		t.Fatalf("login: %d", code)
+	}
+	tok := br.csrf("/c/main")
+	// Same cookies, other replica.
+	br.base = b.srv.URL
+	u, _ := url.Parse(a.srv.URL)
+	ub, _ := url.Parse(b.srv.URL)
+	br.c.Jar.SetCookies(ub, br.c.Jar.Cookies(u))
+	if code, _, _ := br.do(http.MethodGet, "/c/main", nil); code != http.StatusOK {
+		t.Fatalf("session on the other replica: %d", code)
+	}
+	rs.Client(3).Set(context.Background(), "server:wallpaper-detail::9:a:1", "{}", time.Minute)
+	code, _, body := br.do(http.MethodPost, "/actions/preview", url.Values{"_csrf": {tok}, "kind": {"delete-key"}, "conn": {"main"}, "db": {"3"}, "key": {"server:wallpaper-detail::9:a:1"}})
+	if code != http.StatusOK || !strings.Contains(body, `data-testid="confirm"`) {
+		t.Fatalf("CSRF token from one replica refused by the other: %d", code)
+	}
+}
+
+func TestCSRFAndOrigin(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	br := newBrowser(t, f.srv.URL)
+	br.login("ada", "right-password")
+	tok := br.csrf("/c/main")
+	form := func() url.Values {
+		return url.Values{"_csrf": {tok}, "kind": {"delete-key"}, "conn": {"main"}, "db": {"0"}, "key": {"x"}}
+	}
+	if code, _, _ := br.do(http.MethodPost, "/actions/preview", form(), "Origin", "https://evil.example"); code != http.StatusForbidden {
+		t.Fatalf("cross-origin POST: %d", code)
+	}
+	noTok := form()
+	noTok.Del("_csrf")
+	if code, _, _ := br.do(http.MethodPost, "/actions/preview", noTok); code != http.StatusForbidden {
+		t.Fatalf("POST without token: %d", code)
+	}
+	bad := form()
+	bad.Set("_csrf", "forged")
+	if code, _, _ := br.do(http.MethodPost, "/actions/preview", bad); code != http.StatusForbidden {
+		t.Fatalf("POST with a forged token: %d", code)
+	}
+	if code, _, _ := br.do(http.MethodPost, "/actions/preview", form(), "Origin", "", "Sec-Fetch-Site", "cross-site"); code != http.StatusForbidden {
+		t.Fatalf("cross-site fetch: %d", code)
+	}
+	// A websocket from a foreign page is refused even with the session cookie.
+	u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/ws?topic=overview%3Amain"
+	hdr := http.Header{"Origin": {"https://evil.example"}}
+	pu, _ := url.Parse(f.srv.URL)
+	for _, ck := range br.c.Jar.Cookies(pu) {
+		hdr.Add("Cookie", ck.Name+"="+ck.Value)
+	}
+	if _, res, err := websocket.DefaultDialer.Dial(u, hdr); err == nil || res == nil || res.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign-origin websocket: %v %+v", err, res)
+	}
+}
+
+func TestProxyIdentityOnlyFromTrustedAddresses(t *testing.T) {
+	trusted := newAuthFixture(t, nil, func(a *Auth) {
+		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		a.RoleHeader = "X-Forwarded-Role"
+	})
+	br := newBrowser(t, trusted.srv.URL)
+	code, _, body := br.do(http.MethodGet, "/c/main", nil, "X-Forwarded-Email", "ada@example.com")
+	if code != http.StatusOK || !strings.Contains(body, `data-testid="whoami"`) || !strings.Contains(body, "ada@example.com") {
+		t.Fatalf("proxy user: %d", code)
+	}
+	untrusted := newAuthFixture(t, nil, func(a *Auth) {
+		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.9.9.9/32")}
+	})
+	br = newBrowser(t, untrusted.srv.URL)
+	if code, _, _ := br.do(http.MethodGet, "/c/main", nil, "X-Forwarded-User", "ada"); code != http.StatusSeeOther {
+		t.Fatalf("header from an untrusted address was believed: %d", code)
+	}
+}
+
+func TestReadOnlyDisablesActions(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *Auth) { a.ReadOnly = true })
+	br := newBrowser(t, f.srv.URL)
+	br.login("ada", "right-password")
+	tok := br.csrf("/c/main")
+	code, _, body := br.do(http.MethodPost, "/actions/preview", url.Values{"_csrf": {tok}, "kind": {"delete-key"}, "conn": {"main"}, "db": {"0"}, "key": {"x"}})
+	if code != http.StatusForbidden || !strings.Contains(body, "read-only") {
+		t.Fatalf("read-only preview: %d", code)
+	}
+}
