@@ -54,7 +54,7 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 		// Refused while queuing (ACL, unknown command): EXEC discarded it all.
 		return nil, redisErr("queuing the change (nothing was changed)", firstErr(cmds, err))
 	case !isServerReply(err):
-		return nil, fmt.Errorf("%w: connection lost while committing: %v (Redis applies a transaction entirely or not at all: check the key to see whether it happened)", ErrRedis, err)
+		return nil, redisf("connection to Redis lost while committing: %v (Redis applies a transaction entirely or not at all: check the key to see whether it happened)", err)
 	}
 	// EXEC ran. A command Redis refuses at run time does not roll back the
 	// others, so say exactly how much happened.

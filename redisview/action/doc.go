@@ -24,4 +24,28 @@
 //
 // Because the prior values are read under the same WATCH that guards EXEC,
 // the recorded prior is exactly the state the change replaced.
+//
+// # Audit records
+//
+// One stream entry per record, flat string fields (empty ones omitted):
+//
+//	v        "1"
+//	phase    "intent" | "outcome"
+//	ref      outcome: the intent's stream id ("" if refused before any intent)
+//	time     RFC 3339, UTC
+//	user, role, action, conn, db
+//	key      the first key; keys: JSON array of every key
+//	args     JSON object of the request's arguments
+//	summary  what was (to be) done, in words
+//	targets  JSON array, one per key:
+//	           {key, type, family, sensitive, size, unit, pttl,
+//	            prior  (intent: base64 DUMP, or "(sensitive, not recorded)"),
+//	            before (intent: fingerprint), after (outcome: fingerprint)}
+//	outcome  "ok" | "failed" | "refused" (outcome records)
+//	error    why it failed or was refused
+//	undoes   undo: the outcome id it reverses
+//
+// An undo claims the record it reverses with the key <stream>:undone:<id>
+// (set with its intent, kept on success, removed on failure), which is how
+// a second undo of the same record is refused.
 package action

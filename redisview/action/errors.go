@@ -30,6 +30,20 @@ var (
 	ErrRedis = errors.New("redis error")
 )
 
+// quiet is an error that matches a sentinel without repeating its text:
+// "not permitted by Redis ACL: …" reads better than "redis error: not …".
+type quiet struct {
+	msg      string
+	sentinel error
+}
+
+func (e quiet) Error() string { return e.msg }
+func (e quiet) Unwrap() error { return e.sentinel }
+
+func redisf(format string, args ...any) error {
+	return quiet{fmt.Sprintf(format, args...), ErrRedis}
+}
+
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
@@ -50,11 +64,11 @@ func redisErr(where string, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "NOPERM"):
-		return fmt.Errorf("%w: not permitted by Redis ACL while %s: %s", ErrRedis, where, strings.TrimPrefix(msg, "NOPERM "))
+		return redisf("not permitted by Redis ACL while %s: %s", where, strings.TrimPrefix(msg, "NOPERM "))
 	case isServerReply(err):
-		return fmt.Errorf("%w: Redis refused the command while %s: %s", ErrRedis, where, msg)
+		return redisf("Redis refused the command while %s: %s", where, msg)
 	default:
-		return fmt.Errorf("%w: Redis unreachable while %s: %s", ErrRedis, where, msg)
+		return redisf("Redis unreachable while %s: %s", where, msg)
 	}
 }
 

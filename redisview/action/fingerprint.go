@@ -11,8 +11,8 @@ import (
 // fpAbsent is the fingerprint of a key that does not exist.
 const fpAbsent = "absent"
 
-// fingerprint identifies the exact state of a key: its type, its DUMP
-// payload (the value and its encoding, byte for byte) and its expiry. Two
+// fingerprint identifies the exact state of a key: its type, its value (the
+// DUMP payload, see contentDigest) and its expiry. Two
 // reads give the same fingerprint only if nothing touched the key between
 // them, which is what lets a confirmation, or an undo days later, refuse
 // to act on a key that is no longer the one that was shown.
@@ -48,6 +48,6 @@ func (r *Runner) fingerprint(s State) string {
 		h.Write([]byte("volatile"))
 	}
 	h.Write([]byte{0})
-	h.Write(s.dump)
+	h.Write(contentDigest(s.dump))
 	return prefix + hex.EncodeToString(h.Sum(nil))
 }

@@ -2,7 +2,9 @@ package action
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -68,11 +70,16 @@ func New(audit *redis.Client, opts Options) *Runner {
 		opts.Now = time.Now
 	}
 	r := &Runner{audit: NewAudit(audit, opts.Stream, opts.MaxLen), opts: opts, kinds: map[string]Kind{}}
-	r.secret = opts.Secret
-	if len(r.secret) == 0 {
-		r.secret = make([]byte, 32)
-		_, _ = rand.Read(r.secret)
+	secret := opts.Secret
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		_, _ = rand.Read(secret)
 	}
+	// Derived, so the session secret the handler likely passes is never
+	// used as is for a second purpose.
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("keydeck/action/fingerprint/v1"))
+	r.secret = m.Sum(nil)
 	for _, k := range append([]Kind{DeleteKey{}, SetTTL{}, Undo{}}, opts.Kinds...) {
 		if _, dup := r.kinds[k.Name()]; dup {
 			panic("action: kind " + k.Name() + " registered twice")
@@ -97,11 +104,12 @@ func (r *Runner) ReadAudit(ctx context.Context, f Filter) ([]Record, string, err
 	return r.audit.Read(ctx, f)
 }
 
-// Allowed reports whether actor may run the kind named, for hiding buttons.
-// Execute checks again; this is a convenience, not the guard.
+// Allowed reports whether actor's role may run the kind named, for hiding
+// buttons (a page rendered once per role passes an Actor without a user).
+// Execute checks again, user name included; this is not the guard.
 func (r *Runner) Allowed(actor Actor, kind string) bool {
 	k, ok := r.kinds[kind]
-	return ok && r.allow(actor, k) == nil
+	return ok && !r.opts.ReadOnly && actor.Role.Allows(k.Requires())
 }
 
 func (r *Runner) allow(actor Actor, k Kind) error {
@@ -146,6 +154,11 @@ func (r *Runner) plan(ctx context.Context, actor Actor, conn *redisview.Conn, ki
 		if key == "" || len(key) > maxKeyBytes {
 			return k, nil, nil, invalidf("key name empty or longer than %s", redisview.FormatBytes(maxKeyBytes))
 		}
+		if key == r.audit.stream || strings.HasPrefix(key, r.audit.stream+":") {
+			// By name on every server: an address alias must not open a way
+			// to erase the record of what was done.
+			return k, nil, nil, fmt.Errorf("%w: %s belongs to the audit log, which cannot be changed through Keydeck", ErrForbidden, quoteKey(key))
+		}
 		if seen[key] {
 			return k, nil, nil, invalidf("key %s named twice", quoteKey(key))
 		}
@@ -166,7 +179,7 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err != nil {
 		return Preview{}, err
 	}
-	changes, err := p.Describe(states)
+	changes, err := describe(p, states)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -179,6 +192,24 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 		}
 	}
 	return pv, nil
+}
+
+// describe asks the plan for its changes and strips the value bytes from
+// the states they carry: a Preview or Outcome printed with %+v into a log
+// must not spell out a sensitive value as a list of bytes.
+func describe(p Plan, states []State) ([]Change, error) {
+	changes, err := p.Describe(states)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) != len(states) {
+		return nil, fmt.Errorf("%w: the action described %d changes for %d keys", ErrInvalid, len(changes), len(states))
+	}
+	for i := range changes {
+		b := &changes[i].Before
+		b.dump, b.fp, b.expireAt = nil, "", 0
+	}
+	return changes, nil
 }
 
 func summary(changes []Change) string {
@@ -230,7 +261,7 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 				return fmt.Errorf("%w: %s is now %s; preview again", ErrChanged, quoteKey(s.Key), s.Shape())
 			}
 		}
-		changes, err := p.Describe(states)
+		changes, err := describe(p, states)
 		if err != nil {
 			return err
 		}

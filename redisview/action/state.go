@@ -12,8 +12,8 @@ import (
 )
 
 // State is one key as Keydeck read it just before acting. Its serialized
-// value stays inside this package: kinds see the key's shape, never its
-// bytes, and a sensitive key's excerpt is always empty.
+// value (DUMP) stays inside this package and is stripped from the states a
+// Preview or Outcome carries; a sensitive key's Excerpt is always empty.
 type State struct {
 	Key       string `json:"key"`
 	Type      string `json:"type"`             // as TYPE reports it; "none" when absent
@@ -114,7 +114,7 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 		return nil
 	})
 	if err != nil && !isServerReply(err) {
-		return nil, redisErr("reading the keys", err)
+		return nil, redisErr(where(conn, db), err)
 	}
 	var cls *schema.Classifier
 	if conn != nil {
@@ -169,7 +169,7 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 		return nil
 	})
 	if err != nil && !isServerReply(err) {
-		return nil, redisErr("reading the keys", err)
+		return nil, redisErr(where(conn, db), err)
 	}
 	for i := range states {
 		s := &states[i]
@@ -198,6 +198,10 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 		s.fp = r.fingerprint(*s)
 	}
 	return states, nil
+}
+
+func where(conn *redisview.Conn, db int) string {
+	return fmt.Sprintf("reading the keys (connection %q, database %d)", conn.Name, db)
 }
 
 func tooLarge(key string, n int64, how string, limit int) error {

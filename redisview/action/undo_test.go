@@ -1,6 +1,7 @@
 package action
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -84,6 +85,9 @@ func TestUndoRoundTripRestoresBytesAndTTL(t *testing.T) {
 			got := f.snap(3, key)
 			if got.dump != before.dump && !sameHashtable(t, f, 3, key, before.dump) {
 				t.Errorf("%s %s: undo restored %q, want %q", typ, c.action, got.dump, before.dump)
+			}
+			if !bytes.Equal(contentDigest([]byte(got.dump)), contentDigest([]byte(before.dump))) {
+				t.Errorf("%s %s: the restored value fingerprints differently", typ, c.action)
 			}
 			if (before.pttl < 0) != (got.pttl < 0) || (before.pttl-got.pttl).Abs() > 3*time.Second {
 				t.Errorf("%s %s: TTL after undo %v, before %v", typ, c.action, got.pttl, before.pttl)

@@ -1,0 +1,78 @@
+package action
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestACLDeniedWrite(t *testing.T) {
+	f := setup(t, Options{})
+	seed(t, f.db(0), "hash", "h", time.Hour)
+	seed(t, f.db(0), "string", "s", 0)
+	admin0 := f.db(0)
+	for _, acl := range [][]any{
+		{"acl", "setuser", "nodel", "on", ">pw", "~*", "&*", "+@all", "-del", "-unlink"},
+		{"acl", "setuser", "nodump", "on", ">pw", "~*", "&*", "+@all", "-dump"},
+		{"acl", "setuser", "norestore", "on", ">pw", "~*", "&*", "+@all", "-restore"},
+	} {
+		if err := admin0.Do(f.ctx, acl...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as := func(user string) {
+		f.conn = f.open(fmt.Sprintf("redis://%s:pw@%s/0", user, f.target.Addr))
+	}
+
+	as("nodel")
+	before := f.snap(0, "h")
+	_, err := f.run(admin, "delete-key", f.req(0, "h"))
+	wantErr(t, err, ErrRedis, "not permitted by Redis ACL")
+	if got := f.snap(0, "h"); got.dump != before.dump {
+		t.Fatal("key changed")
+	}
+	recs := f.records()
+	intent, out := recs[len(recs)-2], recs[len(recs)-1]
+	if intent.Phase != PhaseIntent || out.Ref != intent.ID || out.Outcome != OutcomeFailed || out.Error != err.Error() {
+		t.Fatalf("audit:\n%+v\n%+v", intent, out)
+	}
+	t.Log(err)
+	// What the ACL allows still works.
+	f.mustRun(admin, "set-ttl", f.req(0, "s", "ttl", "1h"))
+
+	// Without DUMP no prior can be recorded: refused at preview, clearly.
+	as("nodump")
+	_, err = f.r.Preview(f.ctx, admin, f.conn, "delete-key", f.req(0, "h"))
+	wantErr(t, err, ErrRedis, "not permitted by Redis ACL")
+	t.Log(err)
+
+	// Undo needs RESTORE.
+	as("norestore")
+	f.mustRun(admin, "delete-key", f.req(0, "h"))
+	_, err = f.run(admin, "undo", UndoRequest(f.last()))
+	wantErr(t, err, ErrRedis, "not permitted by Redis ACL")
+	if admin0.Exists(f.ctx, "h").Val() != 0 {
+		t.Fatal("half-done undo")
+	}
+	if rec := f.last(); rec.Outcome != OutcomeFailed || rec.Undoes == "" {
+		t.Fatalf("audit: %+v", rec)
+	}
+	// The failed undo released its claim: an admin with RESTORE may retry.
+	as("default")
+	f.conn = f.open(f.target.URL(0))
+	recs, _, err = f.r.ReadAudit(f.ctx, Filter{Action: "delete-key", Key: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var del Record
+	for _, r := range recs {
+		if r.Phase == PhaseOutcome && r.Outcome == OutcomeOK {
+			del = r
+			break
+		}
+	}
+	f.mustRun(admin, "undo", UndoRequest(del))
+	if got := f.snap(0, "h"); got.dump != before.dump {
+		t.Fatal("retried undo did not restore the key")
+	}
+}
