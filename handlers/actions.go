@@ -12,6 +12,7 @@ import (
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
 )
 
@@ -55,8 +56,10 @@ func (a *App) keyPage(c echo.Context) error {
 	if info.Elements >= 0 {
 		vm.Size = groupDigits(info.Elements) + sizeUnit(info.Type)
 	}
+	var fam *schema.Family
 	if cls := conn.Classifier(); cls != nil {
 		if f, ok := cls.Classify(db, key); ok {
+			fam = f
 			vm.Family, vm.Role, vm.Domain, vm.Sensitive = f.ID, string(f.Role), f.Domain, f.Sensitive
 			if info.Type != "" {
 				if v := f.TypeViolation(info.Type); v != "" {
@@ -79,7 +82,10 @@ func (a *App) keyPage(c echo.Context) error {
 			if k.Name() == "undo" || !a.actions.Allowed(act, k.Name()) {
 				continue
 			}
-			f := views.ActionForm{Kind: k.Name(), Title: k.Title(), Danger: k.Name() == "delete-key"}
+			if ap, ok := k.(interface{ AppliesTo(*schema.Family) bool }); ok && !ap.AppliesTo(fam) {
+				continue
+			}
+			f := views.ActionForm{Kind: k.Name(), Title: k.Title(), Danger: k.Requires() == action.Admin}
 			for _, arg := range k.Args() {
 				f.Args = append(f.Args, views.ArgField{Name: arg.Name, Help: arg.Help})
 			}

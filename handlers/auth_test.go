@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -308,4 +310,21 @@ func TestReadOnlyDisablesActions(t *testing.T) {
 	if code != http.StatusForbidden || !strings.Contains(body, "read-only") {
 		t.Fatalf("read-only preview: %d", code)
 	}
+}
+
+var regexpToken = regexp.MustCompile(`name="token" value="([^"]+)"`)
+
+func auditFilterAll() action.Filter { return action.Filter{Limit: 500} }
+
+// recordText flattens a record the way any consumer could see it, with
+// recorded DUMPs decoded (a base64 DUMP would hide a leaked secret).
+func recordText(r action.Record) string {
+	b, _ := json.Marshal(r)
+	out := string(b)
+	for _, t := range r.Targets {
+		if d, err := base64.StdEncoding.DecodeString(t.Prior); err == nil {
+			out += string(d)
+		}
+	}
+	return out
 }

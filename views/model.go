@@ -137,7 +137,7 @@ type HistCell struct {
 }
 
 // ViolationRow is one key that breaks its pack.
-type ViolationRow struct{ Key, Family, Problem string }
+type ViolationRow struct{ Key, Family, Problem, Href string }
 
 // PrefixRow groups unmatched keys.
 type PrefixRow struct {
@@ -148,5 +148,5 @@ type PrefixRow struct {
 
 // BigKeyRow is one of the biggest keys.
 type BigKeyRow struct {
-	Key, Family, Type, Size string
+	Key, Family, Type, Size, Href string
 }
