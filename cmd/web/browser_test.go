@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/demo"
@@ -251,6 +253,75 @@ func TestBrowserViolationAppearsLive(t *testing.T) {
 		t.Fatalf("noReload, notPwned = %v", state)
 	}
 	screenshot(t, ctx, "db-gateway.png")
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}
+
+// Support staff sign in, reset a user's CAPTCHA rate limit through the
+// confirmation step, and find the action in the audit log.
+func TestBrowserSupportResetsLimit(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	key := "verify:slider:rate:create:account:" + base64.RawURLEncoding.EncodeToString([]byte("李雷"))
+	if err := demo.SliderTokenBucket.Run(bg, rs.Client(4), []string{key}, time.Now().UnixMilli(), 12, 12.0/60/1000, 1, 120).Err(); err != nil {
+		t.Fatal(err)
+	}
+	hash, _ := bcrypt.GenerateFromPassword([]byte("support-password"), bcrypt.MinCost)
+	users := filepath.Join(t.TempDir(), "users.yaml")
+	if err := os.WriteFile(users, []byte("users:\n  - name: sam\n    role: support\n    password_hash: \""+string(hash)+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"},
+		Sweep: redisview.DefaultSweepBudget, UsersFile: users, SessionTTL: time.Hour, AuditMaxLen: 1000})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/c/eisland/db/4"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="username"]`), "sam"),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="password"]`), "support-password"),
+		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="key-lookup"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="key-lookup-input"]`), key),
+		chromedp.Click(chromedp.CSS(`[data-testid="key-lookup-open"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="action-reset-limit"]`)),
+	))
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="action-delete-key"]').length`)); err != nil || n != 0 {
+		t.Fatalf("support is offered admin's delete-key (%d, %v)", n, err)
+	}
+	screenshot(t, ctx, "key-support.png")
+	must(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="action-reset-limit"] [data-testid="preview"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
+	))
+	summary, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="confirm"]`)))
+	must(t, err)
+	if !strings.Contains(summary, key) {
+		t.Fatalf("confirmation does not name the key: %q", summary)
+	}
+	if n, _ := rs.Client(4).Exists(bg, key).Result(); n != 1 {
+		t.Fatal("the preview changed the key")
+	}
+	screenshot(t, ctx, "confirm.png")
+	must(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="confirm-button"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="result-ok"]`)),
+	))
+	if n, _ := rs.Client(4).Exists(bg, key).Result(); n != 0 {
+		t.Fatal("the limit was not reset")
+	}
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="audit-row"]`))))
+	rows, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="audit"]`)))
+	must(t, err)
+	if !strings.Contains(rows, "reset-limit") || !strings.Contains(rows, "sam (support)") || !strings.Contains(rows, key) || !strings.Contains(rows, "outcome: ok") {
+		t.Fatalf("audit page lacks the action: %q", rows)
+	}
+	screenshot(t, ctx, "audit.png")
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
 	}

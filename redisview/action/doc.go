@@ -25,6 +25,16 @@
 // Because the prior values are read under the same WATCH that guards EXEC,
 // the recorded prior is exactly the state the change replaced.
 //
+// # Kinds
+//
+// Admin: delete-key, set-ttl and undo, on any key. Support: reset-limit
+// (ResetLimit: delete a rate-limit key, and the lock its window sets, so
+// the user may try again) and force-unlock (ForceUnlock: delete a lock,
+// only while it holds the value the preview showed). The support kinds
+// classify the key with the connection's schema pack and refuse any other
+// role; they implement Applicable, which the UI uses to offer only the
+// actions that fit a key.
+//
 // # Audit records
 //
 // One stream entry per record, flat string fields (empty ones omitted):

@@ -80,7 +80,7 @@ func New(audit *redis.Client, opts Options) *Runner {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("keydeck/action/fingerprint/v1"))
 	r.secret = m.Sum(nil)
-	for _, k := range append([]Kind{DeleteKey{}, SetTTL{}, Undo{}}, opts.Kinds...) {
+	for _, k := range append([]Kind{DeleteKey{}, SetTTL{}, ResetLimit{}, ForceUnlock{}, Undo{}}, opts.Kinds...) {
 		if _, dup := r.kinds[k.Name()]; dup {
 			panic("action: kind " + k.Name() + " registered twice")
 		}

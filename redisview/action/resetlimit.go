@@ -1,0 +1,291 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// ResetLimit deletes a rate-limit key so the user it limits may try again
+// at once: a key of role counter-window, token-bucket, sliding-window,
+// counter or cooldown, or a lock whose value is its unlock time (the login
+// lock, see isLimitLock). Any other key is refused.
+//
+// A limit may span two keys: a sliding window that locks when exceeded
+// (SlidingWindowParams.Lock) and that lock. Resetting either resets both,
+// in one transaction, so "try again" is true: deleting the failures alone
+// would leave the user locked out, and deleting the lock alone would let
+// the very next failure lock again. The other key is watched and recorded
+// even when it is absent (a lock set between preview and confirm refuses
+// the action), and undo restores both.
+//
+// The preview names the family and role, what is cheaply known of the
+// limit (a counter's count, a window's entries, a bucket's tokens, a
+// lock's unlock time, against the pack's limit) and the TTL. Like
+// delete-key it records the prior value, so admin can undo it (not a
+// sensitive key's).
+type ResetLimit struct{}
+
+func (ResetLimit) Name() string   { return "reset-limit" }
+func (ResetLimit) Title() string  { return "Reset limit" }
+func (ResetLimit) Requires() Role { return Support }
+func (ResetLimit) Args() []Arg    { return nil }
+
+var limitRoles = []schema.Role{schema.RoleCounterWindow, schema.RoleTokenBucket, schema.RoleSlidingWindow, schema.RoleCounter, schema.RoleCooldown}
+
+const limitKeys = "rate-limit keys (roles counter-window, token-bucket, sliding-window, counter, cooldown, or a lock holding an unlock time)"
+
+// AppliesTo is true for the rate-limit roles and for a lock holding an
+// unlock time.
+func (ResetLimit) AppliesTo(f *schema.Family) bool {
+	return f != nil && (slices.Contains(limitRoles, f.Role) || isLimitLock(f))
+}
+
+func (k ResetLimit) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
+	if err := checkArgs(req); err != nil {
+		return nil, err
+	}
+	m, cls, err := classify(env, k, req, limitKeys)
+	if err != nil {
+		return nil, err
+	}
+	if !k.AppliesTo(m.Family) {
+		return nil, notApplicable(k, limitKeys, req.Key, m.Family)
+	}
+	p := &limitPlan{now: env.Now, keys: []limitKey{{key: req.Key, fam: m.Family}}}
+	p.keys = append(p.keys, limitCompanions(cls, req.DB, m, req.Key)...)
+	if tb, ok := m.Family.Params.(*schema.TokenBucketParams); ok && !m.Family.Sensitive {
+		p.keys[0].tokens = readTokens(ctx, env.Conn.DB(req.DB), req.Key, tb, env.Now)
+	}
+	return p, nil
+}
+
+type limitKey struct {
+	key    string
+	fam    *schema.Family
+	lock   bool   // the lock of the first key's window
+	window bool   // a window that sets the first key, a lock
+	tokens string // token bucket: "3 of 12 tokens left", or "" unknown
+}
+
+type limitPlan struct {
+	now  time.Time
+	keys []limitKey
+}
+
+func (p *limitPlan) Keys() []string {
+	out := make([]string, len(p.keys))
+	for i, k := range p.keys {
+		out[i] = k.key
+	}
+	return out
+}
+
+func (p *limitPlan) Describe(states []State) ([]Change, error) {
+	out := make([]Change, len(states))
+	present := false
+	for i, s := range states {
+		lk := p.keys[i]
+		var what string
+		switch {
+		case i == 0:
+			what = "RESET LIMIT so the user can try again immediately"
+		case lk.lock:
+			what = "and its lock"
+		case lk.window:
+			what = "and the window that sets this lock"
+		}
+		if !s.Exists() {
+			out[i] = Change{Key: s.Key, Op: "none", After: "absent", Before: s,
+				Text: fmt.Sprintf("%s: %s (family %s, %s) is not set", what, quoteKey(s.Key), lk.fam.ID, lk.fam.Role)}
+			continue
+		}
+		if lk.fam.TypeViolation(s.Type) != "" {
+			return nil, typeMismatch(ResetLimit{}, s, lk.fam)
+		}
+		present = true
+		detail := p.detail(lk, s)
+		if detail != "" {
+			detail = ": " + detail
+		}
+		out[i] = Change{Key: s.Key, Op: "delete", After: "absent", Before: s,
+			Text: fmt.Sprintf("%s: DELETE %s (family %s, %s%s; %s)", what, quoteKey(s.Key), lk.fam.ID, lk.fam.Role, detail, s.Shape())}
+	}
+	if !present {
+		return nil, fmt.Errorf("%w: %s is not set (it expired or was reset): the user can already try again", ErrNotFound, quoteKey(states[0].Key))
+	}
+	return out, nil
+}
+
+// detail says what the limit stands at, from what State holds (a string's
+// excerpt, a collection's size) and the pack's params.
+func (p *limitPlan) detail(lk limitKey, s State) string {
+	count := func() (int64, bool) {
+		if s.Truncated || s.Excerpt == "" {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(s.Excerpt, 10, 64)
+		return n, err == nil
+	}
+	switch params := lk.fam.Params.(type) {
+	case *schema.CounterWindowParams:
+		per := FormatTTL(params.Window)
+		if params.Calendar != "" {
+			per = params.Calendar + " (" + params.Location().String() + ")"
+		}
+		lim := fmt.Sprintf("limit %d per %s", params.Limit, per)
+		if n, ok := count(); ok {
+			return fmt.Sprintf("count %d, %s%s", n, lim, exceeded(n >= params.Limit))
+		}
+		return lim
+	case *schema.CounterParams:
+		lim := ""
+		if params.Limit > 0 {
+			lim = fmt.Sprintf("limit %d", params.Limit)
+		}
+		n, ok := count()
+		switch {
+		case ok && lim != "":
+			return fmt.Sprintf("count %d, %s%s", n, lim, exceeded(n >= params.Limit))
+		case ok:
+			return fmt.Sprintf("count %d", n)
+		}
+		return lim
+	case *schema.TokenBucketParams:
+		capacity := fmt.Sprintf("capacity %s, refilled in %s", strconv.FormatFloat(params.Capacity, 'f', -1, 64), FormatTTL(params.Window))
+		if lk.tokens != "" {
+			return lk.tokens + ", " + capacity
+		}
+		return capacity
+	case *schema.SlidingWindowParams:
+		lim := fmt.Sprintf("limit %d per %s", params.Limit, FormatTTL(params.Window))
+		if s.Size >= 0 {
+			return fmt.Sprintf("%d recorded, %s%s", s.Size, lim, exceeded(s.Size >= params.Limit))
+		}
+		return lim
+	case *schema.LockParams: // a limit lock: the value is the unlock time
+		if ms, ok := count(); ok && ms > 0 {
+			until := time.UnixMilli(ms).UTC()
+			left := ""
+			if d := until.Sub(p.now); d > 0 {
+				left = ", in " + FormatTTL(d.Round(time.Second))
+			}
+			return "locked until " + until.Format("2006-01-02 15:04:05") + " UTC" + left
+		}
+		return "locked"
+	}
+	if lk.fam.Role == schema.RoleCooldown {
+		return "blocks the action while it exists"
+	}
+	return ""
+}
+
+func exceeded(yes bool) string {
+	if yes {
+		return " (reached)"
+	}
+	return ""
+}
+
+// readTokens reads a token bucket's fields (one HMGET, not under WATCH: a
+// change after it changes the fingerprint, and the action is refused) and
+// says how many tokens it holds now. "" when it cannot tell.
+func readTokens(ctx context.Context, c redis.Cmdable, key string, tb *schema.TokenBucketParams, now time.Time) string {
+	vals, err := c.HMGet(ctx, key, tb.TokensField, tb.TimeField).Result()
+	if err != nil || len(vals) != 2 {
+		return ""
+	}
+	num := func(v any) (float64, bool) {
+		s, ok := v.(string)
+		if !ok {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	tokens, ok := num(vals[0])
+	if !ok {
+		return ""
+	}
+	if ts, ok := num(vals[1]); ok && tb.RefillPerMs > 0 {
+		if tb.TimeUnit == "s" {
+			ts *= 1000
+		}
+		if elapsed := float64(now.UnixMilli()) - ts; elapsed > 0 {
+			tokens += elapsed * tb.RefillPerMs
+		}
+	}
+	tokens = math.Max(0, math.Min(tb.Capacity, tokens))
+	out := fmt.Sprintf("%s of %s tokens left", strconv.FormatFloat(math.Floor(tokens), 'f', -1, 64), strconv.FormatFloat(tb.Capacity, 'f', -1, 64))
+	if tokens < tb.Requested {
+		out += fmt.Sprintf(" (a request takes %s: refused)", strconv.FormatFloat(tb.Requested, 'f', -1, 64))
+	}
+	return out
+}
+
+// limitCompanions are the other keys of the limit key m belongs to: the
+// lock a sliding window sets, or the windows that set a lock. A companion
+// whose key cannot be built, or does not classify back, is left out.
+func limitCompanions(cls *schema.Classifier, db int, m schema.Match, key string) []limitKey {
+	if cls == nil {
+		return nil
+	}
+	var out []limitKey
+	add := func(k string, fam *schema.Family, lk limitKey) {
+		if k == key || slices.ContainsFunc(out, func(c limitKey) bool { return c.key == k }) {
+			return
+		}
+		if got, ok := cls.Classify(db, k); !ok || got != fam {
+			return
+		}
+		lk.key, lk.fam = k, fam
+		out = append(out, lk)
+	}
+	if sw, ok := m.Family.Params.(*schema.SlidingWindowParams); ok && sw.Lock != nil && sw.Lock.Family != nil && sw.Lock.Family.InDB(db) {
+		if k, err := sw.Lock.Key(m.Map()); err == nil {
+			add(k, sw.Lock.Family, limitKey{lock: true})
+		}
+	}
+	if !isLimitLock(m.Family) || cls.Pack() == nil {
+		return out
+	}
+	for _, g := range cls.Pack().Families {
+		sw, ok := g.Params.(*schema.SlidingWindowParams)
+		if !ok || sw.Lock == nil || sw.Lock.Family != m.Family || !g.InDB(db) {
+			continue
+		}
+		// The reference has the lock's shape, with placeholders named by
+		// the window: map the lock's values to those names by position.
+		phs := sw.Lock.Pattern.Placeholders()
+		if len(phs) != len(m.Vars) {
+			continue
+		}
+		vars := map[string]string{}
+		for i, ph := range phs {
+			vars[ph.Name] = m.Vars[i].Value
+		}
+		wk, err := g.Key(vars)
+		if err != nil {
+			continue
+		}
+		// Only if the window names this very lock back.
+		if wm, ok := cls.Match(db, wk); !ok || wm.Family != g {
+			continue
+		} else if back, err := sw.Lock.Key(wm.Map()); err != nil || back != key {
+			continue
+		}
+		add(wk, g, limitKey{window: true})
+	}
+	return out
+}
+
+func (p *limitPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
+	tx.Del(ctx, p.Keys()...)
+}
