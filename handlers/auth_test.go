@@ -328,3 +328,61 @@ func recordText(r action.Record) string {
 	}
 	return out
 }
+
+// An admin deletes a key through the confirmation step and undoes it from
+// the audit log; the key comes back with its value and TTL.
+func TestDeleteAndUndoThroughPages(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	key := "mg:score:user-meta:2048:李雷"
+	f.redis.Client(14).HSet(ctx, key, "score", "4096", "moves", "300")
+	f.redis.Client(14).Expire(ctx, key, time.Hour)
+	br := newBrowser(t, f.srv.URL)
+	br.login("ada", "right-password")
+	tok := br.csrf("/")
+	confirm := func(form url.Values) string {
+		t.Helper()
+		var code int
+		var body string
+		if form.Get("kind") == "undo" {
+			code, _, body = br.do(http.MethodGet, "/actions/undo?"+form.Encode(), nil)
+		} else {
+			code, _, body = br.do(http.MethodPost, "/actions/preview", form)
+		}
+		if code != http.StatusOK {
+			t.Fatalf("preview %s: %d %.300s", form.Get("kind"), code, body)
+		}
+		m := regexpToken.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatal("no confirmation token")
+		}
+		code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}})
+		if code != http.StatusOK {
+			t.Fatalf("execute %s: %d %.300s", form.Get("kind"), code, body)
+		}
+		return body
+	}
+	confirm(url.Values{"_csrf": {tok}, "kind": {"delete-key"}, "conn": {"main"}, "db": {"14"}, "key": {key}})
+	if n, _ := f.redis.Client(14).Exists(ctx, key).Result(); n != 0 {
+		t.Fatal("not deleted")
+	}
+	recs, _, err := f.run.ReadAudit(ctx, action.Filter{Action: "delete-key"})
+	if err != nil || len(recs) == 0 || !recs[0].Undoable() {
+		t.Fatalf("no undoable record: %v %+v", err, recs)
+	}
+	_, _, audit := br.do(http.MethodGet, "/audit", nil)
+	if !strings.Contains(audit, `data-testid="undo"`) {
+		t.Fatal("the audit page offers no undo to an admin")
+	}
+	confirm(url.Values{"kind": {"undo"}, "conn": {"main"}, "db": {"14"}, "record": {recs[0].ID}})
+	got, _ := f.redis.Client(14).HGetAll(ctx, key).Result()
+	ttl, _ := f.redis.Client(14).TTL(ctx, key).Result()
+	if got["score"] != "4096" || got["moves"] != "300" || ttl < 59*time.Minute {
+		t.Fatalf("after undo: %v ttl %v", got, ttl)
+	}
+	// A second undo of the same record is refused.
+	code, _, _ := br.do(http.MethodGet, "/actions/undo?conn=main&db=14&record="+url.QueryEscape(recs[0].ID), nil)
+	if code != http.StatusConflict {
+		t.Fatalf("second undo: %d", code)
+	}
+}

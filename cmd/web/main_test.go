@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/redistest"
 )
 
 // TestMain lets tests run the real main() in a child process.
@@ -83,5 +86,30 @@ func TestHashPasswordFromStdin(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err == nil {
 			t.Fatalf("password %q accepted: %s", bad, out)
 		}
+	}
+}
+
+// Without users, Keydeck serves only loopback addresses unless --read-only.
+func TestRefusesOpenNonLoopback(t *testing.T) {
+	rs := redistest.Start(t)
+	cfg, err := parseFlags("keydeck", []string{"--addr", "0.0.0.0:0", "--redis", "a=" + rs.URL(0)}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
+	if err == nil || !strings.Contains(err.Error(), "refusing to serve 0.0.0.0:0 without sign-in") {
+		t.Fatalf("err = %v", err)
+	}
+	// With --read-only the same configuration is accepted (checked without
+	// binding: tests listen on loopback only), and nobody may act.
+	cfg.ReadOnly = true
+	reg, err := redisview.NewRegistry(cfg.Conns, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	auth, _, err := setupAuth(t.Context(), cfg, reg, slog.New(slog.DiscardHandler))
+	if err != nil || !auth.Open || !auth.ReadOnly {
+		t.Fatalf("read-only: %+v, %v", auth, err)
 	}
 }
