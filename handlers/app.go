@@ -47,6 +47,7 @@ type App struct {
 	// poller restarts.
 	overviews map[string]*redisview.OverviewReader
 	topics    *topics
+	lbStates  lbStates
 }
 
 // New builds the App.

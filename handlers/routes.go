@@ -29,12 +29,15 @@ func (a *App) Routes(e *echo.Echo) {
 	view.GET("/c/:conn/db/:db", a.dbPage)
 	view.GET("/c/:conn/db/:db/key", a.keyPage)
 	view.GET("/audit", a.auditPage)
+	view.GET("/leaderboards", a.leaderboardList)
+	view.GET("/c/:conn/db/:db/leaderboard", a.leaderboardPage)
 	view.GET("/ws", a.websocket)
 
 	// Actions: the runner checks each kind's role again; support is the
 	// lowest role with any action.
 	act := e.Group("/actions", a.requireRole(action.Support), a.writable)
 	act.POST("/preview", a.previewAction)
+	act.GET("/preview", a.previewAction) // a preview changes nothing; links may open it
 	act.GET("/undo", a.undoPreview)
 	act.POST("/execute", a.executeAction)
 }

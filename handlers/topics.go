@@ -21,9 +21,11 @@ type topics struct {
 
 func newTopics(a *App) *topics {
 	return &topics{kinds: map[string]topicKind{
-		"overview": a.overviewSource,
-		"dbstats":  a.dbStatsSource,
-		"audit":    a.auditSource,
+		"overview":     a.overviewSource,
+		"dbstats":      a.dbStatsSource,
+		"audit":        a.auditSource,
+		"lb":           a.lbSource,
+		"leaderboards": a.lbListSource,
 	}}
 }
 

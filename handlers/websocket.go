@@ -55,6 +55,9 @@ func (a *App) websocket(c echo.Context) error {
 		if strings.HasPrefix(n, auditTopicPrefix+":undo:") && identity(c).Role < action.Admin {
 			return echo.NewHTTPError(http.StatusForbidden, "only admins see undo controls")
 		}
+		if strings.HasPrefix(n, lbTopicKind+":remove:") && !a.canRemove(actor(c)) {
+			return echo.NewHTTPError(http.StatusForbidden, "your role cannot remove leaderboard entries")
+		}
 		f, err := a.topics.source(n)
 		if err != nil {
 			return echo.NewHTTPError(http.StatusNotFound, err.Error())

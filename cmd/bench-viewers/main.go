@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,12 +37,26 @@ func main() {
 	dur := flag.Duration("duration", 15*time.Second, "measurement window per viewer count")
 	counts := flag.String("viewers", "1,100,1000", "viewer counts to measure")
 	poll := flag.Duration("poll-interval", time.Second, "Keydeck's poll interval")
+	flag.StringVar(&target, "target", "overview", "what viewers watch: overview, or leaderboard (1,000,000 members, 100 score updates/s)")
 	flag.Parse()
+	if target != "overview" && target != "leaderboard" {
+		fmt.Fprintln(os.Stderr, "bench-viewers: -target is overview or leaderboard")
+		os.Exit(2)
+	}
 	if err := bench(*dur, *counts, *poll); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-viewers:", err)
 		os.Exit(1)
 	}
 }
+
+// target is what the viewers watch.
+var target string
+
+const (
+	lbKey     = "mg:score:leaderboard:bench"
+	lbMembers = 1_000_000
+	lbProbe   = 1_000_000_000 // probe scores start here, above every other
+)
 
 type result struct {
 	viewers     int
@@ -73,7 +88,12 @@ func bench(dur time.Duration, counts string, poll time.Duration) error {
 		return fmt.Errorf("build keydeck: %v\n%s", err, out)
 	}
 	httpAddr := freeAddr()
-	kd := exec.Command(bin, "--addr", httpAddr, "--redis", "bench=redis://"+redisAddr, "--poll-interval", poll.String(), "--log-level", "warn")
+	if target == "leaderboard" {
+		if err := loadLeaderboard(redisAddr); err != nil {
+			return err
+		}
+	}
+	kd := exec.Command(bin, "--addr", httpAddr, "--redis", "bench=redis://"+redisAddr, "--pack-for", "bench=eisland", "--poll-interval", poll.String(), "--log-level", "warn")
 	kd.Stderr = os.Stderr
 	if err := kd.Start(); err != nil {
 		return err
@@ -83,12 +103,16 @@ func bench(dur time.Duration, counts string, poll time.Duration) error {
 		return err
 	}
 
-	writer := redis.NewClient(&redis.Options{Addr: redisAddr, DB: 1})
+	writerDB := 1
+	if target == "leaderboard" {
+		writerDB = 14
+	}
+	writer := redis.NewClient(&redis.Options{Addr: redisAddr, DB: writerDB})
 	defer writer.Close()
 	stats := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer stats.Close()
 
-	fmt.Printf("Keydeck viewers benchmark: %s per run, poll interval %s, loopback, %d CPUs\n\n", dur, poll, numCPU())
+	fmt.Printf("Keydeck viewers benchmark (%s): %s per run, poll interval %s, loopback, %d CPUs\n\n", target, dur, poll, numCPU())
 	var results []result
 	for _, s := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -118,8 +142,12 @@ var keysRe = regexp.MustCompile(`data-testid="db-1"[\s\S]*?data-testid="keys">([
 func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *redis.Client, pid int) (result, error) {
 	ctx := context.Background()
 	res := result{viewers: n}
-	// Start each run from a clean DB 1 so counts map to write times.
-	if err := writer.FlushDB(ctx).Err(); err != nil {
+	// Start each run from a clean state so counts map to write times.
+	if target == "overview" {
+		if err := writer.FlushDB(ctx).Err(); err != nil {
+			return res, err
+		}
+	} else if err := writer.ZRemRangeByScore(ctx, lbKey, strconv.Itoa(lbProbe), "+inf").Err(); err != nil {
 		return res, err
 	}
 	var (
@@ -129,12 +157,16 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 		seen    = make([]int64, n)
 		frames  int64
 	)
-	url := "ws://" + httpAddr + "/ws?topic=overview%3Abench"
+	topic := "overview:bench"
+	if target == "leaderboard" {
+		topic = "lb:plain:" + url.Values{"conn": {"bench"}, "db": {"14"}, "k": {lbKey}, "start": {"0"}, "n": {"50"}}.Encode()
+	}
+	wsu := "ws://" + httpAddr + "/ws?topic=" + url.QueryEscape(topic)
 	hdr := http.Header{"Origin": {"http://" + httpAddr}}
 	conns := make([]*websocket.Conn, n)
 	start := time.Now()
 	for i := range conns {
-		c, _, err := websocket.DefaultDialer.Dial(url, hdr)
+		c, _, err := websocket.DefaultDialer.Dial(wsu, hdr)
 		if err != nil {
 			return res, fmt.Errorf("viewer %d: %w", i, err)
 		}
@@ -152,10 +184,7 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 					return
 				}
 				now := time.Now()
-				var cnt int64
-				if m := keysRe.FindSubmatch(msg); m != nil {
-					cnt, _ = strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
-				}
+				cnt := frameCount(msg)
 				mu.Lock()
 				frames++
 				// Every write this frame reflects for the first time is a latency sample.
@@ -173,6 +202,10 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 	}
 	time.Sleep(2 * time.Second) // let every viewer get its first frame
 
+	stopUpdates := make(chan struct{})
+	updatesDone := make(chan struct{})
+	go func() { defer close(updatesDone); scoreUpdates(ctx, writer, stopUpdates) }()
+	defer func() { close(stopUpdates); <-updatesDone }()
 	before, err := commandCalls(ctx, stats)
 	if err != nil {
 		return res, err
@@ -188,7 +221,7 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 		mu.Lock()
 		written[writes] = time.Now()
 		mu.Unlock()
-		if err := writer.Set(ctx, fmt.Sprintf("k%d", writes), "v", 0).Err(); err != nil {
+		if err := write(ctx, writer, writes); err != nil {
 			return res, err
 		}
 	}
@@ -204,17 +237,24 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 	}
 	wg.Wait()
 
-	// The bench's own commands: its writes, plus the first INFO snapshot.
+	// The bench's own commands: its writes, the background score updates,
+	// and the first INFO snapshot.
 	res.byCmd = map[string]float64{}
 	var total float64
 	for cmd, a := range after {
 		d := float64(a - before[cmd])
 		switch cmd {
 		case "set":
-			d -= float64(writes)
+			if target == "overview" {
+				d -= float64(writes)
+			}
+		case "zadd":
+			if target == "leaderboard" {
+				continue
+			}
 		case "info":
 			d--
-		case "flushdb":
+		case "flushdb", "zremrangebyscore":
 			continue
 		}
 		if d > 0 {
@@ -234,6 +274,82 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 		res.p99 = lat[min(len(lat)-1, len(lat)*99/100)]
 	}
 	return res, nil
+}
+
+// write makes the change viewers must see: overview — one more key in DB 1;
+// leaderboard — a probe member with a new top score.
+func write(ctx context.Context, c *redis.Client, n int64) error {
+	if target == "overview" {
+		return c.Set(ctx, fmt.Sprintf("k%d", n), "v", 0).Err()
+	}
+	return c.ZAdd(ctx, lbKey, redis.Z{Score: float64(lbProbe + n), Member: fmt.Sprintf("probe-%d", n)}).Err()
+}
+
+var topScoreRe = regexp.MustCompile(`data-testid="lb-score">([0-9,.]+)<`)
+
+// frameCount reads which write a frame reflects.
+func frameCount(msg []byte) int64 {
+	if target == "overview" {
+		if m := keysRe.FindSubmatch(msg); m != nil {
+			n, _ := strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
+			return n
+		}
+		return 0
+	}
+	if m := topScoreRe.FindSubmatch(msg); m != nil {
+		n, _ := strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
+		if n > lbProbe {
+			return n - lbProbe
+		}
+	}
+	return 0
+}
+
+// scoreUpdates keeps the leaderboard busy: 100 ZADDs a second of random
+// members with scores below every probe.
+func scoreUpdates(ctx context.Context, c *redis.Client, stop <-chan struct{}) {
+	if target != "leaderboard" {
+		return
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			c.ZAdd(ctx, lbKey, redis.Z{Score: float64(rng.IntN(lbProbe)), Member: fmt.Sprintf("user%d", rng.IntN(lbMembers))})
+		}
+	}
+}
+
+// loadLeaderboard writes the 1,000,000-member leaderboard with metadata
+// for its top 1,000 members.
+func loadLeaderboard(addr string) error {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addr, DB: 14})
+	defer c.Close()
+	t0 := time.Now()
+	zs := make([]redis.Z, 0, 10000)
+	for i := range lbMembers {
+		zs = append(zs, redis.Z{Score: float64(lbMembers - i), Member: fmt.Sprintf("user%d", i)})
+		if len(zs) == cap(zs) {
+			if err := c.ZAdd(ctx, lbKey, zs...).Err(); err != nil {
+				return err
+			}
+			zs = zs[:0]
+		}
+	}
+	p := c.Pipeline()
+	for i := range 1000 {
+		p.HSet(ctx, fmt.Sprintf("mg:score:user-meta:bench:user%d", i), "score", lbMembers-i, "durationMs", 60000+i, "moves", 300+i, "achievedAt", time.Now().UnixMilli())
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("loaded a %d-member leaderboard in %s\n", lbMembers, time.Since(t0).Round(time.Millisecond))
+	return nil
 }
 
 func commandCalls(ctx context.Context, c *redis.Client) (map[string]int64, error) {

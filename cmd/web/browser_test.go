@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/keydeck/keydeck/redisview"
@@ -322,6 +323,54 @@ func TestBrowserSupportResetsLimit(t *testing.T) {
 		t.Fatalf("audit page lacks the action: %q", rows)
 	}
 	screenshot(t, ctx, "audit.png")
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}
+
+// A developer watches a leaderboard: a new top score written from outside
+// appears at rank 1, marked new, with the rows it pushed down marked, and
+// without a reload.
+func TestBrowserLeaderboardLive(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	db := rs.Client(14)
+	const key = "mg:score:leaderboard:2048"
+	for i := range 20 {
+		user := fmt.Sprintf("player%02d", i)
+		db.ZAdd(bg, key, redis.Z{Score: float64(10000 - i*100), Member: user})
+		db.HSet(bg, "mg:score:user-meta:2048:"+user, "score", 10000-i*100, "durationMs", 61000, "moves", 300, "achievedAt", time.Now().UnixMilli())
+	}
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: redisview.DefaultSweepBudget})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/leaderboards"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="lb-item"] a`))))
+	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="lb-item"] a`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="lb-row"]`))))
+	first, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="lb-row"] [data-testid="lb-member"]`)))
+	must(t, err)
+	if first != "player00" {
+		t.Fatalf("rank 1 = %q", first)
+	}
+	must(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(window.__noReload = true, undefined)`)))
+
+	champion := `<b>李雷</b> "champ"`
+	db.ZAdd(bg, key, redis.Z{Score: 99999, Member: champion})
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+		const rows = [...document.querySelectorAll('[data-testid="lb-row"]')];
+		return rows.length > 2 && rows[0].querySelector('[data-testid="lb-member"]').textContent === `+"`"+champion+"`"+` &&
+			rows[0].dataset.move === 'new' && rows[1].dataset.move === 'down';
+	})()`))
+	must(t, err)
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`[window.__noReload === true, document.querySelectorAll('b').length === 0, document.querySelector('[data-testid="lb-row"] [data-testid="lb-move"]').textContent]`))
+	must(t, err)
+	if state[0] != true || state[1] != true || state[2] != "new" {
+		t.Fatalf("noReload, inert, mark = %v", state)
+	}
+	screenshot(t, ctx, "leaderboard.png")
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 )
 
-// Kind is one named action ("delete-key", "reset-limit", "force-unlock", later "unban").
+// Kind is one named action ("delete-key", "reset-limit", "force-unlock",
+// "remove-leaderboard-entry", later "unban").
 // A kind only validates its request, names the keys it touches, describes
 // the change and queues its writes; the Runner does the rest (role check,
 // reading state, fingerprints, audit, the transaction), so a new kind
@@ -68,7 +69,7 @@ type Env struct {
 // Change is what one key will go through, in words and in structure.
 type Change struct {
 	Key    string `json:"key"`
-	Op     string `json:"op"`    // "delete", "expire", "persist", "restore"; "none": a key read and watched, left as is
+	Op     string `json:"op"`    // "delete", "expire", "persist", "restore", "remove-member", "add-member"; "none": a key read and watched, left as is
 	Text   string `json:"text"`  // "DELETE \"k\" (hash, 12 fields, TTL 4m 10s)"
 	After  string `json:"after"` // the key afterwards: "absent", "TTL 10m", "no TTL", …
 	Before State  `json:"before"`

@@ -77,6 +77,11 @@ type Target struct {
 	Prior     string `json:"prior,omitempty"`  // base64 DUMP, or PriorSensitive; "" when absent
 	Before    string `json:"before,omitempty"` // fingerprint before (not for sensitive keys)
 	After     string `json:"after,omitempty"`  // fingerprint after (not for sensitive keys)
+	// Member is set for a sorted set the action changed one member of
+	// (MemberPlan): that member before (intent) or after (outcome), which
+	// Before and After fingerprint. Prior is then empty: the key is not
+	// DUMPed. Records without it describe whole keys, as they always did.
+	Member *MemberState `json:"member,omitempty"`
 }
 
 // Undoable reports whether r is a successful outcome an undo may reverse

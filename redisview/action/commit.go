@@ -19,11 +19,16 @@ import (
 // be called from scripts on every server, and the optimistic check gives
 // the same guarantee here — EXEC applies every queued write or, if any
 // watched key was touched since the reads, none.
-func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []State) ([]State, error) {
+//
+// A member-level key (members, see MemberPlan) is read back by its member
+// only. When EXEC fails because a watched key was touched, the error is
+// errRaced, which Execute may retry for a MemberPlan.
+func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []State, members []*MemberRef) ([]State, error) {
 	type postRead struct {
 		typ       *redis.StatusCmd
 		pttl, exp *redis.IntCmd
 		dump      *redis.StringCmd
+		member    memberReads
 	}
 	posts := make([]postRead, len(states))
 	nApply := 0
@@ -38,6 +43,10 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 			pr.typ = pipe.Type(ctx, s.Key)
 			pr.pttl = redis.NewIntCmd(ctx, "pttl", s.Key)
 			_ = pipe.Process(ctx, pr.pttl)
+			if m := memberAt(members, i); m != nil {
+				pr.member = queueMemberReads(ctx, pipe, s.Key, m, false)
+				continue
+			}
 			if s.expireAt != -1 { // an unknown command would abort the whole transaction
 				pr.exp = redis.NewIntCmd(ctx, "pexpiretime", s.Key)
 				_ = pipe.Process(ctx, pr.exp)
@@ -49,7 +58,7 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 	switch {
 	case err == nil:
 	case errors.Is(err, redis.TxFailedErr):
-		return nil, fmt.Errorf("%w: a key was written by someone else while the change was being committed; nothing was changed, preview again", ErrChanged)
+		return nil, errRaced
 	case strings.HasPrefix(err.Error(), "EXECABORT"):
 		// Refused while queuing (ACL, unknown command): EXEC discarded it all.
 		return nil, redisErr("queuing the change (nothing was changed)", firstErr(cmds, err))
@@ -77,6 +86,22 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 	for i, s := range states {
 		post[i] = State{Key: s.Key, Type: "none", PTTL: -2, Size: -1, Family: s.Family, Role: s.Role, Sensitive: s.Sensitive}
 		pr := posts[i]
+		if m := memberAt(members, i); m != nil {
+			if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil {
+				continue // not fingerprinted: undo will refuse rather than guess
+			}
+			ps := &post[i]
+			ps.Type, ps.PTTL = pr.typ.Val(), pr.pttl.Val()
+			if !ps.Exists() {
+				ps.PTTL = -2
+			}
+			if pr.member.fill(ps, m) != nil {
+				ps.Member = nil
+				continue
+			}
+			ps.fp = r.fingerprint(*ps)
+			continue
+		}
 		if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil || (pr.dump.Err() != nil && pr.dump.Err() != redis.Nil) || (pr.exp != nil && pr.exp.Err() != nil) {
 			continue // not fingerprinted: undo will refuse rather than guess
 		}
@@ -94,6 +119,10 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 	}
 	return post, nil
 }
+
+// errRaced: EXEC found a watched key touched since the reads and applied
+// nothing.
+var errRaced = fmt.Errorf("%w: a key was written by someone else while the change was being committed; nothing was changed, preview again", ErrChanged)
 
 func firstErr(cmds []redis.Cmder, fallback error) error {
 	for _, c := range cmds {

@@ -14,8 +14,9 @@
 // Execution, for every kind:
 //
 //  1. the role is checked again, and the request re-planned from scratch;
-//  2. the keys are WATCHed and read (TYPE, PTTL, PEXPIRETIME, DUMP);
-//     their fingerprints must equal the preview's, or ErrChanged;
+//  2. the keys are WATCHed and read (TYPE, PTTL, PEXPIRETIME, DUMP; for a
+//     sorted set acted on by member, see MemberPlan, that member's ZSCORE
+//     instead); their fingerprints must equal the preview's, or ErrChanged;
 //  3. an intent record with the prior values is appended to the audit
 //     stream; if that fails, nothing is written (ErrAuditUnavailable);
 //  4. MULTI, the kind's writes, the post-state reads, EXEC: all or nothing,
@@ -25,12 +26,20 @@
 // Because the prior values are read under the same WATCH that guards EXEC,
 // the recorded prior is exactly the state the change replaced.
 //
+// A live leaderboard changes many times a second, so an action on one of
+// its entries (MemberPlan) fingerprints and records that member only, and
+// when EXEC fails because the sorted set was written, steps 2 and 4 are
+// retried (up to 3 times, the intent kept) as long as every fingerprint,
+// the member's score included, still equals the preview's.
+//
 // # Kinds
 //
 // Admin: delete-key, set-ttl and undo, on any key. Support: reset-limit
 // (ResetLimit: delete a rate-limit key, and the lock its window sets, so
-// the user may try again) and force-unlock (ForceUnlock: delete a lock,
-// only while it holds the value the preview showed). The support kinds
+// the user may try again), force-unlock (ForceUnlock: delete a lock,
+// only while it holds the value the preview showed) and
+// remove-leaderboard-entry (RemoveLeaderboardEntry: a member of a
+// leaderboard with its metadata and high-score keys). The support kinds
 // classify the key with the connection's schema pack and refuse any other
 // role; they implement Applicable, which the UI uses to offer only the
 // actions that fit a key.
@@ -50,7 +59,10 @@
 //	targets  JSON array, one per key:
 //	           {key, type, family, sensitive, size, unit, pttl,
 //	            prior  (intent: base64 DUMP, or "(sensitive, not recorded)"),
-//	            before (intent: fingerprint), after (outcome: fingerprint)}
+//	            before (intent: fingerprint), after (outcome: fingerprint),
+//	            member (a sorted set acted on by member: {name, present,
+//	                    score, rank} before (intent) or after (outcome);
+//	                    prior is then empty, the key is never DUMPed)}
 //	outcome  "ok" | "failed" | "refused" (outcome records)
 //	error    why it failed or was refused
 //	undoes   undo: the outcome id it reverses

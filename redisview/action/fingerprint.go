@@ -27,7 +27,13 @@ const fpAbsent = "absent"
 // six-digit code), and a plain hash of it would be brute-forced from a
 // preview token; it is keyed with the runner's secret instead and never
 // written to the audit log.
+//
+// A member-level state (State.Member, see MemberPlan) is fingerprinted by
+// that member alone (memberFingerprint).
 func (r *Runner) fingerprint(s State) string {
+	if s.Member != nil {
+		return r.memberFingerprint(s)
+	}
 	if !s.Exists() {
 		return fpAbsent
 	}

@@ -80,7 +80,7 @@ func New(audit *redis.Client, opts Options) *Runner {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("keydeck/action/fingerprint/v1"))
 	r.secret = m.Sum(nil)
-	for _, k := range append([]Kind{DeleteKey{}, SetTTL{}, ResetLimit{}, ForceUnlock{}, Undo{}}, opts.Kinds...) {
+	for _, k := range append([]Kind{DeleteKey{}, SetTTL{}, ResetLimit{}, ForceUnlock{}, RemoveLeaderboardEntry{}, Undo{}}, opts.Kinds...) {
 		if _, dup := r.kinds[k.Name()]; dup {
 			panic("action: kind " + k.Name() + " registered twice")
 		}
@@ -175,7 +175,7 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err != nil {
 		return Preview{}, err
 	}
-	states, err := r.readStates(ctx, conn.DB(req.DB), conn, req.DB, keys)
+	states, err := r.readStates(ctx, conn.DB(req.DB), conn, req.DB, keys, memberRefs(p, keys))
 	if err != nil {
 		return Preview{}, err
 	}
@@ -184,6 +184,9 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 		return Preview{}, err
 	}
 	pv := Preview{Kind: k.Name(), Title: k.Title(), Request: req, Changes: changes, Summary: summary(changes), Undoable: true, Made: r.opts.Now()}
+	if a, ok := p.(Annotated); ok {
+		pv.Notes = append(pv.Notes, a.Notes()...)
+	}
 	for _, s := range states {
 		pv.Fingerprints = append(pv.Fingerprints, s.fp)
 		if s.Sensitive {
@@ -250,40 +253,58 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 		rec.Undoes = u.undoes()
 	}
 
+	members := memberRefs(p, keys)
+	attempts := 1
+	if members != nil {
+		// WATCH sees a whole sorted set; see MemberPlan.
+		attempts += memberRetries
+	}
 	var post []State
-	err = conn.DB(req.DB).Watch(ctx, func(tx *redis.Tx) error {
-		states, err := r.readStates(ctx, tx, conn, req.DB, keys)
-		if err != nil {
-			return err
-		}
-		for i, s := range states {
-			if s.fp != pv.Fingerprints[i] {
-				return fmt.Errorf("%w: %s is now %s; preview again", ErrChanged, quoteKey(s.Key), s.Shape())
+	for attempt := 1; ; attempt++ {
+		err = conn.DB(req.DB).Watch(ctx, func(tx *redis.Tx) error {
+			states, err := r.readStates(ctx, tx, conn, req.DB, keys, members)
+			if err != nil {
+				return err
 			}
-		}
-		changes, err := describe(p, states)
-		if err != nil {
+			for i, s := range states {
+				if s.fp != pv.Fingerprints[i] {
+					return fmt.Errorf("%w: %s; preview again", ErrChanged, changedText(s))
+				}
+			}
+			changes, err := describe(p, states)
+			if err != nil {
+				return err
+			}
+			out.Changes, out.Summary = changes, summary(changes)
+			out.Undoable = true
+			for _, s := range states {
+				out.Undoable = out.Undoable && !s.Sensitive
+			}
+			if out.IntentID == "" {
+				// A retry reads the very state this intent recorded (every
+				// fingerprint equal to the preview's), so one intent serves.
+				rec.Summary = out.Summary
+				rec.Targets = priorTargets(states)
+				intent := rec
+				intent.Phase = PhaseIntent
+				intent.Time = r.opts.Now()
+				if out.IntentID, err = r.audit.writeIntent(ctx, intent); err != nil {
+					return err
+				}
+			}
+			if r.opts.beforeExec != nil {
+				r.opts.beforeExec()
+			}
+			post, err = r.commit(ctx, tx, p, states, members)
 			return err
+		}, keys...)
+		if !errors.Is(err, errRaced) || attempt == attempts {
+			break
 		}
-		out.Changes, out.Summary = changes, summary(changes)
-		out.Undoable = true
-		for _, s := range states {
-			out.Undoable = out.Undoable && !s.Sensitive
-		}
-		rec.Summary = out.Summary
-		rec.Targets = priorTargets(states)
-		intent := rec
-		intent.Phase = PhaseIntent
-		intent.Time = r.opts.Now()
-		if out.IntentID, err = r.audit.writeIntent(ctx, intent); err != nil {
-			return err
-		}
-		if r.opts.beforeExec != nil {
-			r.opts.beforeExec()
-		}
-		post, err = r.commit(ctx, tx, p, states)
-		return err
-	}, keys...)
+	}
+	if errors.Is(err, errRaced) && attempts > 1 {
+		err = fmt.Errorf("%w: the keys were written by someone else during each of %d attempts to commit (a busy sorted set), though the member acted on had not changed; nothing was changed, try again", ErrChanged, attempts)
+	}
 	if err != nil && !isOurs(err) {
 		err = redisErr("watching the keys", err)
 	}
@@ -307,6 +328,20 @@ func isOurs(err error) bool {
 		}
 	}
 	return false
+}
+
+// changedText says how a key differs from its preview: "\"k\" is now
+// hash, 3 fields, no TTL", or for a member "member \"m\" of \"k\" is now
+// score 12, rank #4".
+func changedText(s State) string {
+	if s.Member != nil {
+		now := memberShape(s.Member)
+		if s.Exists() && s.Type != "zset" {
+			now = "gone: the key is now a " + s.Type
+		}
+		return fmt.Sprintf("member %s of %s is now %s", quoteKey(s.Member.Name), quoteKey(s.Key), now)
+	}
+	return fmt.Sprintf("%s is now %s", quoteKey(s.Key), s.Shape())
 }
 
 func (r *Runner) checkPreview(pv Preview, keys []string) error {
@@ -357,6 +392,10 @@ func priorTargets(states []State) []Target {
 		switch {
 		case s.Sensitive:
 			t.Prior = PriorSensitive
+		case s.Member != nil:
+			// The member and its score are the prior; the key's DUMP is not.
+			m := *s.Member
+			t.Member, t.Before = &m, s.fp
 		case s.Exists():
 			t.Prior = base64.StdEncoding.EncodeToString(s.dump)
 			t.Before = s.fp
@@ -374,6 +413,10 @@ func postTargets(states []State) []Target {
 		t := Target{Key: s.Key, Type: s.Type, Sensitive: s.Sensitive, PTTL: s.PTTL}
 		if !s.Sensitive {
 			t.After = s.fp
+			if s.Member != nil {
+				m := *s.Member
+				t.Member = &m
+			}
 		}
 		out[i] = t
 	}

@@ -27,6 +27,10 @@ type State struct {
 	// (a lock shows its holder). Attacker-controlled: views escape it.
 	Excerpt   string `json:"excerpt,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"` // Excerpt is not the whole value
+	// Member is set when the action acts on one member of this sorted set
+	// (MemberPlan): the state is that member's, Size the set's cardinality,
+	// PTTL the key's; the key's value is neither read nor recorded.
+	Member *MemberState `json:"member,omitempty"`
 
 	dump     []byte // DUMP payload; nil when absent
 	expireAt int64  // PEXPIRETIME ms; 0 none; -1 the server cannot say
@@ -94,10 +98,15 @@ type pipeliner interface {
 // expiry first, then DUMP (only of keys small enough to record) and the
 // sizes, which need the type. Under WATCH both trips see the state the
 // transaction will replace, or EXEC fails.
-func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, keys []string) ([]State, error) {
+//
+// A key members names (MemberPlan) is read in the first trip only: its
+// type, PTTL, the member's score and rank and the set's size; never its
+// DUMP, nor its memory, so a sorted set of any size can be acted on.
+func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, keys []string, members []*MemberRef) ([]State, error) {
 	type first struct {
 		typ             *redis.StatusCmd
 		pttlN, exp, mem *redis.IntCmd
+		member          memberReads
 	}
 	firsts := make([]first, len(keys))
 	_, err := p.Pipelined(ctx, func(pipe redis.Pipeliner) error {
@@ -105,6 +114,11 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 			f := &firsts[i]
 			f.typ = pipe.Type(ctx, k)
 			f.pttlN = redis.NewIntCmd(ctx, "pttl", k)
+			if m := memberAt(members, i); m != nil {
+				_ = pipe.Process(ctx, f.pttlN)
+				f.member = queueMemberReads(ctx, pipe, k, m, true)
+				continue
+			}
 			f.exp = redis.NewIntCmd(ctx, "pexpiretime", k)
 			f.mem = redis.NewIntCmd(ctx, "memory", "usage", k)
 			_ = pipe.Process(ctx, f.pttlN)
@@ -135,6 +149,16 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 				s.Family, s.Role, s.Sensitive = fam.ID, string(fam.Role), fam.Sensitive
 			}
 		}
+		if m := memberAt(members, i); m != nil {
+			if !s.Exists() {
+				s.PTTL = -2
+			}
+			if err := f.member.fill(&s, m); err != nil {
+				return nil, err
+			}
+			states[i] = s
+			continue
+		}
 		switch err := f.exp.Err(); {
 		case err == nil:
 			s.expireAt = max(f.exp.Val(), 0) // -1 no TTL, -2 absent: both mean "no expiry time"
@@ -157,7 +181,7 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 	excerpts := make([]*redis.StringCmd, len(keys))
 	_, err = p.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, s := range states {
-			if !s.Exists() {
+			if !s.Exists() || s.Member != nil {
 				continue
 			}
 			dumps[i] = pipe.Dump(ctx, s.Key)

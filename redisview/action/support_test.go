@@ -361,26 +361,29 @@ func TestAppliesTo(t *testing.T) {
 		}
 		return f
 	}
-	reset, unlock := ResetLimit{}, ForceUnlock{}
+	reset, unlock, entry := ResetLimit{}, ForceUnlock{}, RemoveLeaderboardEntry{}
 	for _, c := range []struct {
-		f             *schema.Family
-		reset, unlock bool
+		f                    *schema.Family
+		reset, unlock, entry bool
 	}{
-		{nil, false, false},
-		{fam("slider-rate-create-account"), true, false}, // token-bucket
-		{fam("login-failures"), true, false},             // sliding-window
-		{fam("login-lock"), true, false},                 // lock holding an unlock time
-		{fam("upload-avatar-ip"), true, false},           // counter-window
-		{fam("order-op-lock"), false, true},
-		{fam("mg-score-lock"), false, true},
-		{fam("mg-leaderboard"), false, false},
+		{nil, false, false, false},
+		{fam("slider-rate-create-account"), true, false, false}, // token-bucket
+		{fam("login-failures"), true, false, false},             // sliding-window
+		{fam("login-lock"), true, false, false},                 // lock holding an unlock time
+		{fam("upload-avatar-ip"), true, false, false},           // counter-window
+		{fam("order-op-lock"), false, true, false},
+		{fam("mg-score-lock"), false, true, false},
+		{fam("mg-leaderboard"), false, false, true},
+		{fam("mg-user-meta"), false, false, false}, // leaderboard-meta: the entry is removed from its board
+		{fam("mg-score-high"), false, false, false},
 	} {
 		id := "<nil>"
 		if c.f != nil {
 			id = c.f.ID
 		}
-		if reset.AppliesTo(c.f) != c.reset || unlock.AppliesTo(c.f) != c.unlock {
-			t.Errorf("%s: reset-limit %v, force-unlock %v; want %v, %v", id, reset.AppliesTo(c.f), unlock.AppliesTo(c.f), c.reset, c.unlock)
+		if reset.AppliesTo(c.f) != c.reset || unlock.AppliesTo(c.f) != c.unlock || entry.AppliesTo(c.f) != c.entry {
+			t.Errorf("%s: reset-limit %v, force-unlock %v, remove-leaderboard-entry %v; want %v, %v, %v", id,
+				reset.AppliesTo(c.f), unlock.AppliesTo(c.f), entry.AppliesTo(c.f), c.reset, c.unlock, c.entry)
 		}
 		if AppliesTo(Undo{}, c.f) || !AppliesTo(DeleteKey{}, c.f) || !AppliesTo(SetTTL{}, c.f) {
 			t.Errorf("%s: undo applies, or delete-key/set-ttl do not", id)
@@ -407,7 +410,7 @@ func TestAppliesTo(t *testing.T) {
 			names = append(names, k.Name())
 		}
 	}
-	if got := strings.Join(names, " "); got != "reset-limit force-unlock undo" {
+	if got := strings.Join(names, " "); got != "reset-limit force-unlock remove-leaderboard-entry undo" {
 		t.Fatalf("applicable kinds: %s", got)
 	}
 }

@@ -7,12 +7,21 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // Undo restores the keys of an audited action to the state its intent
 // record captured (RESTORE … REPLACE with the recorded remaining TTL, or
 // DEL for a key that did not exist). It is an action like any other:
 // previewed, confirmed, audited, and itself undoable.
+//
+// A key recorded by its member (Target.Member, see MemberPlan: a
+// leaderboard entry) is restored by that member alone: ZADD of the
+// recorded score if it was there, ZREM if it was not, and only while the
+// member is exactly as the action left it (a member someone added again
+// is refused); the rest of the sorted set, which may have moved on, is
+// left alone.
 //
 // It refuses when the keys are no longer exactly as the action left them
 // (restoring would silently discard someone's later change), when a prior
@@ -45,16 +54,19 @@ type priorKey struct {
 	ttl    time.Duration // 0: no TTL
 	shape  State         // as recorded, for the description
 	after  string        // fingerprint the action left
+	member *MemberState  // recorded by one member of a sorted set; absent is !member.Present
 }
 
 type undoPlan struct {
-	record string
-	keys   []string
-	priors []priorKey
+	record  string
+	keys    []string
+	priors  []priorKey
+	members map[string]MemberRef
 }
 
-func (p undoPlan) undoes() string { return p.record }
-func (p undoPlan) Keys() []string { return p.keys }
+func (p undoPlan) undoes() string                { return p.record }
+func (p undoPlan) Keys() []string                { return p.keys }
+func (p undoPlan) Members() map[string]MemberRef { return p.members }
 func (Undo) refuse(id, why string) error {
 	return notUndoablef("record %s: %s", id, why)
 }
@@ -94,7 +106,7 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	for _, t := range rec.Targets {
 		after[t.Key] = t.After
 	}
-	p := undoPlan{record: id}
+	p := undoPlan{record: id, members: map[string]MemberRef{}}
 	for _, t := range intent.Targets {
 		pk := priorKey{key: t.Key, after: after[t.Key], absent: t.Type == "none",
 			shape: State{Key: t.Key, Type: t.Type, PTTL: t.PTTL, Size: t.Size, Unit: t.Unit}}
@@ -103,6 +115,13 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 			return nil, u.refuse(id, fmt.Sprintf("the value of %s is sensitive and was not recorded", quoteKey(t.Key)))
 		case pk.after == "":
 			return nil, u.refuse(id, fmt.Sprintf("the state the action left %s in was not recorded", quoteKey(t.Key)))
+		case t.Member != nil:
+			m := *t.Member
+			if _, ok := parseScore(m.Score); m.Present && !ok {
+				return nil, u.refuse(id, fmt.Sprintf("the recorded score of member %s of %s is damaged", quoteKey(m.Name), quoteKey(t.Key)))
+			}
+			pk.member, pk.absent = &m, !m.Present
+			p.members[t.Key] = MemberRef{Name: m.Name, Desc: descending(env, req.DB, t.Key)}
 		case !pk.absent:
 			b, err := base64.StdEncoding.DecodeString(t.Prior)
 			if err != nil || !checkDump(b) {
@@ -130,6 +149,14 @@ func (p undoPlan) Describe(states []State) ([]Change, error) {
 	out := make([]Change, len(states))
 	for i, s := range states {
 		pk := p.priors[i]
+		if pk.member != nil {
+			c, err := p.describeMember(pk, s)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+			continue
+		}
 		if s.fp != pk.after {
 			return nil, notUndoablef("record %s: %s changed since the action (now %s); undoing would discard that later change", p.record, quoteKey(s.Key), s.Shape())
 		}
@@ -152,8 +179,50 @@ func (p undoPlan) Describe(states []State) ([]Change, error) {
 	return out, nil
 }
 
+// describeMember says how a member-level key is put back: only the member,
+// only if it is as the action left it.
+func (p undoPlan) describeMember(pk priorKey, s State) (Change, error) {
+	name, key := quoteKey(pk.member.Name), quoteKey(s.Key)
+	if s.fp != pk.after {
+		if pk.after == fpAbsent && s.Member != nil && s.Member.Present {
+			return Change{}, notUndoablef("record %s: member %s of %s was added again since the action (now %s), by the application or someone else; restoring the recorded entry would overwrite it",
+				p.record, name, key, memberShape(s.Member))
+		}
+		return Change{}, notUndoablef("record %s: %s changed since the action; undoing would discard that later change", p.record, changedText(s))
+	}
+	if pk.absent {
+		return Change{Key: s.Key, Op: "remove-member", After: "member " + name + " absent", Before: s,
+			Text: fmt.Sprintf("REMOVE member %s from %s, which it was not in before the action (now %s; %s)", name, key, memberShape(s.Member), s.Shape())}, nil
+	}
+	return Change{Key: s.Key, Op: "add-member", After: "member " + name + ", score " + pk.member.Score, Before: s,
+		Text: fmt.Sprintf("ADD member %s back to %s with score %s, as before the action (now absent; %s)", name, key, pk.member.Score, s.Shape())}, nil
+}
+
+// descending reports whether the sorted set key ranks from the highest
+// score, as its pack says (a leaderboard of order asc does not); true
+// when the pack does not say.
+func descending(env Env, db int, key string) bool {
+	if env.Conn == nil || env.Conn.Classifier() == nil {
+		return true
+	}
+	if f, ok := env.Conn.Classifier().Classify(db, key); ok {
+		if lp, ok := f.Params.(*schema.LeaderboardParams); ok {
+			return lp.Order != "asc"
+		}
+	}
+	return true
+}
+
 func (p undoPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
 	for _, pk := range p.priors {
+		if pk.member != nil {
+			if pk.member.Present {
+				tx.Do(ctx, "zadd", pk.key, pk.member.Score, pk.member.Name)
+			} else {
+				tx.ZRem(ctx, pk.key, pk.member.Name)
+			}
+			continue
+		}
 		if pk.absent {
 			tx.Del(ctx, pk.key)
 		} else {

@@ -1,0 +1,344 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/live"
+	"github.com/keydeck/keydeck/views"
+)
+
+const (
+	lbDefaultN   = 50
+	lbMaxN       = 500
+	lbListLimit  = 1000
+	lbMarkFor    = 5 * time.Second // how long a moved row stays marked
+	lbTopicKind  = "lb"
+	lbListTopic  = "leaderboards:all"
+	removeKind   = "remove-leaderboard-entry"
+	coldStartMsg = "The application may rebuild this leaderboard from its database on a cache miss (cold start): an entry removed here can come back unless it is removed there too."
+)
+
+var lbNOptions = []int64{10, 25, 50, 100, 200, 500}
+
+// lbView names one leaderboard window.
+type lbView struct {
+	conn     string
+	db       int
+	key      string
+	start, n int64
+}
+
+func (v lbView) query() url.Values {
+	return url.Values{"conn": {v.conn}, "db": {strconv.Itoa(v.db)}, "k": {v.key}, "start": {strconv.FormatInt(v.start, 10)}, "n": {strconv.FormatInt(v.n, 10)}}
+}
+
+func (v lbView) pageURL() string { return fmt.Sprintf("/c/%s/db/%d/leaderboard", v.conn, v.db) }
+
+func (v lbView) href(start int64) string {
+	q := url.Values{"k": {v.key}, "start": {strconv.FormatInt(start, 10)}, "n": {strconv.FormatInt(v.n, 10)}}
+	return v.pageURL() + "?" + q.Encode()
+}
+
+// parseLBView validates a leaderboard window from query values.
+func parseLBView(conn string, dbs string, q url.Values) (lbView, error) {
+	db, err := parseDB(dbs)
+	if err != nil {
+		return lbView{}, err
+	}
+	v := lbView{conn: conn, db: db, key: q.Get("k"), n: lbDefaultN}
+	if v.key == "" || len(v.key) > 4096 {
+		return v, echo.NewHTTPError(http.StatusBadRequest, "Name the leaderboard key with ?k=.")
+	}
+	if s := q.Get("start"); s != "" {
+		if v.start, err = strconv.ParseInt(s, 10, 64); err != nil || v.start < 0 {
+			return v, echo.NewHTTPError(http.StatusBadRequest, "start: want a rank offset of 0 or more.")
+		}
+	}
+	if s := q.Get("n"); s != "" {
+		if v.n, err = strconv.ParseInt(s, 10, 64); err != nil || v.n < 1 || v.n > lbMaxN {
+			return v, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("n: want 1 to %d rows.", lbMaxN))
+		}
+	}
+	return v, nil
+}
+
+// lbState is what Keydeck's poller keeps per leaderboard: write activity
+// and recent moves, shared by every window of that board.
+type lbState struct {
+	activity *redisview.Activity
+	mu       sync.Mutex
+	marks    map[string]lbMark
+}
+
+type lbMark struct {
+	move redisview.Move
+	at   time.Time
+}
+
+type lbStates struct {
+	mu sync.Mutex
+	m  map[string]*lbState
+}
+
+func (s *lbStates) get(v lbView) *lbState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]*lbState{}
+	}
+	k := fmt.Sprintf("%s\x00%d\x00%s", v.conn, v.db, v.key)
+	st := s.m[k]
+	if st == nil {
+		st = &lbState{activity: redisview.NewActivity(), marks: map[string]lbMark{}}
+		s.m[k] = st
+	}
+	return st
+}
+
+// note records this read's moves and returns those still worth marking.
+func (st *lbState) note(moves map[string]redisview.Move, now time.Time) map[string]redisview.Move {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for m, mv := range moves {
+		if mv.Kind != redisview.MoveSame {
+			st.marks[m] = lbMark{move: mv, at: now}
+		}
+	}
+	out := map[string]redisview.Move{}
+	for m, mk := range st.marks {
+		if now.Sub(mk.at) > lbMarkFor {
+			delete(st.marks, m)
+			continue
+		}
+		out[m] = mk.move
+	}
+	return out
+}
+
+func (a *App) leaderboardList(c echo.Context) error {
+	vm := a.lbListVM(c.Request().Context())
+	return render(c, http.StatusOK, views.LeaderboardListPage(a.page(c, "Leaderboards", ""), vm))
+}
+
+func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
+	vm := views.LeaderboardListVM{WSURL: wsURL(lbListTopic)}
+	for _, conn := range a.conns.All() {
+		g := views.LeaderboardGroup{Conn: conn.Name}
+		boards, truncated, err := redisview.ListLeaderboards(ctx, conn, lbListLimit)
+		switch {
+		case err != nil:
+			g.Note = "Cannot list: " + err.Error()
+		case len(boards) == 0 && conn.Pack() == nil:
+			g.Note = "No schema pack, so no key is known to be a leaderboard."
+		case len(boards) == 0:
+			g.Note = "No leaderboard keys."
+		case truncated:
+			g.Note = fmt.Sprintf("Showing the first %d leaderboards.", lbListLimit)
+		}
+		for _, b := range boards {
+			it := views.LeaderboardItem{Key: b.Key, DB: b.DB, Family: b.Family, Size: groupDigits(b.Size),
+				Href: lbView{conn: conn.Name, db: b.DB, key: b.Key, n: lbDefaultN}.href(0)}
+			if b.HasTop {
+				it.Top, it.TopScore = b.TopMember, formatScore(b.TopScore)
+			}
+			g.Boards = append(g.Boards, it)
+		}
+		vm.Groups = append(vm.Groups, g)
+	}
+	return vm
+}
+
+func (a *App) lbListSource(arg string) (func() live.Source, error) {
+	if arg != "all" {
+		return nil, fmt.Errorf("%w %q", errUnknownTopic, "leaderboards:"+arg)
+	}
+	return func() live.Source {
+		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
+			return renderBytes(ctx, views.LeaderboardListLive(a.lbListVM(ctx), true))
+		})
+	}, nil
+}
+
+// leaderboardPage shows one leaderboard window, a member lookup, and the
+// live rows.
+func (a *App) leaderboardPage(c echo.Context) error {
+	conn, err := a.conns.Get(c.Param("conn"))
+	if err != nil {
+		return err
+	}
+	v, err := parseLBView(conn.Name, c.Param("db"), c.QueryParams())
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	canRemove := a.canRemove(actor(c))
+	w, err := redisview.ReadLeaderboard(ctx, conn, v.db, v.key, v.start, v.n)
+	vm := a.lbVM(v, w, err, nil, canRemove)
+	if m := c.QueryParam("member"); m != "" {
+		vm.LookupQuery = m
+		lw, rank, found, err := redisview.LookupMember(ctx, conn, v.db, v.key, m, 5)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadGateway, "Redis could not be read: "+err.Error())
+		}
+		lk := &views.LookupVM{Member: m, Found: found}
+		if found {
+			lk.Rank = groupDigits(rank + 1)
+			for _, e := range lw.Entries {
+				if e.Member == m {
+					lk.Score = formatScore(e.Score)
+				}
+			}
+			lk.Rows = a.lbRows(v, lw, nil, false)
+		}
+		vm.Lookup = lk
+	}
+	return render(c, http.StatusOK, views.LeaderboardPage(a.page(c, "Leaderboard", conn.Name), vm))
+}
+
+func (a *App) canRemove(act action.Actor) bool {
+	return a.actions != nil && !a.auth.ReadOnly && a.actions.Allowed(act, removeKind)
+}
+
+func lbTopic(remove bool, v lbView) string {
+	mode := "plain"
+	if remove {
+		mode = "remove"
+	}
+	return lbTopicKind + ":" + mode + ":" + v.query().Encode()
+}
+
+// lbSource resolves "lb:MODE:<query>": one poller per window and mode.
+func (a *App) lbSource(arg string) (func() live.Source, error) {
+	mode, q, _ := strings.Cut(arg, ":")
+	vals, err := url.ParseQuery(q)
+	if (mode != "plain" && mode != "remove") || err != nil {
+		return nil, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
+	}
+	conn, err := a.conns.Get(vals.Get("conn"))
+	if err != nil {
+		return nil, err
+	}
+	v, err := parseLBView(conn.Name, vals.Get("db"), vals)
+	if err != nil {
+		return nil, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
+	}
+	st := a.lbStates.get(v)
+	return func() live.Source {
+		var prev []redisview.Entry
+		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
+			w, err := redisview.ReadLeaderboard(ctx, conn, v.db, v.key, v.start, v.n)
+			now := a.now()
+			var marks map[string]redisview.Move
+			if err == nil {
+				var moves map[string]redisview.Move
+				// A fresh poller has nothing to compare with: nothing is new.
+				if prev != nil {
+					st.activity.Observe(prev, w.Entries, now)
+					moves = redisview.Moves(prev, w.Entries)
+				}
+				marks = st.note(moves, now)
+				prev = w.Entries
+			}
+			return renderBytes(ctx, views.LeaderboardLive(a.lbVM(v, w, err, marks, mode == "remove"), true))
+		})
+	}, nil
+}
+
+func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]redisview.Move, canRemove bool) views.LeaderboardVM {
+	vm := views.LeaderboardVM{Conn: v.conn, DB: v.db, Key: v.key, Family: w.Family, Start: v.start, N: v.n, NOptions: lbNOptions,
+		WSURL: wsURL(lbTopic(canRemove, v)), Size: groupDigits(w.Size), MetaFields: w.MetaFields, CanRemove: canRemove,
+		Note: coldStartMsg, PageURL: v.pageURL()}
+	if err != nil {
+		vm.Err = "Cannot read the leaderboard: " + err.Error()
+	}
+	if v.start > 0 {
+		vm.Prev = v.href(max(0, v.start-v.n))
+	}
+	if v.start+v.n < w.Size {
+		vm.Next = v.href(v.start + v.n)
+	}
+	vm.Rows = a.lbRows(v, w, marks, canRemove)
+	counts := a.lbStates.get(v).activity.PerMinute(a.now())
+	peak := 0
+	for _, n := range counts {
+		peak = max(peak, n)
+	}
+	vm.ActivityMax = strconv.Itoa(peak)
+	for i, n := range counts {
+		h := 0.0
+		if peak > 0 {
+			h = float64(n) / float64(peak) * 58
+		}
+		vm.Activity = append(vm.Activity, views.ActivityBar{
+			X: strconv.Itoa(i * 4), Y: strconv.FormatFloat(60-h, 'f', 1, 64), H: strconv.FormatFloat(h, 'f', 1, 64),
+			Title: fmt.Sprintf("%d min ago: %d changes", len(counts)-1-i, n),
+		})
+	}
+	return vm
+}
+
+func (a *App) lbRows(v lbView, w redisview.Window, marks map[string]redisview.Move, canRemove bool) []views.LeaderboardRow {
+	var rows []views.LeaderboardRow
+	for _, e := range w.Entries {
+		r := views.LeaderboardRow{Rank: groupDigits(e.Rank + 1), Member: e.Member, Score: formatScore(e.Score)}
+		for _, f := range w.MetaFields {
+			r.Meta = append(r.Meta, metaValue(f, e.Meta[f]))
+		}
+		if mv, ok := marks[e.Member]; ok {
+			switch mv.Kind {
+			case redisview.MoveNew:
+				r.Move, r.MoveText = "new", "new"
+			case redisview.MoveUp:
+				r.Move, r.MoveText = "up", fmt.Sprintf("▲ %d", mv.From-e.Rank)
+			case redisview.MoveDown:
+				r.Move, r.MoveText = "down", fmt.Sprintf("▼ %d", e.Rank-mv.From)
+			}
+		}
+		if canRemove {
+			q := url.Values{"kind": {removeKind}, "conn": {v.conn}, "db": {strconv.Itoa(v.db)}, "key": {v.key}, "arg.member": {e.Member}}
+			r.RemoveHref = "/actions/preview?" + q.Encode()
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// formatScore shows integers without a fraction.
+func formatScore(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return groupDigits(int64(f))
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// metaValue renders known metadata fields for people: durations and epoch
+// milliseconds.
+func metaValue(field, v string) string {
+	if v == "" {
+		return "—"
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return v
+	}
+	lf := strings.ToLower(field)
+	switch {
+	case strings.HasSuffix(lf, "ms") && strings.Contains(lf, "duration"):
+		return formatTTL(time.Duration(n) * time.Millisecond)
+	case strings.HasSuffix(lf, "at") && n > 1e12:
+		return time.UnixMilli(n).UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	return groupDigits(n)
+}
