@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/keydeck/keydeck/redisview"
@@ -384,5 +385,57 @@ func TestDeleteAndUndoThroughPages(t *testing.T) {
 	code, _, _ := br.do(http.MethodGet, "/actions/undo?conn=main&db=14&record="+url.QueryEscape(recs[0].ID), nil)
 	if code != http.StatusConflict {
 		t.Fatalf("second undo: %d", code)
+	}
+}
+
+// Support removes a leaderboard entry from the row's link: the preview is
+// a GET, the confirmation a POST with CSRF, and the member, its metadata
+// and its high-score cache go together.
+func TestSupportRemovesLeaderboardEntry(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	db := f.redis.Client(14)
+	const board = "mg:score:leaderboard:2048"
+	cheater := "ops:admin <script>"
+	db.ZAdd(ctx, board, redis.Z{Score: 1e6, Member: cheater}, redis.Z{Score: 10, Member: "honest"})
+	db.HSet(ctx, "mg:score:user-meta:2048:"+cheater, "score", "1000000")
+	db.Set(ctx, "mg:score:high:2048:"+cheater, "1000000", time.Hour)
+	br := newBrowser(t, f.srv.URL)
+	br.login("sam", "right-password")
+	_, _, page := br.do(http.MethodGet, "/c/main/db/14/leaderboard?k="+url.QueryEscape(board), nil)
+	if !strings.Contains(page, `data-testid="lb-remove"`) {
+		t.Fatal("support sees no Remove link")
+	}
+	q := url.Values{"kind": {"remove-leaderboard-entry"}, "conn": {"main"}, "db": {"14"}, "key": {board}, "arg.member": {cheater}}
+	code, _, body := br.do(http.MethodGet, "/actions/preview?"+q.Encode(), nil)
+	if code != http.StatusOK || !strings.Contains(body, "cold start") {
+		t.Fatalf("preview: %d %.300s", code, body)
+	}
+	m := regexpToken.FindStringSubmatch(body)
+	tok := csrfRe.FindStringSubmatch(body)
+	if m == nil || tok == nil {
+		t.Fatal("no confirmation form")
+	}
+	code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok[1]}, "token": {m[1]}})
+	if code != http.StatusOK {
+		t.Fatalf("execute: %d %.300s", code, body)
+	}
+	if _, err := db.ZScore(ctx, board, cheater).Result(); err != redis.Nil {
+		t.Fatal("member still on the board")
+	}
+	if n, _ := db.Exists(ctx, "mg:score:user-meta:2048:"+cheater, "mg:score:high:2048:"+cheater).Result(); n != 0 {
+		t.Fatal("companion keys left behind")
+	}
+	if s, _ := db.ZScore(ctx, board, "honest").Result(); s != 10 {
+		t.Fatal("another member was touched")
+	}
+	// A viewer is shown no Remove link and may not open the preview.
+	vb := newBrowser(t, f.srv.URL)
+	vb.login("vera", "right-password")
+	if _, _, p := vb.do(http.MethodGet, "/c/main/db/14/leaderboard?k="+url.QueryEscape(board), nil); strings.Contains(p, `data-testid="lb-remove"`) {
+		t.Fatal("viewer sees a Remove link")
+	}
+	if code, _, _ := vb.do(http.MethodGet, "/actions/preview?"+q.Encode(), nil); code != http.StatusForbidden {
+		t.Fatalf("viewer preview: %d", code)
 	}
 }

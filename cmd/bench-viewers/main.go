@@ -58,6 +58,10 @@ const (
 	lbProbe   = 1_000_000_000 // probe scores start here, above every other
 )
 
+// runBase separates the probes of successive runs: a new viewer may first
+// receive the previous run's last frame, which must not count.
+var runBase int64
+
 type result struct {
 	viewers     int
 	cmdsPerSec  float64
@@ -144,11 +148,17 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 	res := result{viewers: n}
 	// Start each run from a clean state so counts map to write times.
 	if target == "overview" {
-		if err := writer.FlushDB(ctx).Err(); err != nil {
+		// Keys accumulate across runs; counts above this run's start are its writes.
+		n, err := writer.DBSize(ctx).Result()
+		if err != nil {
 			return res, err
 		}
-	} else if err := writer.ZRemRangeByScore(ctx, lbKey, strconv.Itoa(lbProbe), "+inf").Err(); err != nil {
-		return res, err
+		runBase = n
+	} else {
+		runBase += 1_000_000
+		if err := writer.ZRemRangeByScore(ctx, lbKey, strconv.Itoa(lbProbe), "+inf").Err(); err != nil {
+			return res, err
+		}
 	}
 	var (
 		mu      sync.Mutex
@@ -254,8 +264,6 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 			}
 		case "info":
 			d--
-		case "flushdb", "zremrangebyscore":
-			continue
 		}
 		if d > 0 {
 			res.byCmd[cmd] = d / elapsed.Seconds()
@@ -280,9 +288,9 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 // leaderboard — a probe member with a new top score.
 func write(ctx context.Context, c *redis.Client, n int64) error {
 	if target == "overview" {
-		return c.Set(ctx, fmt.Sprintf("k%d", n), "v", 0).Err()
+		return c.Set(ctx, fmt.Sprintf("k%d", runBase+n), "v", 0).Err()
 	}
-	return c.ZAdd(ctx, lbKey, redis.Z{Score: float64(lbProbe + n), Member: fmt.Sprintf("probe-%d", n)}).Err()
+	return c.ZAdd(ctx, lbKey, redis.Z{Score: float64(lbProbe + runBase + n), Member: fmt.Sprintf("probe-%d", n)}).Err()
 }
 
 var topScoreRe = regexp.MustCompile(`data-testid="lb-score">([0-9,.]+)<`)
@@ -292,14 +300,14 @@ func frameCount(msg []byte) int64 {
 	if target == "overview" {
 		if m := keysRe.FindSubmatch(msg); m != nil {
 			n, _ := strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
-			return n
+			return max(0, n-runBase)
 		}
 		return 0
 	}
 	if m := topScoreRe.FindSubmatch(msg); m != nil {
 		n, _ := strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
-		if n > lbProbe {
-			return n - lbProbe
+		if n > lbProbe+runBase {
+			return n - lbProbe - runBase
 		}
 	}
 	return 0
