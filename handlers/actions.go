@@ -27,11 +27,7 @@ func keyURL(conn string, db int, key string) string {
 
 // keyPage shows one key's metadata and the actions the user may start.
 func (a *App) keyPage(c echo.Context) error {
-	conn, err := a.conns.Get(c.Param("conn"))
-	if err != nil {
-		return err
-	}
-	db, err := parseDB(c.Param("db"))
+	conn, db, err := a.connDB(c)
 	if err != nil {
 		return err
 	}

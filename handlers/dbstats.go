@@ -28,13 +28,19 @@ func parseDB(s string) (int, error) {
 	return db, nil
 }
 
-// dbPage renders one database's statistics; the websocket keeps them live.
-func (a *App) dbPage(c echo.Context) error {
+// connDB resolves the :conn and :db route parameters.
+func (a *App) connDB(c echo.Context) (*redisview.Conn, int, error) {
 	conn, err := a.conns.Get(c.Param("conn"))
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	db, err := parseDB(c.Param("db"))
+	return conn, db, err
+}
+
+// dbPage renders one database's statistics; the websocket keeps them live.
+func (a *App) dbPage(c echo.Context) error {
+	conn, db, err := a.connDB(c)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"time"
 
@@ -60,7 +58,7 @@ func bench(n int, budget redisview.SweepBudget) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	addr, stop, err := startRedis(dir)
+	addr, stop, err := redistest.Launch(dir, "--slowlog-log-slower-than", "1000", "--slowlog-max-len", "1024")
 	if err != nil {
 		return err
 	}
@@ -240,36 +238,4 @@ func commandCalls(ctx context.Context, c *redis.Client) (map[string]int64, error
 		return nil, err
 	}
 	return redistest.ParseCommandStats(txt), nil
-}
-
-func startRedis(dir string) (string, func(), error) {
-	bin, err := redistest.Binary()
-	if err != nil {
-		return "", nil, err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
-		"--slowlog-log-slower-than", "1000", "--slowlog-max-len", "1024")
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	for i := 0; ; i++ {
-		if c.Ping(context.Background()).Err() == nil {
-			return addr, stop, nil
-		}
-		if i > 100 {
-			stop()
-			return "", nil, fmt.Errorf("redis-server did not start on %s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

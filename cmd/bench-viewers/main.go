@@ -81,7 +81,7 @@ func bench(dur time.Duration, counts string, poll time.Duration) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	redisAddr, stopRedis, err := startRedis(tmp)
+	redisAddr, stopRedis, err := redistest.Launch(tmp)
 	if err != nil {
 		return err
 	}
@@ -396,32 +396,6 @@ func rss(pid int) int64 {
 		}
 	}
 	return 0
-}
-
-func startRedis(dir string) (string, func(), error) {
-	bin, err := redistest.Binary()
-	if err != nil {
-		return "", nil, err
-	}
-	addr := freeAddr()
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	for i := 0; ; i++ {
-		if c.Ping(context.Background()).Err() == nil {
-			return addr, stop, nil
-		}
-		if i > 100 {
-			stop()
-			return "", nil, fmt.Errorf("redis-server did not start on %s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func freeAddr() string {
