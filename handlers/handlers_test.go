@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -200,4 +201,22 @@ func TestWebsocketPushesChanges(t *testing.T) {
 // openAuth is the loopback default: no users, everyone is admin.
 func openAuth(rs *redistest.Server) Auth {
 	return Auth{Open: true, Secret: []byte("0123456789abcdef0123456789abcdef"), Limiter: redisview.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute)}
+}
+
+func TestRowOptions(t *testing.T) {
+	tests := []struct {
+		retained int
+		current  int64
+		want     []int64
+	}{
+		{0, 50, []int64{10, 25, 50, 100, 200, 500}},
+		{200, 50, []int64{10, 25, 50, 100, 200}},
+		{30, 25, []int64{10, 25, 30}},
+		{30, 50, []int64{10, 25, 30, 50}},
+	}
+	for _, tt := range tests {
+		if got := rowOptions(tt.retained, tt.current); !slices.Equal(got, tt.want) {
+			t.Errorf("rowOptions(%d, %d) = %v, want %v", tt.retained, tt.current, got, tt.want)
+		}
+	}
 }

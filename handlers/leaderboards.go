@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -257,7 +258,7 @@ func (a *App) lbSource(arg string) (func() live.Source, error) {
 }
 
 func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]redisview.Move, canRemove bool) views.LeaderboardVM {
-	vm := views.LeaderboardVM{Conn: v.conn, DB: v.db, Key: v.key, Family: w.Family, Start: v.start, N: v.n, NOptions: lbNOptions,
+	vm := views.LeaderboardVM{Conn: v.conn, DB: v.db, Key: v.key, Family: w.Family, Start: v.start, N: v.n, NOptions: rowOptions(w.Retained, v.n),
 		WSURL: wsURL(lbTopic(canRemove, v)), Size: groupDigits(w.Size), MetaFields: w.MetaFields, CanRemove: canRemove,
 		Note: coldStartMsg, PageURL: v.pageURL()}
 	if err != nil {
@@ -287,6 +288,26 @@ func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]red
 		})
 	}
 	return vm
+}
+
+// rowOptions offers window sizes up to the board's retained size (the
+// application prunes beyond it), always including the size in use.
+func rowOptions(retained int, current int64) []int64 {
+	var out []int64
+	for _, o := range lbNOptions {
+		if retained > 0 && o > int64(retained) {
+			break
+		}
+		out = append(out, o)
+	}
+	if retained > 0 && retained < lbMaxN && !slices.Contains(out, int64(retained)) {
+		out = append(out, int64(retained))
+	}
+	if !slices.Contains(out, current) {
+		out = append(out, current)
+		slices.Sort(out)
+	}
+	return out
 }
 
 func (a *App) lbRows(v lbView, w redisview.Window, marks map[string]redisview.Move, canRemove bool) []views.LeaderboardRow {
