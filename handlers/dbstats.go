@@ -15,7 +15,10 @@ import (
 	"github.com/keydeck/keydeck/views"
 )
 
-const maxDB = 1 << 16
+// maxDB bounds database indexes from URLs: each index gets its own client
+// and sweeper, so the range must not be something a visitor can inflate.
+// Redis defaults to 16 databases; 256 covers generous configurations.
+const maxDB = 256
 
 func dbTopic(conn string, db int) string { return "dbstats:" + conn + ":" + strconv.Itoa(db) }
 

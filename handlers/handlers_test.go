@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +219,16 @@ func TestRowOptions(t *testing.T) {
 		if got := rowOptions(tt.retained, tt.current); !slices.Equal(got, tt.want) {
 			t.Errorf("rowOptions(%d, %d) = %v, want %v", tt.retained, tt.current, got, tt.want)
 		}
+	}
+}
+
+// Board state is keyed by URLs anyone may type: it stays bounded.
+func TestLeaderboardStatesBounded(t *testing.T) {
+	var s lbStates
+	for i := range lbMaxStates + 50 {
+		s.get(lbView{conn: "c", key: strconv.Itoa(i)})
+	}
+	if n := len(s.m); n != lbMaxStates {
+		t.Fatalf("states = %d", n)
 	}
 }

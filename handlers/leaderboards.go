@@ -81,6 +81,7 @@ type lbState struct {
 	activity *redisview.Activity
 	mu       sync.Mutex
 	marks    map[string]lbMark
+	used     time.Time // guarded by lbStates.mu
 }
 
 type lbMark struct {
@@ -88,10 +89,14 @@ type lbMark struct {
 	at   time.Time
 }
 
+// lbStates holds per-board state. Keys come from URLs, so the map is
+// bounded: past lbMaxStates boards the least recently used is forgotten.
 type lbStates struct {
 	mu sync.Mutex
 	m  map[string]*lbState
 }
+
+const lbMaxStates = 1024
 
 func (s *lbStates) get(v lbView) *lbState {
 	s.mu.Lock()
@@ -102,9 +107,20 @@ func (s *lbStates) get(v lbView) *lbState {
 	k := fmt.Sprintf("%s\x00%d\x00%s", v.conn, v.db, v.key)
 	st := s.m[k]
 	if st == nil {
+		if len(s.m) >= lbMaxStates {
+			var oldest string
+			var at time.Time
+			for key, x := range s.m {
+				if oldest == "" || x.used.Before(at) {
+					oldest, at = key, x.used
+				}
+			}
+			delete(s.m, oldest)
+		}
 		st = &lbState{activity: redisview.NewActivity(), marks: map[string]lbMark{}}
 		s.m[k] = st
 	}
+	st.used = time.Now()
 	return st
 }
 
