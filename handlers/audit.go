@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -123,36 +124,36 @@ func auditTopic(undo bool, f action.Filter) string {
 // auditSource resolves "audit:MODE:<filter query>"; viewers of the same
 // filter and mode share one poller. The websocket handler lets only admins
 // subscribe to the undo mode.
-func (a *App) auditSource(arg string) (func() live.Source, error) {
+func (a *App) auditSource(arg string) (func() live.Source, action.Role, error) {
 	mode, arg, _ := strings.Cut(arg, ":")
 	if mode != "undo" && mode != "plain" {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, "audit:"+mode)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "audit:"+mode)
 	}
 	q, err := url.ParseQuery(arg)
 	if err != nil {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, "audit:"+arg)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "audit:"+arg)
 	}
 	f, err := auditFilter(q)
 	if err != nil {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, "audit:"+arg)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "audit:"+arg)
+	}
+	role := action.Viewer
+	if mode == "undo" {
+		role = action.Admin
 	}
 	return func() live.Source {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
-			role := action.Viewer
-			if mode == "undo" {
-				role = action.Admin
-			}
 			vm := a.auditVM(ctx, f, action.Actor{Role: role})
 			return renderBytes(ctx, views.AuditLive(vm, true))
 		})
-	}, nil
+	}, role, nil
 }
 
 // undoPreview is the confirmation step of an undo, opened from the audit log.
 func (a *App) undoPreview(c echo.Context) error {
-	db, err := parseDB(c.QueryParam("db"))
-	if err != nil {
-		return err
+	db, err := strconv.Atoi(c.QueryParam("db"))
+	if err != nil || db < 0 || db >= maxDB {
+		return echo.NewHTTPError(http.StatusBadRequest, "db: want a database index.")
 	}
 	req := action.Request{Conn: c.QueryParam("conn"), DB: db, Args: map[string]string{"record": c.QueryParam("record")}}
 	return a.preview(c, "undo", req, "/audit")

@@ -34,6 +34,9 @@ type Auth struct {
 	UserHeader     string // default X-Forwarded-User
 	EmailHeader    string // default X-Forwarded-Email
 	RoleHeader     string // optional; otherwise the users file, else viewer
+	// AllowedHosts are extra Host names (without port) the console answers
+	// to in open mode, besides loopback names and addresses.
+	AllowedHosts []string
 }
 
 // LoginLimiter is what sign-in needs of the failure counter.
@@ -237,4 +240,37 @@ func (a *App) writable(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// checkHost defeats DNS rebinding in open mode: a page on another site that
+// re-resolves its name to 127.0.0.1 would otherwise be same-origin with an
+// unauthenticated admin console. Only loopback names and addresses (and
+// --allowed-host names) are answered.
+func (a *App) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !a.auth.Open || a.hostAllowed(c.Request().Host) {
+			return next(c)
+		}
+		return echo.NewHTTPError(http.StatusMisdirectedRequest, "This console answers only to loopback host names; add --allowed-host to reach it by another name.")
+	}
+}
+
+func (a *App) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Unmap().IsLoopback() {
+		return true
+	}
+	for _, h := range a.auth.AllowedHosts {
+		if strings.EqualFold(h, host) {
+			return true
+		}
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/live"
 	"github.com/keydeck/keydeck/views"
 )
@@ -74,23 +75,23 @@ func (s *dbSource) Close() error { s.release(); return nil }
 func dbFragment(vm views.DBPageVM) templ.Component { return views.DBLive(vm, true) }
 
 // dbStatsSource resolves "dbstats:CONN:DB".
-func (a *App) dbStatsSource(arg string) (func() live.Source, error) {
+func (a *App) dbStatsSource(arg string) (func() live.Source, action.Role, error) {
 	name, dbs, ok := strings.Cut(arg, ":")
 	if !ok {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, "dbstats:"+arg)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "dbstats:"+arg)
 	}
 	conn, err := a.conns.Get(name)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	db, err := parseDB(dbs)
 	if err != nil {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, "dbstats:"+arg)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "dbstats:"+arg)
 	}
 	return func() live.Source {
 		s, release := a.sweepers.Acquire(conn, db)
 		return &dbSource{conn: conn, db: db, sweeper: s, release: release}
-	}, nil
+	}, action.Viewer, nil
 }
 
 func pct(part, whole int64) int {

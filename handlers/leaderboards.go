@@ -177,15 +177,15 @@ func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
 	return vm
 }
 
-func (a *App) lbListSource(arg string) (func() live.Source, error) {
+func (a *App) lbListSource(arg string) (func() live.Source, action.Role, error) {
 	if arg != "all" {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, "leaderboards:"+arg)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "leaderboards:"+arg)
 	}
 	return func() live.Source {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
 			return renderBytes(ctx, views.LeaderboardListLive(a.lbListVM(ctx), true))
 		})
-	}, nil
+	}, action.Viewer, nil
 }
 
 // leaderboardPage shows one leaderboard window, a member lookup, and the
@@ -237,19 +237,23 @@ func lbTopic(remove bool, v lbView) string {
 }
 
 // lbSource resolves "lb:MODE:<query>": one poller per window and mode.
-func (a *App) lbSource(arg string) (func() live.Source, error) {
+func (a *App) lbSource(arg string) (func() live.Source, action.Role, error) {
 	mode, q, _ := strings.Cut(arg, ":")
 	vals, err := url.ParseQuery(q)
 	if (mode != "plain" && mode != "remove") || err != nil {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
 	}
 	conn, err := a.conns.Get(vals.Get("conn"))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	v, err := parseLBView(conn.Name, vals.Get("db"), vals)
 	if err != nil {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
+	}
+	role := action.Viewer
+	if mode == "remove" {
+		role = action.Support
 	}
 	st := a.lbStates.get(v)
 	return func() live.Source {
@@ -270,7 +274,7 @@ func (a *App) lbSource(arg string) (func() live.Source, error) {
 			}
 			return renderBytes(ctx, views.LeaderboardLive(a.lbVM(v, w, err, marks, mode == "remove"), true))
 		})
-	}, nil
+	}, role, nil
 }
 
 func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]redisview.Move, canRemove bool) views.LeaderboardVM {

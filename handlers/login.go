@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -11,9 +12,20 @@ import (
 	"github.com/keydeck/keydeck/views"
 )
 
-// safeNext keeps post-sign-in redirects on this site.
+// safeNext keeps post-sign-in redirects on this site: a path, nothing a
+// browser could read as another host ("//x", "/\\x", control characters
+// that browsers strip, as in "/\t/x").
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.ContainsAny(next, "\\") {
+		return "/"
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(u.Path, "//") || strings.HasPrefix(next, "//") {
 		return "/"
 	}
 	return next

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -65,4 +66,22 @@ func staticHandler(fsys fs.FS) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		files.ServeHTTP(w, r)
 	})
+}
+
+// maxBody bounds request bodies: forms here are a few hundred bytes, and an
+// unauthenticated POST must not make the server buffer megabytes.
+const maxBody = 64 << 10
+
+func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > maxBody {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request is too large.")
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, maxBody)
+		if strings.HasPrefix(req.Header.Get("Content-Type"), "multipart/") {
+			return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Forms are sent URL-encoded.")
+		}
+		return next(c)
+	}
 }

@@ -12,7 +12,7 @@ import (
 // Routes registers every route of the console.
 func (a *App) Routes(e *echo.Echo) {
 	e.HTTPErrorHandler = a.errorHandler
-	e.Use(a.recoverer, a.requestLog, securityHeaders, a.identify, a.sameOriginWrite)
+	e.Use(a.recoverer, a.requestLog, securityHeaders, a.checkHost, limitBody, a.identify, a.sameOriginWrite)
 
 	// Public: probes, assets, signing in and out.
 	e.GET("/healthz", a.healthz)

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/live"
 )
 
 // errUnknownTopic is returned for a websocket topic nobody publishes.
 var errUnknownTopic = errors.New("unknown topic")
 
-// A topic name is "kind:argument", e.g. "overview:eisland".
-type topicKind func(arg string) (func() live.Source, error)
+// A topic name is "kind:argument", e.g. "overview:eisland". A kind resolves
+// its argument to the factory of the topic's Source and the lowest role that
+// may watch it (fragments of some modes carry controls for higher roles).
+type topicKind func(arg string) (func() live.Source, action.Role, error)
 
 type topics struct {
 	kinds map[string]topicKind
@@ -29,15 +32,16 @@ func newTopics(a *App) *topics {
 	}}
 }
 
-// source resolves a topic to the factory of its poller's Source.
-func (t *topics) source(topic string) (func() live.Source, error) {
+// source resolves a topic to the factory of its poller's Source and the
+// role it requires.
+func (t *topics) source(topic string) (func() live.Source, action.Role, error) {
 	kind, arg, ok := strings.Cut(topic, ":")
 	if !ok {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, topic)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, topic)
 	}
 	k, ok := t.kinds[kind]
 	if !ok {
-		return nil, fmt.Errorf("%w %q", errUnknownTopic, topic)
+		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, topic)
 	}
 	return k(arg)
 }
@@ -45,10 +49,10 @@ func (t *topics) source(topic string) (func() live.Source, error) {
 func overviewTopic(conn string) string { return "overview:" + conn }
 
 // overviewSource polls one connection's overview and renders its live fragment.
-func (a *App) overviewSource(conn string) (func() live.Source, error) {
+func (a *App) overviewSource(conn string) (func() live.Source, action.Role, error) {
 	c, err := a.conns.Get(conn)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	reader := a.overviews[c.Name]
 	return func() live.Source {
@@ -57,5 +61,5 @@ func (a *App) overviewSource(conn string) (func() live.Source, error) {
 			vm.Pack = packLine(c.PackChoice())
 			return renderBytes(ctx, overviewFragment(vm))
 		})
-	}, nil
+	}, action.Viewer, nil
 }

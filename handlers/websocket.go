@@ -52,15 +52,14 @@ func (a *App) websocket(c echo.Context) error {
 	}
 	factories := make(map[string]func() live.Source, len(names))
 	for _, n := range names {
-		if strings.HasPrefix(n, auditTopicPrefix+":undo:") && identity(c).Role < action.Admin {
-			return echo.NewHTTPError(http.StatusForbidden, "only admins see undo controls")
-		}
-		if strings.HasPrefix(n, lbTopicKind+":remove:") && !a.canRemove(actor(c)) {
-			return echo.NewHTTPError(http.StatusForbidden, "your role cannot remove leaderboard entries")
-		}
-		f, err := a.topics.source(n)
+		f, role, err := a.topics.source(n)
 		if err != nil {
 			return echo.NewHTTPError(http.StatusNotFound, err.Error())
+		}
+		// Topics whose fragments carry controls (undo, remove) are for the
+		// roles that may use them; a read-only console shows none.
+		if identity(c).Role < role || (role > action.Viewer && a.auth.ReadOnly) {
+			return echo.NewHTTPError(http.StatusForbidden, "your role may not watch "+n)
 		}
 		factories[n] = f
 	}
