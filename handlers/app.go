@@ -9,12 +9,14 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/live"
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // Connections is what handlers need of the configured Redis servers.
 type Connections interface {
 	All() []*redisview.Conn
 	Get(name string) (*redisview.Conn, error)
+	Packs() []*schema.Pack
 }
 
 // Deps are the App's collaborators.

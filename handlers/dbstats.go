@@ -114,10 +114,10 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 	switch {
 	case pc.Pack != nil:
 		vm.Pack = pc.Pack.Name + " — " + pc.Why
-	case !pc.Detected:
+	case pc.Why == "":
 		vm.NoPack = "matching the connection to a pack…"
 	default:
-		vm.NoPack = pc.Why
+		vm.NoPack = pc.Why + " (sampled again every minute)"
 	}
 	switch {
 	case d.Estimated:

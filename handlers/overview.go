@@ -48,7 +48,7 @@ func packLine(pc redisview.PackChoice) string {
 	switch {
 	case pc.Pack != nil:
 		return pc.Pack.Name + " — " + pc.Why
-	case pc.Detected:
+	case pc.Why != "":
 		return "none — " + pc.Why
 	}
 	return ""

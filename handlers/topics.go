@@ -57,6 +57,7 @@ func (a *App) overviewSource(conn string) (func() live.Source, action.Role, erro
 	reader := a.overviews[c.Name]
 	return func() live.Source {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
+			c.EnsurePack(a.conns.Packs())
 			vm := overviewVM(reader.Read(ctx), a.now())
 			vm.Pack = packLine(c.PackChoice())
 			return renderBytes(ctx, overviewFragment(vm))

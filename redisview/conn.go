@@ -57,6 +57,7 @@ type Conn struct {
 	dbs       map[int]*redis.Client
 	pack      PackChoice
 	detecting sync.Mutex // held while a pack detection runs
+	packTried time.Time  // last detection that reached the server
 	log       *slog.Logger
 }
 

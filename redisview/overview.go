@@ -179,8 +179,9 @@ func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, Opt[str
 	infoCmd := p.Info(ctx)
 	cfgCmd := p.ConfigGet(ctx, "notify-keyspace-events")
 	sizeCmds := make([]*redis.IntCmd, r.databases)
+	selects := make([]*redis.StatusCmd, r.databases)
 	for i := range sizeCmds {
-		p.Select(ctx, i)
+		selects[i] = p.Select(ctx, i)
 		sizeCmds[i] = p.DBSize(ctx)
 	}
 	steps := r.sweep.queue(ctx, p, r.lastSizes, r.databases)
@@ -191,12 +192,16 @@ func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, Opt[str
 	}
 	sizes := map[int]int64{}
 	for i, cmd := range sizeCmds {
+		// A failed SELECT leaves the connection on the previous database:
+		// its DBSIZE would count that one again.
+		if err := selects[i].Err(); err != nil {
+			if isOutOfRange(err) {
+				r.databases = i // the server has fewer databases
+			}
+			break
+		}
 		if n, err := cmd.Result(); err == nil {
 			sizes[i] = n
-		} else if i < defaultDatabases && isOutOfRange(err) {
-			// The server has fewer databases than we asked about.
-			r.databases = i
-			break
 		}
 	}
 	r.sweep.absorb(steps)

@@ -178,3 +178,25 @@ func TestOverviewOverUnixSocket(t *testing.T) {
 		t.Fatalf("err=%q dbs=%+v", ov.Err, ov.DBs)
 	}
 }
+
+// A server with fewer databases than the default 16: a failed SELECT must
+// not make the next DBSIZE count the previous database again.
+func TestOverviewFallbackFewerDatabases(t *testing.T) {
+	ctx := context.Background()
+	s := redistest.Start(t, "--databases", "2")
+	admin := s.Client(0)
+	if err := admin.Do(ctx, "ACL", "SETUSER", "viewer", "on", ">pw", "~*", "+@read", "+@connection", "+select", "-info", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Client(1).Set(ctx, "only", "v", 0)
+	r := NewOverviewReader(openConn(t, "redis://viewer:pw@"+s.Addr+"/0"))
+	for range 2 {
+		ov := r.Read(ctx)
+		if ov.Err != "" || len(ov.DBs) != 1 || ov.DBs[0].Index != 1 || ov.DBs[0].Keys != 1 {
+			t.Fatalf("dbs = %+v (err %q)", ov.DBs, ov.Err)
+		}
+		if ov.Server.Databases != 2 {
+			t.Fatalf("databases = %d", ov.Server.Databases)
+		}
+	}
+}

@@ -61,8 +61,9 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	}
 	p := c.multi.Pipeline()
 	scans := make([]*redis.ScanCmd, defaultDatabases)
+	selects := make([]*redis.StatusCmd, defaultDatabases)
 	for db := range scans {
-		p.Select(ctx, db)
+		selects[db] = p.Select(ctx, db)
 		scans[db] = p.Scan(ctx, 0, "", samplePerDB)
 	}
 	_, err := p.Exec(ctx)
@@ -71,16 +72,20 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	}
 	var sample []schema.Key
 	for db, cmd := range scans {
+		if selects[db].Err() != nil {
+			break // fewer databases: the SCAN ran on the previous one
+		}
 		keys, _, err := cmd.Result()
 		if err != nil {
-			continue // out of range on servers with fewer databases
+			continue
 		}
 		for _, k := range keys {
 			sample = append(sample, schema.Key{DB: db, Name: k})
 		}
 	}
 	best, score := schema.BestPack(packs, sample)
-	choice := PackChoice{Pack: best, Score: score, Detected: true}
+	// An empty or unrecognised server is sampled again later: it may fill.
+	choice := PackChoice{Pack: best, Score: score, Detected: best != nil}
 	switch {
 	case len(sample) == 0:
 		choice.Why = "the server holds no keys to match a pack against"
@@ -96,8 +101,34 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 		c.pack = choice
 	}
 	c.mu.Unlock()
+	c.mu.Lock()
+	c.packTried = time.Now()
+	c.mu.Unlock()
 	c.log.Info("schema pack chosen", "pack", packName(best), "why", choice.Why)
 	return nil
+}
+
+// packRetry is how often a connection without a pack is sampled again.
+const packRetry = time.Minute
+
+// EnsurePack samples the connection again when no pack has been found yet
+// and the last try is older than packRetry; it returns at once otherwise
+// (call it from pollers freely).
+func (c *Conn) EnsurePack(packs []*schema.Pack) {
+	c.mu.Lock()
+	due := !c.pack.Detected && time.Since(c.packTried) > packRetry
+	c.mu.Unlock()
+	if !due || !c.detecting.TryLock() {
+		return
+	}
+	go func() {
+		defer c.detecting.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.DetectPack(ctx, packs); err != nil {
+			c.log.Warn("schema pack detection failed", "err", c.safeErr(err))
+		}
+	}()
 }
 
 func packName(p *schema.Pack) string {
@@ -130,18 +161,9 @@ func (r *Registry) UsePacks(packs []*schema.Pack, forced map[string]string) erro
 	r.packs = packs
 	for _, c := range r.conns {
 		c.OnChange(func(st Status) {
-			if !st.Up || c.PackChoice().Detected || !c.detecting.TryLock() {
-				return
+			if st.Up {
+				c.EnsurePack(packs)
 			}
-			// Off the monitor goroutine: sampling must not delay probes.
-			go func() {
-				defer c.detecting.Unlock()
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := c.DetectPack(ctx, packs); err != nil {
-					c.log.Warn("schema pack detection failed", "err", c.safeErr(err))
-				}
-			}()
 		})
 	}
 	return nil

@@ -31,9 +31,10 @@ type sweepResult struct {
 }
 
 type sweepStep struct {
-	db    int
-	pttls []*redis.DurationCmd
-	scan  *redis.ScanCmd
+	db        int
+	selectCmd *redis.StatusCmd
+	pttls     []*redis.DurationCmd
+	scan      *redis.ScanCmd
 }
 
 const (
@@ -60,7 +61,7 @@ func (s *ttlSweep) queue(ctx context.Context, p redis.Pipeliner, sizes map[int]i
 			s.dbs[db] = d
 		}
 		st := sweepStep{db: db}
-		p.Select(ctx, db)
+		st.selectCmd = p.Select(ctx, db)
 		for _, k := range d.pending {
 			st.pttls = append(st.pttls, p.PTTL(ctx, k))
 		}
@@ -87,6 +88,10 @@ func (s *ttlSweep) absorb(steps []sweepStep) {
 	for _, st := range steps {
 		d := s.dbs[st.db]
 		if d == nil {
+			continue
+		}
+		if st.selectCmd.Err() != nil { // the commands ran on another database
+			*d = dbSweep{last: d.last}
 			continue
 		}
 		for _, cmd := range st.pttls {
