@@ -50,6 +50,7 @@ type App struct {
 	overviews map[string]*redisview.OverviewReader
 	topics    *topics
 	lbStates  lbStates
+	lbIndex   lbIndex
 }
 
 // New builds the App.

@@ -75,13 +75,32 @@ func parseLBView(conn string, dbs string, q url.Values) (lbView, error) {
 	return v, nil
 }
 
-// lbState is what Keydeck's poller keeps per leaderboard: write activity
-// and recent moves, shared by every window of that board.
+// lbState is what Keydeck's pollers keep per leaderboard window: the last
+// rows read, write activity and recent moves. Pollers of the same window
+// (the plain and the support rendering) share it, so a change is counted
+// once however many renderings watch it.
 type lbState struct {
 	activity *redisview.Activity
 	mu       sync.Mutex
+	last     []redisview.Entry // nil until the first read
 	marks    map[string]lbMark
 	used     time.Time // guarded by lbStates.mu
+}
+
+// observe records one read: activity and moves against the previous read
+// by any poller of this window, and returns the moves still worth marking.
+func (st *lbState) observe(cur []redisview.Entry, now time.Time) map[string]redisview.Move {
+	st.mu.Lock()
+	prev := st.last
+	st.last = cur
+	st.mu.Unlock()
+	var moves map[string]redisview.Move
+	// A first read has nothing to compare with: nothing is new.
+	if prev != nil {
+		st.activity.Observe(prev, cur, now)
+		moves = redisview.Moves(prev, cur)
+	}
+	return st.note(moves, now)
 }
 
 type lbMark struct {
@@ -98,13 +117,26 @@ type lbStates struct {
 
 const lbMaxStates = 1024
 
+func lbStateKey(v lbView) string {
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%s", v.conn, v.db, v.start, v.n, v.key)
+}
+
+// peek returns the window's state if a poller has made one.
+func (s *lbStates) peek(v lbView) *lbState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[lbStateKey(v)]
+}
+
+// get returns the window's state, making it (pollers only: a page view
+// must not be able to fill the map).
 func (s *lbStates) get(v lbView) *lbState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
 		s.m = map[string]*lbState{}
 	}
-	k := fmt.Sprintf("%s\x00%d\x00%s", v.conn, v.db, v.key)
+	k := lbStateKey(v)
 	st := s.m[k]
 	if st == nil {
 		if len(s.m) >= lbMaxStates {
@@ -144,6 +176,66 @@ func (st *lbState) note(moves map[string]redisview.Move, now time.Time) map[stri
 	return out
 }
 
+// lbIndex caches each connection's leaderboard keys. Finding them is a SCAN
+// over the family prefixes, which on a big database takes many round trips:
+// it runs in the background at most every lbRescan, and every tick only
+// summarises the keys already known.
+type lbIndex struct {
+	mu sync.Mutex
+	m  map[string]*lbKeys
+}
+
+type lbKeys struct {
+	refs      []redisview.LeaderboardRef
+	truncated bool
+	err       error
+	at        time.Time     // when the last scan finished
+	done      chan struct{} // closed when the running scan ends; nil when none runs
+}
+
+const lbRescan = 30 * time.Second
+
+// refs returns the known leaderboard keys of conn, starting a rescan when
+// stale; the very first call waits up to wait for the first scan.
+func (x *lbIndex) refs(conn *redisview.Conn, wait time.Duration) ([]redisview.LeaderboardRef, bool, error) {
+	x.mu.Lock()
+	if x.m == nil {
+		x.m = map[string]*lbKeys{}
+	}
+	k := x.m[conn.Name]
+	if k == nil {
+		k = &lbKeys{}
+		x.m[conn.Name] = k
+	}
+	if k.done == nil && time.Since(k.at) > lbRescan {
+		done := make(chan struct{})
+		k.done = done
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			refs, truncated, err := redisview.ScanLeaderboards(ctx, conn, lbListLimit)
+			x.mu.Lock()
+			if err == nil || k.at.IsZero() {
+				k.refs, k.truncated, k.err = refs, truncated, err
+			}
+			k.at, k.done = time.Now(), nil
+			x.mu.Unlock()
+			close(done)
+		}()
+	}
+	first, done := k.at.IsZero(), k.done
+	x.mu.Unlock()
+	if first && done != nil {
+		select {
+		case <-done:
+		case <-time.After(wait):
+		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return k.refs, k.truncated, k.err
+}
+
 func (a *App) leaderboardList(c echo.Context) error {
 	vm := a.lbListVM(c.Request().Context())
 	return render(c, http.StatusOK, views.LeaderboardListPage(a.page(c, "Leaderboards", ""), vm))
@@ -153,7 +245,11 @@ func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
 	vm := views.LeaderboardListVM{WSURL: wsURL(lbListTopic)}
 	for _, conn := range a.conns.All() {
 		g := views.LeaderboardGroup{Conn: conn.Name}
-		boards, truncated, err := redisview.ListLeaderboards(ctx, conn, lbListLimit)
+		refs, truncated, err := a.lbIndex.refs(conn, 3*time.Second)
+		var boards []redisview.LeaderboardSummary
+		if err == nil {
+			boards, err = redisview.SummarizeLeaderboards(ctx, conn, refs)
+		}
 		switch {
 		case err != nil:
 			g.Note = "Cannot list: " + err.Error()
@@ -202,7 +298,7 @@ func (a *App) leaderboardPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	canRemove := a.canRemove(actor(c))
 	w, err := redisview.ReadLeaderboard(ctx, conn, v.db, v.key, v.start, v.n)
-	vm := a.lbVM(v, w, err, nil, canRemove)
+	vm := a.lbVM(v, w, err, nil, canRemove, a.lbStates.peek(v))
 	if m := c.QueryParam("member"); m != "" {
 		vm.LookupQuery = m
 		lw, rank, found, err := redisview.LookupMember(ctx, conn, v.db, v.key, m, 5)
@@ -255,29 +351,20 @@ func (a *App) lbSource(arg string) (func() live.Source, action.Role, error) {
 	if mode == "remove" {
 		role = action.Support
 	}
-	st := a.lbStates.get(v)
 	return func() live.Source {
-		var prev []redisview.Entry
+		st := a.lbStates.get(v)
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
 			w, err := redisview.ReadLeaderboard(ctx, conn, v.db, v.key, v.start, v.n)
-			now := a.now()
 			var marks map[string]redisview.Move
 			if err == nil {
-				var moves map[string]redisview.Move
-				// A fresh poller has nothing to compare with: nothing is new.
-				if prev != nil {
-					st.activity.Observe(prev, w.Entries, now)
-					moves = redisview.Moves(prev, w.Entries)
-				}
-				marks = st.note(moves, now)
-				prev = w.Entries
+				marks = st.observe(w.Entries, a.now())
 			}
-			return renderBytes(ctx, views.LeaderboardLive(a.lbVM(v, w, err, marks, mode == "remove"), true))
+			return renderBytes(ctx, views.LeaderboardLive(a.lbVM(v, w, err, marks, mode == "remove", st), true))
 		})
 	}, role, nil
 }
 
-func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]redisview.Move, canRemove bool) views.LeaderboardVM {
+func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]redisview.Move, canRemove bool, st *lbState) views.LeaderboardVM {
 	vm := views.LeaderboardVM{Conn: v.conn, DB: v.db, Key: v.key, Family: w.Family, Start: v.start, N: v.n, NOptions: rowOptions(w.Retained, v.n),
 		WSURL: wsURL(lbTopic(canRemove, v)), Size: groupDigits(w.Size), MetaFields: w.MetaFields, CanRemove: canRemove,
 		Note: coldStartMsg, PageURL: v.pageURL()}
@@ -291,7 +378,10 @@ func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]red
 		vm.Next = v.href(v.start + v.n)
 	}
 	vm.Rows = a.lbRows(v, w, marks, canRemove)
-	counts := a.lbStates.get(v).activity.PerMinute(a.now())
+	counts := make([]int, 60)
+	if st != nil {
+		counts = st.activity.PerMinute(a.now())
+	}
 	peak := 0
 	for _, n := range counts {
 		peak = max(peak, n)
