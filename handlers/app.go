@@ -3,6 +3,7 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -31,6 +32,9 @@ type Deps struct {
 	Auth     Auth
 	Demo     bool
 	Now      func() time.Time
+	// Ctx ends with the server: open websockets close then (a hijacked
+	// connection outlives http.Server.Shutdown otherwise).
+	Ctx context.Context
 }
 
 // App holds the handlers' dependencies; build it with New.
@@ -44,6 +48,7 @@ type App struct {
 	signer   signer
 	demo     bool
 	now      func() time.Time
+	ctx      context.Context
 
 	// One reader per connection keeps its sparkline history across
 	// poller restarts.
@@ -57,6 +62,9 @@ type App struct {
 func New(d Deps) *App {
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Ctx == nil {
+		d.Ctx = context.Background()
 	}
 	if d.Auth.SessionTTL <= 0 {
 		d.Auth.SessionTTL = 12 * time.Hour
@@ -83,6 +91,7 @@ func New(d Deps) *App {
 		log:       d.Log,
 		demo:      d.Demo,
 		now:       d.Now,
+		ctx:       d.Ctx,
 		overviews: map[string]*redisview.OverviewReader{},
 	}
 	for _, c := range d.Conns.All() {

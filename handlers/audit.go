@@ -37,6 +37,10 @@ func auditFilter(q url.Values) (action.Filter, error) {
 			*t.dst = ts
 		}
 	}
+	if !f.Until.IsZero() {
+		// "Until 14:30" includes the records of 14:30 itself.
+		f.Until = f.Until.Add(time.Minute - time.Millisecond)
+	}
 	if len(f.User) > 64 || len(f.Key) > 256 || len(f.Action) > 64 {
 		return f, echo.NewHTTPError(http.StatusBadRequest, "A filter value is too long.")
 	}
@@ -58,7 +62,7 @@ func filterQuery(f action.Filter) string {
 		q.Set("since", f.Since.Format(auditTimeLayout))
 	}
 	if !f.Until.IsZero() {
-		q.Set("until", f.Until.Format(auditTimeLayout))
+		q.Set("until", f.Until.Truncate(time.Minute).Format(auditTimeLayout))
 	}
 	return q.Encode()
 }
@@ -78,7 +82,7 @@ func (a *App) auditVM(ctx context.Context, f action.Filter, act action.Actor) vi
 		vm.Since = f.Since.Format(auditTimeLayout)
 	}
 	if !f.Until.IsZero() {
-		vm.Until = f.Until.Format(auditTimeLayout)
+		vm.Until = f.Until.Truncate(time.Minute).Format(auditTimeLayout)
 	}
 	if a.actions == nil {
 		vm.Err = "no audit log is configured"

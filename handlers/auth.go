@@ -76,9 +76,19 @@ func (a *App) clientAddr(c echo.Context) string {
 		host = c.Request().RemoteAddr
 	}
 	if a.fromTrustedProxy(c) {
-		if xff := c.Request().Header.Get("X-Forwarded-For"); xff != "" {
-			first, _, _ := strings.Cut(xff, ",")
-			return strings.TrimSpace(first)
+		// The proxy appends the address it saw; entries to its left are
+		// whatever the client claimed. Walk from the right past our own
+		// trusted proxies.
+		hops := strings.Split(c.Request().Header.Get("X-Forwarded-For"), ",")
+		for i := len(hops) - 1; i >= 0; i-- {
+			h := strings.TrimSpace(hops[i])
+			ip, err := netip.ParseAddr(h)
+			if err != nil {
+				break
+			}
+			if !a.trusted(ip) {
+				return h
+			}
 		}
 	}
 	return host
@@ -96,6 +106,10 @@ func (a *App) fromTrustedProxy(c echo.Context) bool {
 	if err != nil {
 		return false
 	}
+	return a.trusted(ip)
+}
+
+func (a *App) trusted(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	for _, p := range a.auth.TrustedProxies {
 		if p.Contains(ip) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -515,5 +516,27 @@ func TestHostAllowlistAndBodyLimit(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("100 KiB body: %d", res.StatusCode)
+	}
+}
+
+// Behind a trusted proxy the client is the rightmost untrusted hop: what
+// the client itself put in X-Forwarded-For cannot dodge the address limit.
+func TestForwardedForRightmostUntrusted(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *Auth) {
+		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		a.Limiter = redisview.NewLoginLimiter(nil, 100, 3, time.Minute)
+	})
+	br := newBrowser(t, f.srv.URL)
+	for i := range 4 {
+		tok := br.csrf("/login")
+		xff := fmt.Sprintf("10.0.0.%d, 203.0.113.7", i) // spoofed first hop, real client last
+		code, _, _ := br.do(http.MethodPost, "/login", url.Values{"_csrf": {tok}, "username": {fmt.Sprintf("user%d", i)}, "password": {"x"}}, "X-Forwarded-For", xff)
+		want := http.StatusUnauthorized
+		if i == 3 {
+			want = http.StatusTooManyRequests
+		}
+		if code != want {
+			t.Fatalf("attempt %d: %d, want %d", i, code, want)
+		}
 	}
 }

@@ -127,7 +127,7 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 	default:
 		// No "N s ago": a fragment that changed every second would be re-sent every tick.
 		vm.Status = fmt.Sprintf("Exact as of the sweep completed at %s; pass %d running, %s keys read",
-			d.CompletedAt.Format("15:04:05 MST"), d.Pass+1, groupDigits(d.Seen))
+			d.CompletedAt.UTC().Format("15:04:05 MST"), d.Pass+1, groupDigits(d.Seen))
 	}
 	if d.Estimated {
 		vm.ViolCount = "≈ " + vm.ViolCount

@@ -23,6 +23,7 @@ import (
 const (
 	lbDefaultN   = 50
 	lbMaxN       = 500
+	lbMaxStart   = 1_000_000_000 // far past any board; keeps start+n from overflowing
 	lbListLimit  = 1000
 	lbMarkFor    = 5 * time.Second // how long a moved row stays marked
 	lbTopicKind  = "lb"
@@ -63,8 +64,8 @@ func parseLBView(conn string, dbs string, q url.Values) (lbView, error) {
 		return v, echo.NewHTTPError(http.StatusBadRequest, "Name the leaderboard key with ?k=.")
 	}
 	if s := q.Get("start"); s != "" {
-		if v.start, err = strconv.ParseInt(s, 10, 64); err != nil || v.start < 0 {
-			return v, echo.NewHTTPError(http.StatusBadRequest, "start: want a rank offset of 0 or more.")
+		if v.start, err = strconv.ParseInt(s, 10, 64); err != nil || v.start < 0 || v.start > lbMaxStart {
+			return v, echo.NewHTTPError(http.StatusBadRequest, "start: want a rank offset from 0 to 1,000,000,000.")
 		}
 	}
 	if s := q.Get("n"); s != "" {

@@ -26,7 +26,7 @@ func (a *App) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			"status", c.Response().Status,
 			"bytes", c.Response().Size,
 			"dur_ms", float64(time.Since(start).Microseconds())/1000,
-			"remote", c.RealIP(),
+			"remote", a.clientAddr(c),
 		)
 		return nil
 	}

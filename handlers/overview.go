@@ -34,7 +34,7 @@ func (a *App) overview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vm := overviewVM(a.overviews[conn.Name].Read(c.Request().Context()), a.now())
+	vm := overviewVM(a.overviews[conn.Name].Latest(c.Request().Context(), 3*time.Second), a.now())
 	vm.Pack = packLine(conn.PackChoice())
 	return render(c, http.StatusOK, views.OverviewPage(a.page(c, conn.Name, conn.Name), vm))
 }
@@ -62,7 +62,7 @@ func statusText(st redisview.Status) string {
 	case st.Up:
 		return "connected"
 	default:
-		return "disconnected since " + st.Since.Format("15:04:05 MST")
+		return "disconnected since " + st.Since.UTC().Format("15:04:05 MST")
 	}
 }
 

@@ -76,7 +76,7 @@ func (a *App) websocket(c echo.Context) error {
 		unsubs = append(unsubs, a.hub.Subscribe(n, f, out))
 	}
 	done := make(chan struct{})
-	go writePump(ws, out, done)
+	go writePump(ws, out, done, a.ctx.Done())
 	readPump(ws)
 	close(done)
 	for _, u := range unsubs {
@@ -101,7 +101,7 @@ func readPump(ws *websocket.Conn) {
 
 // writePump is the connection's only writer. It drains the coalescing outbox,
 // so a slow browser receives the newest state, never a backlog.
-func writePump(ws *websocket.Conn, out *live.Outbox, done <-chan struct{}) {
+func writePump(ws *websocket.Conn, out *live.Outbox, done, shutdown <-chan struct{}) {
 	ping := time.NewTicker(wsPingPeriod)
 	defer func() {
 		ping.Stop()
@@ -109,6 +109,10 @@ func writePump(ws *websocket.Conn, out *live.Outbox, done <-chan struct{}) {
 	}()
 	for {
 		select {
+		case <-shutdown:
+			_ = ws.SetWriteDeadline(time.Now().Add(time.Second))
+			_ = ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"))
+			return
 		case <-done:
 			_ = ws.SetWriteDeadline(time.Now().Add(time.Second))
 			_ = ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))

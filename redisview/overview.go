@@ -106,6 +106,7 @@ type OverviewReader struct {
 	history    []Sample
 	sweep      ttlSweep
 	lastSizes  map[int]int64 // DBSIZE of the previous fallback tick
+	last       Overview      // the latest read, for pages opened meanwhile
 }
 
 // NewOverviewReader makes a reader for c.
@@ -155,7 +156,22 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	}
 	r.remember(ov)
 	ov.History = append([]Sample(nil), r.history...)
+	r.last = ov
 	return ov
+}
+
+// Latest returns the poller's last overview if it is at most maxAge old, so
+// a page load need not read the server (and disturb the sweep and the
+// sparklines' spacing) while a poller is running; otherwise it reads.
+func (r *OverviewReader) Latest(ctx context.Context, maxAge time.Duration) Overview {
+	r.mu.Lock()
+	last := r.last
+	r.mu.Unlock()
+	if !last.At.IsZero() && last.Err == "" && time.Since(last.At) <= maxAge {
+		last.Status = r.conn.Status()
+		return last
+	}
+	return r.Read(ctx)
 }
 
 // readInfo is the normal path: INFO and the notification flags in one round trip.

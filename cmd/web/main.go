@@ -233,7 +233,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	app := handlers.New(handlers.Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: cfg.Demo(), Auth: auth, Actions: actions})
+	app := handlers.New(handlers.Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: cfg.Demo(), Auth: auth, Actions: actions, Ctx: ctx})
 	app.Routes(e)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -243,7 +243,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	srv := &http.Server{
 		Handler:           e,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		// Bodies are tiny (limitBody); a slow one must not hold a goroutine.
+		// Websockets set their own deadlines once hijacked.
+		ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute,
 	}
 	log.Info("keydeck listening", "url", "http://"+ln.Addr().String(), "connections", len(conns))
 	if ready != nil {

@@ -154,10 +154,11 @@ func (r *Runner) plan(ctx context.Context, actor Actor, conn *redisview.Conn, ki
 		if key == "" || len(key) > maxKeyBytes {
 			return k, nil, nil, invalidf("key name empty or longer than %s", redisview.FormatBytes(maxKeyBytes))
 		}
-		if key == r.audit.stream || strings.HasPrefix(key, r.audit.stream+":") {
+		if key == r.audit.stream || strings.HasPrefix(key, r.audit.stream+":") || strings.HasPrefix(key, "keydeck:") {
 			// By name on every server: an address alias must not open a way
-			// to erase the record of what was done.
-			return k, nil, nil, fmt.Errorf("%w: %s belongs to the audit log, which cannot be changed through Keydeck", ErrForbidden, quoteKey(key))
+			// to erase the record of what was done, nor to copy Keydeck's
+			// own state (the session signing key) into an audit record.
+			return k, nil, nil, fmt.Errorf("%w: %s belongs to Keydeck itself (audit log, signing key, sign-in counters) and cannot be changed through Keydeck", ErrForbidden, quoteKey(key))
 		}
 		if seen[key] {
 			return k, nil, nil, invalidf("key %s named twice", quoteKey(key))
