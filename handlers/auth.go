@@ -39,11 +39,12 @@ type Auth struct {
 	AllowedHosts []string
 }
 
-// LoginLimiter is what sign-in needs of the failure counter.
+// LoginLimiter is what sign-in needs of the attempt counter.
 type LoginLimiter interface {
-	Blocked(ctx context.Context, user, ip string) time.Duration
-	Failed(ctx context.Context, user, ip string)
-	Succeeded(ctx context.Context, user string)
+	// Attempt reserves an attempt; a non-zero wait refuses it.
+	Attempt(ctx context.Context, user, ip string) time.Duration
+	// Succeeded clears the account's count and returns the address's attempt.
+	Succeeded(ctx context.Context, user, ip string)
 }
 
 // Identity is who is making the request.

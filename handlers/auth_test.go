@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -538,5 +539,38 @@ func TestForwardedForRightmostUntrusted(t *testing.T) {
 		if code != want {
 			t.Fatalf("attempt %d: %d, want %d", i, code, want)
 		}
+	}
+}
+
+// Attempts are reserved before the password is checked: parallel guesses
+// get no more than the limit between them.
+func TestParallelGuessesHitTheLimit(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	br := newBrowser(t, f.srv.URL)
+	tok := br.csrf("/login")
+	var wg sync.WaitGroup
+	codes := make(chan int, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, _, _ := br.do(http.MethodPost, "/login", url.Values{"_csrf": {tok}, "username": {"ada"}, "password": {"guess"}})
+			codes <- code
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	tried := 0
+	for c := range codes {
+		switch c {
+		case http.StatusUnauthorized:
+			tried++
+		case http.StatusTooManyRequests:
+		default:
+			t.Fatalf("status %d", c)
+		}
+	}
+	if tried != 5 {
+		t.Fatalf("%d passwords were checked, want exactly 5", tried)
 	}
 }

@@ -54,7 +54,7 @@ func (a *App) login(c echo.Context) error {
 		return render(c, http.StatusBadRequest, views.LoginPage(a.page(c, "Sign in", ""), vm))
 	}
 	ip := a.clientAddr(c)
-	if wait := a.auth.Limiter.Blocked(ctx, name, ip); wait > 0 {
+	if wait := a.auth.Limiter.Attempt(ctx, name, ip); wait > 0 {
 		secs := int(math.Ceil(wait.Seconds()))
 		c.Response().Header().Set("Retry-After", fmt.Sprint(secs))
 		vm.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %d s.", secs)
@@ -63,12 +63,11 @@ func (a *App) login(c echo.Context) error {
 	}
 	u, ok := a.auth.Users.Authenticate(name, pw)
 	if !ok {
-		a.auth.Limiter.Failed(ctx, name, ip)
 		a.log.Warn("sign-in failed", "user", name, "remote", ip)
 		vm.Error = "Wrong user name or password."
 		return render(c, http.StatusUnauthorized, views.LoginPage(a.page(c, "Sign in", ""), vm))
 	}
-	a.auth.Limiter.Succeeded(ctx, u.Name)
+	a.auth.Limiter.Succeeded(ctx, name, ip)
 	c.SetCookie(&http.Cookie{
 		Name: sessionCookie, Value: a.signer.newSession(u.Name, a.auth.SessionTTL, a.now()),
 		Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteLaxMode,

@@ -21,6 +21,9 @@ const (
 	// client that sends more is misbehaving.
 	wsMaxMessage = 4096
 	wsMaxTopics  = 16
+	// maxLiveTopics bounds the pollers viewers can start: each distinct
+	// topic (a leaderboard window, an audit filter) is its own poller.
+	maxLiveTopics = 500
 )
 
 var upgrader = websocket.Upgrader{
@@ -51,6 +54,9 @@ func (a *App) websocket(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "name 1 to 16 topics with ?topic=")
 	}
 	factories := make(map[string]func() live.Source, len(names))
+	need := action.Viewer
+	running := a.hub.Stats().Subscribers
+	fresh := 0
 	for _, n := range names {
 		f, role, err := a.topics.source(n)
 		if err != nil {
@@ -61,7 +67,14 @@ func (a *App) websocket(c echo.Context) error {
 		if identity(c).Role < role || (role > action.Viewer && a.auth.ReadOnly) {
 			return echo.NewHTTPError(http.StatusForbidden, "your role may not watch "+n)
 		}
+		need = max(need, role)
+		if _, ok := running[n]; !ok {
+			fresh++
+		}
 		factories[n] = f
+	}
+	if fresh > 0 && len(running)+fresh > maxLiveTopics {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "Too many live views are open on this console; try again later.")
 	}
 	if !sameOrigin(c.Request()) {
 		return echo.NewHTTPError(http.StatusForbidden, "cross-origin websocket refused")
@@ -76,7 +89,13 @@ func (a *App) websocket(c echo.Context) error {
 		unsubs = append(unsubs, a.hub.Subscribe(n, f, out))
 	}
 	done := make(chan struct{})
-	go writePump(ws, out, done, a.ctx.Done())
+	// The identity is checked again at every ping: a demoted or removed
+	// user, or an expired session, stops receiving within a minute.
+	still := func() bool {
+		id := a.whoIs(c)
+		return id.Signed() && id.Role >= need
+	}
+	go writePump(ws, out, done, a.ctx.Done(), still)
 	readPump(ws)
 	close(done)
 	for _, u := range unsubs {
@@ -101,7 +120,7 @@ func readPump(ws *websocket.Conn) {
 
 // writePump is the connection's only writer. It drains the coalescing outbox,
 // so a slow browser receives the newest state, never a backlog.
-func writePump(ws *websocket.Conn, out *live.Outbox, done, shutdown <-chan struct{}) {
+func writePump(ws *websocket.Conn, out *live.Outbox, done, shutdown <-chan struct{}, allowed func() bool) {
 	ping := time.NewTicker(wsPingPeriod)
 	defer func() {
 		ping.Stop()
@@ -125,6 +144,11 @@ func writePump(ws *websocket.Conn, out *live.Outbox, done, shutdown <-chan struc
 				}
 			}
 		case <-ping.C:
+			if !allowed() {
+				_ = ws.SetWriteDeadline(time.Now().Add(time.Second))
+				_ = ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "sign in again"))
+				return
+			}
 			_ = ws.SetWriteDeadline(time.Now().Add(wsWriteWait))
 			if err := ws.WriteMessage(websocket.PingMessage, nil); err != nil {
 				return

@@ -36,88 +36,91 @@ func NewLoginLimiter(client *redis.Client, perAccount, perIP int, window time.Du
 	return &LoginLimiter{client: client, prefix: "keydeck:login:fail:", perAccount: perAccount, perIP: perIP, window: window, local: map[string]localCount{}}
 }
 
-// fixed window: the TTL is set by the first failure only.
-var incrWindow = redis.NewScript(`local n = redis.call('INCR', KEYS[1]); if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end; return {n, redis.call('PTTL', KEYS[1])}`)
+// attempt counts one sign-in attempt against a fixed window (the TTL is set
+// by the first attempt only) and returns the count and the time left.
+var attempt = redis.NewScript(`local n = redis.call('INCR', KEYS[1]); if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end; return {n, redis.call('PTTL', KEYS[1])}`)
 
 func (l *LoginLimiter) keys(user, ip string) (acct, addr string) {
 	return l.prefix + "user:" + user, l.prefix + "ip:" + ip
 }
 
-// Blocked reports how long the account or address must wait; 0 means it may try.
-func (l *LoginLimiter) Blocked(ctx context.Context, user, ip string) time.Duration {
+// Attempt reserves one sign-in attempt for the account and the address
+// before the password is checked, so parallel guesses cannot all slip past
+// a check made before any of them failed. It returns how long to wait when
+// either limit is exceeded; 0 means go ahead.
+func (l *LoginLimiter) Attempt(ctx context.Context, user, ip string) time.Duration {
 	acct, addr := l.keys(user, ip)
 	var wait time.Duration
 	for _, k := range []struct {
 		key   string
 		limit int
 	}{{acct, l.perAccount}, {addr, l.perIP}} {
-		n, ttl, err := l.read(ctx, k.key)
+		n, ttl, err := l.incr(ctx, k.key)
 		if err != nil {
-			n, ttl = l.localRead(k.key)
+			n, ttl = l.localIncr(k.key)
 		}
-		if n >= k.limit {
-			wait = max(wait, ttl)
+		if n > k.limit {
+			wait = max(wait, ttl, time.Second)
 		}
 	}
 	return wait
 }
 
-func (l *LoginLimiter) read(ctx context.Context, key string) (int, time.Duration, error) {
+func (l *LoginLimiter) incr(ctx context.Context, key string) (int, time.Duration, error) {
 	if l.client == nil {
 		return 0, 0, errors.New("no store")
 	}
-	p := l.client.Pipeline()
-	get := p.Get(ctx, key)
-	ttl := p.PTTL(ctx, key)
-	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return 0, 0, err
+	v, err := attempt.Run(ctx, l.client, []string{key}, l.window.Milliseconds()).Int64Slice()
+	if err != nil || len(v) != 2 {
+		return 0, 0, errors.Join(err, errors.New("unexpected reply"))
 	}
-	n, _ := get.Int()
-	d, _ := ttl.Result()
-	return n, max(d, time.Second), nil
+	return int(v[0]), time.Duration(v[1]) * time.Millisecond, nil
 }
 
-// Failed records a failed attempt for both the account and the address.
-func (l *LoginLimiter) Failed(ctx context.Context, user, ip string) {
+// Succeeded forgets the account's attempts and gives the address its
+// attempt back: colleagues behind one address are limited by failures only.
+func (l *LoginLimiter) Succeeded(ctx context.Context, user, ip string) {
 	acct, addr := l.keys(user, ip)
-	for _, k := range []string{acct, addr} {
-		if l.client == nil || incrWindow.Run(ctx, l.client, []string{k}, l.window.Milliseconds()).Err() != nil {
-			l.localFail(k)
-		}
-	}
-}
-
-// Succeeded clears the account's failures (the address keeps its count).
-func (l *LoginLimiter) Succeeded(ctx context.Context, user string) {
-	acct, _ := l.keys(user, "")
 	if l.client != nil {
-		l.client.Del(ctx, acct)
+		p := l.client.Pipeline()
+		p.Del(ctx, acct)
+		p.Decr(ctx, addr)
+		_, _ = p.Exec(ctx)
 	}
 	l.mu.Lock()
 	delete(l.local, acct)
+	if c, ok := l.local[addr]; ok && c.n > 0 {
+		c.n--
+		l.local[addr] = c
+	}
 	l.mu.Unlock()
 }
 
-func (l *LoginLimiter) localRead(key string) (int, time.Duration) {
+// localIncr is Attempt's in-process fallback while Redis is unreachable;
+// expired windows are pruned as they are met, and the map is bounded.
+func (l *LoginLimiter) localIncr(key string) (int, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := time.Now()
 	c := l.local[key]
-	if time.Now().After(c.reset) {
-		return 0, 0
-	}
-	return c.n, time.Until(c.reset)
-}
-
-func (l *LoginLimiter) localFail(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.local[key]
-	if time.Now().After(c.reset) {
-		c = localCount{reset: time.Now().Add(l.window)}
+	if now.After(c.reset) {
+		if len(l.local) >= maxLocalCounts {
+			for k, v := range l.local {
+				if now.After(v.reset) {
+					delete(l.local, k)
+				}
+			}
+		}
+		c = localCount{reset: now.Add(l.window)}
 	}
 	c.n++
-	l.local[key] = c
+	if len(l.local) < maxLocalCounts || l.local[key].n > 0 {
+		l.local[key] = c
+	}
+	return c.n, c.reset.Sub(now)
 }
+
+const maxLocalCounts = 100000
 
 // SharedSecret returns the signing key replicas share, stored in Redis at
 // key and created on first use (SET NX), so sessions and CSRF tokens signed
