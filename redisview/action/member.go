@@ -66,8 +66,11 @@ type MemberState struct {
 }
 
 // memberRetries bounds the extra attempts of a MemberPlan's transaction
-// when EXEC failed but the state it guards is still the previewed one.
-const memberRetries = 3
+// when EXEC failed but the state it guards is still the previewed one. A
+// board taking hundreds of writes a second can abort a few attempts in a
+// row; each attempt is two round trips, so even ten stay well under a
+// second.
+const memberRetries = 9
 
 // Annotated is implemented by plans with something to say on the
 // confirmation step beyond their changes (Preview.Notes).

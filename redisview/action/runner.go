@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strings"
 	"time"
 
@@ -302,6 +303,9 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 		if !errors.Is(err, errRaced) || attempt == attempts {
 			break
 		}
+		// A jittered pause keeps retries out of step with a writer that
+		// writes on a steady beat.
+		time.Sleep(time.Duration(mrand.IntN(3000)) * time.Microsecond)
 	}
 	if errors.Is(err, errRaced) && attempts > 1 {
 		err = fmt.Errorf("%w: the keys were written by someone else during each of %d attempts to commit (a busy sorted set), though the member acted on had not changed; nothing was changed, try again", ErrChanged, attempts)
