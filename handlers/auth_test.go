@@ -574,3 +574,28 @@ func TestParallelGuessesHitTheLimit(t *testing.T) {
 		t.Fatalf("%d passwords were checked, want exactly 5", tried)
 	}
 }
+
+// Undo does not bring back a key that would have expired by now.
+func TestUndoRefusesExpiredKey(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	key := "payment:order:op-lock:ORD-1"
+	f.redis.Client(10).Set(ctx, key, "5d0c7e21-uuid", 1200*time.Millisecond)
+	br := newBrowser(t, f.srv.URL)
+	br.login("ada", "right-password")
+	tok := br.csrf("/")
+	_, _, body := br.do(http.MethodPost, "/actions/preview", url.Values{"_csrf": {tok}, "kind": {"delete-key"}, "conn": {"main"}, "db": {"10"}, "key": {key}})
+	m := regexpToken.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no confirmation: %.300s", body)
+	}
+	if code, _, body := br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
+		t.Fatalf("delete: %d %.300s", code, body)
+	}
+	recs, _, _ := f.run.ReadAudit(ctx, action.Filter{Action: "delete-key"})
+	time.Sleep(1300 * time.Millisecond)
+	code, _, body := br.do(http.MethodGet, "/actions/undo?conn=main&db=10&record="+url.QueryEscape(recs[0].ID), nil)
+	if code != http.StatusConflict || !strings.Contains(body, "would have expired") {
+		t.Fatalf("undo after expiry: %d %.400s", code, body)
+	}
+}

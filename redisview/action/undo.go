@@ -129,7 +129,16 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 			}
 			pk.dump = string(b)
 			if t.PTTL >= 0 {
-				pk.ttl = max(time.Duration(t.PTTL)*time.Millisecond, time.Millisecond)
+				// The key would have expired at intent time + PTTL: restore
+				// only the time it had left, and refuse once that has passed
+				// (an expired lock or ban brought back would be a new one).
+				expiry := intent.Time.Add(time.Duration(t.PTTL) * time.Millisecond)
+				left := expiry.Sub(env.Now)
+				if left <= 0 {
+					return nil, u.refuse(id, fmt.Sprintf("%s would have expired at %s anyway; restoring it now would bring back state the application has moved past", quoteKey(t.Key), expiry.UTC().Format("2006-01-02 15:04:05 UTC")))
+				}
+				pk.ttl = max(left, time.Millisecond)
+				pk.shape.PTTL = pk.ttl.Milliseconds()
 			}
 		}
 		p.keys = append(p.keys, t.Key)
