@@ -296,6 +296,9 @@ func (a *App) leaderboardPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if sensitiveKey(conn, v.db, v.key) {
+		return echo.NewHTTPError(http.StatusForbidden, "This key belongs to a sensitive family: its values are never shown.")
+	}
 	ctx := c.Request().Context()
 	canRemove := a.canRemove(actor(c))
 	w, err := redisview.ReadLeaderboard(ctx, conn, v.db, v.key, v.start, v.n)
@@ -347,6 +350,9 @@ func (a *App) lbSource(arg string) (func() live.Source, action.Role, error) {
 	v, err := parseLBView(conn.Name, vals.Get("db"), vals)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
+	}
+	if sensitiveKey(conn, v.db, v.key) {
+		return nil, 0, fmt.Errorf("%w %q: sensitive family", errUnknownTopic, lbTopicKind+":"+arg)
 	}
 	role := action.Viewer
 	if mode == "remove" {
@@ -445,6 +451,17 @@ func (a *App) lbRows(v lbView, w redisview.Window, marks map[string]redisview.Mo
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// sensitiveKey reports a key whose family's values must never be shown:
+// the leaderboard view reads any sorted set, so it must ask.
+func sensitiveKey(conn *redisview.Conn, db int, key string) bool {
+	if cls := conn.Classifier(); cls != nil {
+		if f, ok := cls.Classify(db, key); ok {
+			return f.Sensitive
+		}
+	}
+	return false
 }
 
 // formatScore shows integers without a fraction.
