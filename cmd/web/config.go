@@ -33,6 +33,7 @@ type Config struct {
 	ProxyUser      string
 	ProxyEmail     string
 	ProxyRole      string
+	AllowedHosts   []string
 	Audit          string // NAME/DB; "" = database 15 of the first connection
 	AuditMaxLen    int64
 }
@@ -119,6 +120,8 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	fs.StringVar(&cfg.ProxyUser, "proxy-user-header", "X-Forwarded-User", "header naming the user behind a trusted proxy")
 	fs.StringVar(&cfg.ProxyEmail, "proxy-email-header", "X-Forwarded-Email", "header with the user's e-mail behind a trusted proxy")
 	fs.StringVar(&cfg.ProxyRole, "proxy-role-header", "", "header with the user's role behind a trusted proxy (default: the users file, else viewer)")
+	var hosts listFlag
+	fs.Var(&hosts, "allowed-host", "without sign-in, also answer to this Host name besides loopback names (repeatable)")
 	fs.StringVar(&cfg.Audit, "audit", "", "where the audit log lives: NAME/DB (default: database 15 of the first connection)")
 	fs.Int64Var(&cfg.AuditMaxLen, "audit-maxlen", 100000, "approximate cap of the audit stream's length")
 	if err := fs.Parse(args); err != nil {
@@ -184,6 +187,13 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	}
 	if cfg.AuditMaxLen < 100 {
 		return cfg, fmt.Errorf("invalid value %d for flag -audit-maxlen: want at least 100", cfg.AuditMaxLen)
+	}
+	for _, h := range hosts {
+		h = strings.TrimSpace(h)
+		if h == "" || strings.ContainsAny(h, ":/ ") {
+			return cfg, fmt.Errorf("invalid value %q for flag -allowed-host: want a host name without port", h)
+		}
+		cfg.AllowedHosts = append(cfg.AllowedHosts, h)
 	}
 	cfg.PackFiles = packs
 	cfg.PackFor = packFor
