@@ -56,6 +56,7 @@ type App struct {
 	topics    *topics
 	lbStates  lbStates
 	lbIndex   lbIndex
+	lbWatch   lbWatch
 }
 
 // New builds the App.
@@ -63,6 +64,7 @@ func New(d Deps) *App {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	watch := d.Ctx != nil
 	if d.Ctx == nil {
 		d.Ctx = context.Background()
 	}
@@ -100,5 +102,16 @@ func New(d Deps) *App {
 		c.OnChange(func(redisview.Status) { a.hub.Kick(overviewTopic(c.Name)) })
 	}
 	a.topics = newTopics(a)
+	if watch {
+		// Keyspace notifications (where the server publishes them) refresh
+		// open leaderboards at once instead of at their next tick.
+		for _, c := range d.Conns.All() {
+			go c.WatchKeyspace(d.Ctx, func(db int, key string) {
+				for _, t := range a.lbWatch.topics(c.Name, db, key) {
+					a.hub.Kick(t)
+				}
+			})
+		}
+	}
 	return a
 }

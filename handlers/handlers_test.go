@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/live"
@@ -231,4 +233,65 @@ func TestLeaderboardStatesBounded(t *testing.T) {
 	if n := len(s.m); n != lbMaxStates {
 		t.Fatalf("states = %d", n)
 	}
+}
+
+// With keyspace notifications on, a write to a watched leaderboard reaches
+// the viewer long before the (here: one minute) poll interval.
+func TestKeyspaceNotificationKicksLeaderboard(t *testing.T) {
+	rs := redistest.Start(t, "--notify-keyspace-events", "Kz")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	if err := reg.UsePacks(schema.Builtin(), map[string]string{"main": "eisland"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go reg.Monitor(ctx, 100*time.Millisecond)
+	hub := live.New(ctx, log, time.Minute)
+	hub.MinGap = 50 * time.Millisecond
+	e := echo.New()
+	New(Deps{Conns: reg, Hub: hub, Log: log, Auth: openAuth(rs), Ctx: ctx}).Routes(e)
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	const board = "mg:score:leaderboard:2048"
+	db := rs.Client(14)
+	db.ZAdd(ctx, board, redis.Z{Score: 10, Member: "old"})
+	topic := "lb:plain:" + url.Values{"conn": {"main"}, "db": {"14"}, "k": {board}, "start": {"0"}, "n": {"50"}}.Encode()
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/ws?topic="+url.QueryEscape(topic), http.Header{"Origin": {srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, msg, err := ws.ReadMessage(); err != nil || !strings.Contains(string(msg), ">old<") {
+		t.Fatalf("first frame: %v %.200s", err, msg)
+	}
+	// The subscription may not be up yet: write until a frame shows a newcomer.
+	deadline := time.Now().Add(5 * time.Second)
+	got := make(chan string, 1)
+	go func() {
+		for {
+			_, msg, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(msg), ">newcomer") {
+				got <- string(msg)
+				return
+			}
+		}
+	}()
+	for i := 0; time.Now().Before(deadline); i++ {
+		db.ZAdd(ctx, board, redis.Z{Score: float64(100 + i), Member: "newcomer" + strconv.Itoa(i)})
+		select {
+		case <-got:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	t.Fatal("no frame within 5 s although the poll interval is a minute")
 }

@@ -358,16 +358,21 @@ func (a *App) lbSource(arg string) (func() live.Source, action.Role, error) {
 	if mode == "remove" {
 		role = action.Support
 	}
+	topic := lbTopicKind + ":" + arg
 	return func() live.Source {
 		st := a.lbStates.get(v)
-		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
-			w, err := redisview.ReadLeaderboard(ctx, conn, v.db, v.key, v.start, v.n)
-			var marks map[string]redisview.Move
-			if err == nil {
-				marks = st.observe(w.Entries, a.now())
-			}
-			return renderBytes(ctx, views.LeaderboardLive(a.lbVM(v, w, err, marks, mode == "remove", st), true))
-		})
+		a.lbWatch.add(conn.Name, v.db, v.key, topic)
+		return &lbSource{
+			poll: func(ctx context.Context) ([]byte, error) {
+				w, err := redisview.ReadLeaderboard(ctx, conn, v.db, v.key, v.start, v.n)
+				var marks map[string]redisview.Move
+				if err == nil {
+					marks = st.observe(w.Entries, a.now())
+				}
+				return renderBytes(ctx, views.LeaderboardLive(a.lbVM(v, w, err, marks, mode == "remove", st), true))
+			},
+			close: func() { a.lbWatch.remove(conn.Name, v.db, v.key, topic) },
+		}
 	}, role, nil
 }
 
@@ -451,6 +456,66 @@ func (a *App) lbRows(v lbView, w redisview.Window, marks map[string]redisview.Mo
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// lbSource polls one leaderboard window and, while it runs, is listed for
+// keyspace-notification kicks.
+type lbSource struct {
+	poll  func(ctx context.Context) ([]byte, error)
+	close func()
+}
+
+func (s *lbSource) Poll(ctx context.Context) ([]byte, error) { return s.poll(ctx) }
+func (s *lbSource) Close() error                             { s.close(); return nil }
+
+// lbWatch maps a leaderboard key to the live topics showing it, so a
+// keyspace notification can kick exactly those.
+type lbWatch struct {
+	mu sync.Mutex
+	m  map[string]map[string]bool
+}
+
+func lbWatchKey(conn string, db int, key string) string {
+	return conn + "\x00" + strconv.Itoa(db) + "\x00" + key
+}
+
+func (w *lbWatch) add(conn string, db int, key, topic string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]map[string]bool{}
+	}
+	k := lbWatchKey(conn, db, key)
+	if w.m[k] == nil {
+		w.m[k] = map[string]bool{}
+	}
+	w.m[k][topic] = true
+}
+
+func (w *lbWatch) remove(conn string, db int, key, topic string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := lbWatchKey(conn, db, key)
+	delete(w.m[k], topic)
+	if len(w.m[k]) == 0 {
+		delete(w.m, k)
+	}
+}
+
+// topics lists the live topics showing a key; cheap for the (usual) key
+// nobody watches.
+func (w *lbWatch) topics(conn string, db int, key string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	set := w.m[lbWatchKey(conn, db, key)]
+	if len(set) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	return out
 }
 
 // sensitiveKey reports a key whose family's values must never be shown:

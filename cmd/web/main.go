@@ -231,6 +231,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	defer cancel()
 	go reg.Monitor(ctx, 500*time.Millisecond)
 	hub := live.New(ctx, log.With("component", "hub"), cfg.PollInterval)
+	// Keyspace notifications may kick a topic; it still polls at most this often.
+	hub.MinGap = max(100*time.Millisecond, cfg.PollInterval/5)
 	sweepers := redisview.NewSweepers(ctx, cfg.Sweep, 2*time.Minute, log.With("component", "sweep"))
 
 	e := echo.New()

@@ -19,6 +19,10 @@ const MaxPollTimeout = 5 * time.Second
 // Hub runs one poller per watched topic and fans its payloads out to the
 // topic's subscribers.
 type Hub struct {
+	// MinGap is the least time between two polls of a topic when kicks
+	// (keyspace notifications) ask for more. Set it before subscribing.
+	MinGap time.Duration
+
 	ctx      context.Context
 	log      *slog.Logger
 	interval time.Duration
@@ -231,6 +235,7 @@ func (h *Hub) run(t *topic, prev <-chan struct{}) {
 	// Poll at once: the first subscriber should not stare at an empty page
 	// for a whole interval.
 	h.poll(t)
+	lastPoll := time.Now()
 	tick := time.NewTicker(h.interval)
 	defer tick.Stop()
 	for {
@@ -239,10 +244,23 @@ func (h *Hub) run(t *topic, prev <-chan struct{}) {
 			return
 		case <-tick.C:
 		case <-t.kick:
+			// Kicks come from keyspace notifications, as often as the
+			// application writes: poll at most once per MinGap, so Redis
+			// load stays bounded however busy the server is.
+			if wait := h.MinGap - time.Since(lastPoll); wait > 0 {
+				gap := time.NewTimer(wait)
+				select {
+				case <-t.ctx.Done():
+					gap.Stop()
+					return
+				case <-gap.C:
+				}
+			}
 			// The kicked poll is fresh; a tick right after it would be waste.
 			tick.Reset(h.interval)
 		}
 		h.poll(t)
+		lastPoll = time.Now()
 	}
 }
 

@@ -381,3 +381,23 @@ func TestSourceClosedWhenPollerStops(t *testing.T) {
 		t.Fatal("source not closed after the last unsubscribe")
 	}
 }
+
+// However often kicks come, a topic is polled at most once per MinGap.
+func TestKicksRespectMinGap(t *testing.T) {
+	h := New(t.Context(), nil, time.Hour)
+	h.MinGap = 50 * time.Millisecond
+	var polls atomic.Int64
+	unsub := h.Subscribe("t", func() Source {
+		return SourceFunc(func(context.Context) ([]byte, error) { polls.Add(1); return []byte("x"), nil })
+	}, NewOutbox())
+	defer unsub()
+	stop := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(stop) {
+		h.Kick("t")
+		time.Sleep(time.Millisecond)
+	}
+	// 1 initial poll + at most one per 50 ms over 500 ms (+1 for edges).
+	if n := polls.Load(); n > 12 || n < 3 {
+		t.Fatalf("%d polls for 500 ms of constant kicks with a 50 ms gap", n)
+	}
+}

@@ -1,0 +1,87 @@
+package redisview
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// WatchKeyspace delivers keyspace notifications — the database and key of
+// every write — to fn until ctx ends, so live views refresh at once instead
+// of at their next tick. It subscribes only while the server has keyspace
+// events enabled (notify-keyspace-events with K); where it cannot tell (no
+// CONFIG for this user) it tries and backs off on refusal. fn runs on the
+// watcher's goroutine and must not block.
+func (c *Conn) WatchKeyspace(ctx context.Context, fn func(db int, key string)) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		if !c.keyspaceEventsOn(ctx) {
+			sleepCtx(ctx, 30*time.Second)
+			continue
+		}
+		err := c.subscribeKeyspace(ctx, fn)
+		if ctx.Err() != nil {
+			return
+		}
+		c.log.Debug("keyspace notifications interrupted", "err", c.safeErr(err))
+		sleepCtx(ctx, backoff)
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// keyspaceEventsOn reports whether the server publishes keyspace events; a
+// server that will not say (CONFIG refused) is assumed to.
+func (c *Conn) keyspaceEventsOn(ctx context.Context) bool {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	m, err := c.client.ConfigGet(cctx, "notify-keyspace-events").Result()
+	if err != nil {
+		return !isConnErr(err) // refused: try the subscription anyway
+	}
+	return strings.Contains(m["notify-keyspace-events"], "K")
+}
+
+func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string)) error {
+	ps := c.client.PSubscribe(ctx, "__keyspace@*__:*")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		return err
+	}
+	// Re-check now and then that events are still on: an operator may
+	// turn them off, and the subscription would then only cost a connection.
+	recheck := time.NewTicker(time.Minute)
+	defer recheck.Stop()
+	ch := ps.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-recheck.C:
+			if !c.keyspaceEventsOn(ctx) {
+				return nil
+			}
+		case m, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			if db, key, ok := parseKeyspaceChannel(m.Channel); ok {
+				fn(db, key)
+			}
+		}
+	}
+}
+
+// parseKeyspaceChannel splits "__keyspace@3__:some:key".
+func parseKeyspaceChannel(ch string) (int, string, bool) {
+	rest, ok := strings.CutPrefix(ch, "__keyspace@")
+	if !ok {
+		return 0, "", false
+	}
+	dbs, key, ok := strings.Cut(rest, "__:")
+	if !ok {
+		return 0, "", false
+	}
+	db, err := strconv.Atoi(dbs)
+	return db, key, err == nil
+}
