@@ -37,6 +37,7 @@ func main() {
 	dur := flag.Duration("duration", 15*time.Second, "measurement window per viewer count")
 	counts := flag.String("viewers", "1,100,1000", "viewer counts to measure")
 	poll := flag.Duration("poll-interval", time.Second, "Keydeck's poll interval")
+	flag.BoolVar(&notify, "notify", false, "start redis-server with keyspace notifications on (notify-keyspace-events Kz)")
 	flag.StringVar(&target, "target", "overview", "what viewers watch: overview, or leaderboard (1,000,000 members, 100 score updates/s)")
 	flag.Parse()
 	if target != "overview" && target != "leaderboard" {
@@ -49,8 +50,11 @@ func main() {
 	}
 }
 
-// target is what the viewers watch.
-var target string
+// target is what the viewers watch; notify turns keyspace notifications on.
+var (
+	target string
+	notify bool
+)
 
 const (
 	lbKey     = "mg:score:leaderboard:bench"
@@ -81,7 +85,11 @@ func bench(dur time.Duration, counts string, poll time.Duration) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	redisAddr, stopRedis, err := redistest.Launch(tmp)
+	var extra []string
+	if notify {
+		extra = []string{"--notify-keyspace-events", "Kz"}
+	}
+	redisAddr, stopRedis, err := redistest.Launch(tmp, extra...)
 	if err != nil {
 		return err
 	}
@@ -116,7 +124,7 @@ func bench(dur time.Duration, counts string, poll time.Duration) error {
 	stats := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer stats.Close()
 
-	fmt.Printf("Keydeck viewers benchmark (%s): %s per run, poll interval %s, loopback, %d CPUs\n\n", target, dur, poll, numCPU())
+	fmt.Printf("Keydeck viewers benchmark (%s, keyspace notifications %v): %s per run, poll interval %s, loopback, %d CPUs\n\n", target, notify, dur, poll, numCPU())
 	var results []result
 	for _, s := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
