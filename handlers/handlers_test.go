@@ -295,3 +295,18 @@ func TestKeyspaceNotificationKicksLeaderboard(t *testing.T) {
 	}
 	t.Fatal("no frame within 5 s although the poll interval is a minute")
 }
+
+// A topic's new poller registers before its old one unregisters.
+func TestLBWatchCounts(t *testing.T) {
+	var w lbWatch
+	w.add("c", 1, "k", "t")
+	w.add("c", 1, "k", "t") // restarted poller
+	w.remove("c", 1, "k", "t")
+	if got := w.topics("c", 1, "k"); len(got) != 1 || got[0] != "t" {
+		t.Fatalf("after overlap: %v", got)
+	}
+	w.remove("c", 1, "k", "t")
+	if got := w.topics("c", 1, "k"); len(got) != 0 || len(w.m) != 0 {
+		t.Fatalf("after both left: %v %v", got, w.m)
+	}
+}

@@ -469,10 +469,11 @@ func (s *lbSource) Poll(ctx context.Context) ([]byte, error) { return s.poll(ctx
 func (s *lbSource) Close() error                             { s.close(); return nil }
 
 // lbWatch maps a leaderboard key to the live topics showing it, so a
-// keyspace notification can kick exactly those.
+// keyspace notification can kick exactly those. Counted, not a set: a
+// topic's new poller registers before its old one (stopping) unregisters.
 type lbWatch struct {
 	mu sync.Mutex
-	m  map[string]map[string]bool
+	m  map[string]map[string]int
 }
 
 func lbWatchKey(conn string, db int, key string) string {
@@ -483,20 +484,22 @@ func (w *lbWatch) add(conn string, db int, key, topic string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.m == nil {
-		w.m = map[string]map[string]bool{}
+		w.m = map[string]map[string]int{}
 	}
 	k := lbWatchKey(conn, db, key)
 	if w.m[k] == nil {
-		w.m[k] = map[string]bool{}
+		w.m[k] = map[string]int{}
 	}
-	w.m[k][topic] = true
+	w.m[k][topic]++
 }
 
 func (w *lbWatch) remove(conn string, db int, key, topic string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	k := lbWatchKey(conn, db, key)
-	delete(w.m[k], topic)
+	if w.m[k][topic]--; w.m[k][topic] <= 0 {
+		delete(w.m[k], topic)
+	}
 	if len(w.m[k]) == 0 {
 		delete(w.m, k)
 	}
