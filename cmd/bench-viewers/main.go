@@ -327,7 +327,9 @@ func scoreUpdates(ctx context.Context, c *redis.Client, stop <-chan struct{}) {
 	if target != "leaderboard" {
 		return
 	}
-	rng := rand.New(rand.NewPCG(7, 7))
+	// A new sequence each run: rewriting a score a member already has
+	// changes nothing, and Redis sends no notification for it.
+	rng := rand.New(rand.NewPCG(uint64(runBase), 7))
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
