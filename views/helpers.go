@@ -39,17 +39,6 @@ func histShade(level int) string {
 	}
 }
 
-func joinLabels(l []string) string {
-	out := ""
-	for i, s := range l {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out
-}
-
 // csrfHeaders makes htmx send the CSRF token with every request it issues.
 func csrfHeaders(token string) string {
 	b, _ := json.Marshal(map[string]string{"X-CSRF-Token": token})
