@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +30,13 @@ func ParseURL(raw string) (*redis.Options, error) {
 	}
 	if u.Scheme != "unix" && u.Host == "" {
 		return nil, fmt.Errorf("%w %q: missing host", ErrBadURL, RedactURL(raw))
+	}
+	// go-redis accepts any number here and fails only when dialling, long
+	// after the flags were read; a port that cannot exist is a typo.
+	if p := u.Port(); u.Scheme != "unix" && p != "" {
+		if n, err := strconv.Atoi(p); err == nil && (n < 1 || n > 65535) {
+			return nil, fmt.Errorf("%w %q: port %d out of range (want 1–65535)", ErrBadURL, RedactURL(raw), n)
+		}
 	}
 	opt, err := redis.ParseURL(raw)
 	if err != nil {
