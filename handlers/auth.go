@@ -37,6 +37,9 @@ type Auth struct {
 	// AllowedHosts are extra Host names (without port) the console answers
 	// to in open mode, besides loopback names and addresses.
 	AllowedHosts []string
+	// ReadyzDetail shows anonymous /readyz callers which connections are
+	// down; otherwise only signed-in users see the names.
+	ReadyzDetail bool
 }
 
 // LoginLimiter is what sign-in needs of the attempt counter.

@@ -10,7 +10,10 @@ import (
 // healthz answers while the process serves.
 func (a *App) healthz(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }
 
-// readyz is 200 only while every connection's monitor last saw it up.
+// readyz is 200 only while every connection's monitor last saw it up. It is
+// public, for load balancers and orchestrators; which connections are down
+// (their names, since when) is told only to signed-in users or when
+// --readyz-detail allows it, since names sketch the infrastructure.
 func (a *App) readyz(c echo.Context) error {
 	var down []string
 	for _, conn := range a.conns.All() {
@@ -24,6 +27,9 @@ func (a *App) readyz(c echo.Context) error {
 		}
 	}
 	if len(down) > 0 {
+		if !a.auth.ReadyzDetail && !identity(c).Signed() {
+			return c.String(http.StatusServiceUnavailable, "not ready\n")
+		}
 		return c.String(http.StatusServiceUnavailable, "not ready\n"+strings.Join(down, "\n")+"\n")
 	}
 	return c.String(http.StatusOK, "ready\n")

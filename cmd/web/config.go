@@ -34,6 +34,7 @@ type Config struct {
 	ProxyEmail     string
 	ProxyRole      string
 	AllowedHosts   []string
+	ReadyzDetail   bool
 	Audit          string // NAME/DB; "" = database 15 of the first connection
 	AuditMaxLen    int64
 }
@@ -122,6 +123,7 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	fs.StringVar(&cfg.ProxyRole, "proxy-role-header", "", "header with the user's role behind a trusted proxy (default: the users file, else viewer)")
 	var hosts listFlag
 	fs.Var(&hosts, "allowed-host", "without sign-in, also answer to this Host name besides loopback names (repeatable)")
+	fs.BoolVar(&cfg.ReadyzDetail, "readyz-detail", false, "tell anonymous /readyz callers which connections are down (signed-in users always see it)")
 	fs.StringVar(&cfg.Audit, "audit", "", "where the audit log lives: NAME/DB (default: database 15 of the first connection)")
 	fs.Int64Var(&cfg.AuditMaxLen, "audit-maxlen", 100000, "approximate cap of the audit stream's length")
 	if err := fs.Parse(args); err != nil {

@@ -84,3 +84,15 @@ func TestParseFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestParseFlagsReadyzDetail(t *testing.T) {
+	none := func(string) string { return "" }
+	cfg, err := parseFlags("keydeck", nil, none)
+	if err != nil || cfg.ReadyzDetail {
+		t.Fatalf("default: %v %v, want off", cfg.ReadyzDetail, err)
+	}
+	cfg, err = parseFlags("keydeck", []string{"--readyz-detail"}, none)
+	if err != nil || !cfg.ReadyzDetail {
+		t.Fatalf("--readyz-detail: %v %v", cfg.ReadyzDetail, err)
+	}
+}

@@ -88,6 +88,8 @@ Flags:
   --proxy-role-header H   role header from the proxy (default: users file, else viewer)
   --allowed-host NAME     without sign-in, also answer to this Host name (loopback
                           names always work); repeatable
+  --readyz-detail         name the connections that are down in /readyz for anonymous
+                          callers too (default: only for signed-in users)
   --audit NAME/DB         where the audit stream lives (default: first connection, db 15)
   --audit-maxlen N        approximate cap of the audit stream (default 100000)
 
@@ -102,7 +104,7 @@ Environment:
 // signing secret shared by replicas, the login limiter, and the audit target.
 func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *slog.Logger) (handlers.Auth, *redis.Client, error) {
 	auth := handlers.Auth{SessionTTL: cfg.SessionTTL, ReadOnly: cfg.ReadOnly, TrustedProxies: cfg.TrustedProxies,
-		UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole, AllowedHosts: cfg.AllowedHosts}
+		UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail}
 	if cfg.UsersFile != "" {
 		users, err := handlers.LoadUsers(cfg.UsersFile)
 		if err != nil {
