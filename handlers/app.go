@@ -77,6 +77,13 @@ func New(d Deps) *App {
 	if d.Auth.EmailHeader == "" {
 		d.Auth.EmailHeader = "X-Forwarded-Email"
 	}
+	switch d.Auth.ProxyMatch {
+	case "":
+		d.Auth.ProxyMatch = "name"
+	case "name", "email":
+	default:
+		panic("handlers: Auth.ProxyMatch must be name or email")
+	}
 	if len(d.Auth.Secret) < 32 {
 		panic("handlers: Auth.Secret must be at least 32 bytes")
 	}

@@ -34,6 +34,9 @@ type Auth struct {
 	UserHeader     string // default X-Forwarded-User
 	EmailHeader    string // default X-Forwarded-Email
 	RoleHeader     string // optional; otherwise the users file, else viewer
+	// ProxyMatch is the one field a proxy identity is looked up by in the
+	// users file: "name" (the user header; the default) or "email".
+	ProxyMatch string
 	// AllowedHosts are extra Host names (without port) the console answers
 	// to in open mode, besides loopback names and addresses.
 	AllowedHosts []string
@@ -159,10 +162,18 @@ func (a *App) whoIs(c echo.Context) Identity {
 			if id.User == "" {
 				id.User = email
 			}
-			if u, ok := a.auth.Users.Lookup(user); ok {
-				id.Role = u.Role
-			} else if u, ok := a.auth.Users.LookupEmail(email); ok {
-				id.Role = u.Role
+			// One configured field finds the account, never either: a
+			// proxy that lets users pick their display name must not let
+			// "mallory" borrow ada's role by also sending ada's address.
+			var u User
+			var ok bool
+			if a.auth.ProxyMatch == "email" {
+				u, ok = a.auth.Users.LookupEmail(email)
+			} else {
+				u, ok = a.auth.Users.Lookup(user)
+			}
+			if ok {
+				id.User, id.Role = u.Name, u.Role
 			}
 			if a.auth.RoleHeader != "" {
 				if r, err := action.ParseRole(req.Header.Get(a.auth.RoleHeader)); err == nil {

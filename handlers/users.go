@@ -38,7 +38,7 @@ type usersFile struct {
 //
 //	users:
 //	  - name: alice
-//	    email: alice@example.com   # optional; matched in proxy mode
+//	    email: alice@example.com   # optional; matched in proxy mode with --proxy-match email
 //	    role: admin                # viewer, support or admin
 //	    password_hash: "$2a$12$…"  # from `keydeck hash-password`; optional in proxy mode
 func LoadUsers(path string) (*Users, error) {

@@ -33,6 +33,7 @@ type Config struct {
 	ProxyUser      string
 	ProxyEmail     string
 	ProxyRole      string
+	ProxyMatch     string // name or email: the one field that finds a proxy user's account
 	AllowedHosts   []string
 	ReadyzDetail   bool
 	Audit          string // NAME/DB; "" = database 15 of the first connection
@@ -121,6 +122,7 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	fs.StringVar(&cfg.ProxyUser, "proxy-user-header", "X-Forwarded-User", "header naming the user behind a trusted proxy")
 	fs.StringVar(&cfg.ProxyEmail, "proxy-email-header", "X-Forwarded-Email", "header with the user's e-mail behind a trusted proxy")
 	fs.StringVar(&cfg.ProxyRole, "proxy-role-header", "", "header with the user's role behind a trusted proxy (default: the users file, else viewer)")
+	fs.StringVar(&cfg.ProxyMatch, "proxy-match", "name", "which proxy header finds the account in the users file: name or email")
 	var hosts listFlag
 	fs.Var(&hosts, "allowed-host", "without sign-in, also answer to this Host name besides loopback names (repeatable)")
 	fs.BoolVar(&cfg.ReadyzDetail, "readyz-detail", false, "tell anonymous /readyz callers which connections are down (signed-in users always see it)")
@@ -176,6 +178,11 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 			pfx = netip.PrefixFrom(addr, addr.BitLen())
 		}
 		cfg.TrustedProxies = append(cfg.TrustedProxies, pfx.Masked())
+	}
+	switch cfg.ProxyMatch {
+	case "name", "email":
+	default:
+		return cfg, fmt.Errorf("invalid value %q for flag -proxy-match: want name or email", cfg.ProxyMatch)
 	}
 	if cfg.Audit != "" {
 		name, db, ok := strings.Cut(cfg.Audit, "/")

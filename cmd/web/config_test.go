@@ -50,6 +50,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "pack-for without equals", args: []string{"--pack-for", "eisland"}, getenv: none, wantErr: "flag -pack-for: want NAME=PACK"},
 		{name: "sweep rate out of range", args: []string{"--sweep-rate", "0"}, getenv: none, wantErr: "flag -sweep-rate"},
 		{name: "sweep count out of range", args: []string{"--sweep-count", "100000"}, getenv: none, wantErr: "flag -sweep-count"},
+		{name: "bad proxy match", args: []string{"--proxy-match", "either"}, getenv: none, wantErr: `invalid value "either" for flag -proxy-match: want name or email`},
 		{name: "bad log format", args: []string{"--log-format", "xml"}, getenv: none, wantErr: "flag -log-format"},
 	}
 	for _, tt := range tests {
@@ -94,5 +95,15 @@ func TestParseFlagsReadyzDetail(t *testing.T) {
 	cfg, err = parseFlags("keydeck", []string{"--readyz-detail"}, none)
 	if err != nil || !cfg.ReadyzDetail {
 		t.Fatalf("--readyz-detail: %v %v", cfg.ReadyzDetail, err)
+	}
+}
+
+func TestParseFlagsProxyMatch(t *testing.T) {
+	none := func(string) string { return "" }
+	for args, want := range map[string]string{"": "name", "--proxy-match=name": "name", "--proxy-match=email": "email"} {
+		cfg, err := parseFlags("keydeck", strings.Fields(args), none)
+		if err != nil || cfg.ProxyMatch != want {
+			t.Errorf("%q: %q %v, want %q", args, cfg.ProxyMatch, err, want)
+		}
 	}
 }

@@ -86,6 +86,9 @@ Flags:
   --proxy-user-header H   (default X-Forwarded-User)
   --proxy-email-header H  (default X-Forwarded-Email)
   --proxy-role-header H   role header from the proxy (default: users file, else viewer)
+  --proxy-match name|email
+                          the one proxy header that finds the account in the users
+                          file (default name)
   --allowed-host NAME     without sign-in, also answer to this Host name (loopback
                           names always work); repeatable
   --readyz-detail         name the connections that are down in /readyz for anonymous
@@ -104,7 +107,7 @@ Environment:
 // signing secret shared by replicas, the login limiter, and the audit target.
 func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *slog.Logger) (handlers.Auth, *redis.Client, error) {
 	auth := handlers.Auth{SessionTTL: cfg.SessionTTL, ReadOnly: cfg.ReadOnly, TrustedProxies: cfg.TrustedProxies,
-		UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail}
+		UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole, ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail}
 	if cfg.UsersFile != "" {
 		users, err := handlers.LoadUsers(cfg.UsersFile)
 		if err != nil {
