@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml"
 	"golang.org/x/crypto/bcrypt"
@@ -19,10 +20,54 @@ type User struct {
 	hash  []byte
 }
 
+// PasswordCost is the bcrypt cost `keydeck hash-password` uses: about
+// 250 ms per check on a small machine.
+const PasswordCost = 12
+
 // Users are the accounts that may sign in.
 type Users struct {
+	set *userSet
+}
+
+// userSet is one version of the users file.
+type userSet struct {
 	byName  map[string]User
 	byEmail map[string]User
+	// cost is the highest bcrypt cost among the hashes (PasswordCost when
+	// there are none); the dummy hash for unknown names is made at it.
+	cost      int
+	dummyOnce sync.Once
+	dummyHash []byte
+}
+
+func newUserSet() *userSet {
+	return &userSet{byName: map[string]User{}, byEmail: map[string]User{}}
+}
+
+// add puts x in the set; the caller has checked its name is new.
+func (s *userSet) add(x User) {
+	s.byName[x.Name] = x
+	if x.Email != "" {
+		s.byEmail[strings.ToLower(x.Email)] = x
+	}
+	if x.hash != nil {
+		if c, err := bcrypt.Cost(x.hash); err == nil && c > s.cost {
+			s.cost = c
+		}
+	}
+}
+
+// dummy is a hash of a password nobody has, at the users' cost, made on
+// first use (one ~250 ms computation per version of the file).
+func (s *userSet) dummy() []byte {
+	s.dummyOnce.Do(func() {
+		cost := s.cost
+		if cost == 0 {
+			cost = PasswordCost
+		}
+		s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte(randomToken()), cost)
+	})
+	return s.dummyHash
 }
 
 type usersFile struct {
@@ -50,13 +95,13 @@ func LoadUsers(path string) (*Users, error) {
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.Strict()); err != nil {
 		return nil, fmt.Errorf("%s: %s", path, yaml.FormatError(err, false, true))
 	}
-	u := &Users{byName: map[string]User{}, byEmail: map[string]User{}}
+	set := newUserSet()
 	for i, e := range f.Users {
 		where := fmt.Sprintf("%s: user %d", path, i+1)
 		if e.Name == "" || strings.ContainsAny(e.Name, " \t\r\n") || len(e.Name) > 64 {
 			return nil, fmt.Errorf("%s: name %q: want 1–64 characters without spaces", where, e.Name)
 		}
-		if _, dup := u.byName[e.Name]; dup {
+		if _, dup := set.byName[e.Name]; dup {
 			return nil, fmt.Errorf("%s: name %q appears twice", where, e.Name)
 		}
 		role, err := action.ParseRole(e.Role)
@@ -70,27 +115,21 @@ func LoadUsers(path string) (*Users, error) {
 			}
 			user.hash = []byte(e.PasswordHash)
 		}
-		u.byName[user.Name] = user
-		if user.Email != "" {
-			u.byEmail[user.Email] = user
-		}
+		set.add(user)
 	}
-	if len(u.byName) == 0 {
+	if len(set.byName) == 0 {
 		return nil, fmt.Errorf("%s: no users", path)
 	}
-	return u, nil
+	return &Users{set: set}, nil
 }
 
 // NewUsers builds Users in memory (tests, embedding).
 func NewUsers(list ...User) *Users {
-	u := &Users{byName: map[string]User{}, byEmail: map[string]User{}}
+	set := newUserSet()
 	for _, x := range list {
-		u.byName[x.Name] = x
-		if x.Email != "" {
-			u.byEmail[strings.ToLower(x.Email)] = x
-		}
+		set.add(x)
 	}
-	return u
+	return &Users{set: set}
 }
 
 // WithPassword sets a user's password hash (tests, embedding).
@@ -101,7 +140,7 @@ func (u *Users) Lookup(name string) (User, bool) {
 	if u == nil {
 		return User{}, false
 	}
-	x, ok := u.byName[name]
+	x, ok := u.set.byName[name]
 	return x, ok
 }
 
@@ -110,19 +149,19 @@ func (u *Users) LookupEmail(email string) (User, bool) {
 	if u == nil {
 		return User{}, false
 	}
-	x, ok := u.byEmail[strings.ToLower(email)]
+	x, ok := u.set.byEmail[strings.ToLower(email)]
 	return x, ok
 }
 
-// dummyHash makes a failed lookup cost as much as a wrong password, so
-// timing does not tell which account names exist.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("keydeck-dummy-password"), bcrypt.DefaultCost)
+// dummy is what a failed lookup compares against, so that it costs as much
+// as a wrong password and timing does not tell which account names exist.
+func (u *Users) dummy() []byte { return u.set.dummy() }
 
 // Authenticate checks a password.
 func (u *Users) Authenticate(name, password string) (User, bool) {
 	x, ok := u.Lookup(name)
 	if !ok || x.hash == nil {
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		_ = bcrypt.CompareHashAndPassword(u.dummy(), []byte(password))
 		return User{}, false
 	}
 	if bcrypt.CompareHashAndPassword(x.hash, []byte(password)) != nil {

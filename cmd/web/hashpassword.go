@@ -10,10 +10,9 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/term"
-)
 
-// bcryptCost is deliberate: ~250 ms per sign-in check on a small machine.
-const bcryptCost = 12
+	"github.com/keydeck/keydeck/handlers"
+)
 
 // hashPassword prints a bcrypt hash for the users file. On a terminal it
 // asks twice without echo; otherwise it reads the first line of in, so
@@ -69,6 +68,6 @@ func hashOf(pw string) (string, error) {
 	case len(pw) > 72:
 		return "", errors.New("password longer than 72 bytes (bcrypt ignores the rest)")
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcryptCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), handlers.PasswordCost)
 	return string(h), err
 }
