@@ -57,6 +57,9 @@ type Request struct {
 type Arg struct {
 	Name string
 	Help string // "a duration from 1s to 365d (10m, 2h, 7d), or persist"
+	// Data marks an argument that names data inside the key (a member):
+	// withheld from the audit record when the key is sensitive.
+	Data bool
 }
 
 // Env is what a kind may consult while planning.
@@ -94,6 +97,10 @@ type Preview struct {
 	// from (see fingerprint). A sensitive key's is keyed with the runner's
 	// secret, so the token reveals nothing about its value.
 	Fingerprints []string `json:"fingerprints"`
+	// Nonce names this preview; Execute claims it once on the audit server,
+	// so a confirmation cannot be replayed (after an undo restored the very
+	// state it fingerprinted, say), on this replica or another.
+	Nonce string `json:"-"`
 }
 
 // Outcome is what Execute did.

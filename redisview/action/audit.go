@@ -106,10 +106,10 @@ func (r Record) fields() []any {
 	kv = append(kv, "db", strconv.Itoa(r.DB))
 	if len(r.Keys) > 0 {
 		add("key", r.Keys[0])
-		add("keys", mustJSON(r.Keys))
+		add("keys", mustJSON(exactSlice(r.Keys)))
 	}
 	if len(r.Args) > 0 {
-		add("args", mustJSON(r.Args))
+		add("args", mustJSON(exactMap(r.Args)))
 	}
 	add("summary", r.Summary)
 	if len(r.Targets) > 0 {
@@ -139,11 +139,17 @@ func parseRecord(m redis.XMessage) Record {
 	r.Time, _ = time.Parse(time.RFC3339Nano, str("time"))
 	r.DB, _ = strconv.Atoi(str("db"))
 	// Malformed JSON leaves the field empty rather than hiding the record.
-	_ = json.Unmarshal([]byte(str("keys")), &r.Keys)
+	// Names are carried byte-exact (see exact); the "key" field, written
+	// raw, stands in for records without "keys".
+	var keys []exact
+	_ = json.Unmarshal([]byte(str("keys")), &keys)
+	r.Keys = stringSlice(keys)
 	if len(r.Keys) == 0 && str("key") != "" {
 		r.Keys = []string{str("key")}
 	}
-	_ = json.Unmarshal([]byte(str("args")), &r.Args)
+	var args map[string]exact
+	_ = json.Unmarshal([]byte(str("args")), &args)
+	r.Args = stringMap(args)
 	_ = json.Unmarshal([]byte(str("targets")), &r.Targets)
 	return r
 }
@@ -175,6 +181,20 @@ func (a *Audit) xadd(ctx context.Context, p redis.Cmdable, r Record) *redis.Stri
 }
 
 func (a *Audit) claimKey(outcomeID string) string { return a.stream + ":undone:" + outcomeID }
+
+// claimConfirmation marks a preview's confirmation used (SET NX, on the
+// audit server every replica shares), for as long as the preview could be
+// confirmed at all. A second claim is refused.
+func (a *Audit) claimConfirmation(ctx context.Context, nonce string, ttl time.Duration) error {
+	ok, err := a.client.SetNX(ctx, a.stream+":confirmed:"+nonce, "1", ttl).Result()
+	switch {
+	case err != nil:
+		return auditErr(err)
+	case !ok:
+		return invalidf("this confirmation was already used; a confirmed action runs once, preview it again to repeat it")
+	}
+	return nil
+}
 
 func auditErr(err error) error {
 	return fmt.Errorf("%w: nothing was changed, because the action could not be recorded first: %v", ErrAuditUnavailable, err)

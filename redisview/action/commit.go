@@ -36,13 +36,15 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 		p.Apply(ctx, pipe, states)
 		nApply = pipe.Len()
 		for i, s := range states {
-			if s.Sensitive {
-				continue // its fingerprint would never be recorded
-			}
 			pr := &posts[i]
 			pr.typ = pipe.Type(ctx, s.Key)
 			pr.pttl = redis.NewIntCmd(ctx, "pttl", s.Key)
 			_ = pipe.Process(ctx, pr.pttl)
+			if s.Sensitive {
+				// Type and TTL only: the value is never read back, and its
+				// fingerprint would never be recorded.
+				continue
+			}
 			if m := memberAt(members, i); m != nil {
 				pr.member = queueMemberReads(ctx, pipe, s.Key, m, false)
 				continue
@@ -86,6 +88,16 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 	for i, s := range states {
 		post[i] = State{Key: s.Key, Type: "none", PTTL: -2, Size: -1, Family: s.Family, Role: s.Role, Sensitive: s.Sensitive}
 		pr := posts[i]
+		if s.Sensitive {
+			if pr.typ.Err() == nil && pr.pttl.Err() == nil {
+				ps := &post[i]
+				ps.Type, ps.PTTL = pr.typ.Val(), pr.pttl.Val()
+				if !ps.Exists() {
+					ps.PTTL = -2
+				}
+			}
+			continue
+		}
 		if m := memberAt(members, i); m != nil {
 			if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil {
 				continue // not fingerprinted: undo will refuse rather than guess
@@ -99,7 +111,7 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 				ps.Member = nil
 				continue
 			}
-			ps.fp = r.fingerprint(*ps)
+			r.fingerprints(ps)
 			continue
 		}
 		if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil || (pr.dump.Err() != nil && pr.dump.Err() != redis.Nil) || (pr.exp != nil && pr.exp.Err() != nil) {
@@ -115,7 +127,7 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 		if !ps.Exists() {
 			ps.dump, ps.PTTL = nil, -2
 		}
-		ps.fp = r.fingerprint(*ps)
+		r.fingerprints(ps)
 	}
 	return post, nil
 }

@@ -2,11 +2,8 @@ package action
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"math"
 	"strconv"
 
@@ -160,22 +157,20 @@ func (r memberReads) fill(s *State, m *MemberRef) error {
 	return nil
 }
 
-// memberFingerprint identifies a member's state: the key's type, the member
-// and its exact score. A member that is not there (in a sorted set, or in
-// no key at all) is fpAbsent. Keyed like fingerprint for a sensitive key.
-func (r *Runner) memberFingerprint(s State) string {
+// memberFingerprint identifies a member's state: the key's exact name and
+// type, the member and its exact score. A member that is not there (in a
+// sorted set, or in no key at all) is fpAbsent. Keyed like fingerprint for a
+// sensitive key; version 1 (see fingerprintV) left out the key's name.
+func (r *Runner) memberFingerprint(s State, v int) string {
 	m := s.Member
 	if !m.Present && (s.Type == "zset" || s.Type == "none") {
 		return fpAbsent
 	}
-	var h hash.Hash
-	prefix := "sha256:"
-	if s.Sensitive {
-		h, prefix = hmac.New(sha256.New, r.secret), "hmac:"
-	} else {
-		h = sha256.New()
-	}
+	h, prefix := r.fpHash(s, v)
 	h.Write([]byte("keydeck-fp-v1\x00member\x00" + s.Type + "\x00"))
+	if v >= 2 {
+		writeName(h, s.Key)
+	}
 	h.Write([]byte(strconv.Itoa(len(m.Name)) + ":" + m.Name + "\x00"))
 	if m.Present {
 		h.Write([]byte("score:" + m.Score))

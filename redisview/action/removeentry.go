@@ -31,7 +31,7 @@ func (RemoveLeaderboardEntry) Name() string   { return "remove-leaderboard-entry
 func (RemoveLeaderboardEntry) Title() string  { return "Remove leaderboard entry" }
 func (RemoveLeaderboardEntry) Requires() Role { return Support }
 func (RemoveLeaderboardEntry) Args() []Arg {
-	return []Arg{{Name: "member", Help: "the member to remove, exactly as stored in the sorted set (a user id)"}}
+	return []Arg{{Name: "member", Help: "the member to remove, exactly as stored in the sorted set (a user id)", Data: true}}
 }
 
 const leaderboardKeys = "leaderboards (role leaderboard)"
@@ -124,27 +124,38 @@ func (p *entryPlan) Notes() []string { return []string{ColdStartNote} }
 func (p *entryPlan) Describe(states []State) ([]Change, error) {
 	board := states[0]
 	name := quoteKey(p.member.Name)
+	if board.Sensitive {
+		// Members and scores of a sensitive board are data: they appear in
+		// no preview, summary, error or audit record.
+		name = "the member named"
+	}
 	if board.Exists() && p.fam.TypeViolation(board.Type) != "" {
 		return nil, typeMismatch(RemoveLeaderboardEntry{}, board, p.fam)
 	}
 	if board.Member == nil || !board.Member.Present {
 		return nil, fmt.Errorf("%w: %s is not on leaderboard %s (removed already, or never there)", ErrNotFound, name, quoteKey(board.Key))
 	}
-	rank := "rank unknown"
-	if r := board.Member.Rank; r >= 0 {
-		rank = fmt.Sprintf("rank #%d", r+1)
-		if board.Size >= 0 {
-			rank += fmt.Sprintf(" of %d", board.Size)
-		}
-	}
 	after := "without " + name
 	if board.Size > 0 {
 		after = fmt.Sprintf("%s (%d members)", after, board.Size-1)
 	}
 	out := make([]Change, len(states))
-	out[0] = Change{Key: board.Key, Op: "remove-member", After: after, Before: board,
-		Text: fmt.Sprintf("REMOVE ENTRY %s from leaderboard %s (family %s: %s, score %s), only if its score is still %s",
-			name, quoteKey(board.Key), p.fam.ID, rank, board.Member.Score, board.Member.Score)}
+	if board.Sensitive {
+		out[0] = Change{Key: board.Key, Op: "remove-member", After: after, Before: board,
+			Text: fmt.Sprintf("REMOVE ENTRY %s from leaderboard %s (family %s, sensitive: member, score and rank not shown or recorded), only if its score is unchanged",
+				name, quoteKey(board.Key), p.fam.ID)}
+	} else {
+		rank := "rank unknown"
+		if r := board.Member.Rank; r >= 0 {
+			rank = fmt.Sprintf("rank #%d", r+1)
+			if board.Size >= 0 {
+				rank += fmt.Sprintf(" of %d", board.Size)
+			}
+		}
+		out[0] = Change{Key: board.Key, Op: "remove-member", After: after, Before: board,
+			Text: fmt.Sprintf("REMOVE ENTRY %s from leaderboard %s (family %s: %s, score %s), only if its score is still %s",
+				name, quoteKey(board.Key), p.fam.ID, rank, board.Member.Score, board.Member.Score)}
+	}
 	for i, c := range p.companions {
 		s := states[i+1]
 		if !s.Exists() {

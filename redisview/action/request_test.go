@@ -30,16 +30,20 @@ func TestPreviewTravelsAsToken(t *testing.T) {
 	}
 
 	// A forged fingerprint is just a stale one.
+	// Each refused attempt below uses up its own confirmation.
 	forged := back
+	forged.Nonce = newNonce()
 	forged.Fingerprints = []string{"sha256:00"}
 	_, err = f.r.Execute(f.ctx, admin, f.conn, forged)
 	wantErr(t, err, ErrChanged, "")
 	// A preview for another connection, or with the wrong number of keys.
 	other := back
+	other.Nonce = newNonce()
 	other.Request.Conn = "elsewhere"
 	_, err = f.r.Execute(f.ctx, admin, f.conn, other)
 	wantErr(t, err, ErrInvalid, "elsewhere")
 	short := back
+	short.Nonce = newNonce()
 	short.Fingerprints = nil
 	_, err = f.r.Execute(f.ctx, admin, f.conn, short)
 	wantErr(t, err, ErrInvalid, "does not match")

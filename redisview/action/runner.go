@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	mrand "math/rand/v2"
 	"strings"
 	"time"
@@ -185,7 +186,7 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err != nil {
 		return Preview{}, err
 	}
-	pv := Preview{Kind: k.Name(), Title: k.Title(), Request: req, Changes: changes, Summary: summary(changes), Undoable: true, Made: r.opts.Now()}
+	pv := Preview{Kind: k.Name(), Title: k.Title(), Request: req, Changes: changes, Summary: summary(changes), Undoable: true, Made: r.opts.Now(), Nonce: newNonce()}
 	if a, ok := p.(Annotated); ok {
 		pv.Notes = append(pv.Notes, a.Notes()...)
 	}
@@ -212,7 +213,7 @@ func describe(p Plan, states []State) ([]Change, error) {
 	}
 	for i := range changes {
 		b := &changes[i].Before
-		b.dump, b.fp, b.expireAt = nil, "", 0
+		b.dump, b.fp, b.fpLegacy, b.expireAt = nil, "", "", 0
 	}
 	return changes, nil
 }
@@ -238,8 +239,17 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 		rec.Keys = []string{req.Key}
 	}
 	k, p, keys, err := r.plan(ctx, actor, conn, pv.Kind, req)
+	rec.Args = r.recordedArgs(conn, k, req, keys)
 	if err == nil {
 		err = r.checkPreview(pv, keys)
+	}
+	if err == nil {
+		// Claimed before anything else is written: a confirmation runs at
+		// most once, whatever happens next (preview again to retry).
+		err = r.audit.claimConfirmation(ctx, pv.Nonce, r.opts.PreviewTTL+clockSkew)
+		if errors.Is(err, ErrAuditUnavailable) {
+			return out, err
+		}
 	}
 	if err != nil {
 		if k != nil { // an unknown kind name is noise, not an attempt
@@ -325,6 +335,33 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	return out, err
 }
 
+// recordedArgs are the request's arguments as the audit record keeps them:
+// an argument naming data inside a key (Arg.Data, a member) is withheld
+// when any key the action touches is of a sensitive family.
+func (r *Runner) recordedArgs(conn *redisview.Conn, k Kind, req Request, keys []string) map[string]string {
+	if k == nil || len(req.Args) == 0 {
+		return req.Args
+	}
+	sensitive := false
+	if conn != nil && conn.Classifier() != nil {
+		for _, key := range append([]string{req.Key}, keys...) {
+			if f, ok := conn.Classifier().Classify(req.DB, key); ok && f.Sensitive {
+				sensitive = true
+			}
+		}
+	}
+	if !sensitive {
+		return req.Args
+	}
+	out := maps.Clone(req.Args)
+	for _, a := range k.Args() {
+		if _, ok := out[a.Name]; ok && a.Data {
+			out[a.Name] = PriorSensitive
+		}
+	}
+	return out
+}
+
 // isOurs reports an error this package already explained.
 func isOurs(err error) bool {
 	for _, s := range []error{ErrForbidden, ErrChanged, ErrNotFound, ErrAuditUnavailable, ErrInvalid, ErrNotUndoable, ErrRedis} {
@@ -339,6 +376,9 @@ func isOurs(err error) bool {
 // hash, 3 fields, no TTL", or for a member "member \"m\" of \"k\" is now
 // score 12, rank #4".
 func changedText(s State) string {
+	if s.Member != nil && s.Sensitive {
+		return fmt.Sprintf("the member named in %s (sensitive) has changed", quoteKey(s.Key))
+	}
 	if s.Member != nil {
 		now := memberShape(s.Member)
 		if s.Exists() && s.Type != "zset" {
@@ -358,6 +398,8 @@ func (r *Runner) checkPreview(pv Preview, keys []string) error {
 		return invalidf("the preview is %s old, older than the %s a preview may be confirmed; preview again", FormatTTL(age.Round(time.Second)), FormatTTL(r.opts.PreviewTTL))
 	case len(pv.Fingerprints) != len(keys):
 		return invalidf("the preview does not match the action; preview again")
+	case pv.Nonce == "":
+		return invalidf("the preview has no nonce; preview again")
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func TestSensitiveValuesNeverLeave(t *testing.T) {
 		if pv.Undoable || len(pv.Notes) == 0 || !pv.Changes[0].Before.Sensitive || pv.Changes[0].Before.Excerpt != "" {
 			t.Fatalf("preview of %s does not treat it as sensitive: %+v", k.key, pv)
 		}
-		if !strings.HasPrefix(pv.Fingerprints[0], "hmac:") {
+		if !strings.HasPrefix(pv.Fingerprints[0], "hmac/2:") {
 			t.Fatalf("fingerprint of a sensitive value is not keyed: %s", pv.Fingerprints[0])
 		}
 		js, _ := json.Marshal(pv)

@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,6 +36,7 @@ type State struct {
 	dump     []byte // DUMP payload; nil when absent
 	expireAt int64  // PEXPIRETIME ms; 0 none; -1 the server cannot say
 	fp       string
+	fpLegacy string // version 1, for records written before (see matches)
 }
 
 // Exists reports whether the key was there.
@@ -94,19 +96,37 @@ type pipeliner interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
-// readStates reads every key in two pipelined round trips: shape and
-// expiry first, then DUMP (only of keys small enough to record) and the
-// sizes, which need the type. Under WATCH both trips see the state the
-// transaction will replace, or EXEC fails.
+// Bounds on what reading a key's prior value may cost. The decision to
+// DUMP a key rests on exact figures only: STRLEN for a string; for an
+// aggregate its element count (O(1)) and then MEMORY USAGE … SAMPLES 0,
+// which walks every element (O(elements), bounded by maxPriorElements)
+// and counts each one's bytes. Redis's default sampled estimate looks at
+// five elements: a list of a few small and a dozen 10 MB elements passes
+// it, and its DUMP then blocks the server for a second and pulls the whole
+// value into Keydeck.
+const (
+	// maxPriorElements: an aggregate with more elements is not DUMPed
+	// (its serialized form would exceed any sensible audit record anyway).
+	maxPriorElements = 100_000
+	// rawPerPrior: the exact in-memory size may exceed the serialized
+	// limit this many times (DUMP compresses), never more.
+	rawPerPrior = 4
+)
+
+// readStates reads every key in pipelined round trips: shape and expiry;
+// the exact length; the exact memory of aggregates small enough to measure;
+// then DUMP, only of keys whose exact size allows it, and an excerpt.
+// Under WATCH every trip sees the state the transaction will replace, or
+// EXEC fails.
 //
 // A key members names (MemberPlan) is read in the first trip only: its
 // type, PTTL, the member's score and rank and the set's size; never its
 // DUMP, nor its memory, so a sorted set of any size can be acted on.
 func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, keys []string, members []*MemberRef) ([]State, error) {
 	type first struct {
-		typ             *redis.StatusCmd
-		pttlN, exp, mem *redis.IntCmd
-		member          memberReads
+		typ        *redis.StatusCmd
+		pttlN, exp *redis.IntCmd
+		member     memberReads
 	}
 	firsts := make([]first, len(keys))
 	_, err := p.Pipelined(ctx, func(pipe redis.Pipeliner) error {
@@ -114,16 +134,13 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 			f := &firsts[i]
 			f.typ = pipe.Type(ctx, k)
 			f.pttlN = redis.NewIntCmd(ctx, "pttl", k)
+			_ = pipe.Process(ctx, f.pttlN)
 			if m := memberAt(members, i); m != nil {
-				_ = pipe.Process(ctx, f.pttlN)
 				f.member = queueMemberReads(ctx, pipe, k, m, true)
 				continue
 			}
 			f.exp = redis.NewIntCmd(ctx, "pexpiretime", k)
-			f.mem = redis.NewIntCmd(ctx, "memory", "usage", k)
-			_ = pipe.Process(ctx, f.pttlN)
 			_ = pipe.Process(ctx, f.exp)
-			_ = pipe.Process(ctx, f.mem)
 		}
 		return nil
 	})
@@ -149,10 +166,10 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 				s.Family, s.Role, s.Sensitive = fam.ID, string(fam.Role), fam.Sensitive
 			}
 		}
+		if !s.Exists() {
+			s.PTTL = -2
+		}
 		if m := memberAt(members, i); m != nil {
-			if !s.Exists() {
-				s.PTTL = -2
-			}
 			if err := f.member.fill(&s, m); err != nil {
 				return nil, err
 			}
@@ -167,40 +184,102 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 		default:
 			return nil, redisErr("reading PEXPIRETIME of "+quoteKey(k), err)
 		}
-		if !s.Exists() {
-			s.PTTL = -2
-		} else if lim := r.opts.MaxPriorBytes; lim > 0 && f.mem.Err() == nil && f.mem.Val() > 8*int64(lim) {
-			// Refuse before DUMP: serializing a huge key blocks the server.
-			return nil, tooLarge(k, f.mem.Val(), "in memory", lim)
-		}
 		states[i] = s
+	}
+	// The keys of one action describe one thing (a leaderboard entry: the
+	// board, its metadata, its cached high score): if any is sensitive, so
+	// is what the others say about it.
+	if slices.ContainsFunc(states, func(s State) bool { return s.Sensitive }) {
+		for i := range states {
+			states[i].Sensitive = true
+		}
+	}
+	whole := func(s State) bool { return s.Exists() && s.Member == nil }
+
+	// The exact length, which also bounds what measuring memory costs.
+	sizes := make([]*redis.IntCmd, len(keys))
+	if err := pipelined(ctx, p, conn, db, func(pipe redis.Pipeliner) {
+		for i, s := range states {
+			if whole(s) {
+				sizes[i], states[i].Unit = lengthCmd(ctx, pipe, s.Type, s.Key)
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	lim := int64(r.opts.MaxPriorBytes)
+	mems := make([]*redis.IntCmd, len(keys))
+	if err := pipelined(ctx, p, conn, db, func(pipe redis.Pipeliner) {
+		for i := range states {
+			s := &states[i]
+			if !whole(*s) || sizes[i] == nil {
+				continue
+			}
+			if err := sizes[i].Err(); err != nil {
+				continue // reported below, once the trip is done
+			}
+			s.Size = sizes[i].Val()
+			if s.Type != "string" && lim > 0 && s.Size <= maxPriorElements {
+				mems[i] = redis.NewIntCmd(ctx, "memory", "usage", s.Key, "samples", "0")
+				_ = pipe.Process(ctx, mems[i])
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	for i := range states {
+		s := &states[i]
+		if !whole(*s) || lim <= 0 {
+			continue
+		}
+		if sizes[i] == nil || sizes[i].Err() != nil {
+			why := "its type has no length command"
+			if sizes[i] != nil {
+				why = redisErr("reading the length", sizes[i].Err()).Error()
+			}
+			return nil, invalidf("the size of %s (%s) cannot be read exactly (%s), so its value is not read and it cannot be acted on whole", quoteKey(s.Key), s.Type, why)
+		}
+		switch {
+		case s.Type == "string":
+			if s.Size > rawPerPrior*lim {
+				return nil, tooLarge(s.Key, s.Size, "long", int(lim))
+			}
+		case s.Size > maxPriorElements:
+			return nil, invalidf("key %s has %d %s, more than the %d an audit record may hold, so it could not be undone", quoteKey(s.Key), s.Size, s.Unit, maxPriorElements)
+		default:
+			switch n, err := mems[i].Result(); {
+			case err == redis.Nil:
+				// Expired between the trips: DUMP below finds it gone.
+			case err != nil:
+				return nil, invalidf("the size of %s cannot be measured exactly (%s), so its value is not read and it cannot be acted on whole; grant MEMORY USAGE to act on whole %ss",
+					quoteKey(s.Key), redisErr("MEMORY USAGE … SAMPLES 0", err), s.Type)
+			case n > rawPerPrior*lim:
+				return nil, tooLarge(s.Key, n, "in memory", int(lim))
+			}
+		}
 	}
 
 	dumps := make([]*redis.StringCmd, len(keys))
-	sizes := make([]*redis.IntCmd, len(keys))
 	excerpts := make([]*redis.StringCmd, len(keys))
-	_, err = p.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+	if err := pipelined(ctx, p, conn, db, func(pipe redis.Pipeliner) {
 		for i, s := range states {
-			if !s.Exists() || s.Member != nil {
+			if !whole(s) {
 				continue
 			}
 			dumps[i] = pipe.Dump(ctx, s.Key)
-			sizes[i], states[i].Unit = lengthCmd(ctx, pipe, s.Type, s.Key)
 			if s.Type == "string" && !s.Sensitive {
 				excerpts[i] = pipe.GetRange(ctx, s.Key, 0, excerptBytes-1)
 			}
 		}
-		return nil
-	})
-	if err != nil && !isServerReply(err) {
-		return nil, redisErr(where(conn, db), err)
+	}); err != nil {
+		return nil, err
 	}
 	for i := range states {
 		s := &states[i]
 		if dumps[i] != nil {
 			switch err := dumps[i].Err(); {
 			case err == redis.Nil:
-				// Expired between the two round trips: under WATCH, EXEC
+				// Expired between the round trips: under WATCH, EXEC
 				// will fail; in a preview, the key is simply gone.
 				*s = State{Key: s.Key, Type: "none", PTTL: -2, Size: -1, Family: s.Family, Role: s.Role, Sensitive: s.Sensitive}
 			case err != nil:
@@ -209,19 +288,26 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 				s.dump = []byte(dumps[i].Val())
 			}
 		}
-		if s.Exists() && sizes[i] != nil && sizes[i].Err() == nil {
-			s.Size = sizes[i].Val()
-		}
 		if s.Exists() && excerpts[i] != nil && excerpts[i].Err() == nil {
 			s.Excerpt = excerpts[i].Val()
 			s.Truncated = s.Size > int64(len(s.Excerpt))
 		}
-		if lim := r.opts.MaxPriorBytes; lim > 0 && !s.Sensitive && len(s.dump) > lim {
-			return nil, tooLarge(s.Key, int64(len(s.dump)), "serialized", lim)
+		if lim > 0 && !s.Sensitive && int64(len(s.dump)) > lim {
+			return nil, tooLarge(s.Key, int64(len(s.dump)), "serialized", int(lim))
 		}
-		s.fp = r.fingerprint(*s)
+		r.fingerprints(s)
 	}
 	return states, nil
+}
+
+// pipelined runs one round trip of reads; replies the server refused are
+// left on their commands for the caller to judge.
+func pipelined(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, fn func(redis.Pipeliner)) error {
+	_, err := p.Pipelined(ctx, func(pipe redis.Pipeliner) error { fn(pipe); return nil })
+	if err != nil && !isServerReply(err) {
+		return redisErr(where(conn, db), err)
+	}
+	return nil
 }
 
 func where(conn *redisview.Conn, db int) string {

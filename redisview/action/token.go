@@ -1,6 +1,7 @@
 package action
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"time"
@@ -8,24 +9,38 @@ import (
 
 // tokenVersion changes whenever the token's meaning does, so a page left
 // open across an upgrade fails cleanly instead of executing something else.
-const tokenVersion = 1
+// Version 2 carries names byte-exact (see exact) and a nonce (see claim).
+const tokenVersion = 2
 
 type token struct {
-	V    int      `json:"v"`
-	Kind string   `json:"k"`
-	Req  Request  `json:"r"`
-	FPs  []string `json:"f"`
-	Made int64    `json:"t"` // unix ms
+	V     int              `json:"v"`
+	Kind  string           `json:"k"`
+	Conn  string           `json:"c"`
+	DB    int              `json:"d"`
+	Key   exact            `json:"key,omitempty"`
+	Args  map[string]exact `json:"a,omitempty"`
+	FPs   []string         `json:"f"`
+	Made  int64            `json:"t"` // unix ms
+	Nonce string           `json:"n"`
+}
+
+// newNonce names one preview: its confirmation executes at most once.
+func newNonce() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // Token encodes what the confirm step needs (kind, request, fingerprints,
-// time) as URL-safe text. It is not signed: the handler must sign it (HMAC
-// with the session secret) before handing it to the browser and verify it
-// before ParseToken, or a user could swap the request behind a preview.
-// Even unsigned, a forged token cannot bypass the role check, the audit,
-// or the fingerprint comparison, which Execute does from the live state.
+// time, nonce) as URL-safe text. It is not signed: the handler must sign it
+// (HMAC with the session secret) before handing it to the browser and
+// verify it before ParseToken, or a user could swap the request behind a
+// preview. Even unsigned, a forged token cannot bypass the role check, the
+// audit, the fingerprint comparison, which Execute does from the live
+// state, nor run twice.
 func (p Preview) Token() string {
-	b, _ := json.Marshal(token{V: tokenVersion, Kind: p.Kind, Req: p.Request, FPs: p.Fingerprints, Made: p.Made.UnixMilli()})
+	b, _ := json.Marshal(token{V: tokenVersion, Kind: p.Kind, Conn: p.Request.Conn, DB: p.Request.DB,
+		Key: exact(p.Request.Key), Args: exactMap(p.Request.Args), FPs: p.Fingerprints, Made: p.Made.UnixMilli(), Nonce: p.Nonce})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -37,8 +52,9 @@ func ParseToken(s string) (Preview, error) {
 		return Preview{}, invalidf("malformed preview token")
 	}
 	var t token
-	if err := json.Unmarshal(b, &t); err != nil || t.V != tokenVersion || t.Kind == "" {
+	if err := json.Unmarshal(b, &t); err != nil || t.V != tokenVersion || t.Kind == "" || t.Nonce == "" {
 		return Preview{}, invalidf("malformed or outdated preview token; preview the action again")
 	}
-	return Preview{Kind: t.Kind, Request: t.Req, Fingerprints: t.FPs, Made: time.UnixMilli(t.Made)}, nil
+	req := Request{Conn: t.Conn, DB: t.DB, Key: string(t.Key), Args: stringMap(t.Args)}
+	return Preview{Kind: t.Kind, Request: req, Fingerprints: t.FPs, Made: time.UnixMilli(t.Made), Nonce: t.Nonce}, nil
 }

@@ -166,7 +166,7 @@ func (p undoPlan) Describe(states []State) ([]Change, error) {
 			out[i] = c
 			continue
 		}
-		if s.fp != pk.after {
+		if !s.matches(pk.after) {
 			return nil, notUndoablef("record %s: %s changed since the action (now %s); undoing would discard that later change", p.record, quoteKey(s.Key), s.Shape())
 		}
 		if pk.absent {
@@ -192,7 +192,7 @@ func (p undoPlan) Describe(states []State) ([]Change, error) {
 // only if it is as the action left it.
 func (p undoPlan) describeMember(pk priorKey, s State) (Change, error) {
 	name, key := quoteKey(pk.member.Name), quoteKey(s.Key)
-	if s.fp != pk.after {
+	if !s.matches(pk.after) {
 		if pk.after == fpAbsent && s.Member != nil && s.Member.Present {
 			return Change{}, notUndoablef("record %s: member %s of %s was added again since the action (now %s), by the application or someone else; restoring the recorded entry would overwrite it",
 				p.record, name, key, memberShape(s.Member))
