@@ -2,6 +2,7 @@ package redisview
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -70,6 +71,9 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 // memoryMode remembers what a server said about MEMORY USAGE.
 type memoryMode struct {
 	off bool // the server refused MEMORY USAGE
+	// strict: TYPE and PTTL must each get a reply (one key's page), where
+	// a sweep counts what it can.
+	strict bool
 	// noSamples is set on servers that know MEMORY USAGE but not its
 	// SAMPLES option (the embedded demo server).
 	noSamples bool
@@ -84,7 +88,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 	types := make([]*redis.StatusCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
 	mems := make([]*redis.IntCmd, len(keys))
-	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			types[i] = p.Type(ctx, k)
 			ttls[i] = p.PTTL(ctx, k)
@@ -100,6 +104,19 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 	})
 	if isConnErr(err) {
 		return nil, err
+	}
+	if m.strict {
+		if err := pipelineErr(cmds, err); err != nil {
+			return nil, err
+		}
+		for i := range keys {
+			if err := cmdErr(types[i]); err != nil {
+				return nil, err
+			}
+			if err := cmdErr(ttls[i]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	lens := make([]*redis.IntCmd, len(keys))
 	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -143,13 +160,25 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 
 // InspectKey reads one key's type, TTL, memory and length. Its Type is ""
 // when the key does not exist.
+//
+// Unlike a sweep, which counts what it can, it fails with ErrRead when the
+// server did not answer TYPE or PTTL (ACL, authentication, unreachable):
+// a refusal must not read as "this key does not exist".
 func InspectKey(ctx context.Context, c *Conn, db int, key string) (KeyInfo, string, error) {
 	var m memoryMode
+	m.strict = true
 	infos, err := m.inspect(ctx, c.DB(db), []string{key})
 	if err != nil {
-		return KeyInfo{}, "", c.wrapErr(err)
+		return KeyInfo{}, "", c.wrapErr(ReadError(fmt.Sprintf("reading key %q", clip(key)), err))
 	}
 	return infos[0], m.Why, nil
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }
 
 // lengthCmd queues the O(1) length command for a key of type t.

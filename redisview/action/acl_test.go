@@ -76,3 +76,23 @@ func TestACLDeniedWrite(t *testing.T) {
 		t.Fatal("retried undo did not restore the key")
 	}
 }
+
+// A key the ACL hides, or a connection whose password is wrong, is not a
+// missing key: the preview fails and says why.
+func TestPreviewReportsReadRefusals(t *testing.T) {
+	f := setup(t, Options{})
+	admin0 := f.db(0)
+	if err := admin0.Do(f.ctx, "acl", "setuser", "narrow", "on", ">pw", "~acl:*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	admin0.Set(f.ctx, "outside", "v", 0)
+	for _, c := range []struct{ user, key, want string }{
+		{"narrow:pw", "definitely-not-there", "not permitted by Redis ACL"},
+		{"narrow:pw", "outside", "not permitted by Redis ACL"},
+		{"narrow:wrong", "acl:x", "authentication failed"},
+	} {
+		f.conn = f.open(fmt.Sprintf("redis://%s@%s/0", c.user, f.target.Addr))
+		_, err := f.r.Preview(f.ctx, admin, f.conn, "delete-key", f.req(0, c.key))
+		wantErr(t, err, ErrRedis, c.want)
+	}
+}

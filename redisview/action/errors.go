@@ -65,6 +65,8 @@ func redisErr(where string, err error) error {
 	switch {
 	case strings.HasPrefix(msg, "NOPERM"):
 		return redisf("not permitted by Redis ACL while %s: %s", where, strings.TrimPrefix(msg, "NOPERM "))
+	case strings.HasPrefix(msg, "WRONGPASS"), strings.HasPrefix(msg, "NOAUTH"):
+		return redisf("authentication failed while %s (check the connection's user and password): %s", where, msg)
 	case isServerReply(err):
 		return redisf("Redis refused the command while %s: %s", where, msg)
 	default:

@@ -1,0 +1,62 @@
+package redisview
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrRead: Redis was reached but would not answer a read (ACL, wrong
+// password), or could not be reached. The message says which, so that a
+// page never passes a refusal off as "this key does not exist".
+var ErrRead = errors.New("redis read failed")
+
+type readError struct{ msg string }
+
+func (e readError) Error() string { return e.msg }
+func (e readError) Unwrap() error { return ErrRead }
+
+// ReadError explains err, met while doing what ("reading TYPE of
+// \"k\""), in the words a support engineer can act on.
+func ReadError(what string, err error) error {
+	return readError{what + ": " + describeRedisErr(err)}
+}
+
+func describeRedisErr(err error) string {
+	msg := err.Error()
+	var rerr redis.Error
+	switch {
+	case strings.HasPrefix(msg, "NOPERM"):
+		return "not permitted for this Redis user (ACL): " + strings.TrimPrefix(msg, "NOPERM ")
+	case strings.HasPrefix(msg, "WRONGPASS"), strings.HasPrefix(msg, "NOAUTH"), strings.Contains(msg, "AUTH failed"):
+		return "authentication failed (check the user and password of this connection): " + msg
+	case errors.As(err, &rerr):
+		return "refused by Redis: " + msg
+	}
+	return "Redis not reachable: " + msg
+}
+
+// pipelineErr tells a pipeline that never ran (the connection failed: no
+// command carries a reply) from one whose commands each got a reply, some
+// of them errors, which the caller judges one by one.
+func pipelineErr(cmds []redis.Cmder, err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, c := range cmds {
+		if c.Err() != nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// cmdErr is a command's error, redis.Nil (an absent value) excepted.
+func cmdErr(c redis.Cmder) error {
+	if err := c.Err(); err != nil && err != redis.Nil {
+		return err
+	}
+	return nil
+}
+
