@@ -59,4 +59,3 @@ func cmdErr(c redis.Cmder) error {
 	}
 	return nil
 }
-
