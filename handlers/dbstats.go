@@ -169,20 +169,20 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 		vm.Families = append(vm.Families, row)
 	}
 	for _, v := range d.Violations {
-		vm.Violations = append(vm.Violations, views.ViolationRow{Key: v.Key, Family: v.Family, Problem: v.Problem, Href: keyURL(d.Conn, d.DB, v.Key)})
+		vm.Violations = append(vm.Violations, views.ViolationRow{Key: v.Key, Family: v.Family, Problem: v.Problem, Href: keyHref(d.Conn, d.DB, v.Key)})
 	}
 	for _, u := range d.Unmatched {
 		vm.Unmatched = append(vm.Unmatched, views.PrefixRow{Prefix: u.Prefix, Keys: groupDigits(u.Count), Examples: u.Examples})
 	}
 	for _, b := range d.ByMemory {
-		vm.ByMemory = append(vm.ByMemory, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: redisview.FormatBytes(b.Memory), Href: keyURL(d.Conn, d.DB, b.Key)})
+		vm.ByMemory = append(vm.ByMemory, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: redisview.FormatBytes(b.Memory), Href: keyHref(d.Conn, d.DB, b.Key)})
 	}
 	for _, b := range d.ByElements {
 		unit := " elements"
 		if b.Type == "string" {
 			unit = " bytes"
 		}
-		vm.ByElements = append(vm.ByElements, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: groupDigits(b.Elements) + unit, Href: keyURL(d.Conn, d.DB, b.Key)})
+		vm.ByElements = append(vm.ByElements, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: groupDigits(b.Elements) + unit, Href: keyHref(d.Conn, d.DB, b.Key)})
 	}
 	if d.MemoryWhy != "" {
 		vm.MemoryNote = "Memory per key is unavailable: " + d.MemoryWhy + "."

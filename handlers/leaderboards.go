@@ -60,8 +60,15 @@ func parseLBView(conn string, dbs string, q url.Values) (lbView, error) {
 		return lbView{}, err
 	}
 	v := lbView{conn: conn, db: db, key: q.Get("k"), n: lbDefaultN}
-	if v.key == "" || len(v.key) > 4096 {
-		return v, echo.NewHTTPError(http.StatusBadRequest, "Name the leaderboard key with ?k=.")
+	if v.key == "" && q.Has("kq") {
+		// The page's forms send a key that a form field would not carry
+		// byte-exact query-escaped once more (views.keyFieldName).
+		if v.key, err = url.QueryUnescape(q.Get("kq")); err != nil {
+			return v, echo.NewHTTPError(http.StatusBadRequest, "kq: want a query-escaped key.")
+		}
+	}
+	if v.key == "" || !views.Linkable(v.key) {
+		return v, echo.NewHTTPError(http.StatusBadRequest, "Name the leaderboard key with ?k= (at most 4 KiB).")
 	}
 	if s := q.Get("start"); s != "" {
 		if v.start, err = strconv.ParseInt(s, 10, 64); err != nil || v.start < 0 || v.start > lbMaxStart {
@@ -262,8 +269,10 @@ func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
 			g.Note = fmt.Sprintf("Showing the first %d leaderboards.", lbListLimit)
 		}
 		for _, b := range boards {
-			it := views.LeaderboardItem{Key: b.Key, DB: b.DB, Family: b.Family, Size: groupDigits(b.Size),
-				Href: lbView{conn: conn.Name, db: b.DB, key: b.Key, n: lbDefaultN}.href(0)}
+			it := views.LeaderboardItem{Key: b.Key, DB: b.DB, Family: b.Family, Size: groupDigits(b.Size)}
+			if views.Linkable(b.Key) {
+				it.Href = lbView{conn: conn.Name, db: b.DB, key: b.Key, n: lbDefaultN}.href(0)
+			}
 			if b.HasTop {
 				it.Top, it.TopScore = b.TopMember, formatScore(b.TopScore)
 			}
@@ -449,7 +458,7 @@ func (a *App) lbRows(v lbView, w redisview.Window, marks map[string]redisview.Mo
 				r.Move, r.MoveText = "down", fmt.Sprintf("▼ %d", e.Rank-mv.From)
 			}
 		}
-		if canRemove {
+		if canRemove && views.Linkable(e.Member) {
 			q := url.Values{"kind": {removeKind}, "conn": {v.conn}, "db": {strconv.Itoa(v.db)}, "key": {v.key}, "arg.member": {e.Member}}
 			r.RemoveHref = "/actions/preview?" + q.Encode()
 		}

@@ -20,6 +20,9 @@ func (a *App) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		req := c.Request()
+		if c.Get(ctxEscapedUTF8) != nil {
+			a.log.Warn("page had bytes that are not UTF-8; escaped them (a view shows a Redis name without views.Name)", "path", req.URL.Path)
+		}
 		a.log.Info("request",
 			"method", req.Method,
 			"path", req.URL.Path,

@@ -13,15 +13,23 @@ import (
 )
 
 // render renders into a pooled buffer first, so a failing component never
-// leaves a half-written page behind a 200.
+// leaves a half-written page behind a 200. The page is always valid UTF-8
+// (see validUTF8); requestLog warns when it had to be made so.
 func render(c echo.Context, status int, t templ.Component) error {
 	buf := templ.GetBuffer()
 	defer templ.ReleaseBuffer(buf)
 	if err := t.Render(c.Request().Context(), buf); err != nil {
 		return err
 	}
-	return c.HTMLBlob(status, buf.Bytes())
+	page, fixed := validUTF8(buf.Bytes())
+	if fixed {
+		c.Set(ctxEscapedUTF8, true)
+	}
+	return c.HTMLBlob(status, page)
 }
+
+// ctxEscapedUTF8 marks a response whose bytes render had to escape.
+const ctxEscapedUTF8 = "kd.escaped-utf8"
 
 // renderBytes renders a component for the websocket.
 func renderBytes(ctx context.Context, t templ.Component) ([]byte, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/keydeck/keydeck/redisview/action"
@@ -20,10 +21,11 @@ type topicKind func(arg string) (func() live.Source, action.Role, error)
 
 type topics struct {
 	kinds map[string]topicKind
+	log   *slog.Logger
 }
 
 func newTopics(a *App) *topics {
-	return &topics{kinds: map[string]topicKind{
+	return &topics{log: a.log, kinds: map[string]topicKind{
 		"overview":     a.overviewSource,
 		"dbstats":      a.dbStatsSource,
 		"audit":        a.auditSource,
@@ -33,7 +35,7 @@ func newTopics(a *App) *topics {
 }
 
 // source resolves a topic to the factory of its poller's Source and the
-// role it requires.
+// role it requires. Every source is wrapped so its frames are valid UTF-8.
 func (t *topics) source(topic string) (func() live.Source, action.Role, error) {
 	kind, arg, ok := strings.Cut(topic, ":")
 	if !ok {
@@ -43,7 +45,11 @@ func (t *topics) source(topic string) (func() live.Source, action.Role, error) {
 	if !ok {
 		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, topic)
 	}
-	return k(arg)
+	f, role, err := k(arg)
+	if err != nil {
+		return nil, 0, err
+	}
+	return func() live.Source { return &validSource{src: f(), kind: kind, log: t.log} }, role, nil
 }
 
 func overviewTopic(conn string) string { return "overview:" + conn }

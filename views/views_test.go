@@ -121,7 +121,7 @@ func TestEmptyAndErrorStates(t *testing.T) {
 func TestLeaderboardRows(t *testing.T) {
 	vm := LeaderboardVM{Size: "2", Rows: []LeaderboardRow{
 		{Rank: "1", Member: `<b>x</b>`, Score: "10", Move: "new", MoveText: "new", RemoveHref: "/actions/preview?kind=remove"},
-		{Rank: "2", Member: "y", Score: "5", Move: "down", MoveText: "▼ 1"},
+		{Rank: "2", Member: "y", Score: "5", Move: "down", MoveText: "▼ 1", RemoveHref: "/actions/preview?kind=remove&m=y"},
 	}}
 	d := render(t, LeaderboardLive(vm, true))
 	if d.Find(`[data-testid="lb-remove"]`).Length() != 0 {
