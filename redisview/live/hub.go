@@ -19,9 +19,17 @@ const MaxPollTimeout = 5 * time.Second
 // Hub runs one poller per watched topic and fans its payloads out to the
 // topic's subscribers.
 type Hub struct {
-	// MinGap is the least time between two polls of a topic when kicks
-	// (keyspace notifications) ask for more. Set it before subscribing.
+	// MinGap is the least time between two polls of a topic, whatever asks
+	// for them: kicks (keyspace notifications, as often as the application
+	// writes), ticks, or a poller restarted because subscribers left and
+	// came back. It bounds what one topic costs Redis per second. Set it
+	// before subscribing.
 	MinGap time.Duration
+	// MaxPollRate bounds the polls per second of all topics together
+	// (DefaultMaxPollRate unless set; 0 means no bound): when more are
+	// due, every topic's polls are spread out rather than Redis load
+	// growing with the number of topics. Set it before subscribing.
+	MaxPollRate float64
 
 	ctx      context.Context
 	log      *slog.Logger
@@ -39,6 +47,11 @@ type Hub struct {
 	// the same topic waits on it, so polls of one topic never overlap even
 	// when a subscriber arrives right after the last one left.
 	stopping map[string]chan struct{}
+	// lastPolls holds when stopped topics last polled, so a poller started
+	// again for the same topic keeps MinGap too: subscribing and leaving in
+	// a loop must not poll faster than kicks may.
+	lastPolls map[string]time.Time
+	budget    *budget // built by the first start from MaxPollRate; nil: no bound
 }
 
 // topic is one poller's lifetime: it is created by the first subscriber and
@@ -88,12 +101,14 @@ func New(ctx context.Context, log *slog.Logger, interval time.Duration) *Hub {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &Hub{
-		ctx:      ctx,
-		log:      log,
-		interval: interval,
-		timeout:  min(interval, MaxPollTimeout),
-		topics:   map[string]*topic{},
-		stopping: map[string]chan struct{}{},
+		MaxPollRate: DefaultMaxPollRate,
+		ctx:         ctx,
+		log:         log,
+		interval:    interval,
+		timeout:     min(interval, MaxPollTimeout),
+		topics:      map[string]*topic{},
+		stopping:    map[string]chan struct{}{},
+		lastPolls:   map[string]time.Time{},
 	}
 	h.exited = sync.NewCond(&h.mu)
 	return h
@@ -148,6 +163,11 @@ func (h *Hub) unsubscribe(t *topic, sink *Outbox) {
 
 // start registers a topic and launches its poller. Called with h.mu held.
 func (h *Hub) start(name string, src Source) *topic {
+	if h.budget == nil && h.MaxPollRate > 0 {
+		// Bursts of a tenth of a second's budget: a page opening several
+		// topics at once is not made to wait.
+		h.budget = newBudget(h.MaxPollRate, max(1, int(h.MaxPollRate/10)))
+	}
 	ctx, cancel := context.WithCancel(h.ctx)
 	t := &topic{
 		name:   name,
@@ -211,12 +231,17 @@ func (h *Hub) Wait() {
 }
 
 func (h *Hub) run(t *topic, prev <-chan struct{}) {
+	var lastPoll time.Time
 	defer func() {
 		// A source holding resources (a sweeper it acquired) lets go of them
 		// when its last subscriber has left.
 		if c, ok := t.src.(io.Closer); ok {
 			_ = c.Close()
 		}
+		// Before done closes: a successor reads it as soon as done closes.
+		h.mu.Lock()
+		h.rememberPoll(t.name, lastPoll)
+		h.mu.Unlock()
 		close(t.done)
 		h.mu.Lock()
 		h.running--
@@ -231,11 +256,18 @@ func (h *Hub) run(t *topic, prev <-chan struct{}) {
 	if prev != nil {
 		<-prev
 	}
+	h.mu.Lock()
+	lastPoll = h.lastPolls[t.name]
+	delete(h.lastPolls, t.name)
+	h.mu.Unlock()
 
-	// Poll at once: the first subscriber should not stare at an empty page
-	// for a whole interval.
+	// Poll at once (MinGap allowing): the first subscriber should not
+	// stare at an empty page for a whole interval.
+	if !h.keepGap(t, lastPoll) {
+		return
+	}
 	h.poll(t)
-	lastPoll := time.Now()
+	lastPoll = time.Now()
 	tick := time.NewTicker(h.interval)
 	defer tick.Stop()
 	for {
@@ -244,29 +276,58 @@ func (h *Hub) run(t *topic, prev <-chan struct{}) {
 			return
 		case <-tick.C:
 		case <-t.kick:
-			// Kicks come from keyspace notifications, as often as the
-			// application writes: poll at most once per MinGap, so Redis
-			// load stays bounded however busy the server is.
-			if wait := h.MinGap - time.Since(lastPoll); wait > 0 {
-				gap := time.NewTimer(wait)
-				select {
-				case <-t.ctx.Done():
-					gap.Stop()
-					return
-				case <-gap.C:
-				}
-			}
-			// The kicked poll is fresh; a tick right after it would be waste.
-			tick.Reset(h.interval)
 		}
+		if !h.keepGap(t, lastPoll) {
+			return
+		}
+		// A kicked poll is fresh; a tick right after it would be waste.
+		tick.Reset(h.interval)
 		h.poll(t)
 		lastPoll = time.Now()
 	}
 }
 
+// keepGap waits until MinGap has passed since last; false if the topic
+// stopped meanwhile.
+func (h *Hub) keepGap(t *topic, last time.Time) bool {
+	wait := h.MinGap - time.Since(last)
+	if last.IsZero() || wait <= 0 {
+		return t.ctx.Err() == nil
+	}
+	gap := time.NewTimer(wait)
+	defer gap.Stop()
+	select {
+	case <-t.ctx.Done():
+		return false
+	case <-gap.C:
+		return true
+	}
+}
+
+// rememberPoll records a stopped topic's last poll for a successor.
+// Called with h.mu held. Entries older than MinGap constrain nothing, so
+// they are dropped whenever the map grows, which keeps it as small as the
+// topics stopped within the last MinGap.
+func (h *Hub) rememberPoll(name string, at time.Time) {
+	if h.MinGap <= 0 || at.IsZero() {
+		return
+	}
+	if len(h.lastPolls) >= 256 {
+		for n, t := range h.lastPolls {
+			if time.Since(t) >= h.MinGap {
+				delete(h.lastPolls, n)
+			}
+		}
+	}
+	h.lastPolls[name] = at
+}
+
 func (h *Hub) poll(t *topic) {
 	if t.ctx.Err() != nil {
 		return
+	}
+	if h.budget != nil && h.budget.wait(t.ctx) != nil {
+		return // stopped while waiting its turn
 	}
 	b, err := h.pollSource(t)
 	// Counted after fan-out, so a test that sees the count has also seen
