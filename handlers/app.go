@@ -57,6 +57,7 @@ type App struct {
 	lbStates  lbStates
 	lbIndex   lbIndex
 	lbWatch   lbWatch
+	shares    *liveShares // each user's and address's live views
 }
 
 // New builds the App.
@@ -102,6 +103,7 @@ func New(d Deps) *App {
 		now:       d.Now,
 		ctx:       d.Ctx,
 		overviews: map[string]*redisview.OverviewReader{},
+		shares:    newLiveShares(),
 	}
 	for _, c := range d.Conns.All() {
 		a.overviews[c.Name] = redisview.NewOverviewReader(c)

@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,16 +70,23 @@ func (a *App) websocket(c echo.Context) error {
 			return echo.NewHTTPError(http.StatusForbidden, "your role may not watch "+n)
 		}
 		need = max(need, role)
-		if _, ok := running[n]; !ok {
+		if _, ok := running[n]; !ok && factories[n] == nil {
 			fresh++
 		}
 		factories[n] = f
 	}
-	if fresh > 0 && len(running)+fresh > maxLiveTopics {
-		return echo.NewHTTPError(http.StatusServiceUnavailable, "Too many live views are open on this console; try again later.")
-	}
 	if !sameOrigin(c.Request()) {
 		return echo.NewHTTPError(http.StatusForbidden, "cross-origin websocket refused")
+	}
+	// The user's and the address's share first, so that one viewer runs
+	// into their own limit long before everyone's.
+	release, err := a.shares.take(a.shares.limits(a, c), slices.Collect(maps.Keys(factories)))
+	if err != nil {
+		return echo.NewHTTPError(http.StatusTooManyRequests, "You have too many live views open; close some tabs, then reload.")
+	}
+	defer release()
+	if fresh > 0 && len(running)+fresh > maxLiveTopics {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "Too many live views are open on this console; try again later.")
 	}
 	ws, err := upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
