@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goccy/go-yaml"
 	"golang.org/x/crypto/bcrypt"
@@ -24,20 +26,28 @@ type User struct {
 // 250 ms per check on a small machine.
 const PasswordCost = 12
 
-// Users are the accounts that may sign in.
+// Users are the accounts that may sign in. The accounts are replaced as a
+// whole when the users file changes (Reload, Watch): every caller holds the
+// same *Users and each lookup sees one complete version of the file.
 type Users struct {
-	set *userSet
+	path string
+	set  atomic.Pointer[userSet]
+
+	// reload bookkeeping, guarded by mu: the content last read (valid or
+	// not), so an unchanged or still-broken file is not parsed and logged
+	// again every poll, and the last read error.
+	mu      sync.Mutex
+	seen    [sha256.Size]byte
+	readErr string
 }
 
 // userSet is one version of the users file.
 type userSet struct {
 	byName  map[string]User
 	byEmail map[string]User
-	// cost is the highest bcrypt cost among the hashes (PasswordCost when
-	// there are none); the dummy hash for unknown names is made at it.
-	cost      int
-	dummyOnce sync.Once
-	dummyHash []byte
+	// cost is the highest bcrypt cost among the hashes (0 when there are
+	// none); the dummy hash for unknown names is made at it.
+	cost int
 }
 
 func newUserSet() *userSet {
@@ -57,17 +67,28 @@ func (s *userSet) add(x User) {
 	}
 }
 
-// dummy is a hash of a password nobody has, at the users' cost, made on
-// first use (one ~250 ms computation per version of the file).
-func (s *userSet) dummy() []byte {
-	s.dummyOnce.Do(func() {
-		cost := s.cost
-		if cost == 0 {
-			cost = PasswordCost
-		}
-		s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte(randomToken()), cost)
-	})
-	return s.dummyHash
+// dummies holds one hash of a password nobody has per bcrypt cost, made on
+// first use (a reload at the same cost reuses it).
+var dummies struct {
+	sync.Mutex
+	byCost map[int][]byte
+}
+
+func dummyAt(cost int) []byte {
+	if cost == 0 {
+		cost = PasswordCost
+	}
+	dummies.Lock()
+	defer dummies.Unlock()
+	if h, ok := dummies.byCost[cost]; ok {
+		return h
+	}
+	h, _ := bcrypt.GenerateFromPassword([]byte(randomToken()), cost)
+	if dummies.byCost == nil {
+		dummies.byCost = map[int][]byte{}
+	}
+	dummies.byCost[cost] = h
+	return h
 }
 
 type usersFile struct {
@@ -86,11 +107,23 @@ type usersFile struct {
 //	    email: alice@example.com   # optional; matched in proxy mode with --proxy-match email
 //	    role: admin                # viewer, support or admin
 //	    password_hash: "$2a$12$…"  # from `keydeck hash-password`; optional in proxy mode
+//
+// The returned Users remember the path for Reload and Watch.
 func LoadUsers(path string) (*Users, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	set, err := parseUsers(path, data)
+	if err != nil {
+		return nil, err
+	}
+	u := &Users{path: path, seen: sha256.Sum256(data)}
+	u.set.Store(set)
+	return u, nil
+}
+
+func parseUsers(path string, data []byte) (*userSet, error) {
 	var f usersFile
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.Strict()); err != nil {
 		return nil, fmt.Errorf("%s: %s", path, yaml.FormatError(err, false, true))
@@ -120,7 +153,7 @@ func LoadUsers(path string) (*Users, error) {
 	if len(set.byName) == 0 {
 		return nil, fmt.Errorf("%s: no users", path)
 	}
-	return &Users{set: set}, nil
+	return set, nil
 }
 
 // NewUsers builds Users in memory (tests, embedding).
@@ -129,18 +162,23 @@ func NewUsers(list ...User) *Users {
 	for _, x := range list {
 		set.add(x)
 	}
-	return &Users{set: set}
+	u := &Users{}
+	u.set.Store(set)
+	return u
 }
 
 // WithPassword sets a user's password hash (tests, embedding).
 func (x User) WithPassword(hash []byte) User { x.hash = hash; return x }
+
+// current is the version of the file in force.
+func (u *Users) current() *userSet { return u.set.Load() }
 
 // Lookup finds a user by name.
 func (u *Users) Lookup(name string) (User, bool) {
 	if u == nil {
 		return User{}, false
 	}
-	x, ok := u.set.byName[name]
+	x, ok := u.current().byName[name]
 	return x, ok
 }
 
@@ -149,13 +187,13 @@ func (u *Users) LookupEmail(email string) (User, bool) {
 	if u == nil {
 		return User{}, false
 	}
-	x, ok := u.set.byEmail[strings.ToLower(email)]
+	x, ok := u.current().byEmail[strings.ToLower(email)]
 	return x, ok
 }
 
 // dummy is what a failed lookup compares against, so that it costs as much
 // as a wrong password and timing does not tell which account names exist.
-func (u *Users) dummy() []byte { return u.set.dummy() }
+func (u *Users) dummy() []byte { return dummyAt(u.current().cost) }
 
 // Authenticate checks a password.
 func (u *Users) Authenticate(name, password string) (User, bool) {

@@ -1,11 +1,19 @@
 package handlers
 
 import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/keydeck/keydeck/redisview/action"
 )
 
 func writeUsersFile(t *testing.T, path, body string) {
@@ -32,4 +40,106 @@ func TestDummyHashCostMatchesUsers(t *testing.T) {
 	if c, _ := bcrypt.Cost(NewUsers(User{Name: "pat"}).dummy()); c != PasswordCost {
 		t.Fatalf("dummy hash cost without hashes %d, want %d", c, PasswordCost)
 	}
+}
+
+func usersEntry(name, role string) string {
+	return "  - name: " + name + "\n    role: " + role + "\n    password_hash: \"" + string(testHash) + "\"\n"
+}
+
+// watchUsers runs u.Watch for the test's lifetime, logging into logs; the
+// function it returns is SIGHUP.
+func watchUsers(t *testing.T, u *Users, every time.Duration, logs *syncBuf) func() {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	kick := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() { u.Watch(ctx, every, kick, slog.New(slog.NewTextHandler(logs, nil))); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() { kick <- struct{}{} }
+}
+
+// within polls cond for up to d.
+func within(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Edits of the users file take effect while Keydeck runs: a demoted admin
+// loses the actions, a removed user is signed out, a new one may sign in;
+// an invalid file is logged and the last good version stays in force.
+func TestUsersFileReloadedWhileServing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.yaml")
+	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin")+usersEntry("vera", "viewer"))
+	users, err := LoadUsers(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuf{}
+	kick := watchUsers(t, users, 50*time.Millisecond, logs)
+	f := newAuthFixture(t, nil, func(a *Auth) { a.Users = users })
+	f.redis.Client(3).Set(context.Background(), "server:wallpaper-detail::9:a:1", "{}", time.Hour)
+	ada := newBrowser(t, f.srv.URL)
+	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther {
+		t.Fatalf("login: %d", code)
+	}
+	preview := func() int {
+		tok := ada.csrf("/c/main")
+		code, _, _ := ada.do(http.MethodPost, "/actions/preview", url.Values{"_csrf": {tok}, "kind": {"delete-key"}, "conn": {"main"}, "db": {"3"}, "key": {"server:wallpaper-detail::9:a:1"}})
+		return code
+	}
+	if code := preview(); code != http.StatusOK {
+		t.Fatalf("admin preview: %d", code)
+	}
+
+	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "viewer")+usersEntry("vera", "viewer"))
+	within(t, 2*time.Second, "the demoted admin loses the actions", func() bool { return preview() == http.StatusForbidden })
+	if !strings.Contains(logs.String(), "ada: admin→viewer") {
+		t.Fatalf("the demotion is not logged: %s", logs)
+	}
+
+	writeUsersFile(t, path, "users:\n  - name: ada\n    role: emperor\n")
+	within(t, 2*time.Second, "the invalid file is logged", func() bool { return strings.Contains(logs.String(), "users file invalid; keeping the last good version") })
+	if code, _, _ := ada.do(http.MethodGet, "/c/main", nil); code != http.StatusOK || preview() != http.StatusForbidden {
+		t.Fatalf("after an invalid file ada is not the last good version's viewer: %d", code)
+	}
+
+	writeUsersFile(t, path, "users:\n"+usersEntry("vera", "viewer")+usersEntry("newcomer", "support"))
+	within(t, 2*time.Second, "the removed user is signed out", func() bool {
+		code, _, _ := ada.do(http.MethodGet, "/c/main", nil)
+		return code == http.StatusSeeOther
+	})
+	if code := newBrowser(t, f.srv.URL).login("newcomer", "right-password"); code != http.StatusSeeOther {
+		t.Fatalf("a user added to the file cannot sign in: %d", code)
+	}
+	if code := newBrowser(t, f.srv.URL).login("ada", "right-password"); code != http.StatusUnauthorized {
+		t.Fatalf("a removed user signs in: %d", code)
+	}
+
+	// SIGHUP reloads at once and says so, even when nothing changed.
+	before := strings.Count(logs.String(), "users file reloaded")
+	kick()
+	within(t, 2*time.Second, "SIGHUP's reload is logged", func() bool { return strings.Count(logs.String(), "users file reloaded") > before })
+}
+
+// SIGHUP (kick) reloads even when polling is slow.
+func TestUsersFileReloadOnKick(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.yaml")
+	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin"))
+	users, err := LoadUsers(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kick := watchUsers(t, users, time.Hour, &syncBuf{})
+	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "viewer"))
+	kick()
+	within(t, 2*time.Second, "the kick reloads", func() bool {
+		u, _ := users.Lookup("ada")
+		return u.Role == action.Viewer
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -159,6 +160,26 @@ func auditTarget(cfg Config, reg *redisview.Registry) (*redis.Client, error) {
 	return c.DB(db), nil
 }
 
+// forwardHUP turns SIGHUP into a reload of the users file, logged either way.
+func forwardHUP(ctx context.Context, hup <-chan os.Signal, reload chan<- struct{}, haveUsers bool, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if !haveUsers {
+				log.Info("SIGHUP: no --users file to reload; ignored")
+				continue
+			}
+			log.Info("SIGHUP: reloading the users file")
+			select {
+			case reload <- struct{}{}:
+			default: // a reload is already pending
+			}
+		}
+	}
+}
+
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
@@ -201,6 +222,11 @@ func newLogger(cfg Config) *slog.Logger {
 // not nil it receives the bound address once the server listens (tests use
 // port 0).
 func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string) error {
+	// SIGHUP reloads the users file; left to its default it would end the
+	// process without a word.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	conns := cfg.Conns
 	if cfg.Demo() {
 		d, err := demo.Start(ctx, log.With("component", "demo"))
@@ -234,6 +260,14 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Background work that must not outlive run: cancelled, then awaited.
+	var bg sync.WaitGroup
+	defer func() { cancel(); bg.Wait() }()
+	reload := make(chan struct{}, 1)
+	bg.Go(func() { forwardHUP(ctx, hup, reload, auth.Users != nil, log) })
+	if auth.Users != nil {
+		bg.Go(func() { auth.Users.Watch(ctx, time.Second, reload, log.With("component", "users")) })
+	}
 	go reg.Monitor(ctx, 500*time.Millisecond)
 	hub := live.New(ctx, log.With("component", "hub"), cfg.PollInterval)
 	// Keyspace notifications may kick a topic; it still polls at most this often.

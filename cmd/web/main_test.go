@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -111,5 +116,61 @@ func TestRefusesOpenNonLoopback(t *testing.T) {
 	auth, _, err := setupAuth(t.Context(), cfg, reg, slog.New(slog.DiscardHandler))
 	if err != nil || !auth.Open || !auth.ReadOnly {
 		t.Fatalf("read-only: %+v, %v", auth, err)
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// kill -HUP reloads the users file (and says so) instead of ending Keydeck.
+func TestSIGHUPReloadsUsersFile(t *testing.T) {
+	rs := redistest.Start(t)
+	hash, _ := bcrypt.GenerateFromPassword([]byte("right-password"), bcrypt.MinCost)
+	users := t.TempDir() + "/users.yaml"
+	write := func(role string) {
+		body := "users:\n  - name: ada\n    role: " + role + "\n    password_hash: \"" + string(hash) + "\"\n"
+		if err := os.WriteFile(users, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("admin")
+	cfg, err := parseFlags("keydeck", []string{"--addr", "127.0.0.1:0", "--redis", "a=" + rs.URL(0), "--users", users}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuf{}
+	ctx, cancel := context.WithCancel(t.Context())
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil)), ready) }()
+	select {
+	case <-ready:
+	case err := <-errc:
+		t.Fatalf("run: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("console did not start")
+	}
+	write("viewer")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "ada: admin→viewer") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload logged after SIGHUP:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "SIGHUP: reloading the users file") {
+		t.Fatalf("SIGHUP not logged:\n%s", logs)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("run: %v", err)
 	}
 }

@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"os"
+	"slices"
+	"time"
+)
+
+// Reload reads the users file again. A valid new version is in force for
+// the next request (and, through the websockets' periodic identity check,
+// for open live views); an invalid or unreadable one is logged with why, and
+// the last good version stays in force. Content already read is not parsed
+// or logged again unless force (SIGHUP), which always logs the outcome.
+func (u *Users) Reload(force bool, log *slog.Logger) error {
+	if u == nil || u.path == "" {
+		return errors.New("no users file to reload")
+	}
+	data, err := os.ReadFile(u.path)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err != nil {
+		// An editor replacing the file may leave it missing for a moment:
+		// say so once, keep serving the accounts we have.
+		if force || err.Error() != u.readErr {
+			log.Warn("users file unreadable; keeping the last good version", "path", u.path, "err", err)
+		}
+		u.readErr = err.Error()
+		return err
+	}
+	u.readErr = ""
+	sum := sha256.Sum256(data)
+	if sum == u.seen && !force {
+		return nil
+	}
+	u.seen = sum
+	set, err := parseUsers(u.path, data)
+	if err != nil {
+		log.Error("users file invalid; keeping the last good version", "err", err)
+		return err
+	}
+	old := u.set.Swap(set)
+	added, removed, changed := diffUsers(old, set)
+	log.Info("users file reloaded", "path", u.path, "users", len(set.byName),
+		"added", added, "removed", removed, "changed", changed)
+	return nil
+}
+
+// diffUsers names what a reload changed, for the log (never a hash).
+func diffUsers(old, cur *userSet) (added, removed, changed []string) {
+	for name, x := range cur.byName {
+		was, ok := old.byName[name]
+		switch {
+		case !ok:
+			added = append(added, name)
+		case was.Role != x.Role:
+			changed = append(changed, name+": "+was.Role.String()+"→"+x.Role.String())
+		case !bytes.Equal(was.hash, x.hash):
+			changed = append(changed, name+": new password")
+		case was.Email != x.Email:
+			changed = append(changed, name+": new e-mail")
+		}
+	}
+	for name := range old.byName {
+		if _, ok := cur.byName[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	slices.Sort(changed)
+	return added, removed, changed
+}
+
+// Watch reloads the users file when its content changes, read every
+// `every` (the file is small, and a content hash catches edits that keep
+// its size and modification time), and at once, logging the outcome,
+// whenever kick fires (SIGHUP). It returns when ctx ends.
+func (u *Users) Watch(ctx context.Context, every time.Duration, kick <-chan struct{}, log *slog.Logger) {
+	if u == nil || u.path == "" {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = u.Reload(false, log)
+		case <-kick:
+			_ = u.Reload(true, log)
+		}
+	}
+}
