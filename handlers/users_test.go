@@ -104,7 +104,9 @@ func TestUsersFileReloadedWhileServing(t *testing.T) {
 	}
 
 	writeUsersFile(t, path, "users:\n  - name: ada\n    role: emperor\n")
-	within(t, 2*time.Second, "the invalid file is logged", func() bool { return strings.Contains(logs.String(), "users file invalid; keeping the last good version") })
+	within(t, 2*time.Second, "the invalid file is logged", func() bool {
+		return strings.Contains(logs.String(), "users file invalid; keeping the last good version")
+	})
 	if code, _, _ := ada.do(http.MethodGet, "/c/main", nil); code != http.StatusOK || preview() != http.StatusForbidden {
 		t.Fatalf("after an invalid file ada is not the last good version's viewer: %d", code)
 	}
