@@ -58,10 +58,25 @@ type Identity struct {
 	User string
 	Role action.Role
 	Via  string // "session", "proxy", "open"; "" when anonymous
+	// sid is the session's id (its cookie's nonce) when Via is "session".
+	sid string
 }
 
 // Signed reports whether anyone is identified.
 func (id Identity) Signed() bool { return id.Via != "" }
+
+// csrfBinding is what a CSRF token is bound to besides the browser's CSRF
+// cookie: the session, or the user a trusted proxy names. Anonymous forms
+// (sign-in) and open mode are bound to the cookie alone.
+func (id Identity) csrfBinding() string {
+	switch id.Via {
+	case "session":
+		return "s:" + id.sid
+	case "proxy":
+		return "p:" + id.User
+	}
+	return ""
+}
 
 const (
 	sessionCookie = "kd_session"
@@ -137,8 +152,10 @@ func (a *App) secureRequest(c echo.Context) bool {
 // identify works out the request's identity and its CSRF cookie.
 func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		c.Set(ctxIdentity, a.whoIs(c))
-		// Every browser gets a CSRF cookie; forms carry its signed token.
+		id := a.whoIs(c)
+		c.Set(ctxIdentity, id)
+		// Every browser gets a CSRF cookie; forms carry a token signed over
+		// it and the identity (csrfBinding).
 		ck, err := c.Cookie(csrfCookie)
 		val := ""
 		if err == nil && len(ck.Value) >= 16 {
@@ -147,7 +164,7 @@ func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 			val = randomToken()
 			c.SetCookie(&http.Cookie{Name: csrfCookie, Value: val, Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteStrictMode})
 		}
-		c.Set(ctxCSRF, a.signer.csrfToken(val))
+		c.Set(ctxCSRF, a.signer.csrfToken(val, id.csrfBinding()))
 		return next(c)
 	}
 }
@@ -202,7 +219,7 @@ func (a *App) whoIs(c echo.Context) Identity {
 	if !ok {
 		return Identity{} // removed from the users file
 	}
-	return Identity{User: u.Name, Role: u.Role, Via: "session"}
+	return Identity{User: u.Name, Role: u.Role, Via: "session", sid: ss.Nonce}
 }
 
 // requireRole guards a route: anonymous browsers are sent to sign in,
@@ -227,7 +244,7 @@ func (a *App) requireRole(role action.Role) echo.MiddlewareFunc {
 
 // sameOriginWrite refuses state-changing requests from other sites: the
 // Origin (or Sec-Fetch-Site) must say same-origin, and the form or header
-// must carry the CSRF token bound to this browser's cookie.
+// must carry the CSRF token bound to this browser's cookie and identity.
 func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -242,7 +259,7 @@ func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
 		if token == "" {
 			token = c.FormValue("_csrf")
 		}
-		if err != nil || !a.signer.validCSRF(ck.Value, token) {
+		if err != nil || !a.signer.validCSRF(ck.Value, identity(c).csrfBinding(), token) {
 			return echo.NewHTTPError(http.StatusForbidden, "The form expired or did not come from this console; reload the page and try again.")
 		}
 		return next(c)

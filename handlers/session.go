@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -80,15 +81,19 @@ func (s signer) readSession(token string, now time.Time) (session, error) {
 	return ss, nil
 }
 
-// csrfToken binds a form token to the browser's CSRF cookie.
-func (s signer) csrfToken(cookie string) string {
-	return base64.RawURLEncoding.EncodeToString(s.mac("csrf", []byte(cookie)))
+// csrfToken binds a form token to the browser's CSRF cookie and to who the
+// request is from (bind: see Identity.csrfBinding). Bound to the cookie
+// alone, a kd_csrf cookie planted from a sibling host, with the anonymous
+// token that goes with it, would pass with anyone's session.
+func (s signer) csrfToken(cookie, bind string) string {
+	msg := strconv.Itoa(len(cookie)) + ":" + cookie + bind
+	return base64.RawURLEncoding.EncodeToString(s.mac("csrf", []byte(msg)))
 }
 
-func (s signer) validCSRF(cookie, token string) bool {
+func (s signer) validCSRF(cookie, bind, token string) bool {
 	if cookie == "" || token == "" {
 		return false
 	}
-	want := s.csrfToken(cookie)
+	want := s.csrfToken(cookie, bind)
 	return hmac.Equal([]byte(want), []byte(token))
 }
