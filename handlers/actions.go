@@ -25,6 +25,12 @@ func keyURL(conn string, db int, key string) string {
 	return fmt.Sprintf("/c/%s/db/%d/key?k=%s", conn, db, url.QueryEscape(key))
 }
 
+// previewURL names an action's target in the query, where percent-encoding
+// carries the key's bytes exactly; the form's body adds kind and arguments.
+func previewURL(conn string, db int, key string) string {
+	return "/actions/preview?" + url.Values{"conn": {conn}, "db": {strconv.Itoa(db)}, "key": {key}}.Encode()
+}
+
 // keyPage shows one key's metadata and the actions the user may start.
 func (a *App) keyPage(c echo.Context) error {
 	conn, db, err := a.connDB(c)
@@ -37,9 +43,10 @@ func (a *App) keyPage(c echo.Context) error {
 	}
 	info, memWhy, err := redisview.InspectKey(c.Request().Context(), conn, db, key)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadGateway, "Redis could not be read: "+err.Error())
+		return echo.NewHTTPError(http.StatusBadGateway, "This key could not be read, so whether it exists is unknown. "+err.Error())
 	}
 	vm := views.KeyVM{Conn: conn.Name, DB: db, Key: key, Exists: info.Type != "", Back: fmt.Sprintf("/c/%s/db/%d", conn.Name, db),
+		PreviewURL: previewURL(conn.Name, db, key),
 		Type: info.Type, TTL: "none", Memory: "n/a", Size: "n/a", Family: "no family", Role: "—"}
 	if info.TTL >= 0 {
 		vm.TTL = formatTTL(info.TTL)
@@ -102,6 +109,26 @@ func sizeUnit(t string) string {
 		return " fields"
 	default:
 		return " elements"
+	}
+}
+
+// sameSiteNavigation admits a GET only when the browser says it comes from
+// this console's own pages (Sec-Fetch-Site same-origin) or from the person
+// (none: typed, bookmarked). A browser too old to send Sec-Fetch-Site must
+// send a same-origin Referer, which the console's pages always do
+// (Referrer-Policy same-origin); a cross-site page cannot forge either.
+func sameSiteNavigation(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		switch req.Header.Get("Sec-Fetch-Site") {
+		case "same-origin", "none":
+			return next(c)
+		case "":
+			if ref, err := url.Parse(req.Referer()); err == nil && ref.Host != "" && strings.EqualFold(ref.Host, req.Host) {
+				return next(c)
+			}
+		}
+		return echo.NewHTTPError(http.StatusForbidden, "Open actions from the console's own pages: this link came from another site (or did not say where it came from), and a preview reads the keys it names.")
 	}
 }
 

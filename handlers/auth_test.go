@@ -56,8 +56,15 @@ func newAuthFixture(t *testing.T, rs *redistest.Server, mutate func(*Auth)) *aut
 	if rs == nil {
 		rs = redistest.Start(t)
 	}
+	return newAuthFixtureURL(t, rs, rs.URL(0), mutate)
+}
+
+// newAuthFixtureURL is newAuthFixture with connection "main" at url (an ACL
+// user, say); the audit log and sign-in counters stay on rs's database 15.
+func newAuthFixtureURL(t *testing.T, rs *redistest.Server, connURL string, mutate func(*Auth)) *authFixture {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, log)
+	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: connURL}}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +107,8 @@ func (b *browser) do(method, path string, form url.Values, hdr ...string) (int, 
 		body = strings.NewReader(form.Encode())
 	}
 	req, _ := http.NewRequest(method, b.base+path, body)
+	// As a browser following the console's own links and forms says.
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", b.base)

@@ -37,7 +37,10 @@ func (a *App) Routes(e *echo.Echo) {
 	// lowest role with any action.
 	act := e.Group("/actions", a.requireRole(action.Support), a.writable)
 	act.POST("/preview", a.previewAction)
-	act.GET("/preview", a.previewAction) // a preview changes nothing; links may open it
-	act.GET("/undo", a.undoPreview)
+	// A preview changes nothing, so links may open it, but only from this
+	// console: it reads the keys it names, which a cross-site page must not
+	// be able to make a signed-in admin do.
+	act.GET("/preview", a.previewAction, sameSiteNavigation)
+	act.GET("/undo", a.undoPreview, sameSiteNavigation)
 	act.POST("/execute", a.executeAction)
 }
