@@ -46,8 +46,8 @@ func (a *App) keyPage(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadGateway, "This key could not be read, so whether it exists is unknown. "+err.Error())
 	}
 	vm := views.KeyVM{Conn: conn.Name, DB: db, Key: key, Exists: info.Type != "", Back: fmt.Sprintf("/c/%s/db/%d", conn.Name, db),
-		PreviewURL: previewURL(conn.Name, db, key),
 		Type: info.Type, TTL: "none", Memory: "n/a", Size: "n/a", Family: "no family", Role: "—"}
+	vm.PreviewURL = previewURL(conn.Name, db, key)
 	if info.TTL >= 0 {
 		vm.TTL = formatTTL(info.TTL)
 	}
