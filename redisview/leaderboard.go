@@ -51,6 +51,7 @@ type LeaderboardSummary struct {
 	TopMember string
 	TopScore  float64
 	HasTop    bool
+	Sensitive bool   // of a sensitive family: no member was read
 	Desc      bool   // display order: highest score first
 	Err       string // the key could not be read (wrong type); Size is -1
 }
@@ -202,7 +203,9 @@ func SummarizeLeaderboards(ctx context.Context, c *Conn, refs []LeaderboardRef) 
 			cur = r.DB
 		}
 		cards[i] = p.ZCard(ctx, r.Key)
-		tops[i] = lbZRange(ctx, p, r.Key, 0, 0, lbFamilyDesc(r.Family))
+		if r.Family == nil || !r.Family.Sensitive {
+			tops[i] = lbZRange(ctx, p, r.Key, 0, 0, lbFamilyDesc(r.Family))
+		}
 	}
 	_, err := p.Exec(ctx)
 	if isConnErr(err) {
@@ -224,7 +227,9 @@ func SummarizeLeaderboards(ctx context.Context, c *Conn, refs []LeaderboardRef) 
 			continue // deleted since the scan: a sorted set is never empty
 		}
 		s.Size = n
-		if zs, err := tops[i].Result(); err == nil && len(zs) > 0 {
+		if tops[i] == nil {
+			s.Sensitive = true // its members are never read, not even the top one
+		} else if zs, err := tops[i].Result(); err == nil && len(zs) > 0 {
 			s.TopMember, s.TopScore, s.HasTop = lbMember(zs[0].Member), zs[0].Score, true
 		}
 		out = append(out, s)
@@ -366,6 +371,12 @@ func PlanLeaderboard(c *Conn, db int, key string) LeaderboardPlan {
 	pl.Desc = params.Order != "asc"
 	if params.Meta == nil {
 		pl.MetaWhy = "the leaderboard family names no metadata hash"
+		return pl
+	}
+	if params.Meta.Family != nil && params.Meta.Family.Sensitive {
+		// Never read, so never shown nor sent: every read path checks the
+		// sensitivity of each key it touches, companions included.
+		pl.MetaWhy = "the metadata family (" + params.Meta.Family.ID + ") is sensitive: its values are never shown"
 		return pl
 	}
 	if mp, ok := params.Meta.Family.Params.(*schema.LeaderboardMetaParams); ok && len(mp.Fields) > 0 {
