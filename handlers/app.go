@@ -49,6 +49,8 @@ type App struct {
 	demo     bool
 	now      func() time.Time
 	ctx      context.Context
+	// storeDown rate-limits the warning about an unreadable session store.
+	storeDown storeWarning
 
 	// One reader per connection keeps its sparkline history across
 	// poller restarts.
@@ -90,6 +92,9 @@ func New(d Deps) *App {
 	}
 	if d.Auth.Limiter == nil {
 		panic("handlers: Auth.Limiter is required")
+	}
+	if d.Auth.Users != nil && d.Auth.Sessions == nil {
+		panic("handlers: Auth.Sessions is required with Users")
 	}
 	a := &App{
 		conns:     d.Conns,

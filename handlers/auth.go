@@ -29,6 +29,9 @@ type Auth struct {
 	ReadOnly bool
 	// Limiter counts failed sign-ins per account and per address.
 	Limiter LoginLimiter
+	// Sessions records ended sessions for every replica (required with
+	// Users).
+	Sessions SessionStore
 	// Proxy mode: identity headers are trusted only from these addresses.
 	TrustedProxies []netip.Prefix
 	UserHeader     string // default X-Forwarded-User
@@ -58,8 +61,10 @@ type Identity struct {
 	User string
 	Role action.Role
 	Via  string // "session", "proxy", "open"; "" when anonymous
-	// sid is the session's id (its cookie's nonce) when Via is "session".
-	sid string
+	// sid is the session's id (its cookie's nonce) when Via is "session",
+	// opened at issued and ending at expires.
+	sid             string
+	issued, expires time.Time
 }
 
 // Signed reports whether anyone is identified.
@@ -219,7 +224,11 @@ func (a *App) whoIs(c echo.Context) Identity {
 	if !ok {
 		return Identity{} // removed from the users file
 	}
-	return Identity{User: u.Name, Role: u.Role, Via: "session", sid: ss.Nonce}
+	if !a.sessionLive(c, ss, u) {
+		return Identity{} // signed out, or a new password since
+	}
+	return Identity{User: u.Name, Role: u.Role, Via: "session", sid: ss.Nonce,
+		issued: time.UnixMilli(ss.Issued), expires: time.Unix(ss.Expires, 0)}
 }
 
 // requireRole guards a route: anonymous browsers are sent to sign in,

@@ -75,7 +75,8 @@ func newAuthFixtureURL(t *testing.T, rs *redistest.Server, connURL string, mutat
 	go reg.Monitor(ctx, 100*time.Millisecond)
 	hub := live.New(ctx, log, 100*time.Millisecond)
 	sweepers := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
-	auth := Auth{Users: testUsers(), Secret: []byte(testSecret), Limiter: redisview.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute)}
+	auth := Auth{Users: testUsers(), Secret: []byte(testSecret), Limiter: redisview.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute),
+		Sessions: redisview.NewSessionStore(rs.Client(15))}
 	if mutate != nil {
 		mutate(&auth)
 	}

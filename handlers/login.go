@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -69,7 +71,7 @@ func (a *App) login(c echo.Context) error {
 	}
 	a.auth.Limiter.Succeeded(ctx, name, ip)
 	c.SetCookie(&http.Cookie{
-		Name: sessionCookie, Value: a.signer.newSession(u.Name, a.auth.SessionTTL, a.now()),
+		Name: sessionCookie, Value: a.signer.newSession(u, a.auth.SessionTTL, a.now()),
 		Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteLaxMode,
 		MaxAge: int(a.auth.SessionTTL.Seconds()),
 	})
@@ -77,13 +79,28 @@ func (a *App) login(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, vm.Next)
 }
 
+// logout ends the session on every replica, not only in this browser: a
+// copy of the cookie stops working, and open live views close. If the end
+// cannot be recorded the session is left as it was and the user is told
+// (failing closed: a sign-out that did not happen must not look done).
 func (a *App) logout(c echo.Context) error {
-	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteLaxMode, MaxAge: -1})
 	if id := identity(c); id.Via == "session" {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+		err := a.auth.Sessions.Revoke(ctx, id.sid, id.expires)
+		cancel()
+		if err != nil {
+			a.log.Error("sign-out failed: the session store cannot record it; the session stays valid", "user", id.User, "err", err)
+			return echo.NewHTTPError(http.StatusServiceUnavailable, "You are still signed in: the session store (the audit Redis) cannot be reached, so this session could not be ended on the server. Try again in a moment.")
+		}
 		a.log.Info("signed out", "user", id.User)
 	}
+	a.clearSession(c)
 	if a.auth.Users == nil {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
 	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+func (a *App) clearSession(c echo.Context) {
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteLaxMode, MaxAge: -1})
 }

@@ -32,6 +32,8 @@ func (a *App) Routes(e *echo.Echo) {
 	view.GET("/leaderboards", a.leaderboardList)
 	view.GET("/c/:conn/db/:db/leaderboard", a.leaderboardPage)
 	view.GET("/ws", a.websocket)
+	view.GET("/account", a.accountPage)
+	view.POST("/account/sign-out-everywhere", a.signOutEverywhere)
 
 	// Actions: the runner checks each kind's role again; support is the
 	// lowest role with any action.

@@ -49,10 +49,18 @@ func (s signer) open(purpose, token string) ([]byte, error) {
 
 // session is the signed cookie's content. The role is not in it: it is read
 // from the users file on every request, so a demotion takes effect at once.
+// The nonce is the session's id, by which a sign-out revokes it (see
+// SessionStore); Issued lets "sign out everywhere" void every session of a
+// user issued before a time.
 type session struct {
 	User    string `json:"u"`
-	Expires int64  `json:"e"`
+	Expires int64  `json:"e"` // epoch seconds
 	Nonce   string `json:"n"`
+	Issued  int64  `json:"i"` // epoch ms
+	// Password ties the session to the password it was opened with (a MAC
+	// of the account's hash): a new password, or a removed user added
+	// again under the same name, does not inherit old sessions.
+	Password string `json:"p"`
 }
 
 func randomToken() string {
@@ -61,9 +69,16 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func (s signer) newSession(user string, ttl time.Duration, now time.Time) string {
-	b, _ := json.Marshal(session{User: user, Expires: now.Add(ttl).Unix(), Nonce: randomToken()})
+func (s signer) newSession(u User, ttl time.Duration, now time.Time) string {
+	b, _ := json.Marshal(session{User: u.Name, Expires: now.Add(ttl).Unix(), Nonce: randomToken(),
+		Issued: now.UnixMilli(), Password: s.passwordBinding(u)})
 	return s.sign("session", b)
+}
+
+// passwordBinding names the account's current password hash without
+// revealing anything about it (the cookie's payload is readable).
+func (s signer) passwordBinding(u User) string {
+	return base64.RawURLEncoding.EncodeToString(s.mac("session-password", u.hash)[:12])
 }
 
 func (s signer) readSession(token string, now time.Time) (session, error) {

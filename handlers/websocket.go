@@ -19,6 +19,10 @@ const (
 	wsWriteWait  = 10 * time.Second
 	wsPongWait   = 60 * time.Second
 	wsPingPeriod = wsPongWait * 9 / 10
+	// wsCheckPeriod: how often an open websocket re-checks who is on the
+	// other end, so a sign-out, a sign-out-everywhere, a demotion or a
+	// removal from the users file closes it within seconds.
+	wsCheckPeriod = 2 * time.Second
 	// Browsers only send pings' pongs and the odd htmx ws-send form; a
 	// client that sends more is misbehaving.
 	wsMaxMessage = 4096
@@ -98,8 +102,9 @@ func (a *App) websocket(c echo.Context) error {
 		unsubs = append(unsubs, a.hub.Subscribe(n, f, out))
 	}
 	done := make(chan struct{})
-	// The identity is checked again at every ping: a demoted or removed
-	// user, or an expired session, stops receiving within a minute.
+	// The identity is checked again every wsCheckPeriod: a signed-out,
+	// demoted or removed user, or an expired session, stops receiving
+	// within seconds.
 	still := func() bool {
 		id := a.whoIs(c)
 		return id.Signed() && id.Role >= need
@@ -131,8 +136,10 @@ func readPump(ws *websocket.Conn) {
 // so a slow browser receives the newest state, never a backlog.
 func writePump(ws *websocket.Conn, out *live.Outbox, done, shutdown <-chan struct{}, allowed func() bool) {
 	ping := time.NewTicker(wsPingPeriod)
+	check := time.NewTicker(wsCheckPeriod)
 	defer func() {
 		ping.Stop()
+		check.Stop()
 		ws.Close()
 	}()
 	for {
@@ -152,12 +159,13 @@ func writePump(ws *websocket.Conn, out *live.Outbox, done, shutdown <-chan struc
 					return
 				}
 			}
-		case <-ping.C:
+		case <-check.C:
 			if !allowed() {
 				_ = ws.SetWriteDeadline(time.Now().Add(time.Second))
 				_ = ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "sign in again"))
 				return
 			}
+		case <-ping.C:
 			_ = ws.SetWriteDeadline(time.Now().Add(wsWriteWait))
 			if err := ws.WriteMessage(websocket.PingMessage, nil); err != nil {
 				return

@@ -141,6 +141,9 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 	}
 	auth.Secret = secret
 	auth.Limiter = redisview.NewLoginLimiter(audit, 5, 20, 15*time.Minute)
+	// Ended sessions are recorded beside the login counters, so a sign-out
+	// on one replica holds on all of them.
+	auth.Sessions = redisview.NewSessionStore(audit)
 	return auth, audit, nil
 }
 

@@ -1,0 +1,81 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/views"
+)
+
+// accountPage shows who is signed in and how to end sessions: one's own
+// everywhere, and for an admin any user's.
+func (a *App) accountPage(c echo.Context) error {
+	if a.auth.Users == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "Sign-in is not configured on this console.")
+	}
+	return a.renderAccount(c, http.StatusOK, views.AccountVM{})
+}
+
+func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) error {
+	id := identity(c)
+	vm.User, vm.Role = id.User, id.Role.String()
+	switch id.Via {
+	case "session":
+		vm.Via = "with a password"
+		vm.Since = id.issued.UTC().Format("2006-01-02 15:04:05 UTC")
+		vm.Expires = id.expires.UTC().Format("2006-01-02 15:04:05 UTC")
+	case "proxy":
+		vm.Via = "through the trusted proxy"
+	}
+	vm.Self = id.Via == "session"
+	vm.Admin = id.Role >= action.Admin
+	return render(c, status, views.AccountPage(a.page(c, "Your account", ""), vm))
+}
+
+// signOutEverywhere voids every session of a user issued until now, on
+// every replica: a user may do it for themselves, an admin for any name.
+// Like logout it fails closed: if the store cannot record it, nothing is
+// claimed.
+func (a *App) signOutEverywhere(c echo.Context) error {
+	if a.auth.Users == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "Sign-in is not configured on this console.")
+	}
+	id := identity(c)
+	target := strings.TrimSpace(c.FormValue("user"))
+	if target == "" {
+		if id.Via != "session" {
+			return echo.NewHTTPError(http.StatusBadRequest, "Name the user whose sessions to end.")
+		}
+		target = id.User
+	}
+	if target != id.User && id.Role < action.Admin {
+		return echo.NewHTTPError(http.StatusForbidden, "Only an admin may sign out another user.")
+	}
+	if strings.ContainsAny(target, " \t\r\n") || len(target) > 64 {
+		return a.renderAccount(c, http.StatusBadRequest, views.AccountVM{Target: target, Error: "A user name is 1–64 characters without spaces."})
+	}
+	at := a.now()
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+	err := a.auth.Sessions.RevokeUser(ctx, target, at, max(a.auth.SessionTTL, maxSessionTTL))
+	cancel()
+	if err != nil {
+		a.log.Error("sign-out-everywhere failed: the session store cannot record it; the sessions stay valid", "user", target, "by", id.User, "err", err)
+		return a.renderAccount(c, http.StatusServiceUnavailable, views.AccountVM{Target: target,
+			Error: "Nothing was signed out: the session store (the audit Redis) cannot be reached. Try again in a moment."})
+	}
+	a.log.Warn("signed out everywhere", "user", target, "by", id.User, "remote", a.clientAddr(c))
+	if target == id.User && id.Via == "session" {
+		a.clearSession(c)
+		return c.Redirect(http.StatusSeeOther, "/login")
+	}
+	msg := "Every session of " + target + " opened until " + at.UTC().Format("15:04:05 UTC") + " has ended, on every replica."
+	if _, known := a.auth.Users.Lookup(target); !known {
+		msg += " (" + target + " is not in the users file.)"
+	}
+	return a.renderAccount(c, http.StatusOK, views.AccountVM{Done: msg})
+}
