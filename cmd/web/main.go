@@ -76,8 +76,9 @@ Flags:
   --sweep-rate N          keys per second one database's statistics sweep may read
                           (default 2000)
   --sweep-count N         SCAN COUNT of one sweep step (default 200)
-  --users FILE            users who may sign in (YAML; see README); without it, and
-                          without --trusted-proxy, Keydeck serves only loopback
+  --users FILE            users who may sign in (YAML; see README), re-read when it
+                          changes and on SIGHUP; without it, and without
+                          --trusted-proxy, Keydeck serves only loopback
                           addresses, where everyone is admin
   --session-secret S      signs sessions and CSRF tokens (≥ 32 bytes; also
                           KEYDECK_SESSION_SECRET); default: one stored in the audit Redis
