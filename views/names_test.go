@@ -110,7 +110,7 @@ func TestFragmentsEscapeInvalidUTF8(t *testing.T) {
 		{Rank: "2", Member: strings.Repeat("m", 5000), Score: "4"},
 	}}
 	list := LeaderboardListVM{Groups: []LeaderboardGroup{{Conn: "c", Boards: []LeaderboardItem{{Key: "lb\xff", Href: "/x?k=lb%FF", Top: "top\xfe", Size: "1"}}}}}
-	audit := AuditVM{Rows: []AuditRow{{ID: "1-0", User: "u\xff", Keys: []string{"k\xff"}, Summary: "deleted k\xff", Error: "e\xff"}}}
+	audit := AuditVM{Rows: []AuditRow{{ID: "1-0", User: "u\xff", Role: "admin", Keys: []string{"k\xff"}, Summary: "deleted k\xff", Error: "e\xff"}}}
 	db := DBPageVM{Conn: "c", Err: "ERR \xff", Violations: []ViolationRow{{Key: "v\xff", Href: "/k?k=v%FF"}}, Unmatched: []PrefixRow{{Prefix: "p\xff", Examples: []string{"e\xff"}}}}
 	ov := OverviewVM{Conn: "c", Connected: true, ReadErr: "r\xff", Server: []Tile{{Label: "version", Value: "7\xff"}}, Unavailable: []string{"u\xff"}}
 	for name, c := range map[string]templ.Component{
@@ -134,6 +134,9 @@ func TestFragmentsEscapeInvalidUTF8(t *testing.T) {
 	}
 	if href, _ := d.Find(`[data-testid="lb-remove"]`).Attr("href"); href != "/actions/preview?arg.member=bad%FF%3Cb%3E" {
 		t.Errorf("remove link %q is not the byte-exact one given", href)
+	}
+	if got := render(t, AuditLive(audit, true)).Find(`[data-testid="audit-user"]`).Text(); strings.Join(strings.Fields(got), " ") != `u\xff (admin)` {
+		t.Errorf("audit user shown as %q", got)
 	}
 	p := render(t, LeaderboardPage(Page{}, lb))
 	if got := p.Find(`[data-testid="lb-key"]`).Text(); got != `mg:score:leaderboard:\xfe` {
