@@ -61,8 +61,9 @@ func parseLBView(conn string, dbs string, q url.Values) (lbView, error) {
 	}
 	v := lbView{conn: conn, db: db, key: q.Get("k"), n: lbDefaultN}
 	if v.key == "" && q.Has("kq") {
-		// The page's forms send a key that a form field would not carry
-		// byte-exact query-escaped once more (views.keyFieldName).
+		// The page's forms send a key that a form field would change (not
+		// UTF-8, control characters) query-escaped once more, as kq
+		// (views.keyFieldName), so it arrives byte-exact.
 		if v.key, err = url.QueryUnescape(q.Get("kq")); err != nil {
 			return v, echo.NewHTTPError(http.StatusBadRequest, "kq: want a query-escaped key.")
 		}
