@@ -82,6 +82,11 @@ type Target struct {
 	// Before and After fingerprint. Prior is then empty: the key is not
 	// DUMPed. Records without it describe whole keys, as they always did.
 	Member *MemberState `json:"member,omitempty"`
+	// Snapshot is the prior value element-wise (intent records), where the
+	// server refused DUMP; Prior is then empty. Capture says how the
+	// state was read ("snapshot"; "" is DUMP), so undo reads it alike.
+	Snapshot *Snapshot `json:"snapshot,omitempty"`
+	Capture  string    `json:"capture,omitempty"`
 }
 
 // Undoable reports whether r is a successful outcome an undo may reverse

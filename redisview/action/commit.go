@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -28,9 +29,12 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 		typ       *redis.StatusCmd
 		pttl, exp *redis.IntCmd
 		dump      *redis.StringCmd
+		snap      redis.Cmder // read back element-wise (see Snapshot)
+		snapType  string
 		member    memberReads
 	}
 	posts := make([]postRead, len(states))
+	snapshotting := slices.ContainsFunc(states, func(s State) bool { return s.snap != nil })
 	nApply := 0
 	cmds, err := tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		p.Apply(ctx, pipe, states)
@@ -53,7 +57,20 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 				pr.exp = redis.NewIntCmd(ctx, "pexpiretime", s.Key)
 				_ = pipe.Process(ctx, pr.exp)
 			}
-			pr.dump = pipe.Dump(ctx, s.Key)
+			// Read back the way the prior was read: a DUMP queued where the
+			// server refuses it would abort the whole transaction.
+			method, typ := hintAt(p, i)
+			if typ == "" {
+				typ = s.Type
+			}
+			switch {
+			case method == captureSnapshot || s.snap != nil:
+				if snapshotType(typ) {
+					pr.snap, pr.snapType = snapshotRead(ctx, pipe, typ, s.Key), typ
+				}
+			case method == captureDump || s.dump != nil || !snapshotting:
+				pr.dump = pipe.Dump(ctx, s.Key)
+			}
 		}
 		return nil
 	})
@@ -114,18 +131,31 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 			r.fingerprints(ps)
 			continue
 		}
-		if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil || (pr.dump.Err() != nil && pr.dump.Err() != redis.Nil) || (pr.exp != nil && pr.exp.Err() != nil) {
+		if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil || (pr.exp != nil && pr.exp.Err() != nil) {
 			continue // not fingerprinted: undo will refuse rather than guess
 		}
 		ps := &post[i]
 		ps.Type, ps.PTTL = pr.typ.Val(), pr.pttl.Val()
-		ps.dump = []byte(pr.dump.Val())
 		ps.expireAt = -1
 		if pr.exp != nil {
 			ps.expireAt = max(pr.exp.Val(), 0)
 		}
 		if !ps.Exists() {
-			ps.dump, ps.PTTL = nil, -2
+			ps.PTTL = -2
+			r.fingerprints(ps)
+			continue
+		}
+		switch {
+		case pr.dump != nil && pr.dump.Err() == nil:
+			ps.dump = []byte(pr.dump.Val())
+		case pr.snap != nil && pr.snapType == ps.Type:
+			snap, err := snapshotOf(ps.Type, pr.snap)
+			if err != nil {
+				continue
+			}
+			ps.snap = snap
+		default:
+			continue // not read back: undo will refuse rather than guess
 		}
 		r.fingerprints(ps)
 	}

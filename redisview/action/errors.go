@@ -81,6 +81,16 @@ func isServerReply(err error) bool {
 	return errors.As(err, &rerr) && !errors.Is(err, redis.ErrClosed)
 }
 
+// isWrongType reports a WRONGTYPE reply (the embedded demo's DUMP of
+// anything but a string).
+func isWrongType(err error) bool {
+	return isServerReply(err) && strings.HasPrefix(err.Error(), "WRONGTYPE")
+}
+
+func isSyntaxErr(err error) bool {
+	return isServerReply(err) && strings.Contains(strings.ToLower(err.Error()), "syntax error")
+}
+
 // isUnsupported reports a command the server does not know or the ACL user
 // may not run: optional reads degrade instead of failing the action.
 func isUnsupported(err error) bool {

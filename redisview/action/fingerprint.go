@@ -59,7 +59,11 @@ func (r *Runner) fingerprintV(s State, v int) string {
 		h.Write([]byte("volatile"))
 	}
 	h.Write([]byte{0})
-	h.Write(contentDigest(s.dump))
+	if s.snap != nil {
+		h.Write(s.snap.digest()) // tagged: never equal to a DUMP's digest
+	} else {
+		h.Write(contentDigest(s.dump))
+	}
 	return prefix + hex.EncodeToString(h.Sum(nil))
 }
 

@@ -178,7 +178,7 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err != nil {
 		return Preview{}, err
 	}
-	states, err := r.readStates(ctx, conn.DB(req.DB), conn, req.DB, keys, memberRefs(p, keys))
+	states, err := r.readStates(ctx, conn.DB(req.DB), conn, req.DB, p, keys)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -274,7 +274,7 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	var post []State
 	for attempt := 1; ; attempt++ {
 		err = conn.DB(req.DB).Watch(ctx, func(tx *redis.Tx) error {
-			states, err := r.readStates(ctx, tx, conn, req.DB, keys, members)
+			states, err := r.readStates(ctx, tx, conn, req.DB, p, keys)
 			if err != nil {
 				return err
 			}
@@ -443,6 +443,8 @@ func priorTargets(states []State) []Target {
 			// The member and its score are the prior; the key's DUMP is not.
 			m := *s.Member
 			t.Member, t.Before = &m, s.fp
+		case s.snap != nil:
+			t.Snapshot, t.Capture, t.Before = s.snap, captureSnapshot, s.fp
 		case s.Exists():
 			t.Prior = base64.StdEncoding.EncodeToString(s.dump)
 			t.Before = s.fp
@@ -460,6 +462,9 @@ func postTargets(states []State) []Target {
 		t := Target{Key: s.Key, Type: s.Type, Sensitive: s.Sensitive, PTTL: s.PTTL}
 		if !s.Sensitive {
 			t.After = s.fp
+			if s.snap != nil {
+				t.Capture = captureSnapshot
+			}
 			if s.Member != nil {
 				m := *s.Member
 				t.Member = &m

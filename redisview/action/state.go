@@ -33,8 +33,9 @@ type State struct {
 	// PTTL the key's; the key's value is neither read nor recorded.
 	Member *MemberState `json:"member,omitempty"`
 
-	dump     []byte // DUMP payload; nil when absent
-	expireAt int64  // PEXPIRETIME ms; 0 none; -1 the server cannot say
+	dump     []byte    // DUMP payload; nil when absent or snapshotted
+	snap     *Snapshot // the value element-wise, where DUMP is refused
+	expireAt int64     // PEXPIRETIME ms; 0 none; -1 the server cannot say
 	fp       string
 	fpLegacy string // version 1, for records written before (see matches)
 }
@@ -122,7 +123,8 @@ const (
 // A key members names (MemberPlan) is read in the first trip only: its
 // type, PTTL, the member's score and rank and the set's size; never its
 // DUMP, nor its memory, so a sorted set of any size can be acted on.
-func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, keys []string, members []*MemberRef) ([]State, error) {
+func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, plan Plan, keys []string) ([]State, error) {
+	members := memberRefs(plan, keys)
 	type first struct {
 		typ        *redis.StatusCmd
 		pttlN, exp *redis.IntCmd
@@ -227,6 +229,18 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 	}); err != nil {
 		return nil, err
 	}
+	// A server that rejects the SAMPLES option (the embedded demo) does not
+	// sample: its plain MEMORY USAGE measures the whole value.
+	if err := pipelined(ctx, p, conn, db, func(pipe redis.Pipeliner) {
+		for i, m := range mems {
+			if m != nil && isSyntaxErr(m.Err()) {
+				mems[i] = redis.NewIntCmd(ctx, "memory", "usage", states[i].Key)
+				_ = pipe.Process(ctx, mems[i])
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
 	for i := range states {
 		s := &states[i]
 		if !whole(*s) || lim <= 0 {
@@ -259,14 +273,23 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 		}
 	}
 
+	// DUMP, unless the plan asks for a snapshot (undo reads a key the way
+	// the action it reverses recorded it).
 	dumps := make([]*redis.StringCmd, len(keys))
 	excerpts := make([]*redis.StringCmd, len(keys))
+	probes := make([]*redis.Cmd, len(keys))
+	snapped := make([]bool, len(keys))
 	if err := pipelined(ctx, p, conn, db, func(pipe redis.Pipeliner) {
 		for i, s := range states {
 			if !whole(s) {
 				continue
 			}
-			dumps[i] = pipe.Dump(ctx, s.Key)
+			if method, _ := hintAt(plan, i); method == captureSnapshot {
+				snapped[i] = true
+			} else {
+				dumps[i] = pipe.Dump(ctx, s.Key)
+				probes[i] = restoreProbe(ctx, pipe, s.Key)
+			}
 			if s.Type == "string" && !s.Sensitive {
 				excerpts[i] = pipe.GetRange(ctx, s.Key, 0, excerptBytes-1)
 			}
@@ -282,10 +305,14 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 				// Expired between the round trips: under WATCH, EXEC
 				// will fail; in a preview, the key is simply gone.
 				*s = State{Key: s.Key, Type: "none", PTTL: -2, Size: -1, Family: s.Family, Role: s.Role, Sensitive: s.Sensitive}
-			case err != nil:
-				return nil, redisErr("reading DUMP of "+quoteKey(s.Key)+" (needed to record the prior value)", err)
-			default:
+			case err == nil && checkDump([]byte(dumps[i].Val())) && restorable(probes[i]):
 				s.dump = []byte(dumps[i].Val())
+			case err == nil, isUnsupported(err), isWrongType(err):
+				// Refused (ACL, a managed service), or a payload that is not
+				// Redis's format (the embedded demo): read it element-wise.
+				snapped[i] = true
+			default:
+				return nil, redisErr("reading DUMP of "+quoteKey(s.Key)+" (needed to record the prior value)", err)
 			}
 		}
 		if s.Exists() && excerpts[i] != nil && excerpts[i].Err() == nil {
@@ -295,9 +322,66 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 		if lim > 0 && !s.Sensitive && int64(len(s.dump)) > lim {
 			return nil, tooLarge(s.Key, int64(len(s.dump)), "serialized", int(lim))
 		}
-		r.fingerprints(s)
+	}
+	if err := r.readSnapshots(ctx, p, conn, db, states, snapped); err != nil {
+		return nil, err
+	}
+	for i := range states {
+		r.fingerprints(&states[i])
 	}
 	return states, nil
+}
+
+// restoreProbe asks whether this user may RESTORE the key, without writing:
+// RESTORE without REPLACE of a key that exists answers BUSYKEY before
+// anything else (an absent key: the negative TTL is refused first), while
+// a user without the command gets NOPERM. A prior recorded by DUMP that
+// RESTORE may not write back would make the action impossible to undo.
+func restoreProbe(ctx context.Context, pipe redis.Pipeliner, key string) *redis.Cmd {
+	return pipe.Do(ctx, "restore", key, "-1", "keydeck-probe")
+}
+
+func restorable(probe *redis.Cmd) bool {
+	return probe == nil || !isUnsupported(probe.Err())
+}
+
+// readSnapshots reads, in one round trip, the value of every key marked,
+// element-wise (see Snapshot). Their exact sizes were checked already.
+func (r *Runner) readSnapshots(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, states []State, marked []bool) error {
+	reads := make([]redis.Cmder, len(states))
+	for i, s := range states {
+		if marked[i] && s.Exists() && !snapshotType(s.Type) {
+			return invalidf("the value of %s (%s) can only be recorded with DUMP, which this server refuses, so it cannot be acted on whole", quoteKey(s.Key), s.Type)
+		}
+	}
+	if err := pipelined(ctx, p, conn, db, func(pipe redis.Pipeliner) {
+		for i, s := range states {
+			if marked[i] && s.Exists() {
+				reads[i] = snapshotRead(ctx, pipe, s.Type, s.Key)
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	for i := range states {
+		s := &states[i]
+		if reads[i] == nil {
+			continue
+		}
+		snap, err := snapshotOf(s.Type, reads[i])
+		switch {
+		case err == redis.Nil || (err == nil && snap.empty()):
+			*s = State{Key: s.Key, Type: "none", PTTL: -2, Size: -1, Family: s.Family, Role: s.Role, Sensitive: s.Sensitive}
+		case err != nil:
+			return redisErr("reading the value of "+quoteKey(s.Key)+" (needed to record the prior value)", err)
+		default:
+			if lim := int64(r.opts.MaxPriorBytes); lim > 0 && !s.Sensitive && snap.bytes() > lim {
+				return tooLarge(s.Key, snap.bytes(), "as elements", int(lim))
+			}
+			s.snap = snap
+		}
+	}
+	return nil
 }
 
 // pipelined runs one round trip of reads; replies the server refused are

@@ -55,6 +55,10 @@ type priorKey struct {
 	shape  State         // as recorded, for the description
 	after  string        // fingerprint the action left
 	member *MemberState  // recorded by one member of a sorted set; absent is !member.Present
+	snap   *Snapshot     // the prior value element-wise, where DUMP was refused
+	// snapshotRead: the state the action left was read element-wise, so it
+	// is read so again to compare.
+	snapshotRead bool
 }
 
 type undoPlan struct {
@@ -67,6 +71,17 @@ type undoPlan struct {
 func (p undoPlan) undoes() string                { return p.record }
 func (p undoPlan) Keys() []string                { return p.keys }
 func (p undoPlan) Members() map[string]MemberRef { return p.members }
+
+func (p undoPlan) captureHint(i int) (string, string) {
+	pk := p.priors[i]
+	switch {
+	case pk.snap != nil:
+		return captureSnapshot, pk.snap.Type
+	case pk.snapshotRead:
+		return captureSnapshot, ""
+	}
+	return "", ""
+}
 func (Undo) refuse(id, why string) error {
 	return notUndoablef("record %s: %s", id, why)
 }
@@ -102,14 +117,15 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	if err != nil || intent.Phase != PhaseIntent {
 		return nil, u.refuse(id, "its intent record, which holds the prior values, is gone (trimmed from the capped log?)")
 	}
-	after := map[string]string{}
+	after, afterCapture := map[string]string{}, map[string]string{}
 	for _, t := range rec.Targets {
-		after[t.Key] = t.After
+		after[t.Key], afterCapture[t.Key] = t.After, t.Capture
 	}
 	p := undoPlan{record: id, members: map[string]MemberRef{}}
 	for _, t := range intent.Targets {
 		pk := priorKey{key: t.Key, after: after[t.Key], absent: t.Type == "none",
-			shape: State{Key: t.Key, Type: t.Type, PTTL: t.PTTL, Size: t.Size, Unit: t.Unit}}
+			shape:        State{Key: t.Key, Type: t.Type, PTTL: t.PTTL, Size: t.Size, Unit: t.Unit},
+			snapshotRead: afterCapture[t.Key] == captureSnapshot}
 		switch {
 		case t.Sensitive || t.Prior == PriorSensitive:
 			return nil, u.refuse(id, fmt.Sprintf("the value of %s is sensitive and was not recorded", quoteKey(t.Key)))
@@ -123,11 +139,18 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 			pk.member, pk.absent = &m, !m.Present
 			p.members[t.Key] = MemberRef{Name: m.Name, Desc: descending(env, req.DB, t.Key)}
 		case !pk.absent:
-			b, err := base64.StdEncoding.DecodeString(t.Prior)
-			if err != nil || !checkDump(b) {
-				return nil, u.refuse(id, fmt.Sprintf("the recorded value of %s is damaged (bad encoding or checksum)", quoteKey(t.Key)))
+			if t.Snapshot != nil {
+				if !t.Snapshot.valid() || t.Snapshot.Type != t.Type {
+					return nil, u.refuse(id, fmt.Sprintf("the recorded value of %s is damaged (a %s snapshot that cannot be written back)", quoteKey(t.Key), t.Snapshot.Type))
+				}
+				pk.snap = t.Snapshot
+			} else {
+				b, err := base64.StdEncoding.DecodeString(t.Prior)
+				if err != nil || !checkDump(b) {
+					return nil, u.refuse(id, fmt.Sprintf("the recorded value of %s is damaged (bad encoding or checksum)", quoteKey(t.Key)))
+				}
+				pk.dump = string(b)
 			}
-			pk.dump = string(b)
 			if t.PTTL >= 0 {
 				// The key would have expired at intent time + PTTL: restore
 				// only the time it had left, and refuse once that has passed
@@ -174,7 +197,7 @@ func (p undoPlan) Describe(states []State) ([]Change, error) {
 				Text: fmt.Sprintf("DELETE %s, which did not exist before the action (now %s)", quoteKey(s.Key), s.Shape())}
 			continue
 		}
-		if v := dumpVersion([]byte(pk.dump)); serverRDB > 0 && v > serverRDB {
+		if v := dumpVersion([]byte(pk.dump)); pk.snap == nil && serverRDB > 0 && v > serverRDB {
 			return nil, notUndoablef("record %s: the value of %s was saved by a newer Redis (RDB %d) than this server (RDB %d)", p.record, quoteKey(s.Key), v, serverRDB)
 		}
 		restored := pk.shape
@@ -232,9 +255,12 @@ func (p undoPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
 			}
 			continue
 		}
-		if pk.absent {
+		switch {
+		case pk.absent:
 			tx.Del(ctx, pk.key)
-		} else {
+		case pk.snap != nil:
+			pk.snap.restore(ctx, tx, pk.key, pk.ttl)
+		default:
 			tx.RestoreReplace(ctx, pk.key, pk.ttl, pk.dump)
 		}
 	}

@@ -81,15 +81,21 @@ func Start(ctx context.Context, log *slog.Logger) (*Demo, error) {
 
 // runClock makes keys expire. miniredis never expires keys by itself: TTLs
 // only shrink through FastForward, so the clock feeds it the wall-clock time
-// that really passed, once a second.
+// that really passed, every clockTick.
 //
-// SetTime is deliberately not called: without it miniredis answers TIME and
-// converts (P)EXPIREAT with time.Now(), which stays exact between ticks,
-// where a SetTime clock would lag by up to a second. ClockTTL would expire
-// keys exactly too, but it walks every key of every database on each
-// command, which made seeding alone take seconds.
+// It also sets the server's time to the tick (SetTime): miniredis answers
+// PEXPIRETIME as its time plus the TTL left, so with time.Now() the
+// absolute expiry of an untouched key would drift by up to a tick between
+// two reads, and Keydeck, which fingerprints it, would take every key with
+// a TTL for changed. With the time set at the tick it reads the same until
+// someone changes the TTL; TIME and relative EXPIREs run at most a tick
+// behind. (ClockTTL would be exact, but it walks every key of every
+// database on each command, which made seeding alone take seconds.)
 func (d *Demo) runClock(ctx context.Context, last time.Time) {
-	t := time.NewTicker(time.Second)
+	for _, m := range d.servers {
+		m.SetTime(last)
+	}
+	t := time.NewTicker(clockTick)
 	defer t.Stop()
 	for {
 		select {
@@ -98,11 +104,15 @@ func (d *Demo) runClock(ctx context.Context, last time.Time) {
 		case now := <-t.C:
 			for _, m := range d.servers {
 				m.FastForward(now.Sub(last))
+				m.SetTime(now)
 			}
 			last = now
 		}
 	}
 }
+
+// clockTick bounds how far the demo's clock lags behind the wall clock.
+const clockTick = 100 * time.Millisecond
 
 func (d *Demo) client(addr string, db int) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr, DB: db,
