@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -36,6 +37,9 @@ func TestKeyPageActsOnTheExactKey(t *testing.T) {
 	m := formActionRe.FindStringSubmatch(page)
 	if code != http.StatusOK || m == nil {
 		t.Fatalf("key page: %d, no delete form", code)
+	}
+	if !utf8.ValidString(page) || !strings.Contains(page, `conf:\xff`) {
+		t.Fatal("the key page does not show the name escaped")
 	}
 	tok := csrfRe.FindStringSubmatch(page)[1]
 	code, _, body := br.do(http.MethodPost, html.UnescapeString(m[1]), url.Values{"_csrf": {tok}, "kind": {"delete-key"}})
