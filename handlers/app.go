@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/live"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 

@@ -23,10 +23,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/live"
-	"github.com/keydeck/keydeck/redisview/redistest"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -75,8 +76,8 @@ func newAuthFixtureURL(t *testing.T, rs *redistest.Server, connURL string, mutat
 	go reg.Monitor(ctx, 100*time.Millisecond)
 	hub := live.New(ctx, log, 100*time.Millisecond)
 	sweepers := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
-	auth := Auth{Users: testUsers(), Secret: []byte(testSecret), Limiter: redisview.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute),
-		Sessions: redisview.NewSessionStore(rs.Client(15))}
+	auth := Auth{Users: testUsers(), Secret: []byte(testSecret), Limiter: signin.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute),
+		Sessions: signin.NewSessionStore(rs.Client(15))}
 	if mutate != nil {
 		mutate(&auth)
 	}
@@ -535,7 +536,7 @@ func TestHostAllowlistAndBodyLimit(t *testing.T) {
 func TestForwardedForRightmostUntrusted(t *testing.T) {
 	f := newAuthFixture(t, nil, func(a *Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-		a.Limiter = redisview.NewLoginLimiter(nil, 100, 3, time.Minute)
+		a.Limiter = signin.NewLoginLimiter(nil, 100, 3, time.Minute)
 	})
 	br := newBrowser(t, f.srv.URL)
 	for i := range 4 {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/redistest"
 	"github.com/keydeck/keydeck/views"
 )
 

@@ -17,9 +17,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/live"
-	"github.com/keydeck/keydeck/redisview/redistest"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -203,7 +204,7 @@ func TestWebsocketPushesChanges(t *testing.T) {
 
 // openAuth is the loopback default: no users, everyone is admin.
 func openAuth(rs *redistest.Server) Auth {
-	return Auth{Open: true, Secret: []byte("0123456789abcdef0123456789abcdef"), Limiter: redisview.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute)}
+	return Auth{Open: true, Secret: []byte("0123456789abcdef0123456789abcdef"), Limiter: signin.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute)}
 }
 
 func TestRowOptions(t *testing.T) {

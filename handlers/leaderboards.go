@@ -14,9 +14,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/live"
 	"github.com/keydeck/keydeck/views"
 )
 

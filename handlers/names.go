@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"unicode/utf8"
 
-	"github.com/keydeck/keydeck/redisview/live"
+	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/views"
 )
 

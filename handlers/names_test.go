@@ -16,10 +16,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/live"
-	"github.com/keydeck/keydeck/redisview/redistest"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 

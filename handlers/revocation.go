@@ -10,7 +10,7 @@ import (
 )
 
 // SessionStore keeps the record of ended sessions where every replica sees
-// it (redisview.SessionStore keeps it in the audit Redis).
+// it (signin.SessionStore keeps it in the audit Redis).
 type SessionStore interface {
 	// Revoke ends the session id, which would expire at expires. An error
 	// means nothing was recorded.

@@ -14,7 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/keydeck/keydeck/redisview/redistest"
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 // copyOf is another browser holding b's cookies (a stolen or copied

@@ -13,9 +13,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/live"
-	"github.com/keydeck/keydeck/redisview/redistest"
 )
 
 type syncBuf struct {

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/live"
 )
 
 // errUnknownTopic is returned for a websocket topic nobody publishes.

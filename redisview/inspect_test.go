@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/keydeck/keydeck/redisview/redistest"
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 // A key the server would not let Keydeck read is not "absent": the error

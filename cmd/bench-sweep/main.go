@@ -20,8 +20,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/redistest"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 

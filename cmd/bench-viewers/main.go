@@ -30,7 +30,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/redisview/redistest"
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 func main() {

@@ -17,9 +17,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/demo"
-	"github.com/keydeck/keydeck/redisview/redistest"
 )
 
 // startConsole runs the real main loop against cfg and returns its base URL.

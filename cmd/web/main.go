@@ -23,10 +23,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/demo"
-	"github.com/keydeck/keydeck/redisview/live"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -132,7 +133,7 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 	secret := []byte(cfg.SessionSecret)
 	if len(secret) == 0 {
 		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		secret, err = redisview.SharedSecret(sctx, audit, "keydeck:session-secret")
+		secret, err = signin.SharedSecret(sctx, audit, "keydeck:session-secret")
 		cancel()
 		if err != nil {
 			secret = make([]byte, 32)
@@ -141,10 +142,10 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 		}
 	}
 	auth.Secret = secret
-	auth.Limiter = redisview.NewLoginLimiter(audit, 5, 20, 15*time.Minute)
+	auth.Limiter = signin.NewLoginLimiter(audit, 5, 20, 15*time.Minute)
 	// Ended sessions are recorded beside the login counters, so a sign-out
 	// on one replica holds on all of them.
-	auth.Sessions = redisview.NewSessionStore(audit)
+	auth.Sessions = signin.NewSessionStore(audit)
 	return auth, audit, nil
 }
 

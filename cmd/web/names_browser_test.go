@@ -11,8 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/redistest"
 )
 
 // A leaderboard with a member that is not UTF-8 stays live: its frames used

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/redisview/demo"
+	"github.com/keydeck/keydeck/internal/demo"
 )
 
 // value reads a key's content in a form that compares by meaning (a hash

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/redisview/demo"
+	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 

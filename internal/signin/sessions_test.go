@@ -1,4 +1,4 @@
-package redisview
+package signin
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keydeck/keydeck/redisview/redistest"
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 // Two stores on one Redis behave as two replicas.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

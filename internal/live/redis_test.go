@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keydeck/keydeck/redisview/redistest"
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
