@@ -50,7 +50,7 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 				continue
 			}
 			if m := memberAt(members, i); m != nil {
-				pr.member = queueMemberReads(ctx, pipe, s.Key, m, false)
+				pr.member = queueMemberReads(ctx, pipe, s.Key, m, false, true)
 				continue
 			}
 			if s.expireAt != -1 { // an unknown command would abort the whole transaction

@@ -112,24 +112,27 @@ func (t *Target) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MarshalJSON keeps the member or field and a field's value byte-exact.
 func (m MemberState) MarshalJSON() ([]byte, error) {
 	type plain MemberState
 	return json.Marshal(struct {
 		plain
-		Name exact `json:"name"`
-	}{plain(m), exact(m.Name)})
+		Name  exact `json:"name"`
+		Value exact `json:"value,omitempty"`
+	}{plain(m), exact(m.Name), exact(m.Value)})
 }
 
 func (m *MemberState) UnmarshalJSON(b []byte) error {
 	type plain MemberState
 	var w struct {
 		plain
-		Name exact `json:"name"`
+		Name  exact `json:"name"`
+		Value exact `json:"value"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	*m = MemberState(w.plain)
-	m.Name = string(w.Name)
+	m.Name, m.Value = string(w.Name), string(w.Value)
 	return nil
 }

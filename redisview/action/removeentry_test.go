@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,7 +162,7 @@ func TestRemoveLeaderboardEntry(t *testing.T) {
 		t.Fatalf("keys %q", intent.Keys)
 	}
 	bt := intent.Targets[0]
-	if bt.Member == nil || *bt.Member != (MemberState{Name: cheater, Present: true, Score: "99999", Rank: 0}) || bt.Prior != "" || bt.Type != "zset" || bt.Size != 251 {
+	if bt.Member == nil || !reflect.DeepEqual(*bt.Member, MemberState{Name: cheater, Present: true, Score: "99999", Rank: 0}) || bt.Prior != "" || bt.Type != "zset" || bt.Size != 251 {
 		t.Fatalf("board target %+v %+v", bt, bt.Member)
 	}
 	for i, k := range []string{metaKey(cheater), highKey(cheater)} {

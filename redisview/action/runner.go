@@ -82,7 +82,7 @@ func New(audit *redis.Client, opts Options) *Runner {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("keydeck/action/fingerprint/v1"))
 	r.secret = m.Sum(nil)
-	for _, k := range append([]Kind{DeleteKey{}, SetTTL{}, ResetLimit{}, ForceUnlock{}, RemoveLeaderboardEntry{}, Undo{}}, opts.Kinds...) {
+	for _, k := range append([]Kind{DeleteKey{}, SetTTL{}, ResetLimit{}, ForceUnlock{}, RemoveLeaderboardEntry{}, RemoveSetMember{}, RemoveHashField{}, Undo{}}, opts.Kinds...) {
 		if _, dup := r.kinds[k.Name()]; dup {
 			panic("action: kind " + k.Name() + " registered twice")
 		}
@@ -377,14 +377,14 @@ func isOurs(err error) bool {
 // score 12, rank #4".
 func changedText(s State) string {
 	if s.Member != nil && s.Sensitive {
-		return fmt.Sprintf("the member named in %s (sensitive) has changed", quoteKey(s.Key))
+		return fmt.Sprintf("the %s named in %s (sensitive) has changed", partNoun(s.Member.Kind), quoteKey(s.Key))
 	}
-	if s.Member != nil {
-		now := memberShape(s.Member)
-		if s.Exists() && s.Type != "zset" {
+	if m := s.Member; m != nil {
+		now := memberShape(m)
+		if want := (MemberRef{Kind: m.Kind}).keyType(); s.Exists() && s.Type != want {
 			now = "gone: the key is now a " + s.Type
 		}
-		return fmt.Sprintf("member %s of %s is now %s", quoteKey(s.Member.Name), quoteKey(s.Key), now)
+		return fmt.Sprintf("%s %s of %s is now %s", partNoun(m.Kind), quoteKey(m.Name), quoteKey(s.Key), now)
 	}
 	return fmt.Sprintf("%s is now %s", quoteKey(s.Key), s.Shape())
 }

@@ -138,7 +138,7 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 			f.pttlN = redis.NewIntCmd(ctx, "pttl", k)
 			_ = pipe.Process(ctx, f.pttlN)
 			if m := memberAt(members, i); m != nil {
-				f.member = queueMemberReads(ctx, pipe, k, m, true)
+				f.member = queueMemberReads(ctx, pipe, k, m, true, false)
 				continue
 			}
 			f.exp = redis.NewIntCmd(ctx, "pexpiretime", k)
@@ -187,6 +187,13 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 			return nil, redisErr("reading PEXPIRETIME of "+quoteKey(k), err)
 		}
 		states[i] = s
+	}
+	parts := make([]memberReads, len(firsts))
+	for i, f := range firsts {
+		parts[i] = f.member
+	}
+	if err := r.readFieldValues(ctx, p, conn, db, states, parts); err != nil {
+		return nil, err
 	}
 	// The keys of one action describe one thing (a leaderboard entry: the
 	// board, its metadata, its cached high score): if any is sensitive, so

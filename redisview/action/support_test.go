@@ -410,7 +410,7 @@ func TestAppliesTo(t *testing.T) {
 			names = append(names, k.Name())
 		}
 	}
-	if got := strings.Join(names, " "); got != "reset-limit force-unlock remove-leaderboard-entry undo" {
+	if got := strings.Join(names, " "); got != "reset-limit force-unlock remove-leaderboard-entry remove-set-member remove-hash-field undo" {
 		t.Fatalf("applicable kinds: %s", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -56,6 +57,7 @@ type priorKey struct {
 	after  string        // fingerprint the action left
 	member *MemberState  // recorded by one member of a sorted set; absent is !member.Present
 	snap   *Snapshot     // the prior value element-wise, where DUMP was refused
+	expiry time.Time     // a part's key: when the key would have expired (zero: no TTL)
 	// snapshotRead: the state the action left was read element-wise, so it
 	// is read so again to compare.
 	snapshotRead bool
@@ -133,11 +135,17 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 			return nil, u.refuse(id, fmt.Sprintf("the state the action left %s in was not recorded", quoteKey(t.Key)))
 		case t.Member != nil:
 			m := *t.Member
-			if _, ok := parseScore(m.Score); m.Present && !ok {
-				return nil, u.refuse(id, fmt.Sprintf("the recorded score of member %s of %s is damaged", quoteKey(m.Name), quoteKey(t.Key)))
+			if why := damagedPart(m); why != "" {
+				return nil, u.refuse(id, fmt.Sprintf("the recorded %s %s of %s is damaged (%s)", partNoun(m.Kind), quoteKey(m.Name), quoteKey(t.Key), why))
 			}
 			pk.member, pk.absent = &m, !m.Present
-			p.members[t.Key] = MemberRef{Name: m.Name, Desc: descending(env, req.DB, t.Key)}
+			p.members[t.Key] = MemberRef{Kind: m.Kind, Name: m.Name, Bits: m.Offsets, Desc: descending(env, req.DB, t.Key)}
+			if t.PTTL >= 0 {
+				// Only used if the key is gone when undo runs: the part then
+				// comes back in a key with the time the key had left.
+				expiry := intent.Time.Add(time.Duration(t.PTTL) * time.Millisecond)
+				pk.ttl, pk.expiry = expiry.Sub(env.Now), expiry
+			}
 		case !pk.absent:
 			if t.Snapshot != nil {
 				if !t.Snapshot.valid() || t.Snapshot.Type != t.Type {
@@ -211,23 +219,88 @@ func (p undoPlan) Describe(states []State) ([]Change, error) {
 	return out, nil
 }
 
-// describeMember says how a member-level key is put back: only the member,
-// only if it is as the action left it.
+// describeMember says how a part is put back: only the part, only if it
+// is as the action left it.
 func (p undoPlan) describeMember(pk priorKey, s State) (Change, error) {
-	name, key := quoteKey(pk.member.Name), quoteKey(s.Key)
+	m := pk.member
+	noun, name, key := partNoun(m.Kind), quoteKey(m.Name), quoteKey(s.Key)
 	if !s.matches(pk.after) {
 		if pk.after == fpAbsent && s.Member != nil && s.Member.Present {
-			return Change{}, notUndoablef("record %s: member %s of %s was added again since the action (now %s), by the application or someone else; restoring the recorded entry would overwrite it",
-				p.record, name, key, memberShape(s.Member))
+			return Change{}, notUndoablef("record %s: %s %s of %s was added again since the action (now %s), by the application or someone else; restoring the recorded entry would overwrite it",
+				p.record, noun, name, key, memberShape(s.Member))
 		}
 		return Change{}, notUndoablef("record %s: %s changed since the action; undoing would discard that later change", p.record, changedText(s))
 	}
-	if pk.absent {
-		return Change{Key: s.Key, Op: "remove-member", After: "member " + name + " absent", Before: s,
-			Text: fmt.Sprintf("REMOVE member %s from %s, which it was not in before the action (now %s; %s)", name, key, memberShape(s.Member), s.Shape())}, nil
+	if !s.Exists() && !pk.expiry.IsZero() && pk.ttl <= 0 {
+		return Change{}, notUndoablef("record %s: %s would have expired at %s anyway; restoring %s %s now would bring back state the application has moved past",
+			p.record, key, pk.expiry.UTC().Format("2006-01-02 15:04:05 UTC"), noun, name)
 	}
-	return Change{Key: s.Key, Op: "add-member", After: "member " + name + ", score " + pk.member.Score, Before: s,
-		Text: fmt.Sprintf("ADD member %s back to %s with score %s, as before the action (now absent; %s)", name, key, pk.member.Score, s.Shape())}, nil
+	ttl := ""
+	if !s.Exists() && pk.ttl > 0 {
+		ttl = ", TTL " + FormatTTL(pk.ttl.Round(time.Second))
+	}
+	switch {
+	case m.Kind == PartBits:
+		return Change{Key: s.Key, Op: "set-bits", After: "bits " + m.Bits, Before: s,
+			Text: fmt.Sprintf("SET BITS %s of %s back to %s, as before the action (now %s; %s%s)", name, key, m.Bits, memberShape(s.Member), s.Shape(), ttl)}, nil
+	case pk.absent:
+		return Change{Key: s.Key, Op: "remove-member", After: noun + " " + name + " absent", Before: s,
+			Text: fmt.Sprintf("REMOVE %s %s from %s, which it was not in before the action (now %s; %s)", noun, name, key, memberShape(s.Member), s.Shape())}, nil
+	}
+	what := ""
+	switch m.Kind {
+	case PartZMember:
+		what = " with score " + m.Score
+	case PartHField:
+		what = fmt.Sprintf(" with its value (%d bytes)", len(m.Value))
+	}
+	return Change{Key: s.Key, Op: "add-member", After: noun + " " + name + " back" + what, Before: s,
+		Text: fmt.Sprintf("ADD %s %s back to %s%s, as before the action (now absent; %s%s)", noun, name, key, what, s.Shape(), ttl)}, nil
+}
+
+// damagedPart says what is wrong with a recorded part, or "".
+func damagedPart(m MemberState) string {
+	switch m.Kind {
+	case PartZMember:
+		if _, ok := parseScore(m.Score); m.Present && !ok {
+			return "bad score"
+		}
+	case PartSMember, PartHField:
+	case PartBits:
+		if len(m.Offsets) == 0 || len(m.Offsets) > maxPartBits || len(m.Bits) != len(m.Offsets) || strings.Trim(m.Bits, "01") != "" {
+			return "bits do not match their offsets"
+		}
+		for _, off := range m.Offsets {
+			if off < 0 || off >= 1<<32 {
+				return "offset out of range"
+			}
+		}
+	default:
+		return "unknown kind " + m.Kind
+	}
+	return ""
+}
+
+// restorePart queues the writes that put a part back.
+func restorePart(ctx context.Context, tx redis.Pipeliner, key string, m *MemberState) {
+	switch {
+	case m.Kind == PartBits:
+		for i, off := range m.Offsets {
+			tx.SetBit(ctx, key, off, int(m.Bits[i]-'0'))
+		}
+	case m.Kind == PartSMember && m.Present:
+		tx.SAdd(ctx, key, m.Name)
+	case m.Kind == PartSMember:
+		tx.SRem(ctx, key, m.Name)
+	case m.Kind == PartHField && m.Present:
+		tx.HSet(ctx, key, m.Name, m.Value)
+	case m.Kind == PartHField:
+		tx.HDel(ctx, key, m.Name)
+	case m.Present:
+		tx.Do(ctx, "zadd", key, m.Score, m.Name)
+	default:
+		tx.ZRem(ctx, key, m.Name)
+	}
 }
 
 // descending reports whether the sorted set key ranks from the highest
@@ -245,13 +318,12 @@ func descending(env Env, db int, key string) bool {
 	return true
 }
 
-func (p undoPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
-	for _, pk := range p.priors {
+func (p undoPlan) Apply(ctx context.Context, tx redis.Pipeliner, states []State) {
+	for i, pk := range p.priors {
 		if pk.member != nil {
-			if pk.member.Present {
-				tx.Do(ctx, "zadd", pk.key, pk.member.Score, pk.member.Name)
-			} else {
-				tx.ZRem(ctx, pk.key, pk.member.Name)
+			restorePart(ctx, tx, pk.key, pk.member)
+			if states[i].Type == "none" && pk.ttl > 0 {
+				tx.PExpire(ctx, pk.key, pk.ttl)
 			}
 			continue
 		}
