@@ -88,6 +88,9 @@ func (a *App) keyPage(c echo.Context) error {
 			if ap, ok := k.(interface{ AppliesTo(*schema.Family) bool }); ok && !ap.AppliesTo(fam) {
 				continue
 			}
+			if kt, ok := k.(interface{ KeyType() string }); ok && kt.KeyType() != info.Type {
+				continue // a member of a set is removed only from a set
+			}
 			f := views.ActionForm{Kind: k.Name(), Title: k.Title(), Danger: k.Requires() == action.Admin}
 			for _, arg := range k.Args() {
 				f.Args = append(f.Args, views.ArgField{Name: arg.Name, Help: arg.Help})

@@ -40,6 +40,9 @@ func (RemoveSetMember) Args() []Arg {
 // describes (the plan checks the type).
 func (RemoveSetMember) AppliesTo(f *schema.Family) bool { return f == nil || f.Type == "set" }
 
+// KeyType is the Redis type of the keys it acts on, for offering it.
+func (RemoveSetMember) KeyType() string { return "set" }
+
 func (k RemoveSetMember) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
 	return planPart(k, req, ArgMember, PartSMember)
 }
@@ -54,6 +57,9 @@ func (RemoveHashField) Args() []Arg {
 // AppliesTo is true for families of type hash, and for keys no pack
 // describes.
 func (RemoveHashField) AppliesTo(f *schema.Family) bool { return f == nil || f.Type == "hash" }
+
+// KeyType is the Redis type of the keys it acts on, for offering it.
+func (RemoveHashField) KeyType() string { return "hash" }
 
 func (k RemoveHashField) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
 	return planPart(k, req, ArgField, PartHField)
