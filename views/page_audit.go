@@ -1,0 +1,32 @@
+package views
+
+import (
+	"net/url"
+	"strconv"
+)
+
+// outcomeClass colours an audit record by how it ended.
+func outcomeClass(outcome string) string {
+	switch outcome {
+	case "ok":
+		return "bg-emerald-50 text-emerald-800 ring-1 ring-emerald-200"
+	case "":
+		return "bg-slate-100 text-slate-700"
+	default:
+		return "bg-rose-50 text-rose-800 ring-1 ring-rose-200"
+	}
+}
+
+func outcomeSuffix(outcome string) string {
+	if outcome == "" {
+		return ""
+	}
+	return ": " + outcome
+}
+
+// undoURL opens the confirmation step of undoing an audit record (a GET:
+// the preview changes nothing).
+func undoURL(conn string, db int, id string) string {
+	q := url.Values{"conn": {conn}, "db": {strconv.Itoa(db)}, "record": {id}}
+	return "/actions/undo?" + q.Encode()
+}
