@@ -82,7 +82,7 @@ func (a *App) keyPage(c echo.Context) error {
 		vm.ActionsNote = "Actions are not configured."
 	default:
 		for _, k := range a.actions.Kinds() {
-			if k.Name() == "undo" || !a.actions.Allowed(act, k.Name()) {
+			if k.Name() == action.KindUndo || !a.actions.Allowed(act, k.Name()) {
 				continue
 			}
 			if ap, ok := k.(interface{ AppliesTo(*schema.Family) bool }); ok && !ap.AppliesTo(fam) {
@@ -226,7 +226,7 @@ func (a *App) executeAction(c echo.Context) error {
 		return a.actionFailed(c, err, "/")
 	}
 	back := "/audit"
-	if pv.Request.Key != "" && pv.Kind != "undo" {
+	if pv.Request.Key != "" && pv.Kind != action.KindUndo {
 		back = keyURL(pv.Request.Conn, pv.Request.DB, pv.Request.Key)
 	}
 	conn, err := a.conns.Get(pv.Request.Conn)

@@ -77,7 +77,7 @@ func (a *App) auditPage(c echo.Context) error {
 }
 
 func (a *App) auditVM(ctx context.Context, f action.Filter, act action.Actor) views.AuditVM {
-	vm := views.AuditVM{User: f.User, Action: f.Action, Key: f.Key, CanUndo: a.actions != nil && a.actions.Allowed(act, "undo") && !a.auth.ReadOnly}
+	vm := views.AuditVM{User: f.User, Action: f.Action, Key: f.Key, CanUndo: a.actions != nil && a.actions.Allowed(act, action.KindUndo) && !a.auth.ReadOnly}
 	if !f.Since.IsZero() {
 		vm.Since = f.Since.Format(auditTimeLayout)
 	}
@@ -159,6 +159,6 @@ func (a *App) undoPreview(c echo.Context) error {
 	if err != nil || db < 0 || db >= maxDB {
 		return echo.NewHTTPError(http.StatusBadRequest, "db: want a database index.")
 	}
-	req := action.Request{Conn: c.QueryParam("conn"), DB: db, Args: map[string]string{"record": c.QueryParam("record")}}
-	return a.preview(c, "undo", req, "/audit")
+	req := action.Request{Conn: c.QueryParam("conn"), DB: db, Args: map[string]string{action.ArgRecord: c.QueryParam("record")}}
+	return a.preview(c, action.KindUndo, req, "/audit")
 }

@@ -28,7 +28,7 @@ const (
 	lbMarkFor    = 5 * time.Second // how long a moved row stays marked
 	lbTopicKind  = "lb"
 	lbListTopic  = "leaderboards:all"
-	removeKind   = "remove-leaderboard-entry"
+	removeKind   = action.KindRemoveLeaderboardEntry
 	coldStartMsg = "The application may rebuild this leaderboard from its database on a cache miss (cold start): an entry removed here can come back unless it is removed there too."
 )
 

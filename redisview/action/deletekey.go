@@ -10,7 +10,7 @@ import (
 // DeleteKey removes one key of any type.
 type DeleteKey struct{}
 
-func (DeleteKey) Name() string   { return "delete-key" }
+func (DeleteKey) Name() string   { return KindDeleteKey }
 func (DeleteKey) Title() string  { return "Delete key" }
 func (DeleteKey) Requires() Role { return Admin }
 func (DeleteKey) Args() []Arg    { return nil }

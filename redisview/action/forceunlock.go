@@ -27,7 +27,7 @@ import (
 // undo the release like a delete.
 type ForceUnlock struct{}
 
-func (ForceUnlock) Name() string   { return "force-unlock" }
+func (ForceUnlock) Name() string   { return KindForceUnlock }
 func (ForceUnlock) Title() string  { return "Force-release lock" }
 func (ForceUnlock) Requires() Role { return Support }
 func (ForceUnlock) Args() []Arg    { return nil }

@@ -27,11 +27,11 @@ import (
 // miss, so the preview reminds that the row must go there too.
 type RemoveLeaderboardEntry struct{}
 
-func (RemoveLeaderboardEntry) Name() string   { return "remove-leaderboard-entry" }
+func (RemoveLeaderboardEntry) Name() string   { return KindRemoveLeaderboardEntry }
 func (RemoveLeaderboardEntry) Title() string  { return "Remove leaderboard entry" }
 func (RemoveLeaderboardEntry) Requires() Role { return Support }
 func (RemoveLeaderboardEntry) Args() []Arg {
-	return []Arg{{Name: "member", Help: "the member to remove, exactly as stored in the sorted set (a user id)", Data: true}}
+	return []Arg{{Name: ArgMember, Help: "the member to remove, exactly as stored in the sorted set (a user id)", Data: true}}
 }
 
 const leaderboardKeys = "leaderboards (role leaderboard)"
@@ -46,10 +46,10 @@ func (RemoveLeaderboardEntry) AppliesTo(f *schema.Family) bool {
 }
 
 func (k RemoveLeaderboardEntry) Plan(_ context.Context, env Env, req Request) (Plan, error) {
-	if err := checkArgs(req, "member"); err != nil {
+	if err := checkArgs(req, ArgMember); err != nil {
 		return nil, err
 	}
-	member := req.Args["member"]
+	member := req.Args[ArgMember]
 	switch {
 	case member == "":
 		return nil, invalidf("member is required")

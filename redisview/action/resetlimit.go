@@ -33,7 +33,7 @@ import (
 // sensitive key's).
 type ResetLimit struct{}
 
-func (ResetLimit) Name() string   { return "reset-limit" }
+func (ResetLimit) Name() string   { return KindResetLimit }
 func (ResetLimit) Title() string  { return "Reset limit" }
 func (ResetLimit) Requires() Role { return Support }
 func (ResetLimit) Args() []Arg    { return nil }

@@ -11,18 +11,18 @@ import (
 // SetTTL gives a key a new lifetime, or removes its TTL ("persist").
 type SetTTL struct{}
 
-func (SetTTL) Name() string   { return "set-ttl" }
+func (SetTTL) Name() string   { return KindSetTTL }
 func (SetTTL) Title() string  { return "Set TTL" }
 func (SetTTL) Requires() Role { return Admin }
 func (SetTTL) Args() []Arg {
-	return []Arg{{Name: "ttl", Help: `a duration from 1s to 365d (90s, 10m, 2h, 7d, 1d12h), or "persist" to remove the TTL`}}
+	return []Arg{{Name: ArgTTL, Help: `a duration from 1s to 365d (90s, 10m, 2h, 7d, 1d12h), or "persist" to remove the TTL`}}
 }
 
 func (SetTTL) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
-	if err := checkArgs(req, "ttl"); err != nil {
+	if err := checkArgs(req, ArgTTL); err != nil {
 		return nil, err
 	}
-	raw, ok := req.Args["ttl"]
+	raw, ok := req.Args[ArgTTL]
 	if !ok {
 		return nil, invalidf("ttl is required")
 	}

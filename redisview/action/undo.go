@@ -30,16 +30,16 @@ import (
 // or when a recorded value is damaged.
 type Undo struct{}
 
-func (Undo) Name() string   { return "undo" }
+func (Undo) Name() string   { return KindUndo }
 func (Undo) Title() string  { return "Undo" }
 func (Undo) Requires() Role { return Admin }
 func (Undo) Args() []Arg {
-	return []Arg{{Name: "record", Help: "the id of the successful outcome record to undo"}}
+	return []Arg{{Name: ArgRecord, Help: "the id of the successful outcome record to undo"}}
 }
 
 // UndoRequest is the request to undo an outcome record.
 func UndoRequest(rec Record) Request {
-	req := Request{Conn: rec.Conn, DB: rec.DB, Args: map[string]string{"record": rec.ID}}
+	req := Request{Conn: rec.Conn, DB: rec.DB, Args: map[string]string{ArgRecord: rec.ID}}
 	if len(rec.Keys) > 0 {
 		req.Key = rec.Keys[0]
 	}
@@ -89,10 +89,10 @@ func (Undo) refuse(id, why string) error {
 }
 
 func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
-	if err := checkArgs(req, "record"); err != nil {
+	if err := checkArgs(req, ArgRecord); err != nil {
 		return nil, err
 	}
-	id := req.Args["record"]
+	id := req.Args[ArgRecord]
 	if id == "" {
 		return nil, invalidf("record is required")
 	}
