@@ -10,6 +10,10 @@ import (
 // DeleteKey removes one key of any type.
 type DeleteKey struct{}
 
+func init() {
+	Register(DeleteKey{})
+}
+
 func (DeleteKey) Name() string   { return KindDeleteKey }
 func (DeleteKey) Title() string  { return "Delete key" }
 func (DeleteKey) Requires() Role { return Admin }

@@ -27,6 +27,10 @@ import (
 // undo the release like a delete.
 type ForceUnlock struct{}
 
+func init() {
+	Register(ForceUnlock{})
+}
+
 func (ForceUnlock) Name() string   { return KindForceUnlock }
 func (ForceUnlock) Title() string  { return "Force-release lock" }
 func (ForceUnlock) Requires() Role { return Support }

@@ -16,6 +16,11 @@ import (
 // the audit records the member, never the whole set, and undo adds it back.
 type RemoveSetMember struct{}
 
+func init() {
+	Register(RemoveSetMember{})
+	Register(RemoveHashField{})
+}
+
 // RemoveHashField deletes one field of a hash, leaving the others: one
 // stale entry of a config hash, one counter of a stats hash. Recorded and
 // undone by that field alone (MemberPlan), like RemoveSetMember.

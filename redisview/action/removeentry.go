@@ -27,6 +27,10 @@ import (
 // miss, so the preview reminds that the row must go there too.
 type RemoveLeaderboardEntry struct{}
 
+func init() {
+	Register(RemoveLeaderboardEntry{})
+}
+
 func (RemoveLeaderboardEntry) Name() string   { return KindRemoveLeaderboardEntry }
 func (RemoveLeaderboardEntry) Title() string  { return "Remove leaderboard entry" }
 func (RemoveLeaderboardEntry) Requires() Role { return Support }

@@ -33,6 +33,10 @@ import (
 // sensitive key's).
 type ResetLimit struct{}
 
+func init() {
+	Register(ResetLimit{})
+}
+
 func (ResetLimit) Name() string   { return KindResetLimit }
 func (ResetLimit) Title() string  { return "Reset limit" }
 func (ResetLimit) Requires() Role { return Support }

@@ -34,7 +34,7 @@ type Options struct {
 	Secret []byte
 	// ReadOnly refuses every action for every role.
 	ReadOnly bool
-	// Kinds are registered after the built-in ones.
+	// Kinds are offered after the registered ones (see Register).
 	Kinds []Kind
 	// Now is the clock; default time.Now.
 	Now func() time.Time
@@ -82,7 +82,7 @@ func New(audit *redis.Client, opts Options) *Runner {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("keydeck/action/fingerprint/v1"))
 	r.secret = m.Sum(nil)
-	for _, k := range append([]Kind{DeleteKey{}, SetTTL{}, ResetLimit{}, ForceUnlock{}, RemoveLeaderboardEntry{}, RemoveSetMember{}, RemoveHashField{}, Undo{}}, opts.Kinds...) {
+	for _, k := range append(registered(), opts.Kinds...) {
 		if _, dup := r.kinds[k.Name()]; dup {
 			panic("action: kind " + k.Name() + " registered twice")
 		}

@@ -11,6 +11,10 @@ import (
 // SetTTL gives a key a new lifetime, or removes its TTL ("persist").
 type SetTTL struct{}
 
+func init() {
+	Register(SetTTL{})
+}
+
 func (SetTTL) Name() string   { return KindSetTTL }
 func (SetTTL) Title() string  { return "Set TTL" }
 func (SetTTL) Requires() Role { return Admin }

@@ -30,6 +30,10 @@ import (
 // or when a recorded value is damaged.
 type Undo struct{}
 
+func init() {
+	Register(Undo{})
+}
+
 func (Undo) Name() string   { return KindUndo }
 func (Undo) Title() string  { return "Undo" }
 func (Undo) Requires() Role { return Admin }
