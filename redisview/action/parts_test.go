@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // setBits sets bits of a string to 1, as a ban sets a name's bloom bits: a
@@ -138,6 +139,62 @@ func TestPartRoundTrips(t *testing.T) {
 			wantErr(t, err, ErrChanged, `field "g"`)
 			if c.HGet(f.ctx, "p:hash", "g").Val() != "4" {
 				t.Fatal("a changed field was removed")
+			}
+		})
+	}
+}
+
+// A group of keys — a leaderboard entry: the member of the board, its
+// metadata hash, its cached high score — round-trips as one action with
+// DUMP, without DUMP/RESTORE and on the embedded demo, while the demo's
+// simulator keeps writing to other boards of the same database.
+func TestGroupRoundTrips(t *testing.T) {
+	f := setup(t, Options{})
+	if err := f.db(0).Do(f.ctx, "acl", "setuser", "nodump", "on", ">pw", "~*", "&*", "+@all", "-dump", "-restore").Err(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := demo.Start(f.ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	demoOpts, _ := redis.ParseURL(d.Connections()[0].URL + "/14")
+	demoOpts.DisableIdentity = true
+	const board, member = "mg:score:leaderboard:roundtrip", "rt\xffplayer"
+	meta, high := "mg:score:user-meta:roundtrip:"+member, "mg:score:high:roundtrip:"+member
+	for _, path := range []struct {
+		name, url string
+		data      *redis.Client
+	}{
+		{"dump", f.target.URL(14), f.db(14)},
+		{"acl-without-dump", fmt.Sprintf("redis://nodump:pw@%s/14", f.target.Addr), f.db(14)},
+		{"embedded-demo", d.Connections()[0].URL + "/14", redis.NewClient(demoOpts)},
+	} {
+		t.Run(path.name, func(t *testing.T) {
+			f.conn = f.open(path.url)
+			f.conn.ForcePack(schema.BuiltinPack("eisland"))
+			c := path.data
+			c.Del(f.ctx, board, meta, high)
+			c.ZAdd(f.ctx, board, redis.Z{Score: 5000, Member: member}, redis.Z{Score: 10, Member: "other"})
+			c.HSet(f.ctx, meta, "score", "5000", "moves", "77")
+			c.Expire(f.ctx, meta, time.Hour)
+			c.Set(f.ctx, high, "5000", 50*time.Minute)
+			want := map[string]string{}
+			for _, k := range []string{board, meta, high} {
+				want[k] = value(t, c, k)
+			}
+			f.mustRun(support, KindRemoveLeaderboardEntry, f.req(14, board, ArgMember, member))
+			if c.ZScore(f.ctx, board, member).Err() != redis.Nil || c.Exists(f.ctx, meta, high).Val() != 0 {
+				t.Fatal("entry not removed whole")
+			}
+			f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+			for k, w := range want {
+				if got := value(t, c, k); got != w {
+					t.Fatalf("%q after undo: %s, want %s", k, got, w)
+				}
+			}
+			if ttl := c.PTTL(f.ctx, meta).Val(); ttl < 59*time.Minute || ttl > time.Hour {
+				t.Fatalf("metadata TTL after undo %v", ttl)
 			}
 		})
 	}
