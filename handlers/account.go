@@ -10,6 +10,7 @@ import (
 
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // accountPage shows who is signed in and how to end sessions: one's own
@@ -27,8 +28,8 @@ func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) erro
 	switch id.Via {
 	case "session":
 		vm.Via = "with a password"
-		vm.Since = id.issued.UTC().Format("2006-01-02 15:04:05 UTC")
-		vm.Expires = id.expires.UTC().Format("2006-01-02 15:04:05 UTC")
+		vm.Since = format.Time(id.issued)
+		vm.Expires = format.Time(id.expires)
 	case "proxy":
 		vm.Via = "through the trusted proxy"
 	}
@@ -73,7 +74,7 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 		a.clearSession(c)
 		return c.Redirect(http.StatusSeeOther, "/login")
 	}
-	msg := "Every session of " + target + " opened until " + at.UTC().Format("15:04:05 UTC") + " has ended, on every replica."
+	msg := "Every session of " + target + " opened until " + format.Clock(at) + " has ended, on every replica."
 	if _, known := a.auth.Users.Lookup(target); !known {
 		msg += " (" + target + " is not in the users file.)"
 	}

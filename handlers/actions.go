@@ -14,6 +14,7 @@ import (
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 func actor(c echo.Context) action.Actor {
@@ -49,15 +50,15 @@ func (a *App) keyPage(c echo.Context) error {
 		Type: info.Type, TTL: "none", Memory: "n/a", Size: "n/a", Family: "no family", Role: "—"}
 	vm.PreviewURL = previewURL(conn.Name, db, key)
 	if info.TTL >= 0 {
-		vm.TTL = formatTTL(info.TTL)
+		vm.TTL = format.TTL(info.TTL)
 	}
 	if info.Memory >= 0 {
-		vm.Memory = redisview.FormatBytes(info.Memory)
+		vm.Memory = format.Bytes(info.Memory)
 	} else if memWhy != "" {
 		vm.Memory = "n/a (" + memWhy + ")"
 	}
 	if info.Elements >= 0 {
-		vm.Size = groupDigits(info.Elements) + sizeUnit(info.Type)
+		vm.Size = format.Size(info.Elements, info.Type)
 	}
 	var fam *schema.Family
 	if cls := conn.Classifier(); cls != nil {
@@ -102,17 +103,6 @@ func (a *App) keyPage(c echo.Context) error {
 		}
 	}
 	return render(c, http.StatusOK, views.KeyPage(a.page(c, "Key", conn.Name), vm))
-}
-
-func sizeUnit(t string) string {
-	switch t {
-	case "string":
-		return " bytes"
-	case "hash":
-		return " fields"
-	default:
-		return " elements"
-	}
 }
 
 // sameSiteNavigation admits a GET only when the browser says it comes from

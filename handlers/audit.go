@@ -14,6 +14,7 @@ import (
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 const auditTopicPrefix = "audit"
@@ -108,7 +109,7 @@ func (a *App) auditVM(ctx context.Context, f action.Filter, act action.Actor) vi
 	}
 	for _, r := range recs {
 		vm.Rows = append(vm.Rows, views.AuditRow{
-			ID: r.ID, Time: r.Time.UTC().Format("2006-01-02 15:04:05 UTC"), Phase: r.Phase, User: r.User, Role: r.Role,
+			ID: r.ID, Time: format.Time(r.Time), Phase: r.Phase, User: r.User, Role: r.Role,
 			Action: r.Action, Where: fmt.Sprintf("%s · db%d", r.Conn, r.DB), Keys: r.Keys, Summary: r.Summary,
 			Outcome: r.Outcome, Error: r.Error, UndoneBy: r.UndoneBy, Undoable: r.Undoable(), Conn: r.Conn, DB: r.DB,
 		})

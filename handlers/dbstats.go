@@ -14,6 +14,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // maxDB bounds database indexes from URLs: each index gets its own client
@@ -105,11 +106,11 @@ func pct(part, whole int64) int {
 func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 	vm := views.DBPageVM{
 		Conn: d.Conn, DB: d.DB, WSURL: wsURL(dbTopic(d.Conn, d.DB)), Err: d.Err,
-		Total:     optString(mapOpt(d.TotalKeys, groupDigits)),
-		Budget:    fmt.Sprintf("sweep budget %s keys/s, SCAN COUNT %d", groupDigits(int64(d.Budget.KeysPerSec)), d.Budget.Count),
+		Total:     optString(mapOpt(d.TotalKeys, format.Count)),
+		Budget:    "sweep budget " + format.Count(int64(d.Budget.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(d.Budget.Count)),
 		Estimated: d.Estimated,
-		ViolCount: groupDigits(d.ViolCount),
-		UnmCount:  groupDigits(d.UnmCount),
+		ViolCount: format.Count(d.ViolCount),
+		UnmCount:  format.Count(d.UnmCount),
 	}
 	switch {
 	case pc.Pack != nil:
@@ -121,13 +122,13 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 	}
 	switch {
 	case d.Estimated:
-		vm.Status = fmt.Sprintf("Estimated from %.0f%% of keys (%s read) — the first sweep is running", d.Coverage*100, groupDigits(d.Seen))
+		vm.Status = "Estimated from " + format.Percent(d.Coverage, 0) + " of keys (" + format.Count(d.Seen) + " read) — the first sweep is running"
 	case d.Pass == 0:
 		vm.Status = "Sweeping…"
 	default:
 		// No "N s ago": a fragment that changed every second would be re-sent every tick.
-		vm.Status = fmt.Sprintf("Exact as of the sweep completed at %s; pass %d running, %s keys read",
-			d.CompletedAt.UTC().Format("15:04:05 MST"), d.Pass+1, groupDigits(d.Seen))
+		vm.Status = "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
+			"; pass " + format.Count(int64(d.Pass)+1) + " running, " + format.Plural(d.Seen, "key", "keys") + " read"
 	}
 	if d.Estimated {
 		vm.ViolCount = "≈ " + vm.ViolCount
@@ -140,7 +141,7 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 	allKeys := famKeys + d.UnmCount
 	for _, ds := range d.Domains {
 		vm.Domains = append(vm.Domains, views.ShareRow{
-			Name: ds.Domain, Keys: groupDigits(ds.Count), KeysPct: pct(ds.Count, allKeys),
+			Name: ds.Domain, Keys: format.Count(ds.Count), KeysPct: pct(ds.Count, allKeys),
 			Memory: memString(ds.Memory, d.MemoryWhy), MemPct: pct(ds.Memory, d.Memory),
 		})
 	}
@@ -151,9 +152,9 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 		row := views.FamilyRow{
 			ID: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), Type: f.Family.Type,
 			TTLPolicy: f.Family.TTL.String(), Sensitive: f.Family.Sensitive, Pattern: f.Family.Pattern.String(),
-			Keys: groupDigits(f.Count), KeysPct: pct(f.Count, allKeys),
+			Keys: format.Count(f.Count), KeysPct: pct(f.Count, allKeys),
 			Memory: memString(f.Memory, d.MemoryWhy), MemPct: pct(f.Memory, d.Memory),
-			Violations: groupDigits(f.Violations), HasViol: f.Violations > 0,
+			Violations: format.Count(f.Violations), HasViol: f.Violations > 0,
 		}
 		var peak int64
 		for _, n := range f.TTL {
@@ -164,7 +165,7 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 			if n > 0 && peak > 0 {
 				level = 1 + int(n*3/peak)
 			}
-			row.TTL = append(row.TTL, views.HistCell{Label: redisview.TTLBuckets[i].Label, Count: groupDigits(n), Level: level})
+			row.TTL = append(row.TTL, views.HistCell{Label: redisview.TTLBuckets[i].Label, Count: format.Count(n), Level: level})
 		}
 		vm.Families = append(vm.Families, row)
 	}
@@ -172,17 +173,13 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 		vm.Violations = append(vm.Violations, views.ViolationRow{Key: v.Key, Family: v.Family, Problem: v.Problem, Href: keyHref(d.Conn, d.DB, v.Key)})
 	}
 	for _, u := range d.Unmatched {
-		vm.Unmatched = append(vm.Unmatched, views.PrefixRow{Prefix: u.Prefix, Keys: groupDigits(u.Count), Examples: u.Examples})
+		vm.Unmatched = append(vm.Unmatched, views.PrefixRow{Prefix: u.Prefix, Keys: format.Count(u.Count), Examples: u.Examples})
 	}
 	for _, b := range d.ByMemory {
-		vm.ByMemory = append(vm.ByMemory, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: redisview.FormatBytes(b.Memory), Href: keyHref(d.Conn, d.DB, b.Key)})
+		vm.ByMemory = append(vm.ByMemory, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: format.Bytes(b.Memory), Href: keyHref(d.Conn, d.DB, b.Key)})
 	}
 	for _, b := range d.ByElements {
-		unit := " elements"
-		if b.Type == "string" {
-			unit = " bytes"
-		}
-		vm.ByElements = append(vm.ByElements, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: groupDigits(b.Elements) + unit, Href: keyHref(d.Conn, d.DB, b.Key)})
+		vm.ByElements = append(vm.ByElements, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: format.Size(b.Elements, b.Type), Href: keyHref(d.Conn, d.DB, b.Key)})
 	}
 	if d.MemoryWhy != "" {
 		vm.MemoryNote = "Memory per key is unavailable: " + d.MemoryWhy + "."
@@ -201,5 +198,5 @@ func memString(n int64, why string) string {
 	if why != "" {
 		return "n/a"
 	}
-	return redisview.FormatBytes(n)
+	return format.Bytes(n)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -21,6 +22,17 @@ func TestTTLTextAgreesWithActionMessages(t *testing.T) {
 	} {
 		if got, want := format.Duration(d), action.FormatTTL(d); got != want {
 			t.Errorf("%v: format.Duration %q, action.FormatTTL %q", d, got, want)
+		}
+	}
+}
+
+// redisview.FormatBytes writes sizes into action messages ("larger than
+// 1.0 MiB"); pages use format.Bytes. They agree except where FormatBytes
+// would say "1024.0 KiB" and format.Bytes moves up a unit.
+func TestByteTextAgreesWithDomainMessages(t *testing.T) {
+	for _, n := range []int64{0, 1, 1023, 1024, 1536, 64 << 10, 5 << 20, 3 << 30, 1 << 40} {
+		if got, want := format.Bytes(n), redisview.FormatBytes(n); got != want {
+			t.Errorf("%d: format.Bytes %q, redisview.FormatBytes %q", n, got, want)
 		}
 	}
 }

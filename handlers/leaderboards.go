@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 const (
@@ -267,15 +267,15 @@ func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
 		case len(boards) == 0:
 			g.Note = "No leaderboard keys."
 		case truncated:
-			g.Note = fmt.Sprintf("Showing the first %d leaderboards.", lbListLimit)
+			g.Note = "Showing the first " + format.Count(lbListLimit) + " leaderboards."
 		}
 		for _, b := range boards {
-			it := views.LeaderboardItem{Key: b.Key, DB: b.DB, Family: b.Family, Size: groupDigits(b.Size)}
+			it := views.LeaderboardItem{Key: b.Key, DB: b.DB, Family: b.Family, Size: format.Count(b.Size)}
 			if views.Linkable(b.Key) {
 				it.Href = lbView{conn: conn.Name, db: b.DB, key: b.Key, n: lbDefaultN}.href(0)
 			}
 			if b.HasTop {
-				it.Top, it.TopScore = b.TopMember, formatScore(b.TopScore)
+				it.Top, it.TopScore = b.TopMember, format.Score(b.TopScore)
 			}
 			g.Boards = append(g.Boards, it)
 		}
@@ -321,10 +321,10 @@ func (a *App) leaderboardPage(c echo.Context) error {
 		}
 		lk := &views.LookupVM{Member: m, Found: found}
 		if found {
-			lk.Rank = groupDigits(rank + 1)
+			lk.Rank = format.Count(rank + 1)
 			for _, e := range lw.Entries {
 				if e.Member == m {
-					lk.Score = formatScore(e.Score)
+					lk.Score = format.Score(e.Score)
 				}
 			}
 			lk.Rows = a.lbRows(v, lw, nil, false)
@@ -388,7 +388,7 @@ func (a *App) lbSource(arg string) (func() live.Source, action.Role, error) {
 
 func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]redisview.Move, canRemove bool, st *lbState) views.LeaderboardVM {
 	vm := views.LeaderboardVM{Conn: v.conn, DB: v.db, Key: v.key, Family: w.Family, Start: v.start, N: v.n, NOptions: rowOptions(w.Retained, v.n),
-		WSURL: wsURL(lbTopic(canRemove, v)), Size: groupDigits(w.Size), MetaFields: w.MetaFields, CanRemove: canRemove,
+		WSURL: wsURL(lbTopic(canRemove, v)), Size: format.Count(w.Size), MetaFields: w.MetaFields, CanRemove: canRemove,
 		Note: coldStartMsg, PageURL: v.pageURL()}
 	if err != nil {
 		vm.Err = "Cannot read the leaderboard: " + err.Error()
@@ -408,7 +408,7 @@ func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]red
 	for _, n := range counts {
 		peak = max(peak, n)
 	}
-	vm.ActivityMax = strconv.Itoa(peak)
+	vm.ActivityMax = format.Count(int64(peak))
 	for i, n := range counts {
 		h := 0.0
 		if peak > 0 {
@@ -416,7 +416,7 @@ func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]red
 		}
 		vm.Activity = append(vm.Activity, views.ActivityBar{
 			X: strconv.Itoa(i * 4), Y: strconv.FormatFloat(60-h, 'f', 1, 64), H: strconv.FormatFloat(h, 'f', 1, 64),
-			Title: fmt.Sprintf("%d min ago: %d changes", len(counts)-1-i, n),
+			Title: activityTitle(len(counts)-1-i, n),
 		})
 	}
 	return vm
@@ -445,7 +445,7 @@ func rowOptions(retained int, current int64) []int64 {
 func (a *App) lbRows(v lbView, w redisview.Window, marks map[string]redisview.Move, canRemove bool) []views.LeaderboardRow {
 	var rows []views.LeaderboardRow
 	for _, e := range w.Entries {
-		r := views.LeaderboardRow{Rank: groupDigits(e.Rank + 1), Member: e.Member, Score: formatScore(e.Score)}
+		r := views.LeaderboardRow{Rank: format.Count(e.Rank + 1), Member: e.Member, Score: format.Score(e.Score)}
 		for _, f := range w.MetaFields {
 			r.Meta = append(r.Meta, metaValue(f, e.Meta[f]))
 		}
@@ -454,9 +454,9 @@ func (a *App) lbRows(v lbView, w redisview.Window, marks map[string]redisview.Mo
 			case redisview.MoveNew:
 				r.Move, r.MoveText = "new", "new"
 			case redisview.MoveUp:
-				r.Move, r.MoveText = "up", fmt.Sprintf("▲ %d", mv.From-e.Rank)
+				r.Move, r.MoveText = "up", "▲ "+format.Count(mv.From-e.Rank)
 			case redisview.MoveDown:
-				r.Move, r.MoveText = "down", fmt.Sprintf("▼ %d", e.Rank-mv.From)
+				r.Move, r.MoveText = "down", "▼ "+format.Count(e.Rank-mv.From)
 			}
 		}
 		if canRemove && views.Linkable(e.Member) {
@@ -542,14 +542,6 @@ func sensitiveKey(conn *redisview.Conn, db int, key string) bool {
 	return false
 }
 
-// formatScore shows integers without a fraction.
-func formatScore(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-		return groupDigits(int64(f))
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
 // metaValue renders known metadata fields for people: durations and epoch
 // milliseconds.
 func metaValue(field, v string) string {
@@ -563,9 +555,14 @@ func metaValue(field, v string) string {
 	lf := strings.ToLower(field)
 	switch {
 	case strings.HasSuffix(lf, "ms") && strings.Contains(lf, "duration"):
-		return formatTTL(time.Duration(n) * time.Millisecond)
+		return format.Duration(time.Duration(n) * time.Millisecond)
 	case strings.HasSuffix(lf, "at") && n > 1e12:
-		return time.UnixMilli(n).UTC().Format("2006-01-02 15:04:05 UTC")
+		return format.EpochMillis(n)
 	}
-	return groupDigits(n)
+	return format.Count(n)
+}
+
+// activityTitle labels one minute's bar of the activity chart.
+func activityTitle(minutesAgo, changes int) string {
+	return format.Count(int64(minutesAgo)) + " min ago: " + format.Plural(int64(changes), "change", "changes")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // safeNext keeps post-sign-in redirects on this site: a path, nothing a
@@ -59,7 +60,7 @@ func (a *App) login(c echo.Context) error {
 	if wait := a.auth.Limiter.Attempt(ctx, name, ip); wait > 0 {
 		secs := int(math.Ceil(wait.Seconds()))
 		c.Response().Header().Set("Retry-After", fmt.Sprint(secs))
-		vm.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %d s.", secs)
+		vm.Error = "Too many failed sign-ins. Try again in " + format.Duration(time.Duration(secs)*time.Second) + "."
 		a.log.Warn("sign-in rate limited", "user", name, "remote", ip)
 		return render(c, http.StatusTooManyRequests, views.LoginPage(a.page(c, "Sign in", ""), vm))
 	}

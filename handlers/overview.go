@@ -3,8 +3,6 @@ package handlers
 import (
 	"fmt"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // home lists the connections with their state.
@@ -62,7 +61,7 @@ func statusText(st redisview.Status) string {
 	case st.Up:
 		return "connected"
 	default:
-		return "disconnected since " + st.Since.UTC().Format("15:04:05 MST")
+		return "disconnected since " + format.Clock(st.Since)
 	}
 }
 
@@ -99,7 +98,7 @@ func overviewVM(ov redisview.Overview, now time.Time) views.OverviewVM {
 	}
 	memHint := ""
 	if s.MaxMemory.OK && s.MaxMemory.V > 0 {
-		memHint = "of " + redisview.FormatBytes(s.MaxMemory.V) + " maxmemory"
+		memHint = "of " + format.Bytes(s.MaxMemory.V) + " maxmemory"
 	}
 	peakHint := ""
 	if s.Mode.OK {
@@ -111,18 +110,18 @@ func overviewVM(ov redisview.Overview, now time.Time) views.OverviewVM {
 	}
 	hitHint := ""
 	if s.HitRatio.OK {
-		hitHint = groupDigits(s.Hits) + " hits, " + groupDigits(s.Misses) + " misses"
+		hitHint = format.Plural(s.Hits, "hit", "hits") + ", " + format.Plural(s.Misses, "miss", "misses")
 	}
 	vm.Server = []views.Tile{
 		tile("Version", "version", s.Version, peakHint),
-		tile("Uptime", "uptime", mapOpt(s.Uptime, formatUptime), ""),
-		tile("Memory used", "memory", mapOpt(s.UsedMemory, redisview.FormatBytes), memHint),
-		tile("Memory peak", "memory-peak", mapOpt(s.PeakMemory, redisview.FormatBytes), ""),
-		tile("Ops/sec", "ops", mapOpt(s.OpsPerSec, formatRate), opsHint),
-		tile("Clients", "clients", mapOpt(s.Clients, groupDigits), ""),
-		tile("Hit ratio", "hit-ratio", mapOpt(s.HitRatio, formatPct), hitHint),
-		tile("Evicted keys", "evicted", mapOpt(s.Evicted, groupDigits), ""),
-		tile("Expired keys", "expired", mapOpt(s.Expired, groupDigits), ""),
+		tile("Uptime", "uptime", mapOpt(s.Uptime, format.Uptime), ""),
+		tile("Memory used", "memory", mapOpt(s.UsedMemory, format.Bytes), memHint),
+		tile("Memory peak", "memory-peak", mapOpt(s.PeakMemory, format.Bytes), ""),
+		tile("Ops/sec", "ops", mapOpt(s.OpsPerSec, format.Rate), opsHint),
+		tile("Clients", "clients", mapOpt(s.Clients, format.Count), ""),
+		tile("Hit ratio", "hit-ratio", mapOpt(s.HitRatio, percent1), hitHint),
+		tile("Evicted keys", "evicted", mapOpt(s.Evicted, format.Count), ""),
+		tile("Expired keys", "expired", mapOpt(s.Expired, format.Count), ""),
 		notificationsTile(s, &vm),
 	}
 	vm.Spark = sparks(ov.History)
@@ -131,7 +130,7 @@ func overviewVM(ov redisview.Overview, now time.Time) views.OverviewVM {
 	for _, db := range ov.DBs {
 		total += db.Keys
 	}
-	vm.TotalKeys = groupDigits(total)
+	vm.TotalKeys = format.Count(total)
 	vm.KeyspaceNote = "Source: " + ov.KeyspaceSource
 	if ov.KeyspaceSource == redisview.SourceSweep {
 		vm.KeyspaceNote += " (this server's INFO has no keyspace section)"
@@ -140,15 +139,15 @@ func overviewVM(ov redisview.Overview, now time.Time) views.OverviewVM {
 		row := views.DBRow{
 			Index:   db.Index,
 			Href:    fmt.Sprintf("/c/%s/db/%d", ov.Conn, db.Index),
-			Keys:    groupDigits(db.Keys),
-			Expires: optString(mapOpt(db.Expires, groupDigits)),
-			AvgTTL:  optString(mapOpt(db.AvgTTL, formatTTL)),
+			Keys:    format.Count(db.Keys),
+			Expires: optString(mapOpt(db.Expires, format.Count)),
+			AvgTTL:  optString(mapOpt(db.AvgTTL, format.Duration)),
 		}
 		if total > 0 {
 			row.SharePct = int(db.Keys * 100 / total)
 		}
 		if db.Estimated {
-			row.Note = fmt.Sprintf("estimated from %.0f%% of keys", db.Coverage*100)
+			row.Note = "estimated from " + format.Percent(db.Coverage, 0) + " of keys"
 		}
 		vm.DBs = append(vm.DBs, row)
 	}
@@ -195,60 +194,4 @@ func optString(o redisview.Opt[string]) string {
 	return o.V
 }
 
-// groupDigits renders 1234567 as "1,234,567".
-func groupDigits(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-func formatRate(f float64) string {
-	if f >= 100 {
-		return groupDigits(int64(f + 0.5))
-	}
-	return strconv.FormatFloat(f, 'f', 1, 64)
-}
-
-func formatPct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
-
-// formatUptime is coarse on purpose: a value that changes every second would
-// make every tick's fragment differ and be re-sent.
-func formatUptime(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return "under a minute"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
-	default:
-		return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
-	}
-}
-
-// formatTTL renders a TTL with two units at most.
-func formatTTL(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm %ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
-	default:
-		return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
-	}
-}
+func percent1(ratio float64) string { return format.Percent(ratio, 1) }

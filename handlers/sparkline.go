@@ -6,6 +6,7 @@ import (
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 const sparkW, sparkH = 120.0, 32.0
@@ -23,13 +24,13 @@ func sparks(h []redisview.Sample) []views.Spark {
 	}
 	opsS := views.Spark{Label: "Ops/sec, last 5 min", TestID: "spark-ops", Points: sparkPoints(ops), Empty: "collecting samples…"}
 	if len(ops) > 0 {
-		opsS.Last = formatRate(ops[len(ops)-1])
+		opsS.Last = format.Rate(ops[len(ops)-1])
 	} else {
 		opsS.Last, opsS.Empty = "n/a", "not reported by this server"
 	}
 	memS := views.Spark{Label: "Memory, last 5 min", TestID: "spark-mem", Points: sparkPoints(mem), Empty: "collecting samples…"}
 	if len(mem) > 0 {
-		memS.Last = redisview.FormatBytes(int64(mem[len(mem)-1]))
+		memS.Last = format.Bytes(int64(mem[len(mem)-1]))
 	} else {
 		memS.Last, memS.Empty = "n/a", "not reported by this server"
 	}
