@@ -112,6 +112,7 @@ func (a *App) auditVM(ctx context.Context, f action.Filter, act action.Actor) vi
 			ID: r.ID, Time: format.Time(r.Time), Phase: r.Phase, User: r.User, Role: r.Role,
 			Action: r.Action, Where: fmt.Sprintf("%s · db%d", r.Conn, r.DB), Keys: r.Keys, Summary: r.Summary,
 			Outcome: r.Outcome, Error: r.Error, UndoneBy: r.UndoneBy, Undoable: r.Undoable(), Conn: r.Conn, DB: r.DB,
+			Targets: priorTargets(r),
 		})
 	}
 	return vm

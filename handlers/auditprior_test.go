@@ -1,0 +1,142 @@
+package handlers
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview/action"
+)
+
+func TestPriorWords(t *testing.T) {
+	dump := base64.StdEncoding.EncodeToString(make([]byte, 1229))
+	for _, tc := range []struct {
+		name string
+		t    action.Target
+		want string
+	}{
+		{"dump", action.Target{Key: "k", Type: "hash", Size: 2, Unit: "fields", Prior: dump}, "DUMP of 1.2 KiB (hash, 2 fields)"},
+		{"dump of one member", action.Target{Key: "k", Type: "set", Size: 1, Prior: base64.StdEncoding.EncodeToString([]byte("abcde"))}, "DUMP of 5 B (set, 1 member)"},
+		{"sensitive", action.Target{Key: "k", Type: "string", Sensitive: true, Prior: action.PriorSensitive}, "sensitive: not recorded"},
+		{"sensitive marker only", action.Target{Key: "k", Prior: action.PriorSensitive}, "sensitive: not recorded"},
+		{"snapshot", action.Target{Key: "k", Type: "hash", Snapshot: &action.Snapshot{Type: "hash", Elems: []string{"score", "4096"}}}, `hash of 1 field: "score"="4096"`},
+		{"absent", action.Target{Key: "k", Type: "none", PTTL: -2}, "absent"},
+		{"zset member", action.Target{Key: "k", Member: &action.MemberState{Name: "ann", Present: true, Score: "1e+06"}}, "score 1,000,000"},
+		{"zset member infinite", action.Target{Key: "k", Member: &action.MemberState{Name: "ann", Present: true, Score: "-Inf"}}, "score -inf"},
+		{"zset member absent", action.Target{Key: "k", Member: &action.MemberState{Name: "ann"}}, "not on the sorted set"},
+		{"set member", action.Target{Key: "k", Member: &action.MemberState{Kind: action.PartSMember, Name: "ann", Present: true}}, "a member of the set"},
+		{"hash field", action.Target{Key: "k", Member: &action.MemberState{Kind: action.PartHField, Name: "f", Present: true, Value: "v\xff"}}, `field value "v\xff"`},
+		{"long hash field", action.Target{Key: "k", Member: &action.MemberState{Kind: action.PartHField, Name: "f", Present: true, Value: strings.Repeat("x", 100)}}, `field value "` + strings.Repeat("x", 60) + `"…`},
+		{"bits", action.Target{Key: "k", Member: &action.MemberState{Kind: action.PartBits, Name: "ann", Offsets: []int64{5, 1048576}, Bits: "10", Present: true}}, "bits 10 at offsets 5, 1,048,576"},
+	} {
+		if got := priorWords(tc.t); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	rec := action.Record{Phase: action.PhaseIntent, Targets: []action.Target{
+		{Key: "a", PTTL: 3_600_000, Type: "string", Prior: "AAAA"},
+		{Key: "b", PTTL: -1, Member: &action.MemberState{Name: "m", Present: true, Score: "3"}},
+		{Key: "c", PTTL: -2, Type: "none"},
+	}}
+	got := priorTargets(rec)
+	if len(got) != 3 || got[0].TTL != "TTL 1h" || got[1].TTL != "no TTL" || got[1].Part != "m" || got[2].TTL != "" || got[2].Prior != "absent" {
+		t.Errorf("priorTargets = %+v", got)
+	}
+	rec.Phase = action.PhaseOutcome
+	if got := priorTargets(rec); len(got) != 0 {
+		t.Errorf("an outcome record shows prior state: %+v", got)
+	}
+}
+
+// Deleting a hash and a sensitive key through the pages, the audit page's
+// intent row says what was recorded of each: the DUMP's size where the
+// server allows DUMP, the fields in words where the connection's ACL user
+// may not DUMP, and never anything of the sensitive key.
+func TestAuditPageShowsRecordedPriorState(t *testing.T) {
+	for _, tc := range []struct {
+		name, user string
+		hashPrior  func(string) bool
+	}{
+		{"dump", "", func(s string) bool {
+			return strings.HasPrefix(s, "DUMP of ") && strings.HasSuffix(s, " B (hash, 2 fields)")
+		}},
+		{"no dump", "nodump", func(s string) bool {
+			return strings.HasPrefix(s, "hash of 2 fields: ") && strings.Contains(s, `"score"="4096"`) && strings.Contains(s, `"moves"="300"`)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := redistest.Start(t)
+			ctx := context.Background()
+			connURL := rs.URL(0)
+			if tc.user != "" {
+				if err := rs.Client(0).Do(ctx, "acl", "setuser", tc.user, "on", ">pw", "~*", "&*", "+@all", "-dump").Err(); err != nil {
+					t.Fatal(err)
+				}
+				connURL = "redis://" + tc.user + ":pw@" + rs.Addr + "/0"
+			}
+			f := newAuthFixtureURL(t, rs, connURL, nil)
+			hash, secret := "mg:score:user-meta:2048:李雷", "totp:security:secret:plain:ann"
+			rs.Client(14).HSet(ctx, hash, "score", "4096", "moves", "300")
+			rs.Client(14).Expire(ctx, hash, time.Hour)
+			rs.Client(5).Set(ctx, secret, "JBSWY3DPEHPK3PXP", 0)
+
+			br := newBrowser(t, f.srv.URL)
+			br.login("ada", "right-password")
+			tok := br.csrf("/")
+			for _, k := range []struct {
+				db  string
+				key string
+			}{{"14", hash}, {"5", secret}} {
+				code, _, body := br.do(http.MethodPost, "/actions/preview", url.Values{"_csrf": {tok}, "kind": {action.KindDeleteKey}, "conn": {"main"}, "db": {k.db}, "key": {k.key}})
+				if code != http.StatusOK {
+					t.Fatalf("preview delete %s: %d %.300s", k.key, code, body)
+				}
+				m := regexpToken.FindStringSubmatch(body)
+				if m == nil {
+					t.Fatal("no confirmation token")
+				}
+				if code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
+					t.Fatalf("execute delete %s: %d %.300s", k.key, code, body)
+				}
+			}
+
+			code, _, body := br.do(http.MethodGet, "/audit?action="+action.KindDeleteKey, nil)
+			if code != http.StatusOK {
+				t.Fatalf("audit page: %d", code)
+			}
+			if strings.Contains(body, "JBSWY3DPEHPK3PXP") {
+				t.Fatal("the audit page shows a sensitive value")
+			}
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			priors := map[string]string{}
+			doc.Find(`[data-testid="audit-target"]`).Each(func(_ int, s *goquery.Selection) {
+				priors[strings.TrimSpace(s.Find(`[data-testid="audit-target-key"]`).Text())] = s.Find(`[data-testid="audit-target-prior"]`).Text()
+				if s.Find(`[data-testid="audit-target-key"]`).Text() != "" && !strings.Contains(s.Text(), "TTL") {
+					t.Errorf("target %q says nothing of its TTL: %q", s.Find(`[data-testid="audit-target-key"]`).Text(), s.Text())
+				}
+			})
+			if len(priors) != 2 {
+				t.Fatalf("prior states shown: %q", priors)
+			}
+			if got := priors[hash]; !tc.hashPrior(got) {
+				t.Errorf("hash recorded as %q", got)
+			}
+			if got := priors[secret]; got != "sensitive: not recorded" {
+				t.Errorf("secret recorded as %q", got)
+			}
+			if n := doc.Find(`[data-testid="audit-row"]`).Length(); n != 4 {
+				t.Errorf("%d audit rows, want an intent and an outcome per delete", n)
+			}
+		})
+	}
+}
