@@ -10,6 +10,7 @@ import (
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -28,6 +29,12 @@ type Deps struct {
 	Actions *action.Runner
 	// Sweepers keep per-database statistics.
 	Sweepers *redisview.Sweepers
+	// Leaderboards knows each connection's leaderboard keys (required).
+	Leaderboards *leaderboard.Index
+	// KeyWatch is told which keys live topics show, so that keyspace
+	// notifications (KeyWatch.Listen, started by the caller) kick them;
+	// nil: topics only poll.
+	KeyWatch *redisview.KeyWatch
 	Log      *slog.Logger
 	Auth     Auth
 	Demo     bool
@@ -56,9 +63,9 @@ type App struct {
 	// poller restarts.
 	overviews map[string]*redisview.OverviewReader
 	topics    *topics
-	lbStates  lbStates
-	lbIndex   lbIndex
-	lbWatch   lbWatch
+	lbTracker leaderboard.Tracker
+	lbIndex   *leaderboard.Index
+	keyWatch  *redisview.KeyWatch
 	shares    *liveShares // each user's and address's live views
 }
 
@@ -67,7 +74,6 @@ func New(d Deps) *App {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	watch := d.Ctx != nil
 	if d.Ctx == nil {
 		d.Ctx = context.Background()
 	}
@@ -96,6 +102,12 @@ func New(d Deps) *App {
 	if d.Auth.Users != nil && d.Auth.Sessions == nil {
 		panic("handlers: Auth.Sessions is required with Users")
 	}
+	if d.Leaderboards == nil {
+		panic("handlers: Deps.Leaderboards is required")
+	}
+	if d.KeyWatch == nil {
+		d.KeyWatch = &redisview.KeyWatch{}
+	}
 	a := &App{
 		conns:     d.Conns,
 		hub:       d.Hub,
@@ -108,6 +120,8 @@ func New(d Deps) *App {
 		now:       d.Now,
 		ctx:       d.Ctx,
 		overviews: map[string]*redisview.OverviewReader{},
+		lbIndex:   d.Leaderboards,
+		keyWatch:  d.KeyWatch,
 		shares:    newLiveShares(),
 	}
 	for _, c := range d.Conns.All() {
@@ -116,16 +130,5 @@ func New(d Deps) *App {
 		c.OnChange(func(redisview.Status) { a.hub.Kick(overviewTopic(c.Name)) })
 	}
 	a.topics = newTopics(a)
-	if watch {
-		// Keyspace notifications (where the server publishes them) refresh
-		// open leaderboards at once instead of at their next tick.
-		for _, c := range d.Conns.All() {
-			go c.WatchKeyspace(d.Ctx, func(db int, key string) {
-				for _, t := range a.lbWatch.topics(c.Name, db, key) {
-					a.hub.Kick(t)
-				}
-			})
-		}
-	}
 	return a
 }

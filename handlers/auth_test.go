@@ -28,6 +28,7 @@ import (
 	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -83,9 +84,17 @@ func newAuthFixtureURL(t *testing.T, rs *redistest.Server, connURL string, mutat
 	}
 	run := action.New(rs.Client(15), action.Options{Secret: auth.Secret, ReadOnly: auth.ReadOnly})
 	e := echo.New()
-	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Auth: auth, Actions: run}).Routes(e)
+	lb := leaderboard.NewIndex(ctx)
+	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Leaderboards: lb, Log: log, Auth: auth, Actions: run}).Routes(e)
 	srv := httptest.NewServer(e)
-	t.Cleanup(func() { srv.Close(); cancel(); hub.Wait(); sweepers.Wait(); reg.Close() })
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		hub.Wait()
+		sweepers.Wait()
+		lb.Wait()
+		reg.Close()
+	})
 	waitFor(t, "monitor", func() bool { return reg.All()[0].Status().Up })
 	return &authFixture{redis: rs, reg: reg, srv: srv, run: run}
 }

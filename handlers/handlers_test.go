@@ -21,6 +21,7 @@ import (
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -47,13 +48,15 @@ func newFixture(t *testing.T, demo bool) *fixture {
 		t.Fatal(err)
 	}
 	e := echo.New()
-	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: demo, Auth: openAuth(rs)}).Routes(e)
+	lb := leaderboard.NewIndex(ctx)
+	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Leaderboards: lb, Log: log, Demo: demo, Auth: openAuth(rs)}).Routes(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()
 		hub.Wait()
 		sweepers.Wait()
+		lb.Wait()
 		reg.Close()
 	})
 	waitFor(t, "monitor sees redis", func() bool { return reg.All()[0].Status().Up })
@@ -225,17 +228,6 @@ func TestRowOptions(t *testing.T) {
 	}
 }
 
-// Board state is keyed by URLs anyone may type: it stays bounded.
-func TestLeaderboardStatesBounded(t *testing.T) {
-	var s lbStates
-	for i := range lbMaxStates + 50 {
-		s.get(lbView{conn: "c", key: strconv.Itoa(i)})
-	}
-	if n := len(s.m); n != lbMaxStates {
-		t.Fatalf("states = %d", n)
-	}
-}
-
 // With keyspace notifications on, a write to a watched leaderboard reaches
 // the viewer long before the (here: one minute) poll interval.
 func TestKeyspaceNotificationKicksLeaderboard(t *testing.T) {
@@ -250,12 +242,15 @@ func TestKeyspaceNotificationKicksLeaderboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	lb := leaderboard.NewIndex(ctx)
+	var watch redisview.KeyWatch
+	defer func() { cancel(); lb.Wait(); watch.Wait() }()
 	go reg.Monitor(ctx, 100*time.Millisecond)
 	hub := live.New(ctx, log, time.Minute)
 	hub.MinGap = 50 * time.Millisecond
+	watch.Listen(ctx, reg.All()[0], hub.Kick)
 	e := echo.New()
-	New(Deps{Conns: reg, Hub: hub, Log: log, Auth: openAuth(rs), Ctx: ctx}).Routes(e)
+	New(Deps{Conns: reg, Hub: hub, Leaderboards: lb, KeyWatch: &watch, Log: log, Auth: openAuth(rs), Ctx: ctx}).Routes(e)
 	srv := httptest.NewServer(e)
 	defer srv.Close()
 	const board = "mg:score:leaderboard:2048"
@@ -295,19 +290,4 @@ func TestKeyspaceNotificationKicksLeaderboard(t *testing.T) {
 		}
 	}
 	t.Fatal("no frame within 5 s although the poll interval is a minute")
-}
-
-// A topic's new poller registers before its old one unregisters.
-func TestLBWatchCounts(t *testing.T) {
-	var w lbWatch
-	w.add("c", 1, "k", "t")
-	w.add("c", 1, "k", "t") // restarted poller
-	w.remove("c", 1, "k", "t")
-	if got := w.topics("c", 1, "k"); len(got) != 1 || got[0] != "t" {
-		t.Fatalf("after overlap: %v", got)
-	}
-	w.remove("c", 1, "k", "t")
-	if got := w.topics("c", 1, "k"); len(got) != 0 || len(w.m) != 0 {
-		t.Fatalf("after both left: %v %v", got, w.m)
-	}
 }

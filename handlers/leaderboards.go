@@ -8,14 +8,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/internal/live"
-	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -24,8 +23,6 @@ const (
 	lbDefaultN   = 50
 	lbMaxN       = 500
 	lbMaxStart   = 1_000_000_000 // far past any board; keeps start+n from overflowing
-	lbListLimit  = 1000
-	lbMarkFor    = 5 * time.Second // how long a moved row stays marked
 	lbTopicKind  = "lb"
 	lbListTopic  = "leaderboards:all"
 	removeKind   = action.KindRemoveLeaderboardEntry
@@ -47,6 +44,10 @@ func (v lbView) query() url.Values {
 }
 
 func (v lbView) pageURL() string { return fmt.Sprintf("/c/%s/db/%d/leaderboard", v.conn, v.db) }
+
+func (v lbView) id() leaderboard.WindowID {
+	return leaderboard.WindowID{Conn: v.conn, DB: v.db, Key: v.key, Start: v.start, N: v.n}
+}
 
 func (v lbView) href(start int64) string {
 	q := url.Values{"k": {v.key}, "start": {strconv.FormatInt(start, 10)}, "n": {strconv.FormatInt(v.n, 10)}}
@@ -84,167 +85,6 @@ func parseLBView(conn string, dbs string, q url.Values) (lbView, error) {
 	return v, nil
 }
 
-// lbState is what Keydeck's pollers keep per leaderboard window: the last
-// rows read, write activity and recent moves. Pollers of the same window
-// (the plain and the support rendering) share it, so a change is counted
-// once however many renderings watch it.
-type lbState struct {
-	activity *redisview.Activity
-	mu       sync.Mutex
-	last     []redisview.Entry // nil until the first read
-	marks    map[string]lbMark
-	used     time.Time // guarded by lbStates.mu
-}
-
-// observe records one read: activity and moves against the previous read
-// by any poller of this window, and returns the moves still worth marking.
-func (st *lbState) observe(cur []redisview.Entry, now time.Time) map[string]redisview.Move {
-	st.mu.Lock()
-	prev := st.last
-	st.last = cur
-	st.mu.Unlock()
-	var moves map[string]redisview.Move
-	// A first read has nothing to compare with: nothing is new.
-	if prev != nil {
-		st.activity.Observe(prev, cur, now)
-		moves = redisview.Moves(prev, cur)
-	}
-	return st.note(moves, now)
-}
-
-type lbMark struct {
-	move redisview.Move
-	at   time.Time
-}
-
-// lbStates holds per-board state. Keys come from URLs, so the map is
-// bounded: past lbMaxStates boards the least recently used is forgotten.
-type lbStates struct {
-	mu sync.Mutex
-	m  map[string]*lbState
-}
-
-const lbMaxStates = 1024
-
-func lbStateKey(v lbView) string {
-	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%s", v.conn, v.db, v.start, v.n, v.key)
-}
-
-// peek returns the window's state if a poller has made one.
-func (s *lbStates) peek(v lbView) *lbState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[lbStateKey(v)]
-}
-
-// get returns the window's state, making it (pollers only: a page view
-// must not be able to fill the map).
-func (s *lbStates) get(v lbView) *lbState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]*lbState{}
-	}
-	k := lbStateKey(v)
-	st := s.m[k]
-	if st == nil {
-		if len(s.m) >= lbMaxStates {
-			var oldest string
-			var at time.Time
-			for key, x := range s.m {
-				if oldest == "" || x.used.Before(at) {
-					oldest, at = key, x.used
-				}
-			}
-			delete(s.m, oldest)
-		}
-		st = &lbState{activity: redisview.NewActivity(), marks: map[string]lbMark{}}
-		s.m[k] = st
-	}
-	st.used = time.Now()
-	return st
-}
-
-// note records this read's moves and returns those still worth marking.
-func (st *lbState) note(moves map[string]redisview.Move, now time.Time) map[string]redisview.Move {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for m, mv := range moves {
-		if mv.Kind != redisview.MoveSame {
-			st.marks[m] = lbMark{move: mv, at: now}
-		}
-	}
-	out := map[string]redisview.Move{}
-	for m, mk := range st.marks {
-		if now.Sub(mk.at) > lbMarkFor {
-			delete(st.marks, m)
-			continue
-		}
-		out[m] = mk.move
-	}
-	return out
-}
-
-// lbIndex caches each connection's leaderboard keys. Finding them is a SCAN
-// over the family prefixes, which on a big database takes many round trips:
-// it runs in the background at most every lbRescan, and every tick only
-// summarises the keys already known.
-type lbIndex struct {
-	mu sync.Mutex
-	m  map[string]*lbKeys
-}
-
-type lbKeys struct {
-	refs      []redisview.LeaderboardRef
-	truncated bool
-	err       error
-	at        time.Time     // when the last scan finished
-	done      chan struct{} // closed when the running scan ends; nil when none runs
-}
-
-const lbRescan = 30 * time.Second
-
-// refs returns the known leaderboard keys of conn, starting a rescan when
-// stale; the very first call waits up to wait for the first scan.
-func (x *lbIndex) refs(conn *redisview.Conn, wait time.Duration) ([]redisview.LeaderboardRef, bool, error) {
-	x.mu.Lock()
-	if x.m == nil {
-		x.m = map[string]*lbKeys{}
-	}
-	k := x.m[conn.Name]
-	if k == nil {
-		k = &lbKeys{}
-		x.m[conn.Name] = k
-	}
-	if k.done == nil && time.Since(k.at) > lbRescan {
-		done := make(chan struct{})
-		k.done = done
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			refs, truncated, err := redisview.ScanLeaderboards(ctx, conn, lbListLimit)
-			x.mu.Lock()
-			if err == nil || k.at.IsZero() {
-				k.refs, k.truncated, k.err = refs, truncated, err
-			}
-			k.at, k.done = time.Now(), nil
-			x.mu.Unlock()
-			close(done)
-		}()
-	}
-	first, done := k.at.IsZero(), k.done
-	x.mu.Unlock()
-	if first && done != nil {
-		select {
-		case <-done:
-		case <-time.After(wait):
-		}
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return k.refs, k.truncated, k.err
-}
-
 func (a *App) leaderboardList(c echo.Context) error {
 	vm := a.lbListVM(c.Request().Context())
 	return render(c, http.StatusOK, views.LeaderboardListPage(a.page(c, "Leaderboards", ""), vm))
@@ -254,10 +94,10 @@ func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
 	vm := views.LeaderboardListVM{WSURL: wsURL(lbListTopic)}
 	for _, conn := range a.conns.All() {
 		g := views.LeaderboardGroup{Conn: conn.Name}
-		refs, truncated, err := a.lbIndex.refs(conn, 3*time.Second)
-		var boards []redisview.LeaderboardSummary
+		refs, truncated, err := a.lbIndex.Refs(conn, 3*time.Second)
+		var boards []leaderboard.Summary
 		if err == nil {
-			boards, err = redisview.SummarizeLeaderboards(ctx, conn, refs)
+			boards, err = leaderboard.Summarize(ctx, conn, refs)
 		}
 		switch {
 		case err != nil:
@@ -267,7 +107,7 @@ func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
 		case len(boards) == 0:
 			g.Note = "No leaderboard keys."
 		case truncated:
-			g.Note = "Showing the first " + format.Count(lbListLimit) + " leaderboards."
+			g.Note = "Showing the first " + format.Count(leaderboard.DefaultListLimit) + " leaderboards."
 		}
 		for _, b := range boards {
 			it := views.LeaderboardItem{Key: b.Key, DB: b.DB, Family: b.Family, Size: format.Count(b.Size)}
@@ -306,16 +146,16 @@ func (a *App) leaderboardPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if sensitiveKey(conn, v.db, v.key) {
+	if conn.Sensitive(v.db, v.key) {
 		return echo.NewHTTPError(http.StatusForbidden, "This key belongs to a sensitive family: its values are never shown.")
 	}
 	ctx := c.Request().Context()
 	canRemove := a.canRemove(actor(c))
-	w, err := redisview.ReadLeaderboard(ctx, conn, v.db, v.key, v.start, v.n)
-	vm := a.lbVM(v, w, err, nil, canRemove, a.lbStates.peek(v))
+	w, err := leaderboard.Read(ctx, conn, v.db, v.key, v.start, v.n)
+	vm := a.lbVM(v, w, err, nil, canRemove, a.lbTracker.Peek(v.id()))
 	if m := c.QueryParam("member"); m != "" {
 		vm.LookupQuery = m
-		lw, rank, found, err := redisview.LookupMember(ctx, conn, v.db, v.key, m, 5)
+		lw, rank, found, err := leaderboard.Lookup(ctx, conn, v.db, v.key, m, 5)
 		if err != nil {
 			return echo.NewHTTPError(http.StatusBadGateway, "Redis could not be read: "+err.Error())
 		}
@@ -361,7 +201,7 @@ func (a *App) lbSource(arg string) (func() live.Source, action.Role, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
 	}
-	if sensitiveKey(conn, v.db, v.key) {
+	if conn.Sensitive(v.db, v.key) {
 		return nil, 0, fmt.Errorf("%w %q: sensitive family", errUnknownTopic, lbTopicKind+":"+arg)
 	}
 	role := action.Viewer
@@ -370,23 +210,23 @@ func (a *App) lbSource(arg string) (func() live.Source, action.Role, error) {
 	}
 	topic := lbTopicKind + ":" + arg
 	return func() live.Source {
-		st := a.lbStates.get(v)
-		a.lbWatch.add(conn.Name, v.db, v.key, topic)
+		st := a.lbTracker.Get(v.id())
+		a.keyWatch.Add(conn.Name, v.db, v.key, topic)
 		return &lbSource{
 			poll: func(ctx context.Context) ([]byte, error) {
-				w, err := redisview.ReadLeaderboard(ctx, conn, v.db, v.key, v.start, v.n)
-				var marks map[string]redisview.Move
+				w, err := leaderboard.Read(ctx, conn, v.db, v.key, v.start, v.n)
+				var marks map[string]leaderboard.Move
 				if err == nil {
-					marks = st.observe(w.Entries, a.now())
+					marks = st.Observe(w.Entries, a.now())
 				}
 				return renderBytes(ctx, views.LeaderboardLive(a.lbVM(v, w, err, marks, mode == "remove", st), true))
 			},
-			close: func() { a.lbWatch.remove(conn.Name, v.db, v.key, topic) },
+			close: func() { a.keyWatch.Remove(conn.Name, v.db, v.key, topic) },
 		}
 	}, role, nil
 }
 
-func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]redisview.Move, canRemove bool, st *lbState) views.LeaderboardVM {
+func (a *App) lbVM(v lbView, w leaderboard.Window, err error, marks map[string]leaderboard.Move, canRemove bool, st *leaderboard.Tracked) views.LeaderboardVM {
 	vm := views.LeaderboardVM{Conn: v.conn, DB: v.db, Key: v.key, Family: w.Family, Start: v.start, N: v.n, NOptions: rowOptions(w.Retained, v.n),
 		WSURL: wsURL(lbTopic(canRemove, v)), Size: format.Count(w.Size), MetaFields: w.MetaFields, CanRemove: canRemove,
 		Note: coldStartMsg, PageURL: v.pageURL()}
@@ -402,7 +242,7 @@ func (a *App) lbVM(v lbView, w redisview.Window, err error, marks map[string]red
 	vm.Rows = a.lbRows(v, w, marks, canRemove)
 	counts := make([]int, 60)
 	if st != nil {
-		counts = st.activity.PerMinute(a.now())
+		counts = st.Activity().PerMinute(a.now())
 	}
 	peak := 0
 	for _, n := range counts {
@@ -442,7 +282,7 @@ func rowOptions(retained int, current int64) []int64 {
 	return out
 }
 
-func (a *App) lbRows(v lbView, w redisview.Window, marks map[string]redisview.Move, canRemove bool) []views.LeaderboardRow {
+func (a *App) lbRows(v lbView, w leaderboard.Window, marks map[string]leaderboard.Move, canRemove bool) []views.LeaderboardRow {
 	var rows []views.LeaderboardRow
 	for _, e := range w.Entries {
 		r := views.LeaderboardRow{Rank: format.Count(e.Rank + 1), Member: e.Member, Score: format.Score(e.Score)}
@@ -451,11 +291,11 @@ func (a *App) lbRows(v lbView, w redisview.Window, marks map[string]redisview.Mo
 		}
 		if mv, ok := marks[e.Member]; ok {
 			switch mv.Kind {
-			case redisview.MoveNew:
+			case leaderboard.MoveNew:
 				r.Move, r.MoveText = "new", "new"
-			case redisview.MoveUp:
+			case leaderboard.MoveUp:
 				r.Move, r.MoveText = "up", "▲ "+format.Count(mv.From-e.Rank)
-			case redisview.MoveDown:
+			case leaderboard.MoveDown:
 				r.Move, r.MoveText = "down", "▼ "+format.Count(e.Rank-mv.From)
 			}
 		}
@@ -477,70 +317,6 @@ type lbSource struct {
 
 func (s *lbSource) Poll(ctx context.Context) ([]byte, error) { return s.poll(ctx) }
 func (s *lbSource) Close() error                             { s.close(); return nil }
-
-// lbWatch maps a leaderboard key to the live topics showing it, so a
-// keyspace notification can kick exactly those. Counted, not a set: a
-// topic's new poller registers before its old one (stopping) unregisters.
-type lbWatch struct {
-	mu sync.Mutex
-	m  map[string]map[string]int
-}
-
-func lbWatchKey(conn string, db int, key string) string {
-	return conn + "\x00" + strconv.Itoa(db) + "\x00" + key
-}
-
-func (w *lbWatch) add(conn string, db int, key, topic string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[string]map[string]int{}
-	}
-	k := lbWatchKey(conn, db, key)
-	if w.m[k] == nil {
-		w.m[k] = map[string]int{}
-	}
-	w.m[k][topic]++
-}
-
-func (w *lbWatch) remove(conn string, db int, key, topic string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	k := lbWatchKey(conn, db, key)
-	if w.m[k][topic]--; w.m[k][topic] <= 0 {
-		delete(w.m[k], topic)
-	}
-	if len(w.m[k]) == 0 {
-		delete(w.m, k)
-	}
-}
-
-// topics lists the live topics showing a key; cheap for the (usual) key
-// nobody watches.
-func (w *lbWatch) topics(conn string, db int, key string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	set := w.m[lbWatchKey(conn, db, key)]
-	if len(set) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(set))
-	for t := range set {
-		out = append(out, t)
-	}
-	return out
-}
-
-// sensitiveKey reports a key whose family's values must never be shown:
-// the leaderboard view reads any sorted set, so it must ask.
-func sensitiveKey(conn *redisview.Conn, db int, key string) bool {
-	if cls := conn.Classifier(); cls != nil {
-		if f, ok := cls.Classify(db, key); ok {
-			return f.Sensitive
-		}
-	}
-	return false
-}
 
 // metaValue renders known metadata fields for people: durations and epoch
 // milliseconds.

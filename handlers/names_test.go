@@ -20,6 +20,7 @@ import (
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -51,10 +52,18 @@ func newLiveFixture(t *testing.T) *liveFixture {
 	auth := openAuth(rs)
 	run := action.New(rs.Client(15), action.Options{Secret: auth.Secret})
 	e := echo.New()
-	app := New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Auth: auth, Actions: run})
+	lb := leaderboard.NewIndex(ctx)
+	app := New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Leaderboards: lb, Log: log, Auth: auth, Actions: run})
 	app.Routes(e)
 	srv := httptest.NewServer(e)
-	t.Cleanup(func() { srv.Close(); cancel(); hub.Wait(); sweepers.Wait(); reg.Close() })
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		hub.Wait()
+		sweepers.Wait()
+		lb.Wait()
+		reg.Close()
+	})
 	waitFor(t, "monitor sees redis", func() bool { return reg.All()[0].Status().Up })
 	return &liveFixture{redis: rs, reg: reg, app: app, srv: srv, run: run}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
 )
 
 type syncBuf struct {
@@ -44,11 +45,12 @@ func TestPasswordsNeverShown(t *testing.T) {
 	}
 	defer reg.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	lb := leaderboard.NewIndex(ctx)
+	defer func() { cancel(); lb.Wait() }()
 	go reg.Monitor(ctx, 50*time.Millisecond)
 	hub := live.New(ctx, log, 50*time.Millisecond)
 	e := echo.New()
-	New(Deps{Conns: reg, Hub: hub, Log: log, Auth: openAuth(rs)}).Routes(e)
+	New(Deps{Conns: reg, Hub: hub, Leaderboards: lb, Log: log, Auth: openAuth(rs)}).Routes(e)
 	srv := httptest.NewServer(e)
 	defer srv.Close()
 	waitFor(t, "both connections probed", func() bool {

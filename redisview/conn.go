@@ -58,6 +58,7 @@ type Conn struct {
 	pack      PackChoice
 	detecting sync.Mutex // held while a pack detection runs
 	packTried time.Time  // last detection that reached the server
+	scripts   Scripts
 	log       *slog.Logger
 }
 
@@ -117,6 +118,18 @@ func (c *Conn) DB(idx int) *redis.Client {
 	return cl
 }
 
+// CrossDBPipeline is a pipeline whose commands choose their database with
+// SELECT, so one round trip can read several databases. Begin it with a
+// SELECT: a pipeline on it must not rely on the database an earlier one
+// left selected.
+func (c *Conn) CrossDBPipeline() redis.Pipeliner { return c.multi.Pipeline() }
+
+// Log is the connection's logger (its lines carry the connection name).
+func (c *Conn) Log() *slog.Logger { return c.log }
+
+// Scripts is how the connection's server runs Keydeck's read-only scripts.
+func (c *Conn) Scripts() *Scripts { return &c.scripts }
+
 // Status returns the last observed reachability.
 func (c *Conn) Status() Status {
 	c.mu.Lock()
@@ -138,7 +151,7 @@ func (c *Conn) record(err error, now time.Time) {
 	up := err == nil
 	st := Status{Up: up, Since: prev.Since, Checked: now}
 	if err != nil {
-		st.Err = c.safeErr(err)
+		st.Err = c.SafeErr(err)
 	}
 	changed := prev.Checked.IsZero() || prev.Up != up
 	if changed {
@@ -160,8 +173,8 @@ func (c *Conn) record(err error, now time.Time) {
 	}
 }
 
-// safeErr renders err without any credential it might echo.
-func (c *Conn) safeErr(err error) string {
+// SafeErr renders err without any credential it might echo.
+func (c *Conn) SafeErr(err error) string {
 	msg := err.Error()
 	if c.opts.Password != "" {
 		msg = strings.ReplaceAll(msg, c.opts.Password, "xxxxx")
@@ -169,12 +182,12 @@ func (c *Conn) safeErr(err error) string {
 	return msg
 }
 
-// wrapErr hides credentials in an error that may be shown.
-func (c *Conn) wrapErr(err error) error {
+// WrapErr hides credentials in an error that may be shown.
+func (c *Conn) WrapErr(err error) error {
 	if err == nil || c.opts.Password == "" || !strings.Contains(err.Error(), c.opts.Password) {
 		return err
 	}
-	return errors.New(c.safeErr(err))
+	return errors.New(c.SafeErr(err))
 }
 
 // Monitor probes the server with PING every interval until ctx ends, so a

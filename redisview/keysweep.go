@@ -102,7 +102,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 		}
 		return nil
 	})
-	if isConnErr(err) {
+	if IsConnErr(err) {
 		return nil, err
 	}
 	if m.strict {
@@ -137,7 +137,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 						m.noSamples = true // retried without SAMPLES next time
 					} else {
 						m.off = true
-						m.Why = refusal("MEMORY USAGE", err)
+						m.Why = Refusal("MEMORY USAGE", err)
 					}
 				}
 			}
@@ -145,7 +145,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 		}
 		return nil
 	})
-	if isConnErr(err) {
+	if IsConnErr(err) {
 		return nil, err
 	}
 	for i := range batch {
@@ -169,7 +169,7 @@ func InspectKey(ctx context.Context, c *Conn, db int, key string) (KeyInfo, stri
 	m.strict = true
 	infos, err := m.inspect(ctx, c.DB(db), []string{key})
 	if err != nil {
-		return KeyInfo{}, "", c.wrapErr(ReadError(fmt.Sprintf("reading key %q", clip(key)), err))
+		return KeyInfo{}, "", c.WrapErr(ReadError(fmt.Sprintf("reading key %q", clip(key)), err))
 	}
 	return infos[0], m.Why, nil
 }

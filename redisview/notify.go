@@ -24,7 +24,7 @@ func (c *Conn) WatchKeyspace(ctx context.Context, fn func(db int, key string)) {
 		if ctx.Err() != nil {
 			return
 		}
-		c.log.Debug("keyspace notifications interrupted", "err", c.safeErr(err))
+		c.log.Debug("keyspace notifications interrupted", "err", c.SafeErr(err))
 		sleepCtx(ctx, backoff)
 		backoff = min(backoff*2, 30*time.Second)
 	}
@@ -37,7 +37,7 @@ func (c *Conn) keyspaceEventsOn(ctx context.Context) bool {
 	defer cancel()
 	m, err := c.client.ConfigGet(cctx, "notify-keyspace-events").Result()
 	if err != nil {
-		return !isConnErr(err) // refused: try the subscription anyway
+		return !IsConnErr(err) // refused: try the subscription anyway
 	}
 	return strings.Contains(m["notify-keyspace-events"], "K")
 }

@@ -2,7 +2,6 @@ package redisview
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -141,7 +140,7 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	}
 	ov.At = r.now()
 	if err != nil {
-		ov.Err = c.safeErr(err)
+		ov.Err = c.SafeErr(err)
 		ov.History = append([]Sample(nil), r.history...)
 		return ov
 	}
@@ -180,7 +179,7 @@ func (r *OverviewReader) readInfo(ctx context.Context) (Info, error, Opt[string]
 	infoCmd := p.Info(ctx)
 	cfgCmd := p.ConfigGet(ctx, "notify-keyspace-events")
 	_, err := p.Exec(ctx)
-	if isConnErr(err) {
+	if IsConnErr(err) {
 		return nil, nil, Opt[string]{}, err
 	}
 	info, infoErr := parseInfoCmd(infoCmd)
@@ -202,7 +201,7 @@ func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, Opt[str
 	}
 	steps := r.sweep.queue(ctx, p, r.lastSizes, r.databases)
 	_, err := p.Exec(ctx)
-	if isConnErr(err) {
+	if IsConnErr(err) {
 		r.sweep.abort(steps)
 		return nil, nil, Opt[string]{}, nil, err
 	}
@@ -211,7 +210,7 @@ func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, Opt[str
 		// A failed SELECT leaves the connection on the previous database:
 		// its DBSIZE would count that one again.
 		if err := selects[i].Err(); err != nil {
-			if isOutOfRange(err) {
+			if IsOutOfRange(err) {
 				r.databases = i // the server has fewer databases
 			}
 			break
@@ -237,7 +236,7 @@ func parseInfoCmd(cmd *redis.StringCmd) (Info, error) {
 func notificationFlags(cmd *redis.MapStringStringCmd) Opt[string] {
 	m, err := cmd.Result()
 	if err != nil {
-		return None[string](refusal("CONFIG GET", err))
+		return None[string](Refusal("CONFIG GET", err))
 	}
 	v, ok := m["notify-keyspace-events"]
 	if !ok {
@@ -246,23 +245,11 @@ func notificationFlags(cmd *redis.MapStringStringCmd) Opt[string] {
 	return Some(v)
 }
 
-// refusal explains a command the server would not run.
-func refusal(cmd string, err error) string {
-	msg := err.Error()
-	switch {
-	case strings.HasPrefix(msg, "NOPERM"):
-		return cmd + " is not permitted for this Redis user (ACL)"
-	case strings.Contains(strings.ToLower(msg), "unknown command"):
-		return "the server does not support " + cmd
-	}
-	return cmd + " failed: " + msg
-}
-
 func (r *OverviewReader) serverStats(info Info, infoErr error, notif Opt[string], now time.Time) ServerStats {
 	s := ServerStats{Notifications: notif}
 	missing := func(section string) string {
 		if infoErr != nil {
-			return refusal("INFO", infoErr)
+			return Refusal("INFO", infoErr)
 		}
 		if info.Has(section) {
 			return "not in this server's INFO " + section + " section"
@@ -363,23 +350,6 @@ func (r *OverviewReader) remember(ov Overview) {
 	if len(r.history) > historyLen {
 		r.history = append(r.history[:0], r.history[len(r.history)-historyLen:]...)
 	}
-}
-
-// isConnErr tells a failed round trip (server unreachable, timeout) from a
-// command the server refused, which only degrades one panel.
-func isConnErr(err error) bool {
-	if err == nil {
-		return false
-	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
-		return false
-	}
-	return true
-}
-
-func isOutOfRange(err error) bool {
-	return err != nil && strings.Contains(strings.ToLower(err.Error()), "out of range")
 }
 
 // FormatBytes renders a byte count for people (1.5 MiB).

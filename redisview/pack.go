@@ -42,6 +42,18 @@ func (c *Conn) Classifier() *schema.Classifier {
 	return nil
 }
 
+// Sensitive reports a key whose family's values must never be shown or
+// sent. A view that reads any key it is named (a leaderboard page reads any
+// sorted set) must ask.
+func (c *Conn) Sensitive(db int, key string) bool {
+	if cls := c.Classifier(); cls != nil {
+		if f, ok := cls.Classify(db, key); ok {
+			return f.Sensitive
+		}
+	}
+	return false
+}
+
 // ForcePack sets the pack named by configuration; sampling will not override it.
 func (c *Conn) ForcePack(p *schema.Pack) {
 	c.mu.Lock()
@@ -67,7 +79,7 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 		scans[db] = p.Scan(ctx, 0, "", samplePerDB)
 	}
 	_, err := p.Exec(ctx)
-	if isConnErr(err) {
+	if IsConnErr(err) {
 		return err
 	}
 	var sample []schema.Key
@@ -126,7 +138,7 @@ func (c *Conn) EnsurePack(packs []*schema.Pack) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := c.DetectPack(ctx, packs); err != nil {
-			c.log.Warn("schema pack detection failed", "err", c.safeErr(err))
+			c.log.Warn("schema pack detection failed", "err", c.SafeErr(err))
 		}
 	}()
 }

@@ -59,3 +59,33 @@ func cmdErr(c redis.Cmder) error {
 	}
 	return nil
 }
+
+// Refusal explains a command the server would not run.
+func Refusal(cmd string, err error) string {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "NOPERM"):
+		return cmd + " is not permitted for this Redis user (ACL)"
+	case strings.Contains(strings.ToLower(msg), "unknown command"):
+		return "the server does not support " + cmd
+	}
+	return cmd + " failed: " + msg
+}
+
+// IsConnErr tells a failed round trip (server unreachable, timeout) from a
+// command the server refused, which only degrades one panel.
+func IsConnErr(err error) bool {
+	if err == nil {
+		return false
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return false
+	}
+	return true
+}
+
+// IsOutOfRange reports a SELECT of a database the server does not have.
+func IsOutOfRange(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "out of range")
+}

@@ -41,7 +41,7 @@ func (s *Sweeper) run(ctx context.Context) {
 				return
 			}
 			s.mu.Lock()
-			s.err = s.conn.safeErr(err)
+			s.err = s.conn.SafeErr(err)
 			s.mu.Unlock()
 			sleepCtx(ctx, time.Second)
 			continue
@@ -213,12 +213,12 @@ func TotalKeys(ctx context.Context, c *Conn, db int) Opt[int64] {
 		if info.Has("keyspace") {
 			return Some(info.Keyspace()[db].Keys)
 		}
-	} else if isConnErr(err) {
-		return None[int64](c.safeErr(err))
+	} else if IsConnErr(err) {
+		return None[int64](c.SafeErr(err))
 	}
 	n, err := cl.DBSize(ctx).Result()
 	if err != nil {
-		return None[int64](refusal("DBSIZE", err))
+		return None[int64](Refusal("DBSIZE", err))
 	}
 	return Some(n)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -278,10 +279,19 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	// Keyspace notifications may kick a topic; it still polls at most this often.
 	hub.MinGap = max(100*time.Millisecond, cfg.PollInterval/5)
 	sweepers := redisview.NewSweepers(ctx, cfg.Sweep, 2*time.Minute, log.With("component", "sweep"))
+	boards := leaderboard.NewIndex(ctx)
+	// Keyspace notifications (where the server publishes them) refresh the
+	// live views of a key at once instead of at their next tick.
+	var watch redisview.KeyWatch
+	for _, c := range reg.All() {
+		watch.Listen(ctx, c, hub.Kick)
+	}
+	defer func() { cancel(); boards.Wait(); watch.Wait() }()
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	app := handlers.New(handlers.Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Log: log, Demo: cfg.Demo(), Auth: auth, Actions: actions, Ctx: ctx})
+	app := handlers.New(handlers.Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Leaderboards: boards, KeyWatch: &watch,
+		Log: log, Demo: cfg.Demo(), Auth: auth, Actions: actions, Ctx: ctx})
 	app.Routes(e)
 
 	ln, err := net.Listen("tcp", cfg.Addr)

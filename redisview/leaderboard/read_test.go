@@ -1,4 +1,4 @@
-package redisview_test
+package leaderboard_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -43,7 +44,7 @@ func lbMeta(score int, at int64) map[string]string {
 
 // lbSameWindow fails unless two reads of a window agree on everything but
 // the path they took.
-func lbSameWindow(t *testing.T, a, b redisview.Window) {
+func lbSameWindow(t *testing.T, a, b leaderboard.Window) {
 	t.Helper()
 	a.Path, b.Path = "", ""
 	if !reflect.DeepEqual(a, b) {
@@ -128,7 +129,7 @@ func TestLeaderboard(t *testing.T) {
 	t.Logf("loaded %d members in %v", lbBigSize, time.Since(loadStart))
 
 	t.Run("TopNWithMetadata", func(t *testing.T) {
-		w, err := redisview.ReadLeaderboard(ctx, lua, 14, small, 0, 50)
+		w, err := leaderboard.Read(ctx, lua, 14, small, 0, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +148,7 @@ func TestLeaderboard(t *testing.T) {
 				t.Errorf("entry %d: %+v, want %q %v", i, e, r.member, r.score)
 			}
 			if r.member == "hoarder" {
-				if !e.MetaTruncated || len(e.Meta) != redisview.MetaFieldCap {
+				if !e.MetaTruncated || len(e.Meta) != leaderboard.MetaFieldCap {
 					t.Errorf("hoarder: truncated=%v, %d fields; want the cap", e.MetaTruncated, len(e.Meta))
 				}
 				continue
@@ -156,20 +157,20 @@ func TestLeaderboard(t *testing.T) {
 				t.Errorf("%q meta %v (truncated %v), want %v", r.member, e.Meta, e.MetaTruncated, r.meta)
 			}
 		}
-		w2, err := redisview.ReadLeaderboard(ctx, fb, 14, small, 0, 50)
+		w2, err := leaderboard.Read(ctx, fb, 14, small, 0, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if w2.Path != "pipeline" {
 			t.Fatalf("fallback connection read with %q", w2.Path)
 		}
-		if redisview.LeaderboardScriptStatus(fb) == "" || redisview.LeaderboardScriptStatus(lua) != "" {
-			t.Errorf("script status: fallback %q, lua %q", redisview.LeaderboardScriptStatus(fb), redisview.LeaderboardScriptStatus(lua))
+		if leaderboard.ScriptStatus(fb) == "" || leaderboard.ScriptStatus(lua) != "" {
+			t.Errorf("script status: fallback %q, lua %q", leaderboard.ScriptStatus(fb), leaderboard.ScriptStatus(lua))
 		}
 		lbSameWindow(t, w, w2)
 		// A window in the middle of the small board.
-		w, _ = redisview.ReadLeaderboard(ctx, lua, 14, small, 2, 3)
-		w2, _ = redisview.ReadLeaderboard(ctx, fb, 14, small, 2, 3)
+		w, _ = leaderboard.Read(ctx, lua, 14, small, 2, 3)
+		w2, _ = leaderboard.Read(ctx, fb, 14, small, 2, 3)
 		if len(w.Entries) != 3 || w.Entries[0].Member != "alice smith" || w.Start != 2 || w.Entries[2].Rank != 4 {
 			t.Fatalf("window 2..4: %+v", w.Entries)
 		}
@@ -186,7 +187,7 @@ func TestLeaderboard(t *testing.T) {
 			{lua, 1, 1, 1},
 			{fb, 2, 0, 1},
 		} {
-			if _, err := redisview.ReadLeaderboard(ctx, tc.c, 14, small, 0, 50); err != nil { // warm: script cached, mode known
+			if _, err := leaderboard.Read(ctx, tc.c, 14, small, 0, 50); err != nil { // warm: script cached, mode known
 				t.Fatal(err)
 			}
 			h := &lbRoundTrips{}
@@ -197,7 +198,7 @@ func TestLeaderboard(t *testing.T) {
 			}
 			const reads = 5
 			for range reads {
-				if _, err := redisview.ReadLeaderboard(ctx, tc.c, 14, small, 0, 50); err != nil {
+				if _, err := leaderboard.Read(ctx, tc.c, 14, small, 0, 50); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -230,7 +231,7 @@ func TestLeaderboard(t *testing.T) {
 			{"past the end", lbBigSize, 50, 0},
 		} {
 			t0 := time.Now()
-			w, err := redisview.ReadLeaderboard(ctx, lua, 14, big, tc.start, tc.count)
+			w, err := leaderboard.Read(ctx, lua, 14, big, tc.start, tc.count)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,7 +249,7 @@ func TestLeaderboard(t *testing.T) {
 					t.Fatalf("%s: rank %d meta %v", tc.name, r, e.Meta)
 				}
 			}
-			w2, err := redisview.ReadLeaderboard(ctx, fb, 14, big, tc.start, tc.count)
+			w2, err := leaderboard.Read(ctx, fb, 14, big, tc.start, tc.count)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,20 +259,20 @@ func TestLeaderboard(t *testing.T) {
 	})
 
 	t.Run("CountCap", func(t *testing.T) {
-		w, err := redisview.ReadLeaderboard(ctx, lua, 14, big, 100, 10_000)
+		w, err := leaderboard.Read(ctx, lua, 14, big, 100, 10_000)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(w.Entries) != redisview.MaxWindow || w.Entries[0].Rank != 100 {
-			t.Fatalf("%d entries from rank %d, want %d from 100", len(w.Entries), w.Entries[0].Rank, redisview.MaxWindow)
+		if len(w.Entries) != leaderboard.MaxWindow || w.Entries[0].Rank != 100 {
+			t.Fatalf("%d entries from rank %d, want %d from 100", len(w.Entries), w.Entries[0].Rank, leaderboard.MaxWindow)
 		}
-		w, _ = redisview.ReadLeaderboard(ctx, lua, 14, big, -5, 0)
-		if len(w.Entries) != redisview.DefaultWindow || w.Start != 0 {
+		w, _ = leaderboard.Read(ctx, lua, 14, big, -5, 0)
+		if len(w.Entries) != leaderboard.DefaultWindow || w.Start != 0 {
 			t.Fatalf("count 0 from -5: %d entries from %d", len(w.Entries), w.Start)
 		}
 	})
 
-	t.Run("LookupMember", func(t *testing.T) {
+	t.Run("Lookup", func(t *testing.T) {
 		for _, tc := range []struct {
 			member           string
 			rank, start, len int64
@@ -282,7 +283,7 @@ func TestLeaderboard(t *testing.T) {
 			{lbBigMember(lbBigSize - 1), lbBigSize - 1, lbBigSize - 4, 4},
 		} {
 			for _, c := range []*redisview.Conn{lua, fb} {
-				w, rank, found, err := redisview.LookupMember(ctx, c, 14, big, tc.member, 3)
+				w, rank, found, err := leaderboard.Lookup(ctx, c, 14, big, tc.member, 3)
 				if err != nil || !found || rank != tc.rank {
 					t.Fatalf("%s: rank %d found %v err %v, want rank %d", tc.member, rank, found, err, tc.rank)
 				}
@@ -300,11 +301,11 @@ func TestLeaderboard(t *testing.T) {
 				}
 			}
 		}
-		w, rank, found, err := redisview.LookupMember(ctx, lua, 14, small, "ops:admin", 1)
+		w, rank, found, err := leaderboard.Lookup(ctx, lua, 14, small, "ops:admin", 1)
 		if err != nil || !found || rank != 1 || len(w.Entries) != 3 || w.Entries[1].Meta["score"] != "800" {
 			t.Fatalf("ops:admin: rank %d found %v err %v window %+v", rank, found, err, w.Entries)
 		}
-		w, rank, found, err = redisview.LookupMember(ctx, lua, 14, big, "nobody", 3)
+		w, rank, found, err = leaderboard.Lookup(ctx, lua, 14, big, "nobody", 3)
 		if err != nil || found || rank != -1 || len(w.Entries) != 0 || w.Size != lbBigSize {
 			t.Fatalf("absent member: rank %d found %v err %v window %+v", rank, found, err, w)
 		}
@@ -312,28 +313,28 @@ func TestLeaderboard(t *testing.T) {
 
 	t.Run("WrongTypeIsAnErrorNotARefusal", func(t *testing.T) {
 		for _, c := range []*redisview.Conn{lua, fb} {
-			if _, err := redisview.ReadLeaderboard(ctx, c, 14, "mg:score:leaderboard:broken", 0, 10); err == nil {
+			if _, err := leaderboard.Read(ctx, c, 14, "mg:score:leaderboard:broken", 0, 10); err == nil {
 				t.Fatal("no error reading a string as a leaderboard")
 			}
 		}
-		if s := redisview.LeaderboardScriptStatus(lua); s != "" {
+		if s := leaderboard.ScriptStatus(lua); s != "" {
 			t.Fatalf("a WRONGTYPE made the connection give up scripts: %s", s)
 		}
-		if w, _ := redisview.ReadLeaderboard(ctx, lua, 14, small, 0, 1); w.Path != "lua" {
+		if w, _ := leaderboard.Read(ctx, lua, 14, small, 0, 1); w.Path != "lua" {
 			t.Fatalf("path %q after a wrong-type read", w.Path)
 		}
-		w, err := redisview.ReadLeaderboard(ctx, lua, 14, "mg:score:leaderboard:missing", 0, 10)
+		w, err := leaderboard.Read(ctx, lua, 14, "mg:score:leaderboard:missing", 0, 10)
 		if err != nil || w.Size != 0 || len(w.Entries) != 0 {
 			t.Fatalf("missing key: %+v, %v", w, err)
 		}
 	})
 
-	t.Run("ListLeaderboards", func(t *testing.T) {
-		list, truncated, err := redisview.ListLeaderboards(ctx, lua, 100)
+	t.Run("List", func(t *testing.T) {
+		list, truncated, err := leaderboard.List(ctx, lua, 100)
 		if err != nil || truncated {
 			t.Fatal(err, truncated)
 		}
-		want := []redisview.LeaderboardSummary{
+		want := []leaderboard.Summary{
 			{DB: 14, Key: small, Family: "mg-leaderboard", Size: int64(len(rows)), TopMember: "李雷", TopScore: 900, HasTop: true, Desc: true},
 			{DB: 14, Key: big, Family: "mg-leaderboard", Size: lbBigSize, TopMember: lbBigMember(0), TopScore: lbBigSize - 1, HasTop: true, Desc: true},
 			{DB: 14, Key: "mg:score:leaderboard:broken", Family: "mg-leaderboard", Size: -1, Desc: true},
@@ -354,39 +355,39 @@ func TestLeaderboard(t *testing.T) {
 				t.Errorf("entry %d: %+v, want %+v", i, got, want[i])
 			}
 		}
-		list, truncated, err = redisview.ListLeaderboards(ctx, lua, 2)
+		list, truncated, err = leaderboard.List(ctx, lua, 2)
 		if err != nil || !truncated || len(list) != 2 {
 			t.Fatalf("limit 2: %d listed, truncated %v, %v", len(list), truncated, err)
 		}
-		list, truncated, _ = redisview.ListLeaderboards(ctx, lua, 4)
+		list, truncated, _ = leaderboard.List(ctx, lua, 4)
 		if truncated || len(list) != 4 {
 			t.Fatalf("limit 4: %d listed, truncated %v", len(list), truncated)
 		}
-		fbList, _, err := redisview.ListLeaderboards(ctx, fb, 4)
+		fbList, _, err := leaderboard.List(ctx, fb, 4)
 		if err != nil || !reflect.DeepEqual(fbList, list) {
 			t.Fatalf("read-only user lists %+v (%v)", fbList, err)
 		}
 
 		bare := openConn(t, rs.URL(14))
-		list, truncated, err = redisview.ListLeaderboards(ctx, bare, 100)
+		list, truncated, err = leaderboard.List(ctx, bare, 100)
 		if err != nil || truncated || len(list) != 0 {
 			t.Fatalf("without a pack: %+v %v %v", list, truncated, err)
 		}
-		if _, why := redisview.LeaderboardFamilies(bare); why == "" {
+		if _, why := leaderboard.Families(bare); why == "" {
 			t.Fatal("no reason given for an empty list")
 		}
-		if fams, why := redisview.LeaderboardFamilies(lua); len(fams) != 1 || why != "" {
+		if fams, why := leaderboard.Families(lua); len(fams) != 1 || why != "" {
 			t.Fatalf("eisland leaderboard families: %v %q", fams, why)
 		}
 		// Without a pack a key is still readable as a plain sorted set.
-		w, err := redisview.ReadLeaderboard(ctx, bare, 14, small, 0, 2)
+		w, err := leaderboard.Read(ctx, bare, 14, small, 0, 2)
 		if err != nil || w.Path != "pipeline" || w.MetaWhy == "" || w.Entries[0].Member != "李雷" || w.Entries[0].Meta != nil {
 			t.Fatalf("plain read: %+v %v", w, err)
 		}
 	})
 
 	t.Run("CompanionKeys", func(t *testing.T) {
-		pl := redisview.PlanLeaderboard(lua, 14, small)
+		pl := leaderboard.NewPlan(lua, 14, small)
 		if k, ok := pl.MetaKey("ops:admin"); !ok || k != "mg:score:user-meta:2048:ops:admin" {
 			t.Errorf("meta key %q %v", k, ok)
 		}
@@ -425,7 +426,7 @@ families:
 		db3.HSet(ctx, "race:meta:monza:42", "car", "red", "lap", "3")
 		db3.HSet(ctx, "race:meta:monza:17", "car", "blue")
 		db3.HSet(ctx, "race:meta:monza:x:y", "car", "never read")
-		w, err := redisview.ReadLeaderboard(ctx, c, 3, "race:times:monza", 0, 10)
+		w, err := leaderboard.Read(ctx, c, 3, "race:times:monza", 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -438,11 +439,11 @@ families:
 		if !reflect.DeepEqual(w.MetaFields, []string{"car", "lap"}) {
 			t.Fatalf("MetaFields %v", w.MetaFields)
 		}
-		_, rank, found, err := redisview.LookupMember(ctx, c, 3, "race:times:monza", "17", 5)
+		_, rank, found, err := leaderboard.Lookup(ctx, c, 3, "race:times:monza", "17", 5)
 		if err != nil || !found || rank != 2 {
 			t.Fatalf("ZRANK lookup: %d %v %v", rank, found, err)
 		}
-		list, _, err := redisview.ListLeaderboards(ctx, c, 10)
+		list, _, err := leaderboard.List(ctx, c, 10)
 		if err != nil || len(list) != 1 || list[0].TopMember != "42" || list[0].Desc {
 			t.Fatalf("asc list: %+v %v", list, err)
 		}
@@ -459,7 +460,7 @@ func TestLeaderboardEmbeddedDemo(t *testing.T) {
 	t.Cleanup(d.Close)
 	c := openConn(t, d.Connections()[0].URL)
 	c.ForcePack(schema.BuiltinPack("eisland"))
-	list, truncated, err := redisview.ListLeaderboards(ctx, c, 100)
+	list, truncated, err := leaderboard.List(ctx, c, 100)
 	if err != nil || truncated || len(list) != 4 {
 		t.Fatalf("demo leaderboards: %+v %v %v", list, truncated, err)
 	}
@@ -468,12 +469,12 @@ func TestLeaderboardEmbeddedDemo(t *testing.T) {
 			t.Errorf("summary %+v", s)
 		}
 	}
-	w, err := redisview.ReadLeaderboard(ctx, c, 14, "mg:score:leaderboard:2048", 0, 200)
+	w, err := leaderboard.Read(ctx, c, 14, "mg:score:leaderboard:2048", 0, 200)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w.Path != "lua" || int64(len(w.Entries)) != min(w.Size, 200) || w.Size == 0 {
-		t.Fatalf("demo read via %q, %d entries (%s)", w.Path, len(w.Entries), redisview.LeaderboardScriptStatus(c))
+		t.Fatalf("demo read via %q, %d entries (%s)", w.Path, len(w.Entries), leaderboard.ScriptStatus(c))
 	}
 	withMeta := 0
 	for i, e := range w.Entries {
@@ -491,49 +492,49 @@ func TestLeaderboardEmbeddedDemo(t *testing.T) {
 		t.Fatal("no entry with metadata")
 	}
 	// The simulator writes meanwhile: the member exists, its rank may move.
-	if _, rank, found, err := redisview.LookupMember(ctx, c, 14, "mg:score:leaderboard:2048", w.Entries[0].Member, 2); err != nil || !found || rank < 0 {
+	if _, rank, found, err := leaderboard.Lookup(ctx, c, 14, "mg:score:leaderboard:2048", w.Entries[0].Member, 2); err != nil || !found || rank < 0 {
 		t.Fatalf("lookup %q: %d %v %v", w.Entries[0].Member, rank, found, err)
 	}
 }
 
 func TestMoves(t *testing.T) {
-	e := func(rank int64, m string, s float64) redisview.Entry {
-		return redisview.Entry{Rank: rank, Member: m, Score: s}
+	e := func(rank int64, m string, s float64) leaderboard.Entry {
+		return leaderboard.Entry{Rank: rank, Member: m, Score: s}
 	}
 	for _, tc := range []struct {
 		name      string
-		prev, cur []redisview.Entry
-		want      map[string]redisview.Move
+		prev, cur []leaderboard.Entry
+		want      map[string]leaderboard.Move
 	}{
-		{"first read", nil, []redisview.Entry{e(0, "a", 3)},
-			map[string]redisview.Move{"a": {Kind: redisview.MoveNew, From: -1}}},
-		{"nothing changed", []redisview.Entry{e(0, "a", 3), e(1, "b", 2)}, []redisview.Entry{e(0, "a", 3), e(1, "b", 2)},
-			map[string]redisview.Move{"a": {Kind: redisview.MoveSame, From: 0}, "b": {Kind: redisview.MoveSame, From: 1}}},
-		{"overtake", []redisview.Entry{e(0, "a", 3), e(1, "b", 2)}, []redisview.Entry{e(0, "b", 5), e(1, "a", 3)},
-			map[string]redisview.Move{"b": {Kind: redisview.MoveUp, From: 1, ScoreChanged: true}, "a": {Kind: redisview.MoveDown, From: 0}}},
-		{"new top pushes others down", []redisview.Entry{e(0, "a", 3), e(1, "b", 2)}, []redisview.Entry{e(0, "n", 9), e(1, "a", 3)},
-			map[string]redisview.Move{"n": {Kind: redisview.MoveNew, From: -1}, "a": {Kind: redisview.MoveDown, From: 0}}},
-		{"score up, same rank", []redisview.Entry{e(0, "a", 3)}, []redisview.Entry{e(0, "a", 4)},
-			map[string]redisview.Move{"a": {Kind: redisview.MoveSame, From: 0, ScoreChanged: true}}},
-		{"hostile names", []redisview.Entry{e(0, "<b>", 1), e(1, "李雷", 1)}, []redisview.Entry{e(0, "李雷", 1), e(1, "<b>", 1)},
-			map[string]redisview.Move{"李雷": {Kind: redisview.MoveUp, From: 1}, "<b>": {Kind: redisview.MoveDown, From: 0}}},
-		{"empty", []redisview.Entry{e(0, "a", 1)}, nil, map[string]redisview.Move{}},
+		{"first read", nil, []leaderboard.Entry{e(0, "a", 3)},
+			map[string]leaderboard.Move{"a": {Kind: leaderboard.MoveNew, From: -1}}},
+		{"nothing changed", []leaderboard.Entry{e(0, "a", 3), e(1, "b", 2)}, []leaderboard.Entry{e(0, "a", 3), e(1, "b", 2)},
+			map[string]leaderboard.Move{"a": {Kind: leaderboard.MoveSame, From: 0}, "b": {Kind: leaderboard.MoveSame, From: 1}}},
+		{"overtake", []leaderboard.Entry{e(0, "a", 3), e(1, "b", 2)}, []leaderboard.Entry{e(0, "b", 5), e(1, "a", 3)},
+			map[string]leaderboard.Move{"b": {Kind: leaderboard.MoveUp, From: 1, ScoreChanged: true}, "a": {Kind: leaderboard.MoveDown, From: 0}}},
+		{"new top pushes others down", []leaderboard.Entry{e(0, "a", 3), e(1, "b", 2)}, []leaderboard.Entry{e(0, "n", 9), e(1, "a", 3)},
+			map[string]leaderboard.Move{"n": {Kind: leaderboard.MoveNew, From: -1}, "a": {Kind: leaderboard.MoveDown, From: 0}}},
+		{"score up, same rank", []leaderboard.Entry{e(0, "a", 3)}, []leaderboard.Entry{e(0, "a", 4)},
+			map[string]leaderboard.Move{"a": {Kind: leaderboard.MoveSame, From: 0, ScoreChanged: true}}},
+		{"hostile names", []leaderboard.Entry{e(0, "<b>", 1), e(1, "李雷", 1)}, []leaderboard.Entry{e(0, "李雷", 1), e(1, "<b>", 1)},
+			map[string]leaderboard.Move{"李雷": {Kind: leaderboard.MoveUp, From: 1}, "<b>": {Kind: leaderboard.MoveDown, From: 0}}},
+		{"empty", []leaderboard.Entry{e(0, "a", 1)}, nil, map[string]leaderboard.Move{}},
 	} {
-		if got := redisview.Moves(tc.prev, tc.cur); !reflect.DeepEqual(got, tc.want) {
+		if got := leaderboard.Moves(tc.prev, tc.cur); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if redisview.MoveUp.String() != "up" || redisview.MoveNew.String() != "new" {
+	if leaderboard.MoveUp.String() != "up" || leaderboard.MoveNew.String() != "new" {
 		t.Error("MoveKind names")
 	}
 }
 
 func TestActivity(t *testing.T) {
-	e := func(rank int64, m string, s float64) redisview.Entry {
-		return redisview.Entry{Rank: rank, Member: m, Score: s}
+	e := func(rank int64, m string, s float64) leaderboard.Entry {
+		return leaderboard.Entry{Rank: rank, Member: m, Score: s}
 	}
 	t0 := time.Date(2026, 3, 1, 10, 0, 30, 0, time.UTC)
-	a := redisview.NewActivity()
+	a := leaderboard.NewActivity()
 	last := func(now time.Time, n int) []int {
 		pm := a.PerMinute(now)
 		if len(pm) != 60 {
@@ -541,19 +542,19 @@ func TestActivity(t *testing.T) {
 		}
 		return pm[60-n:]
 	}
-	base := []redisview.Entry{e(0, "a", 3), e(1, "b", 2)}
+	base := []leaderboard.Entry{e(0, "a", 3), e(1, "b", 2)}
 	a.Observe(nil, base, t0) // first read: nothing to compare with
 	if got := last(t0, 1); got[0] != 0 {
 		t.Fatalf("first read counted %d", got[0])
 	}
-	a.Observe(base, base, t0)                                                         // no change
-	a.Observe(base, []redisview.Entry{e(0, "b", 5), e(1, "a", 3)}, t0)                // b's score changed; a only moved
-	a.Observe([]redisview.Entry{}, []redisview.Entry{e(0, "x", 1), e(1, "y", 1)}, t0) // an empty board filled
+	a.Observe(base, base, t0)                                                             // no change
+	a.Observe(base, []leaderboard.Entry{e(0, "b", 5), e(1, "a", 3)}, t0)                  // b's score changed; a only moved
+	a.Observe([]leaderboard.Entry{}, []leaderboard.Entry{e(0, "x", 1), e(1, "y", 1)}, t0) // an empty board filled
 	if got := last(t0, 1); got[0] != 3 {
 		t.Fatalf("minute 0: %d changes, want 3", got[0])
 	}
 	t1 := t0.Add(time.Minute)
-	a.Observe(base, []redisview.Entry{e(0, "n", 9), e(1, "a", 3)}, t1) // n new
+	a.Observe(base, []leaderboard.Entry{e(0, "n", 9), e(1, "a", 3)}, t1) // n new
 	a.Add(4, t1.Add(20*time.Second))
 	if got := last(t1, 3); !reflect.DeepEqual(got, []int{0, 3, 5}) {
 		t.Fatalf("last 3 minutes at t1: %v", got)
@@ -580,14 +581,14 @@ func TestActivity(t *testing.T) {
 	}
 
 	// Concurrent pollers and readers (run with -race).
-	b := redisview.NewActivity()
+	b := leaderboard.NewActivity()
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range 100 {
-				b.Observe(base, []redisview.Entry{e(0, "a", float64(i*1000+j)+0.5)}, t0)
+				b.Observe(base, []leaderboard.Entry{e(0, "a", float64(i*1000+j)+0.5)}, t0)
 				_ = b.PerMinute(t0)
 			}
 		}()

@@ -1,4 +1,4 @@
-package redisview_test
+package leaderboard_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -67,14 +68,14 @@ families:
 		db.ZAdd(ctx, "race:times:monza", redis.Z{Score: 81, Member: "17"})
 		db.HSet(ctx, "race:meta:monza:17", "passport", "X123-SECRET")
 		db.ZAdd(ctx, "vault:board", redis.Z{Score: 1, Member: "hidden-member"})
-		w, err := redisview.ReadLeaderboard(ctx, c, 3, "race:times:monza", 0, 10)
+		w, err := leaderboard.Read(ctx, c, 3, "race:times:monza", 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(w.Entries) != 1 || w.Entries[0].Meta != nil || !strings.Contains(w.MetaWhy, "sensitive") {
 			t.Fatalf("script %v: %+v", script, w)
 		}
-		list, _, err := redisview.ListLeaderboards(ctx, c, 10)
+		list, _, err := leaderboard.List(ctx, c, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

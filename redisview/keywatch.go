@@ -1,0 +1,81 @@
+package redisview
+
+import (
+	"context"
+	"strconv"
+	"sync"
+)
+
+// KeyWatch maps keys to the names (live topics) showing them, so that a
+// keyspace notification refreshes exactly those and nothing else. Names
+// are counted, not a set: a topic's new poller adds its name before its old
+// one, stopping, removes it. The zero value is ready to use; Listen starts
+// the notification listeners, and Wait awaits them once their context ends.
+type KeyWatch struct {
+	mu sync.Mutex
+	m  map[string]map[string]int
+	wg sync.WaitGroup
+}
+
+func keyWatchKey(conn string, db int, key string) string {
+	return conn + "\x00" + strconv.Itoa(db) + "\x00" + key
+}
+
+// Add counts name as showing key.
+func (w *KeyWatch) Add(conn string, db int, key, name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]map[string]int{}
+	}
+	k := keyWatchKey(conn, db, key)
+	if w.m[k] == nil {
+		w.m[k] = map[string]int{}
+	}
+	w.m[k][name]++
+}
+
+// Remove undoes one Add.
+func (w *KeyWatch) Remove(conn string, db int, key, name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := keyWatchKey(conn, db, key)
+	if w.m[k][name]--; w.m[k][name] <= 0 {
+		delete(w.m[k], name)
+	}
+	if len(w.m[k]) == 0 {
+		delete(w.m, k)
+	}
+}
+
+// Names lists the names showing a key; cheap for the (usual) key nobody
+// watches.
+func (w *KeyWatch) Names(conn string, db int, key string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	set := w.m[keyWatchKey(conn, db, key)]
+	if len(set) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	return out
+}
+
+// Listen follows c's keyspace notifications (WatchKeyspace) in the
+// background until ctx ends, calling kick with each name showing a key
+// that was written. kick must not block. Call Listen before Wait.
+func (w *KeyWatch) Listen(ctx context.Context, c *Conn, kick func(name string)) {
+	w.wg.Go(func() {
+		c.WatchKeyspace(ctx, func(db int, key string) {
+			for _, n := range w.Names(c.Name, db, key) {
+				kick(n)
+			}
+		})
+	})
+}
+
+// Wait returns when every listener has ended (their contexts are done).
+func (w *KeyWatch) Wait() { w.wg.Wait() }

@@ -1,0 +1,46 @@
+package leaderboard_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// The index scans in the background under the context it is given, and
+// Wait awaits it; after Wait no scan starts.
+func TestIndex(t *testing.T) {
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	if err := rs.Client(14).ZAdd(ctx, "mg:score:leaderboard:2048", redis.Z{Score: 1, Member: "a"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := openConn(t, rs.URL(0))
+	c.ForcePack(schema.BuiltinPack("eisland"))
+
+	sctx, cancel := context.WithCancel(ctx)
+	x := leaderboard.NewIndex(sctx)
+	refs, truncated, err := x.Refs(c, 5*time.Second)
+	if err != nil || truncated || len(refs) != 1 || refs[0].DB != 14 || refs[0].Key != "mg:score:leaderboard:2048" {
+		t.Fatalf("first Refs: %v %v %v", refs, truncated, err)
+	}
+	// Known keys are served at once, without waiting for Redis.
+	if refs, _, _ := x.Refs(c, 0); len(refs) != 1 {
+		t.Fatalf("second Refs: %v", refs)
+	}
+	cancel()
+	x.Wait()
+
+	// A connection first asked for after shutdown is not scanned.
+	other := openConn(t, rs.URL(0))
+	other.Name = "other"
+	other.ForcePack(schema.BuiltinPack("eisland"))
+	if refs, _, err := x.Refs(other, time.Second); len(refs) != 0 || err != nil {
+		t.Fatalf("Refs after Wait: %v %v", refs, err)
+	}
+}
