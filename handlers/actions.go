@@ -13,6 +13,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -42,7 +43,7 @@ func (a *App) keyPage(c echo.Context) error {
 	if key == "" || len(key) > 64<<10 {
 		return echo.NewHTTPError(http.StatusBadRequest, "Name a key with ?k= (at most 64 KiB).")
 	}
-	info, memWhy, err := redisview.InspectKey(c.Request().Context(), conn, db, key)
+	info, memWhy, err := stats.InspectKey(c.Request().Context(), conn, db, key)
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadGateway, "This key could not be read, so whether it exists is unknown. "+err.Error())
 	}

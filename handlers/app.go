@@ -12,6 +12,7 @@ import (
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 // Connections is what handlers need of the configured Redis servers.
@@ -28,7 +29,7 @@ type Deps struct {
 	// Actions previews, executes and audits admin actions; nil disables them.
 	Actions *action.Runner
 	// Sweepers keep per-database statistics.
-	Sweepers *redisview.Sweepers
+	Sweepers *stats.Sweepers
 	// Leaderboards knows each connection's leaderboard keys (required).
 	Leaderboards *leaderboard.Index
 	// KeyWatch is told which keys live topics show, so that keyspace
@@ -48,7 +49,7 @@ type Deps struct {
 type App struct {
 	conns    Connections
 	hub      *live.Hub
-	sweepers *redisview.Sweepers
+	sweepers *stats.Sweepers
 	actions  *action.Runner
 	log      *slog.Logger
 	auth     Auth
@@ -61,7 +62,7 @@ type App struct {
 
 	// One reader per connection keeps its sparkline history across
 	// poller restarts.
-	overviews map[string]*redisview.OverviewReader
+	overviews map[string]*stats.OverviewReader
 	topics    *topics
 	lbTracker leaderboard.Tracker
 	lbIndex   *leaderboard.Index
@@ -119,13 +120,13 @@ func New(d Deps) *App {
 		demo:      d.Demo,
 		now:       d.Now,
 		ctx:       d.Ctx,
-		overviews: map[string]*redisview.OverviewReader{},
+		overviews: map[string]*stats.OverviewReader{},
 		lbIndex:   d.Leaderboards,
 		keyWatch:  d.KeyWatch,
 		shares:    newLiveShares(),
 	}
 	for _, c := range d.Conns.All() {
-		a.overviews[c.Name] = redisview.NewOverviewReader(c)
+		a.overviews[c.Name] = stats.NewOverviewReader(c)
 		// A state change shows at once rather than at the next tick.
 		c.OnChange(func(redisview.Status) { a.hub.Kick(overviewTopic(c.Name)) })
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef-test"
@@ -76,7 +77,7 @@ func newAuthFixtureURL(t *testing.T, rs *redistest.Server, connURL string, mutat
 	ctx, cancel := context.WithCancel(context.Background())
 	go reg.Monitor(ctx, 100*time.Millisecond)
 	hub := live.New(ctx, log, 100*time.Millisecond)
-	sweepers := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
+	sweepers := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
 	auth := Auth{Users: testUsers(), Secret: []byte(testSecret), Limiter: signin.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute),
 		Sessions: signin.NewSessionStore(rs.Client(15))}
 	if mutate != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/stats"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -52,7 +53,7 @@ func (a *App) dbPage(c echo.Context) error {
 	s, release := a.sweepers.Acquire(conn, db)
 	defer release()
 	ctx := c.Request().Context()
-	vm := dbVM(s.Detail(redisview.TotalKeys(ctx, conn, db)), conn.PackChoice())
+	vm := dbVM(s.Detail(stats.TotalKeys(ctx, conn, db)), conn.PackChoice())
 	title := fmt.Sprintf("%s · db%d", conn.Name, db)
 	return render(c, http.StatusOK, views.DBPage(a.page(c, title, conn.Name), vm))
 }
@@ -62,12 +63,12 @@ func (a *App) dbPage(c echo.Context) error {
 type dbSource struct {
 	conn    *redisview.Conn
 	db      int
-	sweeper *redisview.Sweeper
+	sweeper *stats.Sweeper
 	release func()
 }
 
 func (s *dbSource) Poll(ctx context.Context) ([]byte, error) {
-	d := s.sweeper.Detail(redisview.TotalKeys(ctx, s.conn, s.db))
+	d := s.sweeper.Detail(stats.TotalKeys(ctx, s.conn, s.db))
 	return renderBytes(ctx, dbFragment(dbVM(d, s.conn.PackChoice())))
 }
 
@@ -103,7 +104,7 @@ func pct(part, whole int64) int {
 }
 
 // dbVM converts a database's statistics into the view model.
-func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
+func dbVM(d stats.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 	vm := views.DBPageVM{
 		Conn: d.Conn, DB: d.DB, WSURL: wsURL(dbTopic(d.Conn, d.DB)), Err: d.Err,
 		Total:     optString(mapOpt(d.TotalKeys, format.Count)),
@@ -145,7 +146,7 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 			Memory: memString(ds.Memory, d.MemoryWhy), MemPct: pct(ds.Memory, d.Memory),
 		})
 	}
-	for _, b := range redisview.TTLBuckets {
+	for _, b := range stats.TTLBuckets {
 		vm.TTLLabels = append(vm.TTLLabels, b.Label)
 	}
 	for _, f := range d.Families {
@@ -165,7 +166,7 @@ func dbVM(d redisview.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 			if n > 0 && peak > 0 {
 				level = 1 + int(n*3/peak)
 			}
-			row.TTL = append(row.TTL, views.HistCell{Label: redisview.TTLBuckets[i].Label, Count: format.Count(n), Level: level})
+			row.TTL = append(row.TTL, views.HistCell{Label: stats.TTLBuckets[i].Label, Count: format.Count(n), Level: level})
 		}
 		vm.Families = append(vm.Families, row)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 type fixture struct {
@@ -43,7 +44,7 @@ func newFixture(t *testing.T, demo bool) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	go reg.Monitor(ctx, 100*time.Millisecond)
 	hub := live.New(ctx, log, 100*time.Millisecond)
-	sweepers := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
+	sweepers := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
 	if err := reg.UsePacks(schema.Builtin(), map[string]string{"main": "eisland"}); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 // liveFixture is an open-mode console with actions, keeping the App so a
@@ -48,7 +49,7 @@ func newLiveFixture(t *testing.T) *liveFixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	go reg.Monitor(ctx, 100*time.Millisecond)
 	hub := live.New(ctx, log, 100*time.Millisecond)
-	sweepers := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
+	sweepers := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
 	auth := openAuth(rs)
 	run := action.New(rs.Client(15), action.Options{Secret: auth.Secret})
 	e := echo.New()

@@ -2,14 +2,15 @@ package handlers
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
-	"net/http"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/stats"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -66,7 +67,7 @@ func statusText(st redisview.Status) string {
 }
 
 // overviewVM converts the domain overview into the view model.
-func overviewVM(ov redisview.Overview, now time.Time) views.OverviewVM {
+func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 	vm := views.OverviewVM{
 		Conn:       ov.Conn,
 		Display:    ov.Display,
@@ -132,7 +133,7 @@ func overviewVM(ov redisview.Overview, now time.Time) views.OverviewVM {
 	}
 	vm.TotalKeys = format.Count(total)
 	vm.KeyspaceNote = "Source: " + ov.KeyspaceSource
-	if ov.KeyspaceSource == redisview.SourceSweep {
+	if ov.KeyspaceSource == stats.SourceSweep {
 		vm.KeyspaceNote += " (this server's INFO has no keyspace section)"
 	}
 	for _, db := range ov.DBs {
@@ -154,7 +155,7 @@ func overviewVM(ov redisview.Overview, now time.Time) views.OverviewVM {
 	return vm
 }
 
-func notificationsTile(s redisview.ServerStats, vm *views.OverviewVM) views.Tile {
+func notificationsTile(s stats.ServerStats, vm *views.OverviewVM) views.Tile {
 	t := views.Tile{Label: "Keyspace events", TestID: "notifications"}
 	switch {
 	case !s.Notifications.OK:

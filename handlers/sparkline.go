@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/stats"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -12,7 +12,7 @@ import (
 const sparkW, sparkH = 120.0, 32.0
 
 // sparks builds the ops/sec and memory sparklines from the history.
-func sparks(h []redisview.Sample) []views.Spark {
+func sparks(h []stats.Sample) []views.Spark {
 	var ops, mem []float64
 	for _, s := range h {
 		if s.HasOps {

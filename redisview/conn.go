@@ -18,6 +18,10 @@ import (
 // ErrUnknownConnection is returned for a connection name that is not configured.
 var ErrUnknownConnection = errors.New("unknown connection")
 
+// DefaultDatabases is how many databases a server has unless it says
+// otherwise (CONFIG GET databases).
+const DefaultDatabases = 16
+
 // ConnConfig names one Redis server.
 type ConnConfig struct {
 	Name string

@@ -85,3 +85,12 @@ func parseKeyspaceChannel(ch string) (int, string, bool) {
 	db, err := strconv.Atoi(dbs)
 	return db, key, err == nil
 }
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -72,8 +72,8 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 		return nil
 	}
 	p := c.multi.Pipeline()
-	scans := make([]*redis.ScanCmd, defaultDatabases)
-	selects := make([]*redis.StatusCmd, defaultDatabases)
+	scans := make([]*redis.ScanCmd, DefaultDatabases)
+	selects := make([]*redis.StatusCmd, DefaultDatabases)
 	for db := range scans {
 		selects[db] = p.Select(ctx, db)
 		scans[db] = p.Scan(ctx, 0, "", samplePerDB)

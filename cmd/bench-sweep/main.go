@@ -23,6 +23,7 @@ import (
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 const db = 14
@@ -45,13 +46,13 @@ func main() {
 	rate := flag.Int("rate", 50_000, "sweep budget, keys per second")
 	count := flag.Int("count", 200, "SCAN COUNT per sweep step")
 	flag.Parse()
-	if err := bench(*keys, redisview.SweepBudget{KeysPerSec: *rate, Count: *count}); err != nil {
+	if err := bench(*keys, stats.SweepBudget{KeysPerSec: *rate, Count: *count}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-sweep:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(n int, budget redisview.SweepBudget) error {
+func bench(n int, budget stats.SweepBudget) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "keydeck-bench-sweep")
 	if err != nil {
@@ -85,16 +86,16 @@ func bench(n int, budget redisview.SweepBudget) error {
 	defer conn.Close()
 	conn.ForcePack(schema.BuiltinPack("eisland"))
 	sctx, cancel := context.WithCancel(ctx)
-	pool := redisview.NewSweepers(sctx, budget, time.Minute, log)
+	pool := stats.NewSweepers(sctx, budget, time.Minute, log)
 	defer func() { cancel(); pool.Wait() }()
 
 	start := time.Now()
 	s, release := pool.Acquire(conn, db)
 	defer release()
 	var firstAt, tenthAt, doneAt time.Duration
-	var tenth, full redisview.DBDetail
+	var tenth, full stats.DBDetail
 	for {
-		d := s.Detail(redisview.TotalKeys(ctx, conn, db))
+		d := s.Detail(stats.TotalKeys(ctx, conn, db))
 		el := time.Since(start)
 		if firstAt == 0 && (d.Seen > 0 || d.Pass > 0) {
 			firstAt = el
@@ -148,7 +149,7 @@ func bench(n int, budget redisview.SweepBudget) error {
 	return nil
 }
 
-func count(d redisview.DBDetail, family string) int64 {
+func count(d stats.DBDetail, family string) int64 {
 	for _, f := range d.Families {
 		if f.Family.ID == family {
 			return f.Count

@@ -20,6 +20,7 @@ import (
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 // startConsole runs the real main loop against cfg and returns its base URL.
@@ -223,7 +224,7 @@ func TestBrowserViolationAppearsLive(t *testing.T) {
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
 		Conns:   []redisview.ConnConfig{{Name: "gw", URL: rs.URL(0)}},
 		PackFor: map[string]string{"gw": "gateway"},
-		Sweep:   redisview.SweepBudget{KeysPerSec: 20000, Count: 200}})
+		Sweep:   stats.SweepBudget{KeysPerSec: 20000, Count: 200}})
 	ctx := redistest.Browser(t)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -275,7 +276,7 @@ func TestBrowserSupportResetsLimit(t *testing.T) {
 	}
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
 		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"},
-		Sweep: redisview.DefaultSweepBudget, UsersFile: users, SessionTTL: time.Hour, AuditMaxLen: 1000})
+		Sweep: stats.DefaultSweepBudget, UsersFile: users, SessionTTL: time.Hour, AuditMaxLen: 1000})
 	ctx := redistest.Browser(t)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -342,7 +343,7 @@ func TestBrowserLeaderboardLive(t *testing.T) {
 		db.HSet(bg, "mg:score:user-meta:2048:"+user, "score", 10000-i*100, "durationMs", 61000, "moves", 300, "achievedAt", time.Now().UnixMilli())
 	}
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
-		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: redisview.DefaultSweepBudget})
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: stats.DefaultSweepBudget})
 	ctx := redistest.Browser(t)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

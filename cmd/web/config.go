@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 // Config is everything the process needs, parsed from flags and environment.
@@ -23,7 +24,7 @@ type Config struct {
 	LogLevel     string
 	PackFiles    []string          // extra schema packs, loaded at start
 	PackFor      map[string]string // connection → pack name, overriding detection
-	Sweep        redisview.SweepBudget
+	Sweep        stats.SweepBudget
 
 	UsersFile      string
 	SessionSecret  string
@@ -111,8 +112,8 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	packFor := packForFlag{}
 	fs.Var(&packs, "pack", "load a schema pack from FILE (repeatable)")
 	fs.Var(packFor, "pack-for", "use pack PACK for connection NAME: NAME=PACK (repeatable)")
-	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", redisview.DefaultSweepBudget.KeysPerSec, "keys per second a database sweep may read (10–1000000)")
-	fs.IntVar(&cfg.Sweep.Count, "sweep-count", redisview.DefaultSweepBudget.Count, "SCAN COUNT of a sweep step (10–10000)")
+	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second a database sweep may read (10–1000000)")
+	fs.IntVar(&cfg.Sweep.Count, "sweep-count", stats.DefaultSweepBudget.Count, "SCAN COUNT of a sweep step (10–10000)")
 	fs.StringVar(&cfg.UsersFile, "users", "", "users file (YAML) enabling sign-in")
 	fs.StringVar(&cfg.SessionSecret, "session-secret", "", "secret signing sessions and CSRF tokens (≥ 32 bytes; share it between replicas)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in lasts (5m–720h)")

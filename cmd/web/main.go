@@ -30,6 +30,7 @@ import (
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 func main() {
@@ -278,7 +279,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	hub := live.New(ctx, log.With("component", "hub"), cfg.PollInterval)
 	// Keyspace notifications may kick a topic; it still polls at most this often.
 	hub.MinGap = max(100*time.Millisecond, cfg.PollInterval/5)
-	sweepers := redisview.NewSweepers(ctx, cfg.Sweep, 2*time.Minute, log.With("component", "sweep"))
+	sweepers := stats.NewSweepers(ctx, cfg.Sweep, 2*time.Minute, log.With("component", "sweep"))
 	boards := leaderboard.NewIndex(ctx)
 	// Keyspace notifications (where the server publishes them) refresh the
 	// live views of a key at once instead of at their next tick.

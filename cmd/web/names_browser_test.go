@@ -13,6 +13,7 @@ import (
 
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 // A leaderboard with a member that is not UTF-8 stays live: its frames used
@@ -29,7 +30,7 @@ func TestBrowserInvalidUTF8LeaderboardStaysLive(t *testing.T) {
 	db.ZAdd(bg, key, redis.Z{Score: 995, Member: "bad\xff"})
 	db.ZAdd(bg, key, redis.Z{Score: 1, Member: "long:" + strings.Repeat("é", 2000)})
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
-		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: redisview.DefaultSweepBudget})
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: stats.DefaultSweepBudget})
 	ctx := redistest.Browser(t)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -85,7 +86,7 @@ func TestBrowserHostileNamesOnDatabasePage(t *testing.T) {
 		db.Set(bg, k, "v", 0)
 	}
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
-		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: redisview.DefaultSweepBudget})
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: stats.DefaultSweepBudget})
 	ctx := redistest.Browser(t)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

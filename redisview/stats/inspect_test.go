@@ -1,12 +1,14 @@
-package redisview
+package stats
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // A key the server would not let Keydeck read is not "absent": the error
@@ -29,10 +31,10 @@ func TestInspectKeyReportsReadErrors(t *testing.T) {
 	} {
 		conn := openConn(t, c.url)
 		_, _, err := InspectKey(ctx, conn, 0, c.key)
-		if err == nil || !errors.Is(err, ErrRead) {
-			t.Fatalf("%s %s: err %v, want ErrRead", c.url, c.key, err)
+		if err == nil || !errors.Is(err, redisview.ErrRead) {
+			t.Fatalf("%s %s: err %v, want redisview.ErrRead", c.url, c.key, err)
 		}
-		if got := err.Error(); !contains(got, c.want) {
+		if got := err.Error(); !strings.Contains(got, c.want) {
 			t.Fatalf("%s: %q does not say %q", c.key, got, c.want)
 		}
 	}

@@ -1,10 +1,12 @@
-package redisview
+package stats
 
 import (
 	"context"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // ttlSweep estimates keys-with-expiry and average TTL per database on
@@ -142,8 +144,8 @@ func (s *ttlSweep) stats(sizes map[int]int64, databases int) []DBStats {
 			}
 		}
 		if res.seen == 0 {
-			st.Expires = Pending[int64]("sweeping…")
-			st.AvgTTL = Pending[time.Duration]("sweeping…")
+			st.Expires = redisview.Pending[int64]("sweeping…")
+			st.AvgTTL = redisview.Pending[time.Duration]("sweeping…")
 			out = append(out, st)
 			continue
 		}
@@ -159,11 +161,11 @@ func (s *ttlSweep) stats(sizes map[int]int64, databases int) []DBStats {
 		if res.seen != keys {
 			expires = int64(float64(res.withTTL)/float64(res.seen)*float64(keys) + 0.5)
 		}
-		st.Expires = Some(expires)
+		st.Expires = redisview.Some(expires)
 		if res.withTTL > 0 {
-			st.AvgTTL = Some(res.ttlSum / time.Duration(res.withTTL))
+			st.AvgTTL = redisview.Some(res.ttlSum / time.Duration(res.withTTL))
 		} else {
-			st.AvgTTL = None[time.Duration]("no keys with expiry")
+			st.AvgTTL = redisview.None[time.Duration]("no keys with expiry")
 		}
 		out = append(out, st)
 	}

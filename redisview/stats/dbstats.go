@@ -1,4 +1,4 @@
-package redisview
+package stats
 
 import (
 	"cmp"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -201,7 +202,7 @@ type DBDetail struct {
 	DB   int
 	Pack string // "" when the connection has no pack
 
-	TotalKeys Opt[int64] // authoritative count (INFO keyspace or DBSIZE)
+	TotalKeys redisview.Opt[int64] // authoritative count (INFO keyspace or DBSIZE)
 	// Sweep progress.
 	Pass        int   // passes completed
 	Seen        int64 // keys read in the running pass

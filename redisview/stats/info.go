@@ -1,4 +1,4 @@
-package redisview
+package stats
 
 import (
 	"strconv"

@@ -1,10 +1,12 @@
-package redisview
+package stats
 
 import (
 	"context"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // minPassInterval keeps a small database from being re-swept in a tight
@@ -15,7 +17,7 @@ const minPassInterval = 2 * time.Second
 // continuously within a budget. One runs per database however many pages
 // show it; it starts with the first viewer and stops a while after the last.
 type Sweeper struct {
-	conn   *Conn
+	conn   *redisview.Conn
 	db     int
 	budget SweepBudget
 	log    *slog.Logger
@@ -89,7 +91,7 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 
 // Detail returns the statistics: the latest completed pass, or while the
 // first pass runs, the partial pass scaled to total (labelled estimated).
-func (s *Sweeper) Detail(total Opt[int64]) DBDetail {
+func (s *Sweeper) Detail(total redisview.Opt[int64]) DBDetail {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := DBDetail{Conn: s.conn.Name, DB: s.db, TotalKeys: total, Budget: s.budget, Pass: s.passes, Err: s.err, MemoryWhy: s.memWhy}
@@ -155,7 +157,7 @@ func (p *Sweepers) Budget() SweepBudget { return p.budget }
 
 // Acquire returns the sweeper of c's database db, starting it if needed.
 // Call release when done with it.
-func (p *Sweepers) Acquire(c *Conn, db int) (s *Sweeper, release func()) {
+func (p *Sweepers) Acquire(c *redisview.Conn, db int) (s *Sweeper, release func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := sweepKey{c.Name, db}
@@ -205,20 +207,20 @@ func (p *Sweepers) Wait() { p.wg.Wait() }
 
 // TotalKeys is the authoritative key count of one database: INFO keyspace,
 // or DBSIZE where the server's INFO has no keyspace section.
-func TotalKeys(ctx context.Context, c *Conn, db int) Opt[int64] {
+func TotalKeys(ctx context.Context, c *redisview.Conn, db int) redisview.Opt[int64] {
 	cl := c.DB(db)
 	txt, err := cl.Info(ctx, "keyspace").Result()
 	if err == nil {
 		info := ParseInfo(txt)
 		if info.Has("keyspace") {
-			return Some(info.Keyspace()[db].Keys)
+			return redisview.Some(info.Keyspace()[db].Keys)
 		}
-	} else if IsConnErr(err) {
-		return None[int64](c.SafeErr(err))
+	} else if redisview.IsConnErr(err) {
+		return redisview.None[int64](c.SafeErr(err))
 	}
 	n, err := cl.DBSize(ctx).Result()
 	if err != nil {
-		return None[int64](Refusal("DBSIZE", err))
+		return redisview.None[int64](redisview.Refusal("DBSIZE", err))
 	}
-	return Some(n)
+	return redisview.Some(n)
 }

@@ -1,4 +1,4 @@
-package redisview
+package stats
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // KeyInfo is what a sweep learns about one key.
@@ -102,7 +104,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 		}
 		return nil
 	})
-	if IsConnErr(err) {
+	if redisview.IsConnErr(err) {
 		return nil, err
 	}
 	if m.strict {
@@ -137,7 +139,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 						m.noSamples = true // retried without SAMPLES next time
 					} else {
 						m.off = true
-						m.Why = Refusal("MEMORY USAGE", err)
+						m.Why = redisview.Refusal("MEMORY USAGE", err)
 					}
 				}
 			}
@@ -145,7 +147,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 		}
 		return nil
 	})
-	if IsConnErr(err) {
+	if redisview.IsConnErr(err) {
 		return nil, err
 	}
 	for i := range batch {
@@ -164,12 +166,12 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 // Unlike a sweep, which counts what it can, it fails with ErrRead when the
 // server did not answer TYPE or PTTL (ACL, authentication, unreachable):
 // a refusal must not read as "this key does not exist".
-func InspectKey(ctx context.Context, c *Conn, db int, key string) (KeyInfo, string, error) {
+func InspectKey(ctx context.Context, c *redisview.Conn, db int, key string) (KeyInfo, string, error) {
 	var m memoryMode
 	m.strict = true
 	infos, err := m.inspect(ctx, c.DB(db), []string{key})
 	if err != nil {
-		return KeyInfo{}, "", c.WrapErr(ReadError(fmt.Sprintf("reading key %q", clip(key)), err))
+		return KeyInfo{}, "", c.WrapErr(redisview.ReadError(fmt.Sprintf("reading key %q", clip(key)), err))
 	}
 	return infos[0], m.Why, nil
 }

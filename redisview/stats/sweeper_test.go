@@ -1,4 +1,4 @@
-package redisview_test
+package stats_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -30,16 +31,16 @@ func openConn(t *testing.T, url string) *redisview.Conn {
 }
 
 // sweepOnce runs db's sweeper until a pass completes and returns its detail.
-func sweepOnce(t *testing.T, c *redisview.Conn, db int) redisview.DBDetail {
+func sweepOnce(t *testing.T, c *redisview.Conn, db int) stats.DBDetail {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	pool := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Minute, quiet())
+	pool := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Minute, quiet())
 	t.Cleanup(func() { cancel(); pool.Wait() })
 	s, release := pool.Acquire(c, db)
 	defer release()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		d := s.Detail(redisview.TotalKeys(ctx, c, db))
+		d := s.Detail(stats.TotalKeys(ctx, c, db))
 		if d.Pass >= 1 {
 			return d
 		}
@@ -50,13 +51,13 @@ func sweepOnce(t *testing.T, c *redisview.Conn, db int) redisview.DBDetail {
 	}
 }
 
-func family(d redisview.DBDetail, id string) redisview.FamilyStats {
+func family(d stats.DBDetail, id string) stats.FamilyStats {
 	for _, f := range d.Families {
 		if f.Family.ID == id {
 			return f
 		}
 	}
-	return redisview.FamilyStats{}
+	return stats.FamilyStats{}
 }
 
 // Keys written by the seeds' own Lua scripts and commands are counted per
@@ -170,7 +171,7 @@ func TestSweeperOnSeededSystems(t *testing.T) {
 	}
 }
 
-func ids(d redisview.DBDetail) []string {
+func ids(d stats.DBDetail) []string {
 	var out []string
 	for _, f := range d.Families {
 		out = append(out, f.Family.ID)
@@ -188,9 +189,9 @@ func TestOneSweeperPerDatabase(t *testing.T) {
 	c := openConn(t, rs.URL(0))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pool := redisview.NewSweepers(ctx, redisview.SweepBudget{KeysPerSec: 1000, Count: 100}, 50*time.Millisecond, quiet())
+	pool := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 1000, Count: 100}, 50*time.Millisecond, quiet())
 	var releases []func()
-	var first *redisview.Sweeper
+	var first *stats.Sweeper
 	for range 100 {
 		s, rel := pool.Acquire(c, 1)
 		if first == nil {

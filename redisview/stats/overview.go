@@ -1,14 +1,14 @@
-package redisview
+package stats
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // Overview is one connection's server and per-database statistics at one moment.
@@ -16,7 +16,7 @@ type Overview struct {
 	Conn    string
 	Display string
 	At      time.Time
-	Status  Status
+	Status  redisview.Status
 	Err     string // why this read failed; the rest is then empty
 
 	Server ServerStats
@@ -30,29 +30,29 @@ type Overview struct {
 
 // ServerStats are the server-wide numbers of the overview.
 type ServerStats struct {
-	Version       Opt[string]
-	Mode          Opt[string]
-	Uptime        Opt[time.Duration]
-	UsedMemory    Opt[int64]
-	PeakMemory    Opt[int64]
-	MaxMemory     Opt[int64]
-	OpsPerSec     Opt[float64]
+	Version       redisview.Opt[string]
+	Mode          redisview.Opt[string]
+	Uptime        redisview.Opt[time.Duration]
+	UsedMemory    redisview.Opt[int64]
+	PeakMemory    redisview.Opt[int64]
+	MaxMemory     redisview.Opt[int64]
+	OpsPerSec     redisview.Opt[float64]
 	OpsEstimated  bool // computed by Keydeck from command-count deltas
-	Clients       Opt[int64]
-	HitRatio      Opt[float64]
+	Clients       redisview.Opt[int64]
+	HitRatio      redisview.Opt[float64]
 	Hits, Misses  int64
-	Evicted       Opt[int64]
-	Expired       Opt[int64]
-	Notifications Opt[string] // notify-keyspace-events flags, "" = disabled
-	Databases     int         // how many databases the server has
+	Evicted       redisview.Opt[int64]
+	Expired       redisview.Opt[int64]
+	Notifications redisview.Opt[string] // notify-keyspace-events flags, "" = disabled
+	Databases     int                   // how many databases the server has
 }
 
 // DBStats describes one database.
 type DBStats struct {
 	Index   int
 	Keys    int64
-	Expires Opt[int64]
-	AvgTTL  Opt[time.Duration]
+	Expires redisview.Opt[int64]
+	AvgTTL  redisview.Opt[time.Duration]
 	// Estimated is true when Expires/AvgTTL come from a partial sweep.
 	Estimated bool
 	// Coverage is the share of keys the sweep has read (1 when exact or from INFO).
@@ -78,9 +78,8 @@ func (s ServerStats) NotificationsEnabled() bool {
 }
 
 const (
-	historyLen       = 300 // five minutes at the default one-second poll
-	defaultDatabases = 16
-	sweepCount       = 200 // SCAN COUNT per tick of the fallback TTL sweep
+	historyLen = 300 // five minutes at the default one-second poll
+	sweepCount = 200 // SCAN COUNT per tick of the fallback TTL sweep
 )
 
 // Sources of per-database numbers.
@@ -94,7 +93,7 @@ const (
 // history. One reader serves one poller; Read is not called concurrently,
 // but the mutex keeps a stray concurrent call safe.
 type OverviewReader struct {
-	conn *Conn
+	conn *redisview.Conn
 	now  func() time.Time
 
 	mu         sync.Mutex
@@ -109,8 +108,8 @@ type OverviewReader struct {
 }
 
 // NewOverviewReader makes a reader for c.
-func NewOverviewReader(c *Conn) *OverviewReader {
-	return &OverviewReader{conn: c, now: time.Now, databases: defaultDatabases}
+func NewOverviewReader(c *redisview.Conn) *OverviewReader {
+	return &OverviewReader{conn: c, now: time.Now, databases: redisview.DefaultDatabases}
 }
 
 // Read takes one overview. On a reachable server it costs one pipelined round
@@ -125,7 +124,7 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	var (
 		info  Info
 		infoE error
-		notif Opt[string]
+		notif redisview.Opt[string]
 		sizes map[int]int64
 		err   error
 	)
@@ -174,13 +173,13 @@ func (r *OverviewReader) Latest(ctx context.Context, maxAge time.Duration) Overv
 }
 
 // readInfo is the normal path: INFO and the notification flags in one round trip.
-func (r *OverviewReader) readInfo(ctx context.Context) (Info, error, Opt[string], error) {
-	p := r.conn.client.Pipeline()
+func (r *OverviewReader) readInfo(ctx context.Context) (Info, error, redisview.Opt[string], error) {
+	p := r.conn.Client().Pipeline()
 	infoCmd := p.Info(ctx)
 	cfgCmd := p.ConfigGet(ctx, "notify-keyspace-events")
 	_, err := p.Exec(ctx)
-	if IsConnErr(err) {
-		return nil, nil, Opt[string]{}, err
+	if redisview.IsConnErr(err) {
+		return nil, nil, redisview.Opt[string]{}, err
 	}
 	info, infoErr := parseInfoCmd(infoCmd)
 	return info, infoErr, notificationFlags(cfgCmd), nil
@@ -189,8 +188,8 @@ func (r *OverviewReader) readInfo(ctx context.Context) (Info, error, Opt[string]
 // readFallback serves servers whose INFO lacks keyspace (embedded Redis,
 // some proxies, ACL users without INFO): DBSIZE for every database plus
 // one step of the TTL sweep, all in one pipeline.
-func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, Opt[string], map[int]int64, error) {
-	p := r.conn.multi.Pipeline()
+func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, redisview.Opt[string], map[int]int64, error) {
+	p := r.conn.CrossDBPipeline()
 	infoCmd := p.Info(ctx)
 	cfgCmd := p.ConfigGet(ctx, "notify-keyspace-events")
 	sizeCmds := make([]*redis.IntCmd, r.databases)
@@ -201,16 +200,16 @@ func (r *OverviewReader) readFallback(ctx context.Context) (Info, error, Opt[str
 	}
 	steps := r.sweep.queue(ctx, p, r.lastSizes, r.databases)
 	_, err := p.Exec(ctx)
-	if IsConnErr(err) {
+	if redisview.IsConnErr(err) {
 		r.sweep.abort(steps)
-		return nil, nil, Opt[string]{}, nil, err
+		return nil, nil, redisview.Opt[string]{}, nil, err
 	}
 	sizes := map[int]int64{}
 	for i, cmd := range sizeCmds {
 		// A failed SELECT leaves the connection on the previous database:
 		// its DBSIZE would count that one again.
 		if err := selects[i].Err(); err != nil {
-			if IsOutOfRange(err) {
+			if redisview.IsOutOfRange(err) {
 				r.databases = i // the server has fewer databases
 			}
 			break
@@ -233,47 +232,47 @@ func parseInfoCmd(cmd *redis.StringCmd) (Info, error) {
 	return ParseInfo(txt), nil
 }
 
-func notificationFlags(cmd *redis.MapStringStringCmd) Opt[string] {
+func notificationFlags(cmd *redis.MapStringStringCmd) redisview.Opt[string] {
 	m, err := cmd.Result()
 	if err != nil {
-		return None[string](Refusal("CONFIG GET", err))
+		return redisview.None[string](redisview.Refusal("CONFIG GET", err))
 	}
 	v, ok := m["notify-keyspace-events"]
 	if !ok {
-		return None[string]("the server did not report notify-keyspace-events")
+		return redisview.None[string]("the server did not report notify-keyspace-events")
 	}
-	return Some(v)
+	return redisview.Some(v)
 }
 
-func (r *OverviewReader) serverStats(info Info, infoErr error, notif Opt[string], now time.Time) ServerStats {
+func (r *OverviewReader) serverStats(info Info, infoErr error, notif redisview.Opt[string], now time.Time) ServerStats {
 	s := ServerStats{Notifications: notif}
 	missing := func(section string) string {
 		if infoErr != nil {
-			return Refusal("INFO", infoErr)
+			return redisview.Refusal("INFO", infoErr)
 		}
 		if info.Has(section) {
 			return "not in this server's INFO " + section + " section"
 		}
 		return "this server's INFO has no " + section + " section"
 	}
-	str := func(field, section string) Opt[string] {
+	str := func(field, section string) redisview.Opt[string] {
 		if v, ok := info.Get(field); ok {
-			return Some(v)
+			return redisview.Some(v)
 		}
-		return None[string](missing(section))
+		return redisview.None[string](missing(section))
 	}
-	num := func(field, section string) Opt[int64] {
+	num := func(field, section string) redisview.Opt[int64] {
 		if v, ok := info.Int(field); ok {
-			return Some(v)
+			return redisview.Some(v)
 		}
-		return None[int64](missing(section))
+		return redisview.None[int64](missing(section))
 	}
 	s.Version = str("redis_version", "server")
 	s.Mode = str("redis_mode", "server")
 	if v, ok := info.Int("uptime_in_seconds"); ok {
-		s.Uptime = Some(time.Duration(v) * time.Second)
+		s.Uptime = redisview.Some(time.Duration(v) * time.Second)
 	} else {
-		s.Uptime = None[time.Duration](missing("server"))
+		s.Uptime = redisview.None[time.Duration](missing("server"))
 	}
 	s.UsedMemory = num("used_memory", "memory")
 	s.PeakMemory = num("used_memory_peak", "memory")
@@ -283,30 +282,30 @@ func (r *OverviewReader) serverStats(info Info, infoErr error, notif Opt[string]
 	s.Expired = num("expired_keys", "stats")
 
 	if v, ok := info.Float("instantaneous_ops_per_sec"); ok {
-		s.OpsPerSec = Some(v)
+		s.OpsPerSec = redisview.Some(v)
 	} else if total, ok := info.Int("total_commands_processed"); ok {
 		// Estimate from the delta; the first read has nothing to compare with.
 		if !r.lastCmdsAt.IsZero() && total >= r.lastCmds && now.After(r.lastCmdsAt) {
-			s.OpsPerSec = Some(float64(total-r.lastCmds) / now.Sub(r.lastCmdsAt).Seconds())
+			s.OpsPerSec = redisview.Some(float64(total-r.lastCmds) / now.Sub(r.lastCmdsAt).Seconds())
 			s.OpsEstimated = true
 		} else {
-			s.OpsPerSec = Pending[float64]("measuring…")
+			s.OpsPerSec = redisview.Pending[float64]("measuring…")
 		}
 		r.lastCmds, r.lastCmdsAt = total, now
 	} else {
-		s.OpsPerSec = None[float64](missing("stats"))
+		s.OpsPerSec = redisview.None[float64](missing("stats"))
 	}
 
 	hits, okH := info.Int("keyspace_hits")
 	misses, okM := info.Int("keyspace_misses")
 	switch {
 	case !okH || !okM:
-		s.HitRatio = None[float64](missing("stats"))
+		s.HitRatio = redisview.None[float64](missing("stats"))
 	case hits+misses == 0:
-		s.HitRatio = Pending[float64]("no key lookups yet")
+		s.HitRatio = redisview.Pending[float64]("no key lookups yet")
 	default:
 		s.Hits, s.Misses = hits, misses
-		s.HitRatio = Some(float64(hits) / float64(hits+misses))
+		s.HitRatio = redisview.Some(float64(hits) / float64(hits+misses))
 	}
 	return s
 }
@@ -323,15 +322,15 @@ func keyspaceStats(info Info) []DBStats {
 			}
 			continue
 		}
-		s := DBStats{Index: idx, Keys: db.Keys, Expires: Some(db.Expires), Coverage: 1}
+		s := DBStats{Index: idx, Keys: db.Keys, Expires: redisview.Some(db.Expires), Coverage: 1}
 		switch {
 		case db.Expires > 0 && db.AvgTTL > 0:
-			s.AvgTTL = Some(db.AvgTTL)
+			s.AvgTTL = redisview.Some(db.AvgTTL)
 		case db.Expires > 0:
 			// Redis estimates avg_ttl in its expire cycle; 0 means "not yet".
-			s.AvgTTL = Pending[time.Duration]("not estimated by the server yet")
+			s.AvgTTL = redisview.Pending[time.Duration]("not estimated by the server yet")
 		default:
-			s.AvgTTL = None[time.Duration]("no keys with expiry")
+			s.AvgTTL = redisview.None[time.Duration]("no keys with expiry")
 		}
 		out = append(out, s)
 	}
@@ -350,18 +349,4 @@ func (r *OverviewReader) remember(ov Overview) {
 	if len(r.history) > historyLen {
 		r.history = append(r.history[:0], r.history[len(r.history)-historyLen:]...)
 	}
-}
-
-// FormatBytes renders a byte count for people (1.5 MiB).
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
