@@ -20,6 +20,7 @@ type Conn struct{ Name, URL string }
 // with a simulator writing live traffic into them.
 type Demo struct {
 	servers []*miniredis.Miniredis
+	hosts   []*host // one per server: what miniredis does not answer
 	names   []string
 	clients []*redis.Client
 	cancel  context.CancelFunc
@@ -39,6 +40,7 @@ const simulatorEvery = 400 * time.Millisecond
 // background work; Close stops everything, servers included.
 func Start(ctx context.Context, log *slog.Logger) (*Demo, error) {
 	d := &Demo{names: []string{"eisland", "gateway", "vertique"}}
+	now := time.Now()
 	for range d.names {
 		m := miniredis.NewMiniRedis()
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
@@ -46,6 +48,7 @@ func Start(ctx context.Context, log *slog.Logger) (*Demo, error) {
 			return nil, fmt.Errorf("start demo redis: %w", err)
 		}
 		d.servers = append(d.servers, m)
+		d.hosts = append(d.hosts, newHost(m, now))
 	}
 
 	eisland := make([]redis.Cmdable, eislandDatabases)
@@ -56,7 +59,6 @@ func Start(ctx context.Context, log *slog.Logger) (*Demo, error) {
 	gateway := d.client(d.servers[1].Addr(), 0)
 	vertique := d.client(d.servers[2].Addr(), 0)
 
-	now := time.Now()
 	err := errors.Join(
 		SeedEIsland(ctx, eislandDB, now),
 		SeedGateway(ctx, gateway, now),
@@ -65,6 +67,10 @@ func Start(ctx context.Context, log *slog.Logger) (*Demo, error) {
 	if err != nil {
 		d.Close()
 		return nil, err
+	}
+
+	for _, h := range d.hosts {
+		h.measureMemory()
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -91,22 +97,31 @@ func Start(ctx context.Context, log *slog.Logger) (*Demo, error) {
 // someone changes the TTL; TIME and relative EXPIREs run at most a tick
 // behind. (ClockTTL would be exact, but it walks every key of every
 // database on each command, which made seeding alone take seconds.)
+//
+// Each tick also counts the keys that expired and samples the command rate
+// (see host.tick), and every memoryEvery the servers re-measure their data.
 func (d *Demo) runClock(ctx context.Context, last time.Time) {
-	for _, m := range d.servers {
-		m.SetTime(last)
+	for _, h := range d.hosts {
+		h.setTime(last)
 	}
 	t := time.NewTicker(clockTick)
 	defer t.Stop()
+	measured := last
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			for _, m := range d.servers {
-				m.FastForward(now.Sub(last))
-				m.SetTime(now)
+			for _, h := range d.hosts {
+				h.tick(now, now.Sub(last))
 			}
 			last = now
+			if now.Sub(measured) >= memoryEvery {
+				for _, h := range d.hosts {
+					h.measureMemory()
+				}
+				measured = now
+			}
 		}
 	}
 }
