@@ -18,7 +18,7 @@ func TestPreviewTravelsAsToken(t *testing.T) {
 	if c.Op != "expire" || c.After != "TTL 2h" || c.Before.Excerpt != "holder-3f2a\x00\xffbinary" || c.Before.Size != 19 || c.Before.Unit != "bytes" {
 		t.Fatalf("change %+v", c)
 	}
-	if want := `SET TTL 2h on "lock:x" (now: no TTL)`; pv.Summary != want {
+	if want := `SET TTL 2h on "lock:x" (before: no TTL)`; pv.Summary != want {
 		t.Fatalf("summary %q", pv.Summary)
 	}
 	back, err := ParseToken(pv.Token())

@@ -66,17 +66,18 @@ func (k ResetLimit) Plan(ctx context.Context, env Env, req Request) (Plan, error
 	p := &limitPlan{now: env.Now, keys: []limitKey{{key: req.Key, fam: m.Family}}}
 	p.keys = append(p.keys, limitCompanions(cls, req.DB, m, req.Key)...)
 	if tb, ok := m.Family.Params.(*schema.TokenBucketParams); ok && !m.Family.Sensitive {
-		p.keys[0].tokens = readTokens(ctx, env.Conn.DB(req.DB), req.Key, tb, env.Now)
+		p.keys[0].tokens, p.keys[0].tokensVerdict = readTokens(ctx, env.Conn.DB(req.DB), req.Key, tb, env.Now)
 	}
 	return p, nil
 }
 
 type limitKey struct {
-	key    string
-	fam    *schema.Family
-	lock   bool   // the lock of the first key's window
-	window bool   // a window that sets the first key, a lock
-	tokens string // token bucket: "3 of 12 tokens left", or "" unknown
+	tokensVerdict verdict
+	key           string
+	fam           *schema.Family
+	lock          bool   // the lock of the first key's window
+	window        bool   // a window that sets the first key, a lock
+	tokens        string // token bucket: "3 of 12 tokens left", or "" unknown
 }
 
 type limitPlan struct {
@@ -94,13 +95,34 @@ func (p *limitPlan) Keys() []string {
 
 func (p *limitPlan) Describe(states []State) ([]Change, error) {
 	out := make([]Change, len(states))
-	present := false
+	details := make([]string, len(states))
+	present, all := false, notReached
+	for i, s := range states {
+		lk := p.keys[i]
+		if !s.Exists() {
+			continue
+		}
+		if lk.fam.TypeViolation(s.Type) != "" {
+			return nil, typeMismatch(ResetLimit{}, s, lk.fam)
+		}
+		present = true
+		d, v := p.detail(lk, s)
+		details[i] = d
+		all = max(all, v) // reached beats unknown beats not reached
+	}
+	if !present {
+		return nil, fmt.Errorf("%w: %s is not set (it expired or was reset): the user can already try again", ErrNotFound, quoteKey(states[0].Key))
+	}
 	for i, s := range states {
 		lk := p.keys[i]
 		var what string
 		switch {
-		case i == 0:
+		case i == 0 && all == reached:
 			what = "RESET LIMIT so the user can try again immediately"
+		case i == 0 && all == notReached:
+			what = "RESET LIMIT, which is not reached now (the user is not being refused): this only starts the count again"
+		case i == 0:
+			what = "RESET LIMIT"
 		case lk.lock:
 			what = "and its lock"
 		case lk.window:
@@ -111,26 +133,36 @@ func (p *limitPlan) Describe(states []State) ([]Change, error) {
 				Text: fmt.Sprintf("%s: %s (family %s, %s) is not set", what, quoteKey(s.Key), lk.fam.ID, lk.fam.Role)}
 			continue
 		}
-		if lk.fam.TypeViolation(s.Type) != "" {
-			return nil, typeMismatch(ResetLimit{}, s, lk.fam)
-		}
-		present = true
-		detail := p.detail(lk, s)
+		detail := details[i]
 		if detail != "" {
 			detail = ": " + detail
 		}
 		out[i] = Change{Key: s.Key, Op: "delete", After: "absent", Before: s,
 			Text: fmt.Sprintf("%s: DELETE %s (family %s, %s%s; %s)", what, quoteKey(s.Key), lk.fam.ID, lk.fam.Role, detail, s.Shape())}
 	}
-	if !present {
-		return nil, fmt.Errorf("%w: %s is not set (it expired or was reset): the user can already try again", ErrNotFound, quoteKey(states[0].Key))
-	}
 	return out, nil
+}
+
+// verdict is whether a limit refuses the user now, as far as Keydeck can
+// tell from what it read; ordered so that max combines keys.
+type verdict int
+
+const (
+	notReached verdict = iota
+	unknown
+	reached
+)
+
+func reachedIf(yes bool) verdict {
+	if yes {
+		return reached
+	}
+	return notReached
 }
 
 // detail says what the limit stands at, from what State holds (a string's
 // excerpt, a collection's size) and the pack's params.
-func (p *limitPlan) detail(lk limitKey, s State) string {
+func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
 	count := func() (int64, bool) {
 		if s.Truncated || s.Excerpt == "" {
 			return 0, false
@@ -146,9 +178,9 @@ func (p *limitPlan) detail(lk limitKey, s State) string {
 		}
 		lim := fmt.Sprintf("limit %d per %s", params.Limit, per)
 		if n, ok := count(); ok {
-			return fmt.Sprintf("count %d, %s%s", n, lim, exceeded(n >= params.Limit))
+			return fmt.Sprintf("count %d, %s%s", n, lim, exceeded(n >= params.Limit)), reachedIf(n >= params.Limit)
 		}
-		return lim
+		return lim, unknown
 	case *schema.CounterParams:
 		lim := ""
 		if params.Limit > 0 {
@@ -157,23 +189,23 @@ func (p *limitPlan) detail(lk limitKey, s State) string {
 		n, ok := count()
 		switch {
 		case ok && lim != "":
-			return fmt.Sprintf("count %d, %s%s", n, lim, exceeded(n >= params.Limit))
+			return fmt.Sprintf("count %d, %s%s", n, lim, exceeded(n >= params.Limit)), reachedIf(n >= params.Limit)
 		case ok:
-			return fmt.Sprintf("count %d", n)
+			return fmt.Sprintf("count %d", n), unknown
 		}
-		return lim
+		return lim, unknown
 	case *schema.TokenBucketParams:
 		capacity := fmt.Sprintf("capacity %s, refilled in %s", strconv.FormatFloat(params.Capacity, 'f', -1, 64), FormatTTL(params.Window))
 		if lk.tokens != "" {
-			return lk.tokens + ", " + capacity
+			return lk.tokens + ", " + capacity, lk.tokensVerdict
 		}
-		return capacity
+		return capacity, unknown
 	case *schema.SlidingWindowParams:
 		lim := fmt.Sprintf("limit %d per %s", params.Limit, FormatTTL(params.Window))
 		if s.Size >= 0 {
-			return fmt.Sprintf("%d recorded, %s%s", s.Size, lim, exceeded(s.Size >= params.Limit))
+			return fmt.Sprintf("%d recorded, %s%s", s.Size, lim, exceeded(s.Size >= params.Limit)), reachedIf(s.Size >= params.Limit)
 		}
-		return lim
+		return lim, unknown
 	case *schema.LockParams: // a limit lock: the value is the unlock time
 		if ms, ok := count(); ok && ms > 0 {
 			until := time.UnixMilli(ms).UTC()
@@ -181,14 +213,14 @@ func (p *limitPlan) detail(lk limitKey, s State) string {
 			if d := until.Sub(p.now); d > 0 {
 				left = ", in " + FormatTTL(d.Round(time.Second))
 			}
-			return "locked until " + until.Format("2006-01-02 15:04:05") + " UTC" + left
+			return "locked until " + until.Format("2006-01-02 15:04:05") + " UTC" + left, reached
 		}
-		return "locked"
+		return "locked", reached
 	}
 	if lk.fam.Role == schema.RoleCooldown {
-		return "blocks the action while it exists"
+		return "blocks the action while it exists", reached
 	}
-	return ""
+	return "", unknown
 }
 
 func exceeded(yes bool) string {
@@ -200,11 +232,12 @@ func exceeded(yes bool) string {
 
 // readTokens reads a token bucket's fields (one HMGET, not under WATCH: a
 // change after it changes the fingerprint, and the action is refused) and
-// says how many tokens it holds now. "" when it cannot tell.
-func readTokens(ctx context.Context, c redis.Cmdable, key string, tb *schema.TokenBucketParams, now time.Time) string {
+// says how many tokens it holds now, and whether a request is refused. ""
+// when it cannot tell.
+func readTokens(ctx context.Context, c redis.Cmdable, key string, tb *schema.TokenBucketParams, now time.Time) (string, verdict) {
 	vals, err := c.HMGet(ctx, key, tb.TokensField, tb.TimeField).Result()
 	if err != nil || len(vals) != 2 {
-		return ""
+		return "", unknown
 	}
 	num := func(v any) (float64, bool) {
 		s, ok := v.(string)
@@ -216,7 +249,7 @@ func readTokens(ctx context.Context, c redis.Cmdable, key string, tb *schema.Tok
 	}
 	tokens, ok := num(vals[0])
 	if !ok {
-		return ""
+		return "", unknown
 	}
 	if ts, ok := num(vals[1]); ok && tb.RefillPerMs > 0 {
 		if tb.TimeUnit == "s" {
@@ -230,8 +263,9 @@ func readTokens(ctx context.Context, c redis.Cmdable, key string, tb *schema.Tok
 	out := fmt.Sprintf("%s of %s tokens left", strconv.FormatFloat(math.Floor(tokens), 'f', -1, 64), strconv.FormatFloat(tb.Capacity, 'f', -1, 64))
 	if tokens < tb.Requested {
 		out += fmt.Sprintf(" (a request takes %s: refused)", strconv.FormatFloat(tb.Requested, 'f', -1, 64))
+		return out, reached
 	}
-	return out
+	return out, notReached
 }
 
 // limitCompanions are the other keys of the limit key m belongs to: the

@@ -126,6 +126,13 @@ func (r *Runner) allow(actor Actor, k Kind) error {
 	return nil
 }
 
+// Protected reports a key that belongs to Keydeck itself — the audit log
+// and its claims, the session signing key, sign-in counters — which no
+// action may change, on any connection: pages offer no action on it.
+func (r *Runner) Protected(key string) bool {
+	return key == r.audit.stream || strings.HasPrefix(key, r.audit.stream+":") || strings.HasPrefix(key, "keydeck:")
+}
+
 // plan checks everything that needs no Redis and asks the kind for its plan.
 func (r *Runner) plan(ctx context.Context, actor Actor, conn *redisview.Conn, kind string, req Request) (Kind, Plan, []string, error) {
 	k, ok := r.kinds[kind]
@@ -156,7 +163,7 @@ func (r *Runner) plan(ctx context.Context, actor Actor, conn *redisview.Conn, ki
 		if key == "" || len(key) > maxKeyBytes {
 			return k, nil, nil, invalidf("key name empty or longer than %s", redisview.FormatBytes(maxKeyBytes))
 		}
-		if key == r.audit.stream || strings.HasPrefix(key, r.audit.stream+":") || strings.HasPrefix(key, "keydeck:") {
+		if r.Protected(key) {
 			// By name on every server: an address alias must not open a way
 			// to erase the record of what was done, nor to copy Keydeck's
 			// own state (the session signing key) into an audit record.

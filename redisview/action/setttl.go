@@ -56,12 +56,12 @@ func (p ttlPlan) Describe(states []State) ([]Change, error) {
 		}
 		return []Change{{
 			Key: s.Key, Op: "persist", After: "no TTL", Before: s,
-			Text: fmt.Sprintf("REMOVE TTL of %s (now: %s)", quoteKey(s.Key), s.ttlText()),
+			Text: fmt.Sprintf("REMOVE TTL of %s (before: %s)", quoteKey(s.Key), s.ttlText()),
 		}}, nil
 	}
 	return []Change{{
 		Key: s.Key, Op: "expire", After: "TTL " + FormatTTL(p.ttl), Before: s,
-		Text: fmt.Sprintf("SET TTL %s on %s (now: %s)", FormatTTL(p.ttl), quoteKey(s.Key), s.ttlText()),
+		Text: fmt.Sprintf("SET TTL %s on %s (before: %s)", FormatTTL(p.ttl), quoteKey(s.Key), s.ttlText()),
 	}}, nil
 }
 

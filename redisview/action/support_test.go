@@ -414,3 +414,21 @@ func TestAppliesTo(t *testing.T) {
 		t.Fatalf("applicable kinds: %s", got)
 	}
 }
+
+// A limit that is not reached does not refuse the user: the preview says
+// so instead of promising they "can try again immediately".
+func TestResetLimitSaysWhetherItWasReached(t *testing.T) {
+	f := eisland(t)
+	const key = "upload:limit:user-avatar:ip:10.0.0.7" // limit 3 per hour
+	for n, want := range map[string]string{"2": "not reached now", "3": "try again immediately"} {
+		f.db(7).Set(f.ctx, key, n, time.Hour)
+		pv, err := f.r.Preview(f.ctx, support, f.conn, KindResetLimit, f.req(7, key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustContain(t, "summary", pv.Summary, want, "count "+n+", limit 3 per 1h")
+		if n == "2" && strings.Contains(pv.Summary, "immediately") {
+			t.Fatalf("summary %q promises what is already true", pv.Summary)
+		}
+	}
+}
