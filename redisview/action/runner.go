@@ -197,6 +197,7 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if a, ok := p.(Annotated); ok {
 		pv.Notes = append(pv.Notes, a.Notes()...)
 	}
+	pv.Notes = append(pv.Notes, dangers(conn, req.DB, changes)...)
 	for _, s := range states {
 		pv.Fingerprints = append(pv.Fingerprints, s.fp)
 		if s.Sensitive {
@@ -205,6 +206,25 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 		}
 	}
 	return pv, nil
+}
+
+// dangers are the pack's warnings (Family.Danger) for the keys an action
+// writes: what losing such a key does to the application.
+func dangers(conn *redisview.Conn, db int, changes []Change) []string {
+	cls := conn.Classifier()
+	if cls == nil {
+		return nil
+	}
+	var out []string
+	for _, ch := range changes {
+		if ch.Op == "none" {
+			continue
+		}
+		if f, ok := cls.Classify(db, ch.Key); ok && f.Danger != "" {
+			out = append(out, fmt.Sprintf("Careful: %s is of family %s. %s", quoteKey(ch.Key), f.ID, f.Danger))
+		}
+	}
+	return out
 }
 
 // describe asks the plan for its changes and strips the value bytes from

@@ -432,3 +432,25 @@ func TestResetLimitSaysWhetherItWasReached(t *testing.T) {
 		}
 	}
 }
+
+// Writes to keys whose loss is serious carry the pack's warning.
+func TestPreviewCarriesThePacksDanger(t *testing.T) {
+	f := eisland(t)
+	f.db(9).SAdd(f.ctx, "user:ban:set", "mallory")
+	f.db(12).Set(f.ctx, "agent:balance:alice", "1234.5", 0)
+	for _, c := range []struct {
+		db   int
+		key  string
+		want string
+	}{{9, "user:ban:set", "unbans everyone"}, {12, "agent:balance:alice", "reconciliation"}} {
+		pv, err := f.r.Preview(f.ctx, admin, f.conn, KindDeleteKey, f.req(c.db, c.key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustContain(t, "notes", strings.Join(pv.Notes, " "), "Careful", c.want)
+	}
+	f.db(9).Set(f.ctx, "user:ban:lookalike", "x", 0)
+	if pv, err := f.r.Preview(f.ctx, admin, f.conn, KindDeleteKey, f.req(9, "user:ban:lookalike")); err != nil || len(pv.Notes) != 0 {
+		t.Fatalf("notes on an ordinary key: %v %v", pv.Notes, err)
+	}
+}

@@ -75,6 +75,7 @@ type familySpec struct {
 	Role        string   `yaml:"role"`
 	Params      ast.Node `yaml:"params"`
 	Sensitive   bool     `yaml:"sensitive"`
+	Danger      string   `yaml:"danger"`
 	Description string   `yaml:"description"`
 }
 
@@ -462,7 +463,7 @@ func (l *loader) family(p *Pack, n ast.Node, i int) (*Family, error) {
 		return nil, l.errAt(fieldLine(n, key), "%s%s", prefix, fmt.Sprintf(format, args...))
 	}
 	f := &Family{ID: fs.ID, Type: fs.Type, Domain: fs.Domain, Role: Role(fs.Role),
-		Sensitive: fs.Sensitive, Description: fs.Description, Line: line(n), index: i}
+		Sensitive: fs.Sensitive, Danger: strings.TrimSpace(fs.Danger), Description: fs.Description, Line: line(n), index: i}
 	if !familyIDRE.MatchString(fs.ID) {
 		return fail("id", "id %q: want 1-64 lower-case letters, digits, '.', '-' or '_'", fs.ID)
 	}

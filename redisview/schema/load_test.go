@@ -154,7 +154,7 @@ families:
     tll: any
     domain: d
     role: cache
-`, `bad.yaml:6: family "fam": unknown field "tll" (known: id, db, pattern, type, ttl, domain, role, params, sensitive, description)`},
+`, `bad.yaml:6: family "fam": unknown field "tll" (known: id, db, pattern, type, ttl, domain, role, params, sensitive, danger, description)`},
 		{"unknown param", `
 name: x
 families:

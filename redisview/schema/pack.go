@@ -51,15 +51,18 @@ type PackParam struct {
 
 // Family is one kind of key.
 type Family struct {
-	ID          string
-	DBs         []int // nil: any database
-	Pattern     *Pattern
-	Type        string // as Redis TYPE reports it; a bitmap is "string"
-	TTL         TTLPolicy
-	Domain      string
-	Role        Role
-	Params      any  // *TokenBucketParams etc. per role; nil for roles without params
-	Sensitive   bool // values are never shown, sent or logged
+	ID        string
+	DBs       []int // nil: any database
+	Pattern   *Pattern
+	Type      string // as Redis TYPE reports it; a bitmap is "string"
+	TTL       TTLPolicy
+	Domain    string
+	Role      Role
+	Params    any  // *TokenBucketParams etc. per role; nil for roles without params
+	Sensitive bool // values are never shown, sent or logged
+	// Danger warns of what losing a key of this family does ("deleting it
+	// unbans everyone"): shown on the preview of every write to it.
+	Danger      string
 	Description string
 	Line        int // where the family is declared in Pack.Source
 
