@@ -1,0 +1,46 @@
+package route
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Action names an action and its target: the preview's parameters.
+type Action struct {
+	Kind string
+	Conn string
+	DB   int
+	Key  string
+	// Args are the kind's arguments, sent as arg.NAME.
+	Args map[string]string
+}
+
+// PreviewURL is the action's preview. The target travels in the query,
+// where percent-encoding carries the key's bytes exactly; a form posting to
+// it may add the kind and arguments in its body.
+func (a Action) PreviewURL() string {
+	q := url.Values{"conn": {a.Conn}, "db": {strconv.Itoa(a.DB)}, "key": {a.Key}}
+	if a.Kind != "" {
+		q.Set("kind", a.Kind)
+	}
+	for name, v := range a.Args {
+		q.Set("arg."+name, v)
+	}
+	return Preview + "?" + q.Encode()
+}
+
+// ParseAction reads an action from a form (query and body together).
+func ParseAction(form url.Values) (Action, error) {
+	db, err := ParseDB(form.Get("db"))
+	if err != nil {
+		return Action{}, err
+	}
+	a := Action{Kind: form.Get("kind"), Conn: form.Get("conn"), DB: db, Key: form.Get("key"), Args: map[string]string{}}
+	for name, vals := range form {
+		if arg, ok := strings.CutPrefix(name, "arg."); ok && len(vals) > 0 {
+			a.Args[arg] = strings.TrimSpace(vals[0])
+		}
+	}
+	return a, nil
+}

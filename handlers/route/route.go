@@ -1,0 +1,120 @@
+// Package route holds the console's addresses: the path of every page, the
+// one function that builds a link to each, and the parsers of the
+// parameters those links carry. Handlers register the paths and parse with
+// these functions; views link with them. It imports neither echo nor templ
+// nor anything of Redis, so both sides can use it.
+package route
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+)
+
+// Paths as the router registers them.
+const (
+	Home              = "/"
+	Overview          = "/c/:conn"
+	Database          = "/c/:conn/db/:db"
+	Key               = "/c/:conn/db/:db/key"
+	Leaderboard       = "/c/:conn/db/:db/leaderboard"
+	Leaderboards      = "/leaderboards"
+	Audit             = "/audit"
+	Account           = "/account"
+	SignOutEverywhere = "/account/sign-out-everywhere"
+	Login             = "/login"
+	Logout            = "/logout"
+	Live              = "/ws"
+	Preview           = "/actions/preview"
+	Execute           = "/actions/execute"
+	UndoPreview       = "/actions/undo"
+	Healthz           = "/healthz"
+	Readyz            = "/readyz"
+	Static            = "/static/*"
+)
+
+// Sentinel errors of malformed addresses; the error handler maps them to
+// statuses. Every error a parser here returns wraps one of them and says
+// what is wrong in words fit for the page.
+var (
+	// ErrNoPage: a path parameter names nothing (/c/main/db/x) — 404.
+	ErrNoPage = errors.New("no such page")
+	// ErrParam: a query or form parameter is malformed — 400.
+	ErrParam = errors.New("bad parameter")
+)
+
+type paramError struct {
+	msg      string
+	sentinel error
+}
+
+func (e paramError) Error() string { return e.msg }
+func (e paramError) Unwrap() error { return e.sentinel }
+
+func badParam(format string, args ...any) error {
+	return paramError{fmt.Sprintf(format, args...), ErrParam}
+}
+
+// MaxDB bounds database indexes from URLs: each index gets its own client
+// and sweeper, so the range must not be something a visitor can inflate.
+// Redis defaults to 16 databases; 256 covers generous configurations.
+const MaxDB = 256
+
+// ParseDB is the one parser of a database index, wherever it comes from: a
+// decimal 0–255 written the way links write it ("7", never "07").
+func ParseDB(s string) (int, error) {
+	db, err := strconv.Atoi(s)
+	if err != nil || db < 0 || db >= MaxDB || strconv.Itoa(db) != s {
+		return 0, badParam("%q is not a database index (0 to %d)", s, MaxDB-1)
+	}
+	return db, nil
+}
+
+// PathDB parses the :db path parameter: a malformed index names no page.
+func PathDB(s string) (int, error) {
+	db, err := ParseDB(s)
+	if err != nil {
+		return 0, paramError{err.Error(), ErrNoPage}
+	}
+	return db, nil
+}
+
+// OverviewURL is the live overview of one connection.
+func OverviewURL(conn string) string { return "/c/" + url.PathEscape(conn) }
+
+// DatabaseURL is the statistics page of one database.
+func DatabaseURL(conn string, db int) string {
+	return OverviewURL(conn) + "/db/" + strconv.Itoa(db)
+}
+
+// KeyPath is the key page without its key: the key lookup form's action.
+func KeyPath(conn string, db int) string { return DatabaseURL(conn, db) + "/key" }
+
+// KeyURL is one key's page. The name travels percent-encoded, byte-exact.
+func KeyURL(conn string, db int, key string) string {
+	return KeyPath(conn, db) + "?k=" + url.QueryEscape(key)
+}
+
+// MaxKey bounds the key a key page is asked for.
+const MaxKey = 64 << 10
+
+// ParseKey reads the key page's ?k=.
+func ParseKey(q url.Values) (string, error) {
+	key := q.Get("k")
+	if key == "" || len(key) > MaxKey {
+		return "", badParam("Name a key with ?k= (at most 64 KiB).")
+	}
+	return key, nil
+}
+
+// LiveURL is the websocket subscribing to one live topic.
+func LiveURL(topic string) string { return Live + "?topic=" + url.QueryEscape(topic) }
+
+// LoginURL is the sign-in page, returning to next afterwards.
+func LoginURL(next string) string {
+	if next == "" {
+		return Login
+	}
+	return Login + "?next=" + url.QueryEscape(next)
+}
