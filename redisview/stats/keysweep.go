@@ -90,6 +90,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 	types := make([]*redis.StatusCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
 	mems := make([]*redis.IntCmd, len(keys))
+	withSamples := !m.noSamples // as queued: every key of the batch alike
 	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			types[i] = p.Type(ctx, k)
@@ -135,8 +136,10 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 				if n, err := mems[i].Result(); err == nil {
 					info.Memory = n
 				} else if err != redis.Nil {
-					if !m.noSamples && strings.Contains(strings.ToLower(err.Error()), "syntax") {
-						m.noSamples = true // retried without SAMPLES next time
+					if withSamples && strings.Contains(strings.ToLower(err.Error()), "syntax") {
+						// The server knows MEMORY USAGE but not SAMPLES: every
+						// key of this batch says so; retried without next time.
+						m.noSamples = true
 					} else {
 						m.off = true
 						m.Why = redisview.Refusal("MEMORY USAGE", err)
