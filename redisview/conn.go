@@ -62,6 +62,12 @@ type Conn struct {
 	pack      PackChoice
 	detecting sync.Mutex // held while a pack detection runs
 	packTried time.Time  // last detection that reached the server
+	// Detections run under the monitor's context (detectCtx, nil while no
+	// monitor runs) and are awaited (detectWG) before Monitor returns;
+	// none starts once it is returning (detectEnd).
+	detectCtx context.Context
+	detectWG  sync.WaitGroup
+	detectEnd bool
 	scripts   Scripts
 	log       *slog.Logger
 }
@@ -186,17 +192,33 @@ func (c *Conn) SafeErr(err error) string {
 	return msg
 }
 
-// WrapErr hides credentials in an error that may be shown.
+// WrapErr hides credentials in an error that may be shown. A read error
+// stays one (errors.Is ErrRead), so its status does not change with the
+// password.
 func (c *Conn) WrapErr(err error) error {
 	if err == nil || c.opts.Password == "" || !strings.Contains(err.Error(), c.opts.Password) {
 		return err
+	}
+	if errors.Is(err, ErrRead) {
+		return readError{c.SafeErr(err)}
 	}
 	return errors.New(c.SafeErr(err))
 }
 
 // Monitor probes the server with PING every interval until ctx ends, so a
-// server that goes away is reported within about one interval.
+// server that goes away is reported within about one interval. Pack
+// detections it leads to (EnsurePack) run under ctx too, and Monitor
+// returns only when they have ended.
 func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
+	c.mu.Lock()
+	c.detectCtx, c.detectEnd = ctx, false
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.detectCtx, c.detectEnd = nil, true
+		c.mu.Unlock()
+		c.detectWG.Wait()
+	}()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

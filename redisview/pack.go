@@ -125,17 +125,23 @@ const packRetry = time.Minute
 
 // EnsurePack samples the connection again when no pack has been found yet
 // and the last try is older than packRetry; it returns at once otherwise
-// (call it from pollers freely).
+// (call it from pollers freely). The sampling runs in the background under
+// the monitor's context, and Monitor awaits it; without a running monitor
+// nothing is sampled.
 func (c *Conn) EnsurePack(packs []*schema.Pack) {
 	c.mu.Lock()
 	due := !c.pack.Detected && time.Since(c.packTried) > packRetry
-	c.mu.Unlock()
-	if !due || !c.detecting.TryLock() {
+	parent := c.detectCtx
+	if !due || parent == nil || c.detectEnd || !c.detecting.TryLock() {
+		c.mu.Unlock()
 		return
 	}
+	c.detectWG.Add(1)
+	c.mu.Unlock()
 	go func() {
+		defer c.detectWG.Done()
 		defer c.detecting.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(parent, 10*time.Second)
 		defer cancel()
 		if err := c.DetectPack(ctx, packs); err != nil {
 			c.log.Warn("schema pack detection failed", "err", c.SafeErr(err))

@@ -32,6 +32,11 @@ const (
 	scanCount = 500
 )
 
+// ErrSensitive: the key belongs to a sensitive family, whose values are
+// never read for a page (a leaderboard page reads any sorted set it is
+// named).
+var ErrSensitive = errors.New("this key belongs to a sensitive family: its values are never shown")
+
 // Entry is one row of a leaderboard.
 type Entry struct {
 	Rank   int64 // 0-based position in display order
@@ -119,6 +124,9 @@ func ScriptStatus(c *redisview.Conn) string { return c.Scripts().Why() }
 // A server that refuses scripts (ACL, unknown command) is remembered per
 // connection and read with pipelines, retried after a few minutes.
 func Read(ctx context.Context, c *redisview.Conn, db int, key string, start, count int64) (Window, error) {
+	if c.Sensitive(db, key) {
+		return Window{}, ErrSensitive
+	}
 	return NewPlan(c, db, key).Read(ctx, c, start, count)
 }
 
@@ -356,7 +364,19 @@ func memberString(m any) string {
 // member is absent; w then carries the leaderboard's size only. Two round
 // trips: the rank, then the window (Read). When the member moved
 // between the two, rank is its place in the window read.
+// It fails with ErrSensitive, or with an error that is redisview.ErrRead.
 func Lookup(ctx context.Context, c *redisview.Conn, db int, key, member string, around int64) (w Window, rank int64, found bool, err error) {
+	if c.Sensitive(db, key) {
+		return Window{}, 0, false, ErrSensitive
+	}
+	w, rank, found, err = lookup(ctx, c, db, key, member, around)
+	if err != nil && !errors.Is(err, redisview.ErrRead) {
+		err = c.WrapErr(redisview.ReadError("looking the member up", err))
+	}
+	return w, rank, found, err
+}
+
+func lookup(ctx context.Context, c *redisview.Conn, db int, key, member string, around int64) (w Window, rank int64, found bool, err error) {
 	pl := NewPlan(c, db, key)
 	around = max(0, min(around, MaxLookupAround))
 	cl := c.DB(db)
