@@ -38,7 +38,7 @@ func BenchmarkPreview(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name, url, kind string
-		args        map[string]string
+		args            map[string]string
 	}{
 		{"whole-key-dump", rs.URL(0), KindDeleteKey, nil},
 		{"whole-key-snapshot", fmt.Sprintf("redis://nodump:pw@%s/0", rs.Addr), KindDeleteKey, nil},
