@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -72,7 +73,7 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 	a.log.Warn("signed out everywhere", "user", target, "by", id.User, "remote", a.clientAddr(c))
 	if target == id.User && id.Via == "session" {
 		a.clearSession(c)
-		return c.Redirect(http.StatusSeeOther, "/login")
+		return c.Redirect(http.StatusSeeOther, route.Login)
 	}
 	msg := "Every session of " + target + " opened until " + format.Clock(at) + " has ended, on every replica."
 	if _, known := a.auth.Users.Lookup(target); !known {

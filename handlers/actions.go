@@ -1,15 +1,15 @@
 package handlers
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -18,19 +18,21 @@ import (
 	"github.com/keydeck/keydeck/views/format"
 )
 
+// Actions is what the key page and the confirmation steps need of the
+// action runner (action.Runner).
+type Actions interface {
+	// Kinds are the registered kinds, in the order pages offer them.
+	Kinds() []action.Kind
+	Allowed(actor action.Actor, kind string) bool
+	// Protected reports a key of Keydeck's own, which no action may change.
+	Protected(key string) bool
+	Preview(ctx context.Context, actor action.Actor, conn *redisview.Conn, kind string, req action.Request) (action.Preview, error)
+	Execute(ctx context.Context, actor action.Actor, conn *redisview.Conn, pv action.Preview) (action.Outcome, error)
+}
+
 func actor(c echo.Context) action.Actor {
 	id := identity(c)
 	return action.Actor{User: id.User, Role: id.Role}
-}
-
-func keyURL(conn string, db int, key string) string {
-	return fmt.Sprintf("/c/%s/db/%d/key?k=%s", conn, db, url.QueryEscape(key))
-}
-
-// previewURL names an action's target in the query, where percent-encoding
-// carries the key's bytes exactly; the form's body adds kind and arguments.
-func previewURL(conn string, db int, key string) string {
-	return "/actions/preview?" + url.Values{"conn": {conn}, "db": {strconv.Itoa(db)}, "key": {key}}.Encode()
 }
 
 // keyPage shows one key's metadata and the actions the user may start.
@@ -39,17 +41,18 @@ func (a *App) keyPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	key := c.QueryParam("k")
-	if key == "" || len(key) > 64<<10 {
-		return echo.NewHTTPError(http.StatusBadRequest, "Name a key with ?k= (at most 64 KiB).")
+	key, err := route.ParseKey(c.QueryParams())
+	if err != nil {
+		return err
 	}
 	info, memWhy, err := stats.InspectKey(c.Request().Context(), conn, db, key)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadGateway, "This key could not be read, so whether it exists is unknown. "+err.Error())
+		return fmt.Errorf("This key could not be read, so whether it exists is unknown. %w", err)
 	}
-	vm := views.KeyVM{Conn: conn.Name, DB: db, Key: key, Exists: info.Type != "", Back: fmt.Sprintf("/c/%s/db/%d", conn.Name, db),
+	vm := views.KeyVM{Conn: conn.Name, DB: db, Key: key, Exists: info.Type != "", Back: route.DatabaseURL(conn.Name, db),
 		Type: info.Type, TTL: "none", Memory: "n/a", Size: "n/a", Family: "no family", Role: "—"}
-	vm.PreviewURL = previewURL(conn.Name, db, key)
+	// The form's body adds the kind and arguments.
+	vm.PreviewURL = route.Action{Conn: conn.Name, DB: db, Key: key}.PreviewURL()
 	if info.TTL >= 0 {
 		vm.TTL = format.TTL(info.TTL)
 	}
@@ -82,6 +85,8 @@ func (a *App) keyPage(c echo.Context) error {
 		vm.ActionsNote = "This console is read-only."
 	case a.actions == nil:
 		vm.ActionsNote = "Actions are not configured."
+	case a.actions.Protected(key):
+		vm.ActionsNote = "This key belongs to Keydeck itself (audit log, signing key or sign-in counters): no action may change it."
 	default:
 		for _, k := range a.actions.Kinds() {
 			if k.Name() == action.KindUndo || !a.actions.Allowed(act, k.Name()) {
@@ -128,51 +133,15 @@ func sameSiteNavigation(next echo.HandlerFunc) echo.HandlerFunc {
 
 // actionRequest reads kind, conn, db, key and arg.* from the form.
 func actionRequest(c echo.Context) (string, action.Request, error) {
-	kind := c.FormValue("kind")
-	db, err := strconv.Atoi(c.FormValue("db"))
-	if err != nil || db < 0 || db >= maxDB {
-		return "", action.Request{}, echo.NewHTTPError(http.StatusBadRequest, "The database index is not a number.")
-	}
-	req := action.Request{Conn: c.FormValue("conn"), DB: db, Key: c.FormValue("key"), Args: map[string]string{}}
 	form, err := c.FormParams()
 	if err != nil {
-		return "", req, echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return "", action.Request{}, echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
 	}
-	for name, vals := range form {
-		if arg, ok := strings.CutPrefix(name, "arg."); ok && len(vals) > 0 {
-			req.Args[arg] = strings.TrimSpace(vals[0])
-		}
+	t, err := route.ParseAction(form)
+	if err != nil {
+		return "", action.Request{}, err
 	}
-	return kind, req, nil
-}
-
-// actionError maps the action package's sentinels to statuses.
-func actionError(err error) (int, string) {
-	switch {
-	case errors.Is(err, action.ErrForbidden):
-		return http.StatusForbidden, "Not allowed"
-	case errors.Is(err, action.ErrChanged):
-		return http.StatusConflict, "The key changed since you previewed it"
-	case errors.Is(err, action.ErrNotFound):
-		return http.StatusNotFound, "Not found"
-	case errors.Is(err, action.ErrAuditUnavailable):
-		return http.StatusServiceUnavailable, "The audit log is unavailable, so nothing was changed"
-	case errors.Is(err, action.ErrInvalid):
-		return http.StatusBadRequest, "Invalid request"
-	case errors.Is(err, action.ErrNotUndoable):
-		return http.StatusConflict, "Cannot undo"
-	case errors.Is(err, action.ErrRedis), errors.Is(err, redisview.ErrUnknownConnection):
-		return http.StatusBadGateway, "Redis refused or could not be reached"
-	}
-	return http.StatusInternalServerError, "The action failed"
-}
-
-func (a *App) actionFailed(c echo.Context, err error, back string) error {
-	code, title := actionError(err)
-	if errors.Is(err, redisview.ErrUnknownConnection) {
-		code = http.StatusNotFound
-	}
-	return render(c, code, views.ResultPage(a.page(c, title, ""), views.ResultVM{Title: title, Message: err.Error(), Back: back}))
+	return t.Kind, action.Request{Conn: t.Conn, DB: t.DB, Key: t.Key, Args: t.Args}, nil
 }
 
 // previewAction shows exactly what an action will do, with a signed token
@@ -184,7 +153,7 @@ func (a *App) previewAction(c echo.Context) error {
 	}
 	back := "/"
 	if req.Key != "" {
-		back = keyURL(req.Conn, req.DB, req.Key)
+		back = route.KeyURL(req.Conn, req.DB, req.Key)
 	}
 	return a.preview(c, kind, req, back)
 }
@@ -192,11 +161,11 @@ func (a *App) previewAction(c echo.Context) error {
 func (a *App) preview(c echo.Context, kind string, req action.Request, back string) error {
 	conn, err := a.conns.Get(req.Conn)
 	if err != nil {
-		return a.actionFailed(c, err, back)
+		return withBack(err, back)
 	}
 	pv, err := a.actions.Preview(c.Request().Context(), actor(c), conn, kind, req)
 	if err != nil {
-		return a.actionFailed(c, err, back)
+		return withBack(err, back)
 	}
 	vm := views.ConfirmVM{Title: pv.Title, Summary: pv.Summary, Notes: pv.Notes, Undoable: pv.Undoable,
 		Token: a.signer.sign("action", []byte(pv.Token())), Cancel: back, Conn: conn.Name, DB: req.DB}
@@ -210,27 +179,27 @@ func (a *App) preview(c echo.Context, kind string, req action.Request, back stri
 func (a *App) executeAction(c echo.Context) error {
 	raw, err := a.signer.open("action", c.FormValue("token"))
 	if err != nil {
-		return a.actionFailed(c, fmt.Errorf("%w: the confirmation was tampered with or comes from another console; preview again", action.ErrInvalid), "/")
+		return withBack(fmt.Errorf("%w: the confirmation was tampered with or comes from another console; preview again", action.ErrInvalid), route.Home)
 	}
 	pv, err := action.ParseToken(string(raw))
 	if err != nil {
-		return a.actionFailed(c, err, "/")
+		return withBack(err, route.Home)
 	}
-	back := "/audit"
+	back := route.Audit
 	if pv.Request.Key != "" && pv.Kind != action.KindUndo {
-		back = keyURL(pv.Request.Conn, pv.Request.DB, pv.Request.Key)
+		back = route.KeyURL(pv.Request.Conn, pv.Request.DB, pv.Request.Key)
 	}
 	conn, err := a.conns.Get(pv.Request.Conn)
 	if err != nil {
-		return a.actionFailed(c, err, back)
+		return withBack(err, back)
 	}
 	out, err := a.actions.Execute(c.Request().Context(), actor(c), conn, pv)
 	if err != nil {
 		a.log.Warn("action failed", "user", actor(c).User, "action", pv.Kind, "conn", conn.Name, "db", pv.Request.DB, "err", err)
-		return a.actionFailed(c, err, back)
+		return withBack(err, back)
 	}
 	a.log.Info("action done", "user", actor(c).User, "action", out.Kind, "conn", conn.Name, "db", pv.Request.DB, "audit", out.ID)
-	a.hub.Kick(dbTopic(conn.Name, pv.Request.DB))
+	a.hub.Kick(DBTopic{Conn: conn.Name, DB: pv.Request.DB}.String())
 	return render(c, http.StatusOK, views.ResultPage(a.page(c, "Done", conn.Name), views.ResultVM{
 		OK: true, Title: "Done: " + out.Summary, Message: changeText(out.Changes), AuditID: out.ID, Warning: out.AuditWarning, Back: back,
 	}))

@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
@@ -22,20 +20,23 @@ type Connections interface {
 	Packs() []*schema.Pack
 }
 
-// Deps are the App's collaborators.
+// Deps are the App's collaborators, each the small interface its pages
+// use (declared beside them); the composition root (internal/server) gives
+// the real ones, a test may give fakes.
 type Deps struct {
 	Conns Connections
-	Hub   *live.Hub
-	// Actions previews, executes and audits admin actions; nil disables them.
-	Actions *action.Runner
+	Hub   Hub
+	// Actions previews and executes admin actions; nil disables them.
+	Actions Actions
+	// Audit reads the audit log; nil: the audit page says there is none.
+	Audit AuditLog
 	// Sweepers keep per-database statistics.
-	Sweepers *stats.Sweepers
-	// Leaderboards knows each connection's leaderboard keys (required).
-	Leaderboards *leaderboard.Index
+	Sweepers Sweepers
+	// Leaderboards knows each connection's leaderboard keys.
+	Leaderboards LeaderboardIndex
 	// KeyWatch is told which keys live topics show, so that keyspace
-	// notifications (KeyWatch.Listen, started by the caller) kick them;
-	// nil: topics only poll.
-	KeyWatch *redisview.KeyWatch
+	// notifications kick them; nil: topics only poll.
+	KeyWatch KeyWatch
 	Log      *slog.Logger
 	Auth     Auth
 	Demo     bool
@@ -48,9 +49,10 @@ type Deps struct {
 // App holds the handlers' dependencies; build it with New.
 type App struct {
 	conns    Connections
-	hub      *live.Hub
-	sweepers *stats.Sweepers
-	actions  *action.Runner
+	hub      Hub
+	sweepers Sweepers
+	actions  Actions
+	audit    AuditLog
 	log      *slog.Logger
 	auth     Auth
 	signer   signer
@@ -63,10 +65,9 @@ type App struct {
 	// One reader per connection keeps its sparkline history across
 	// poller restarts.
 	overviews map[string]*stats.OverviewReader
-	topics    *topics
 	lbTracker leaderboard.Tracker
-	lbIndex   *leaderboard.Index
-	keyWatch  *redisview.KeyWatch
+	lbIndex   LeaderboardIndex
+	keyWatch  KeyWatch
 	shares    *liveShares // each user's and address's live views
 }
 
@@ -103,9 +104,6 @@ func New(d Deps) *App {
 	if d.Auth.Users != nil && d.Auth.Sessions == nil {
 		panic("handlers: Auth.Sessions is required with Users")
 	}
-	if d.Leaderboards == nil {
-		panic("handlers: Deps.Leaderboards is required")
-	}
 	if d.KeyWatch == nil {
 		d.KeyWatch = &redisview.KeyWatch{}
 	}
@@ -114,6 +112,7 @@ func New(d Deps) *App {
 		hub:       d.Hub,
 		sweepers:  d.Sweepers,
 		actions:   d.Actions,
+		audit:     d.Audit,
 		auth:      d.Auth,
 		signer:    signer{key: d.Auth.Secret},
 		log:       d.Log,
@@ -128,8 +127,7 @@ func New(d Deps) *App {
 	for _, c := range d.Conns.All() {
 		a.overviews[c.Name] = stats.NewOverviewReader(c)
 		// A state change shows at once rather than at the next tick.
-		c.OnChange(func(redisview.Status) { a.hub.Kick(overviewTopic(c.Name)) })
+		c.OnChange(func(redisview.Status) { a.hub.Kick(OverviewTopic{Conn: c.Name}.String()) })
 	}
-	a.topics = newTopics(a)
 	return a
 }

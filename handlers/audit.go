@@ -4,72 +4,36 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
 
-const auditTopicPrefix = "audit"
-
-// The datetime-local inputs carry no zone; Keydeck reads them as UTC and
-// shows times in UTC, so what is typed matches what is listed.
-const auditTimeLayout = "2006-01-02T15:04"
-
-// auditFilter reads the filter from the query.
-func auditFilter(q url.Values) (action.Filter, error) {
-	f := action.Filter{User: strings.TrimSpace(q.Get("user")), Action: q.Get("action"), Key: q.Get("key"), Before: q.Get("before"), Limit: 50}
-	for _, t := range []struct {
-		name string
-		dst  *time.Time
-	}{{"since", &f.Since}, {"until", &f.Until}} {
-		if v := q.Get(t.name); v != "" {
-			ts, err := time.Parse(auditTimeLayout, v)
-			if err != nil {
-				return f, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("%s: want a date and time like 2026-11-29T14:30", t.name))
-			}
-			*t.dst = ts
-		}
-	}
-	if !f.Until.IsZero() {
-		// "Until 14:30" includes the records of 14:30 itself.
-		f.Until = f.Until.Add(time.Minute - time.Millisecond)
-	}
-	if len(f.User) > 64 || len(f.Key) > 256 || len(f.Action) > 64 {
-		return f, echo.NewHTTPError(http.StatusBadRequest, "A filter value is too long.")
-	}
-	return f, nil
+// AuditLog is what the audit page needs of the audit stream
+// (action.Runner): a page of records, newest first, and the id before which
+// the next page starts ("" at the end).
+type AuditLog interface {
+	ReadAudit(ctx context.Context, f action.Filter) ([]action.Record, string, error)
 }
 
-// filterQuery is the canonical query of a filter (the live topic's argument).
-func filterQuery(f action.Filter) string {
-	q := url.Values{}
-	set := func(k, v string) {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
-	set("user", f.User)
-	set("action", f.Action)
-	set("key", f.Key)
-	if !f.Since.IsZero() {
-		q.Set("since", f.Since.Format(auditTimeLayout))
-	}
+// auditFilter is the action log's filter of the page's: 50 records, and
+// "until 14:30" includes the records of 14:30 itself.
+func auditFilter(f route.AuditFilter) action.Filter {
+	af := action.Filter{User: f.User, Action: f.Action, Key: f.Key, Since: f.Since, Before: f.Before, Limit: 50}
 	if !f.Until.IsZero() {
-		q.Set("until", f.Until.Truncate(time.Minute).Format(auditTimeLayout))
+		af.Until = f.Until.Add(time.Minute - time.Millisecond)
 	}
-	return q.Encode()
+	return af
 }
 
 func (a *App) auditPage(c echo.Context) error {
-	f, err := auditFilter(c.QueryParams())
+	f, err := route.ParseAuditFilter(c.QueryParams())
 	if err != nil {
 		return err
 	}
@@ -77,35 +41,37 @@ func (a *App) auditPage(c echo.Context) error {
 	return render(c, http.StatusOK, views.AuditPage(a.page(c, "Audit log", ""), vm))
 }
 
-func (a *App) auditVM(ctx context.Context, f action.Filter, act action.Actor) views.AuditVM {
+func (a *App) auditVM(ctx context.Context, f route.AuditFilter, act action.Actor) views.AuditVM {
 	vm := views.AuditVM{User: f.User, Action: f.Action, Key: f.Key, CanUndo: a.actions != nil && a.actions.Allowed(act, action.KindUndo) && !a.auth.ReadOnly}
 	if !f.Since.IsZero() {
-		vm.Since = f.Since.Format(auditTimeLayout)
+		vm.Since = f.Since.Format(route.AuditTimeLayout)
 	}
 	if !f.Until.IsZero() {
-		vm.Until = f.Until.Truncate(time.Minute).Format(auditTimeLayout)
+		vm.Until = f.Until.Format(route.AuditTimeLayout)
 	}
-	if a.actions == nil {
+	if a.audit == nil {
 		vm.Err = "no audit log is configured"
 		return vm
 	}
-	for _, k := range a.actions.Kinds() {
-		vm.Actions = append(vm.Actions, k.Name())
+	if a.actions != nil {
+		for _, k := range a.actions.Kinds() {
+			vm.Actions = append(vm.Actions, k.Name())
+		}
 	}
 	// Only the newest page is live; older pages are history. Admins watch
 	// the rendering with undo links, everyone else the one without.
 	if f.Before == "" {
-		vm.WSURL = wsURL(auditTopic(vm.CanUndo, f))
+		vm.WSURL = route.LiveURL(AuditTopic{Filter: f, Undo: vm.CanUndo}.String())
 	}
-	recs, next, err := a.actions.ReadAudit(ctx, f)
+	recs, next, err := a.audit.ReadAudit(ctx, auditFilter(f))
 	if err != nil {
 		vm.Err = err.Error()
 		return vm
 	}
 	if next != "" {
-		q, _ := url.ParseQuery(filterQuery(f))
-		q.Set("before", next)
-		vm.Next = "/audit?" + q.Encode()
+		older := f
+		older.Before = next
+		vm.Next = older.URL()
 	}
 	for _, r := range recs {
 		vm.Rows = append(vm.Rows, views.AuditRow{
@@ -118,49 +84,59 @@ func (a *App) auditVM(ctx context.Context, f action.Filter, act action.Actor) vi
 	return vm
 }
 
-// auditTopic is "audit:undo:<filter>" (admins) or "audit:plain:<filter>".
-func auditTopic(undo bool, f action.Filter) string {
-	mode := "plain"
-	if undo {
-		mode = "undo"
-	}
-	return auditTopicPrefix + ":" + mode + ":" + filterQuery(f)
+const auditKind = "audit"
+
+// AuditTopic is the newest page of the audit log under one filter:
+// "audit:undo:<filter>" (with undo links, for admins) or
+// "audit:plain:<filter>". Viewers of the same filter and mode share one
+// poller.
+type AuditTopic struct {
+	Filter route.AuditFilter
+	Undo   bool
 }
 
-// auditSource resolves "audit:MODE:<filter query>"; viewers of the same
-// filter and mode share one poller. The websocket handler lets only admins
-// subscribe to the undo mode.
-func (a *App) auditSource(arg string) (func() live.Source, action.Role, error) {
-	mode, arg, _ := strings.Cut(arg, ":")
-	if mode != "undo" && mode != "plain" {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "audit:"+mode)
+func (t AuditTopic) String() string {
+	mode := "plain"
+	if t.Undo {
+		mode = "undo"
 	}
-	q, err := url.ParseQuery(arg)
+	return auditKind + ":" + modeArg(mode, t.Filter.Values())
+}
+
+func (t AuditTopic) Role() action.Role {
+	if t.Undo {
+		return action.Admin
+	}
+	return action.Viewer
+}
+
+func parseAuditTopic(arg string) (Topic, error) {
+	mode, q, err := parseModeArg(arg, "plain", "undo")
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "audit:"+arg)
+		return nil, err
 	}
-	f, err := auditFilter(q)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "audit:"+arg)
+	f, err := route.ParseAuditFilter(q)
+	if err != nil || f.Before != "" { // only the newest page is live
+		return nil, ErrUnknownTopic
 	}
-	role := action.Viewer
-	if mode == "undo" {
-		role = action.Admin
-	}
+	return AuditTopic{Filter: f, Undo: mode == "undo"}, nil
+}
+
+func (t AuditTopic) source(a *App) (func() live.Source, error) {
 	return func() live.Source {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
-			vm := a.auditVM(ctx, f, action.Actor{Role: role})
+			vm := a.auditVM(ctx, t.Filter, action.Actor{Role: t.Role()})
 			return renderBytes(ctx, views.AuditLive(vm, true))
 		})
-	}, role, nil
+	}, nil
 }
 
 // undoPreview is the confirmation step of an undo, opened from the audit log.
 func (a *App) undoPreview(c echo.Context) error {
-	db, err := strconv.Atoi(c.QueryParam("db"))
-	if err != nil || db < 0 || db >= maxDB {
-		return echo.NewHTTPError(http.StatusBadRequest, "db: want a database index.")
+	u, err := route.ParseUndo(c.QueryParams())
+	if err != nil {
+		return err
 	}
-	req := action.Request{Conn: c.QueryParam("conn"), DB: db, Args: map[string]string{action.ArgRecord: c.QueryParam("record")}}
-	return a.preview(c, action.KindUndo, req, "/audit")
+	req := action.Request{Conn: u.Conn, DB: u.DB, Args: map[string]string{action.ArgRecord: u.Record}}
+	return a.preview(c, action.KindUndo, req, route.Audit)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -238,8 +239,8 @@ func (a *App) requireRole(role action.Role) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			id := identity(c)
 			if !id.Signed() {
-				if c.Request().Method == http.MethodGet && !strings.HasPrefix(c.Request().URL.Path, "/ws") {
-					return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
+				if c.Request().Method == http.MethodGet && c.Request().URL.Path != route.Live {
+					return c.Redirect(http.StatusSeeOther, route.LoginURL(c.Request().URL.RequestURI()))
 				}
 				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")
 			}

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -19,86 +17,13 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/crypto/bcrypt"
 
-	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/signin"
-	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/leaderboard"
-	"github.com/keydeck/keydeck/redisview/schema"
-	"github.com/keydeck/keydeck/redisview/stats"
 )
-
-const testSecret = "0123456789abcdef0123456789abcdef-test"
-
-var testHash, _ = bcrypt.GenerateFromPassword([]byte("right-password"), bcrypt.MinCost)
-
-func testUsers() *Users {
-	return NewUsers(
-		User{Name: "vera", Role: action.Viewer}.WithPassword(testHash),
-		User{Name: "sam", Role: action.Support}.WithPassword(testHash),
-		User{Name: "ada", Role: action.Admin, Email: "ada@example.com"}.WithPassword(testHash),
-	)
-}
-
-type authFixture struct {
-	redis *redistest.Server
-	reg   *redisview.Registry
-	srv   *httptest.Server
-	run   *action.Runner
-}
-
-// newAuthFixture serves the console with sign-in, backed by rs (a fresh
-// server when nil); two fixtures on one rs behave as two replicas.
-func newAuthFixture(t *testing.T, rs *redistest.Server, mutate func(*Auth)) *authFixture {
-	t.Helper()
-	if rs == nil {
-		rs = redistest.Start(t)
-	}
-	return newAuthFixtureURL(t, rs, rs.URL(0), mutate)
-}
-
-// newAuthFixtureURL is newAuthFixture with connection "main" at url (an ACL
-// user, say); the audit log and sign-in counters stay on rs's database 15.
-func newAuthFixtureURL(t *testing.T, rs *redistest.Server, connURL string, mutate func(*Auth)) *authFixture {
-	t.Helper()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: connURL}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.UsePacks(schema.Builtin(), map[string]string{"main": "eisland"}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go reg.Monitor(ctx, 100*time.Millisecond)
-	hub := live.New(ctx, log, 100*time.Millisecond)
-	sweepers := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
-	auth := Auth{Users: testUsers(), Secret: []byte(testSecret), Limiter: signin.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute),
-		Sessions: signin.NewSessionStore(rs.Client(15))}
-	if mutate != nil {
-		mutate(&auth)
-	}
-	run := action.New(rs.Client(15), action.Options{Secret: auth.Secret, ReadOnly: auth.ReadOnly})
-	e := echo.New()
-	lb := leaderboard.NewIndex(ctx)
-	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Leaderboards: lb, Log: log, Auth: auth, Actions: run}).Routes(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(func() {
-		srv.Close()
-		cancel()
-		hub.Wait()
-		sweepers.Wait()
-		lb.Wait()
-		reg.Close()
-	})
-	waitFor(t, "monitor", func() bool { return reg.All()[0].Status().Up })
-	return &authFixture{redis: rs, reg: reg, srv: srv, run: run}
-}
 
 // browser is an HTTP client with cookies that does not follow redirects.
 type browser struct {
@@ -307,7 +232,7 @@ func TestCSRFAndOrigin(t *testing.T) {
 }
 
 func TestProxyIdentityOnlyFromTrustedAddresses(t *testing.T) {
-	trusted := newAuthFixture(t, nil, func(a *Auth) {
+	trusted := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		a.RoleHeader = "X-Forwarded-Role"
 	})
@@ -316,7 +241,7 @@ func TestProxyIdentityOnlyFromTrustedAddresses(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, `data-testid="whoami"`) || !strings.Contains(body, "ada@example.com") {
 		t.Fatalf("proxy user: %d", code)
 	}
-	untrusted := newAuthFixture(t, nil, func(a *Auth) {
+	untrusted := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.9.9.9/32")}
 	})
 	br = newBrowser(t, untrusted.srv.URL)
@@ -326,7 +251,7 @@ func TestProxyIdentityOnlyFromTrustedAddresses(t *testing.T) {
 }
 
 func TestReadOnlyDisablesActions(t *testing.T) {
-	f := newAuthFixture(t, nil, func(a *Auth) { a.ReadOnly = true })
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) { a.ReadOnly = true })
 	br := newBrowser(t, f.srv.URL)
 	br.login("ada", "right-password")
 	tok := br.csrf("/c/main")
@@ -463,26 +388,6 @@ func TestSupportRemovesLeaderboardEntry(t *testing.T) {
 	}
 }
 
-func TestSafeNext(t *testing.T) {
-	tests := map[string]string{
-		"/c/main":             "/c/main",
-		"/audit?user=a":       "/audit?user=a",
-		"":                    "/",
-		"https://evil":        "/",
-		"//evil.example":      "/",
-		"/\\evil.example":     "/",
-		"/\t/evil.example":    "/",
-		"/%09/evil.example":   "/%09/evil.example", // stays a path: %09 is not decoded by browsers in Location
-		"/\x00/evil":          "/",
-		"javascript:alert(1)": "/",
-	}
-	for in, want := range tests {
-		if got := safeNext(in); got != want {
-			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // The review's bypass: a topic named without the trailing colon must be
 // authorised like the mode it parses to.
 func TestViewerCannotWatchAdminTopics(t *testing.T) {
@@ -544,7 +449,7 @@ func TestHostAllowlistAndBodyLimit(t *testing.T) {
 // Behind a trusted proxy the client is the rightmost untrusted hop: what
 // the client itself put in X-Forwarded-For cannot dodge the address limit.
 func TestForwardedForRightmostUntrusted(t *testing.T) {
-	f := newAuthFixture(t, nil, func(a *Auth) {
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		a.Limiter = signin.NewLoginLimiter(nil, 100, 3, time.Minute)
 	})

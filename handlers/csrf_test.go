@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/handlers"
 )
 
 // A CSRF cookie planted in the victim's browser (with the anonymous token
@@ -20,7 +22,7 @@ func TestCSRFTokenBoundToSession(t *testing.T) {
 	u, _ := url.Parse(f.srv.URL)
 	var planted string
 	for _, ck := range attacker.c.Jar.Cookies(u) {
-		if ck.Name == csrfCookie {
+		if ck.Name == handlers.CSRFCookie {
 			planted = ck.Value
 		}
 	}
@@ -30,7 +32,7 @@ func TestCSRFTokenBoundToSession(t *testing.T) {
 	}
 	var session string
 	for _, ck := range victim.c.Jar.Cookies(u) {
-		if ck.Name == sessionCookie {
+		if ck.Name == handlers.SessionCookie {
 			session = ck.Value
 		}
 	}
@@ -38,7 +40,7 @@ func TestCSRFTokenBoundToSession(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/actions/preview", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", f.srv.URL)
-	req.Header.Set("Cookie", sessionCookie+"="+session+"; "+csrfCookie+"="+planted)
+	req.Header.Set("Cookie", handlers.SessionCookie+"="+session+"; "+handlers.CSRFCookie+"="+planted)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
@@ -18,20 +19,44 @@ import (
 	"github.com/keydeck/keydeck/views/format"
 )
 
-// maxDB bounds database indexes from URLs: each index gets its own client
-// and sweeper, so the range must not be something a visitor can inflate.
-// Redis defaults to 16 databases; 256 covers generous configurations.
-const maxDB = 256
+const dbStatsKind = "dbstats"
 
-func dbTopic(conn string, db int) string { return "dbstats:" + conn + ":" + strconv.Itoa(db) }
+// DBTopic is one database's live statistics: "dbstats:NAME:DB".
+type DBTopic struct {
+	Conn string
+	DB   int
+}
 
-// parseDB validates a database index from a URL.
-func parseDB(s string) (int, error) {
-	db, err := strconv.Atoi(s)
-	if err != nil || db < 0 || db >= maxDB || strconv.Itoa(db) != s {
-		return 0, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%q is not a database index", s))
+func (t DBTopic) String() string  { return dbStatsKind + ":" + t.Conn + ":" + strconv.Itoa(t.DB) }
+func (DBTopic) Role() action.Role { return action.Viewer }
+
+func parseDBTopic(arg string) (Topic, error) {
+	name, dbs, _ := strings.Cut(arg, ":")
+	db, err := route.ParseDB(dbs)
+	if err != nil || !redisview.ValidName(name) {
+		return nil, ErrUnknownTopic
 	}
-	return db, nil
+	return DBTopic{Conn: name, DB: db}, nil
+}
+
+// source renders the database's statistics; each source holds the
+// database's sweeper while the topic has viewers.
+func (t DBTopic) source(a *App) (func() live.Source, error) {
+	conn, err := a.conns.Get(t.Conn)
+	if err != nil {
+		return nil, err
+	}
+	return func() live.Source {
+		s, release := a.sweepers.Acquire(conn, t.DB)
+		return &dbSource{conn: conn, db: t.DB, sweeper: s, release: release}
+	}, nil
+}
+
+// Sweepers is what database pages need of the statistics sweepers
+// (stats.Sweepers): one sweeper per database, held while a page or topic
+// shows it.
+type Sweepers interface {
+	Acquire(conn *redisview.Conn, db int) (s *stats.Sweeper, release func())
 }
 
 // connDB resolves the :conn and :db route parameters.
@@ -40,7 +65,7 @@ func (a *App) connDB(c echo.Context) (*redisview.Conn, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	db, err := parseDB(c.Param("db"))
+	db, err := route.PathDB(c.Param("db"))
 	return conn, db, err
 }
 
@@ -76,26 +101,6 @@ func (s *dbSource) Close() error { s.release(); return nil }
 
 func dbFragment(vm views.DBPageVM) templ.Component { return views.DBLive(vm, true) }
 
-// dbStatsSource resolves "dbstats:CONN:DB".
-func (a *App) dbStatsSource(arg string) (func() live.Source, action.Role, error) {
-	name, dbs, ok := strings.Cut(arg, ":")
-	if !ok {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "dbstats:"+arg)
-	}
-	conn, err := a.conns.Get(name)
-	if err != nil {
-		return nil, 0, err
-	}
-	db, err := parseDB(dbs)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "dbstats:"+arg)
-	}
-	return func() live.Source {
-		s, release := a.sweepers.Acquire(conn, db)
-		return &dbSource{conn: conn, db: db, sweeper: s, release: release}
-	}, action.Viewer, nil
-}
-
 func pct(part, whole int64) int {
 	if whole <= 0 {
 		return 0
@@ -106,7 +111,7 @@ func pct(part, whole int64) int {
 // dbVM converts a database's statistics into the view model.
 func dbVM(d stats.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 	vm := views.DBPageVM{
-		Conn: d.Conn, DB: d.DB, WSURL: wsURL(dbTopic(d.Conn, d.DB)), Err: d.Err,
+		Conn: d.Conn, DB: d.DB, WSURL: route.LiveURL(DBTopic{Conn: d.Conn, DB: d.DB}.String()), Err: d.Err,
 		Total:     optString(mapOpt(d.TotalKeys, format.Count)),
 		Budget:    "sweep budget " + format.Count(int64(d.Budget.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(d.Budget.Count)),
 		Estimated: d.Estimated,

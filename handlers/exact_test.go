@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -9,14 +9,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
-	"github.com/PuerkitoBio/goquery"
-
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/redistest"
-	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/views"
 )
 
 var formActionRe = regexp.MustCompile(`<form method="post" action="([^"]+)"[^>]*data-testid="action-delete-key"`)
@@ -33,7 +29,7 @@ func TestKeyPageActsOnTheExactKey(t *testing.T) {
 	db.Set(ctx, lookalike, "same-value", 0)
 	br := newBrowser(t, f.srv.URL)
 	br.login("ada", "right-password")
-	code, _, page := br.do(http.MethodGet, keyURL("main", 0, bad), nil)
+	code, _, page := br.do(http.MethodGet, route.KeyURL("main", 0, bad), nil)
 	m := formActionRe.FindStringSubmatch(page)
 	if code != http.StatusOK || m == nil {
 		t.Fatalf("key page: %d, no delete form", code)
@@ -98,50 +94,8 @@ func TestKeyPageSaysWhyAKeyCannotBeRead(t *testing.T) {
 	f := newAuthFixtureURL(t, rs, fmt.Sprintf("redis://narrow:pw@%s/0", rs.Addr), nil)
 	br := newBrowser(t, f.srv.URL)
 	br.login("ada", "right-password")
-	code, _, body := br.do(http.MethodGet, keyURL("main", 0, "definitely-not-there"), nil)
+	code, _, body := br.do(http.MethodGet, route.KeyURL("main", 0, "definitely-not-there"), nil)
 	if code != http.StatusBadGateway || strings.Contains(body, "does not exist") || !strings.Contains(body, "not permitted") {
 		t.Fatalf("%d %.400s", code, body)
 	}
-}
-
-// Names are bytes: a key name or member comes back exactly from the key
-// page's links and forms and from a signed confirmation token.
-func FuzzNamesRoundTripPages(f *testing.F) {
-	for _, s := range []string{"k", "conf:\xff", "conf:\xEF\xBF\xBD", "\x00 %&=+#?", `"><script>x</script>`, "ünï:cødé", "a b/c"} {
-		f.Add(s)
-	}
-	s := signer{key: []byte(testSecret)}
-	f.Fuzz(func(t *testing.T, name string) {
-		if name == "" {
-			return
-		}
-		if u, err := url.Parse(keyURL("main", 3, name)); err != nil || u.Query().Get("k") != name {
-			t.Fatalf("key link lost %q", name)
-		}
-		var b strings.Builder
-		vm := views.KeyVM{Conn: "main", DB: 3, Key: name, Exists: true, PreviewURL: previewURL("main", 3, name),
-			Actions: []views.ActionForm{{Kind: "delete-key", Title: "Delete key"}}}
-		if err := views.KeyPage(views.Page{CSRF: "t"}, vm).Render(context.Background(), &b); err != nil {
-			t.Fatal(err)
-		}
-		doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		formAction, _ := doc.Find(`[data-testid="action-delete-key"]`).Attr("action")
-		u, err := url.Parse(formAction)
-		if err != nil || u.Query().Get("key") != name || u.Query().Get("db") != "3" {
-			t.Fatalf("form lost %q: %q", name, formAction)
-		}
-		pv := action.Preview{Kind: "remove-leaderboard-entry", Request: action.Request{Conn: "main", DB: 3, Key: name, Args: map[string]string{"member": name}},
-			Fingerprints: []string{"absent"}, Made: time.Now(), Nonce: "n"}
-		raw, err := s.open("action", s.sign("action", []byte(pv.Token())))
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := action.ParseToken(string(raw))
-		if err != nil || back.Request.Key != name || back.Request.Args["member"] != name {
-			t.Fatalf("token lost %q: %+v %v", name, back.Request, err)
-		}
-	})
 }

@@ -1,68 +1,23 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/redistest"
-	"github.com/keydeck/keydeck/internal/signin"
-	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/leaderboard"
-	"github.com/keydeck/keydeck/redisview/schema"
-	"github.com/keydeck/keydeck/redisview/stats"
+	"github.com/keydeck/keydeck/internal/server"
 )
-
-type fixture struct {
-	redis *redistest.Server
-	reg   *redisview.Registry
-	srv   *httptest.Server
-	hub   *live.Hub
-}
-
-func newFixture(t *testing.T, demo bool) *fixture {
-	t.Helper()
-	rs := redistest.Start(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go reg.Monitor(ctx, 100*time.Millisecond)
-	hub := live.New(ctx, log, 100*time.Millisecond)
-	sweepers := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
-	if err := reg.UsePacks(schema.Builtin(), map[string]string{"main": "eisland"}); err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	lb := leaderboard.NewIndex(ctx)
-	New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Leaderboards: lb, Log: log, Demo: demo, Auth: openAuth(rs)}).Routes(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(func() {
-		srv.Close()
-		cancel()
-		hub.Wait()
-		sweepers.Wait()
-		lb.Wait()
-		reg.Close()
-	})
-	waitFor(t, "monitor sees redis", func() bool { return reg.All()[0].Status().Up })
-	return &fixture{redis: rs, reg: reg, srv: srv, hub: hub}
-}
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -157,7 +112,7 @@ func TestReadyzReportsDownConnection(t *testing.T) {
 	}
 }
 
-func wsDial(t *testing.T, f *fixture, origin string) (*websocket.Conn, *http.Response, error) {
+func wsDial(t *testing.T, f *console, origin string) (*websocket.Conn, *http.Response, error) {
 	u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/ws?topic=overview%3Amain"
 	h := http.Header{}
 	if origin != "" {
@@ -206,58 +161,16 @@ func TestWebsocketPushesChanges(t *testing.T) {
 	t.Fatal("no fragment with db7 after writing to it")
 }
 
-// openAuth is the loopback default: no users, everyone is admin.
-func openAuth(rs *redistest.Server) Auth {
-	return Auth{Open: true, Secret: []byte("0123456789abcdef0123456789abcdef"), Limiter: signin.NewLoginLimiter(rs.Client(15), 5, 20, time.Minute)}
-}
-
-func TestRowOptions(t *testing.T) {
-	tests := []struct {
-		retained int
-		current  int64
-		want     []int64
-	}{
-		{0, 50, []int64{10, 25, 50, 100, 200, 500}},
-		{200, 50, []int64{10, 25, 50, 100, 200}},
-		{30, 25, []int64{10, 25, 30}},
-		{30, 50, []int64{10, 25, 30, 50}},
-	}
-	for _, tt := range tests {
-		if got := rowOptions(tt.retained, tt.current); !slices.Equal(got, tt.want) {
-			t.Errorf("rowOptions(%d, %d) = %v, want %v", tt.retained, tt.current, got, tt.want)
-		}
-	}
-}
-
 // With keyspace notifications on, a write to a watched leaderboard reaches
 // the viewer long before the (here: one minute) poll interval.
 func TestKeyspaceNotificationKicksLeaderboard(t *testing.T) {
 	rs := redistest.Start(t, "--notify-keyspace-events", "Kz")
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Close()
-	if err := reg.UsePacks(schema.Builtin(), map[string]string{"main": "eisland"}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	lb := leaderboard.NewIndex(ctx)
-	var watch redisview.KeyWatch
-	defer func() { cancel(); lb.Wait(); watch.Wait() }()
-	go reg.Monitor(ctx, 100*time.Millisecond)
-	hub := live.New(ctx, log, time.Minute)
-	hub.MinGap = 50 * time.Millisecond
-	watch.Listen(ctx, reg.All()[0], hub.Kick)
-	e := echo.New()
-	New(Deps{Conns: reg, Hub: hub, Leaderboards: lb, KeyWatch: &watch, Log: log, Auth: openAuth(rs), Ctx: ctx}).Routes(e)
-	srv := httptest.NewServer(e)
-	defer srv.Close()
+	srv := startConsole(t, rs, server.Config{PollInterval: time.Minute, MinGap: 50 * time.Millisecond}, nil).up(t).srv
+	ctx := context.Background()
 	const board = "mg:score:leaderboard:2048"
 	db := rs.Client(14)
 	db.ZAdd(ctx, board, redis.Z{Score: 10, Member: "old"})
-	topic := "lb:plain:" + url.Values{"conn": {"main"}, "db": {"14"}, "k": {board}, "start": {"0"}, "n": {"50"}}.Encode()
+	topic := handlers.LeaderboardTopic{Window: route.Window{Conn: "main", DB: 14, Key: board, N: route.DefaultRows}}.String()
 	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/ws?topic="+url.QueryEscape(topic), http.Header{"Origin": {srv.URL}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,18 @@
-package handlers
+package handlers_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/keydeck/keydeck/handlers"
 )
 
 // /readyz stays public for probes, but only signed-in users (or everyone,
 // with --readyz-detail) learn which connections are down.
 func TestReadyzDetailOnlyForSignedInOrFlag(t *testing.T) {
 	f := newAuthFixture(t, nil, nil)
-	detailed := newAuthFixture(t, f.redis, func(a *Auth) { a.ReadyzDetail = true })
+	detailed := newAuthFixture(t, f.redis, func(a *handlers.Auth) { a.ReadyzDetail = true })
 	ada := newBrowser(t, f.srv.URL)
 	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther {
 		t.Fatalf("login: %d", code)

@@ -2,9 +2,9 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/views"
@@ -20,69 +22,29 @@ import (
 )
 
 const (
-	lbDefaultN   = 50
-	lbMaxN       = 500
-	lbMaxStart   = 1_000_000_000 // far past any board; keeps start+n from overflowing
-	lbTopicKind  = "lb"
-	lbListTopic  = "leaderboards:all"
 	removeKind   = action.KindRemoveLeaderboardEntry
 	coldStartMsg = "The application may rebuild this leaderboard from its database on a cache miss (cold start): an entry removed here can come back unless it is removed there too."
 )
 
 var lbNOptions = []int64{10, 25, 50, 100, 200, 500}
 
-// lbView names one leaderboard window.
-type lbView struct {
-	conn     string
-	db       int
-	key      string
-	start, n int64
+// LeaderboardIndex is what the leaderboard list needs of the key index
+// (leaderboard.Index): each connection's leaderboard keys, whether there
+// are more than it keeps, waiting up to wait for a first scan.
+type LeaderboardIndex interface {
+	Refs(c *redisview.Conn, wait time.Duration) ([]leaderboard.Ref, bool, error)
 }
 
-func (v lbView) query() url.Values {
-	return url.Values{"conn": {v.conn}, "db": {strconv.Itoa(v.db)}, "k": {v.key}, "start": {strconv.FormatInt(v.start, 10)}, "n": {strconv.FormatInt(v.n, 10)}}
+// KeyWatch is told which keys a live leaderboard shows, so that keyspace
+// notifications on them kick its topic (redisview.KeyWatch).
+type KeyWatch interface {
+	Add(conn string, db int, key, topic string)
+	Remove(conn string, db int, key, topic string)
 }
 
-func (v lbView) pageURL() string { return fmt.Sprintf("/c/%s/db/%d/leaderboard", v.conn, v.db) }
-
-func (v lbView) id() leaderboard.WindowID {
-	return leaderboard.WindowID{Conn: v.conn, DB: v.db, Key: v.key, Start: v.start, N: v.n}
-}
-
-func (v lbView) href(start int64) string {
-	q := url.Values{"k": {v.key}, "start": {strconv.FormatInt(start, 10)}, "n": {strconv.FormatInt(v.n, 10)}}
-	return v.pageURL() + "?" + q.Encode()
-}
-
-// parseLBView validates a leaderboard window from query values.
-func parseLBView(conn string, dbs string, q url.Values) (lbView, error) {
-	db, err := parseDB(dbs)
-	if err != nil {
-		return lbView{}, err
-	}
-	v := lbView{conn: conn, db: db, key: q.Get("k"), n: lbDefaultN}
-	if v.key == "" && q.Has("kq") {
-		// The page's forms send a key that a form field would change (not
-		// UTF-8, control characters) query-escaped once more, as kq
-		// (views.keyFieldName), so it arrives byte-exact.
-		if v.key, err = url.QueryUnescape(q.Get("kq")); err != nil {
-			return v, echo.NewHTTPError(http.StatusBadRequest, "kq: want a query-escaped key.")
-		}
-	}
-	if v.key == "" || !views.Linkable(v.key) {
-		return v, echo.NewHTTPError(http.StatusBadRequest, "Name the leaderboard key with ?k= (at most 4 KiB).")
-	}
-	if s := q.Get("start"); s != "" {
-		if v.start, err = strconv.ParseInt(s, 10, 64); err != nil || v.start < 0 || v.start > lbMaxStart {
-			return v, echo.NewHTTPError(http.StatusBadRequest, "start: want a rank offset from 0 to 1,000,000,000.")
-		}
-	}
-	if s := q.Get("n"); s != "" {
-		if v.n, err = strconv.ParseInt(s, 10, 64); err != nil || v.n < 1 || v.n > lbMaxN {
-			return v, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("n: want 1 to %d rows.", lbMaxN))
-		}
-	}
-	return v, nil
+// windowID names a window for the move tracker.
+func windowID(w route.Window) leaderboard.WindowID {
+	return leaderboard.WindowID{Conn: w.Conn, DB: w.DB, Key: w.Key, Start: w.Start, N: w.N}
 }
 
 func (a *App) leaderboardList(c echo.Context) error {
@@ -91,7 +53,7 @@ func (a *App) leaderboardList(c echo.Context) error {
 }
 
 func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
-	vm := views.LeaderboardListVM{WSURL: wsURL(lbListTopic)}
+	vm := views.LeaderboardListVM{WSURL: route.LiveURL(LeaderboardsTopic{}.String())}
 	for _, conn := range a.conns.All() {
 		g := views.LeaderboardGroup{Conn: conn.Name}
 		refs, truncated, err := a.lbIndex.Refs(conn, 3*time.Second)
@@ -112,7 +74,7 @@ func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
 		for _, b := range boards {
 			it := views.LeaderboardItem{Key: b.Key, DB: b.DB, Family: b.Family, Size: format.Count(b.Size)}
 			if views.Linkable(b.Key) {
-				it.Href = lbView{conn: conn.Name, db: b.DB, key: b.Key, n: lbDefaultN}.href(0)
+				it.Href = route.Window{Conn: conn.Name, DB: b.DB, Key: b.Key, N: route.DefaultRows}.URL()
 			}
 			if b.HasTop {
 				it.Top, it.TopScore = b.TopMember, format.Score(b.TopScore)
@@ -124,15 +86,28 @@ func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
 	return vm
 }
 
-func (a *App) lbListSource(arg string) (func() live.Source, action.Role, error) {
+const leaderboardsKind = "leaderboards"
+
+// LeaderboardsTopic is the live list of every leaderboard:
+// "leaderboards:all".
+type LeaderboardsTopic struct{}
+
+func (LeaderboardsTopic) String() string    { return leaderboardsKind + ":all" }
+func (LeaderboardsTopic) Role() action.Role { return action.Viewer }
+
+func parseLeaderboardsTopic(arg string) (Topic, error) {
 	if arg != "all" {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, "leaderboards:"+arg)
+		return nil, ErrUnknownTopic
 	}
+	return LeaderboardsTopic{}, nil
+}
+
+func (LeaderboardsTopic) source(a *App) (func() live.Source, error) {
 	return func() live.Source {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
 			return renderBytes(ctx, views.LeaderboardListLive(a.lbListVM(ctx), true))
 		})
-	}, action.Viewer, nil
+	}, nil
 }
 
 // leaderboardPage shows one leaderboard window, a member lookup, and the
@@ -142,22 +117,26 @@ func (a *App) leaderboardPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := parseLBView(conn.Name, c.Param("db"), c.QueryParams())
+	db, err := route.PathDB(c.Param("db"))
 	if err != nil {
 		return err
 	}
-	if conn.Sensitive(v.db, v.key) {
-		return echo.NewHTTPError(http.StatusForbidden, "This key belongs to a sensitive family: its values are never shown.")
+	v, err := route.ParseWindow(conn.Name, db, c.QueryParams())
+	if err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	canRemove := a.canRemove(actor(c))
-	w, err := leaderboard.Read(ctx, conn, v.db, v.key, v.start, v.n)
-	vm := a.lbVM(v, w, err, nil, canRemove, a.lbTracker.Peek(v.id()))
+	w, err := leaderboard.Read(ctx, conn, v.DB, v.Key, v.Start, v.N)
+	if errors.Is(err, leaderboard.ErrSensitive) {
+		return err // a refusal, not a read that failed: no page at all
+	}
+	vm := a.lbVM(v, w, err, nil, canRemove, a.lbTracker.Peek(windowID(v)))
 	if m := c.QueryParam("member"); m != "" {
 		vm.LookupQuery = m
-		lw, rank, found, err := leaderboard.Lookup(ctx, conn, v.db, v.key, m, 5)
+		lw, rank, found, err := leaderboard.Lookup(ctx, conn, v.DB, v.Key, m, 5)
 		if err != nil {
-			return echo.NewHTTPError(http.StatusBadGateway, "Redis could not be read: "+err.Error())
+			return err
 		}
 		lk := &views.LookupVM{Member: m, Found: found}
 		if found {
@@ -178,66 +157,88 @@ func (a *App) canRemove(act action.Actor) bool {
 	return a.actions != nil && !a.auth.ReadOnly && a.actions.Allowed(act, removeKind)
 }
 
-func lbTopic(remove bool, v lbView) string {
-	mode := "plain"
-	if remove {
-		mode = "remove"
-	}
-	return lbTopicKind + ":" + mode + ":" + v.query().Encode()
+const leaderboardKind = "lb"
+
+// LeaderboardTopic is one window of a leaderboard, "lb:MODE:<window>": one
+// poller per window and mode. The remove mode's rows carry remove links,
+// for support and up.
+type LeaderboardTopic struct {
+	Window route.Window
+	Remove bool
 }
 
-// lbSource resolves "lb:MODE:<query>": one poller per window and mode.
-func (a *App) lbSource(arg string) (func() live.Source, action.Role, error) {
-	mode, q, _ := strings.Cut(arg, ":")
-	vals, err := url.ParseQuery(q)
-	if (mode != "plain" && mode != "remove") || err != nil {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
+func (t LeaderboardTopic) String() string {
+	mode := "plain"
+	if t.Remove {
+		mode = "remove"
 	}
-	conn, err := a.conns.Get(vals.Get("conn"))
+	return leaderboardKind + ":" + modeArg(mode, t.Window.Values())
+}
+
+func (t LeaderboardTopic) Role() action.Role {
+	if t.Remove {
+		return action.Support
+	}
+	return action.Viewer
+}
+
+func parseLeaderboardTopic(arg string) (Topic, error) {
+	mode, q, err := parseModeArg(arg, "plain", "remove")
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	v, err := parseLBView(conn.Name, vals.Get("db"), vals)
+	db, err := route.ParseDB(q.Get("db"))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, lbTopicKind+":"+arg)
+		return nil, err
 	}
-	if conn.Sensitive(v.db, v.key) {
-		return nil, 0, fmt.Errorf("%w %q: sensitive family", errUnknownTopic, lbTopicKind+":"+arg)
+	w, err := route.ParseWindow(q.Get("conn"), db, q)
+	if err != nil {
+		return nil, err
 	}
-	role := action.Viewer
-	if mode == "remove" {
-		role = action.Support
+	return LeaderboardTopic{Window: w, Remove: mode == "remove"}, nil
+}
+
+// source polls the window and, while it runs, lists it for
+// keyspace-notification kicks.
+func (t LeaderboardTopic) source(a *App) (func() live.Source, error) {
+	v := t.Window
+	conn, err := a.conns.Get(v.Conn)
+	if err != nil {
+		return nil, err
 	}
-	topic := lbTopicKind + ":" + arg
+	if conn.Sensitive(v.DB, v.Key) {
+		return nil, fmt.Errorf("%w %q: sensitive family", ErrUnknownTopic, t.String())
+	}
+	topic := t.String()
 	return func() live.Source {
-		st := a.lbTracker.Get(v.id())
-		a.keyWatch.Add(conn.Name, v.db, v.key, topic)
+		st := a.lbTracker.Get(windowID(v))
+		a.keyWatch.Add(conn.Name, v.DB, v.Key, topic)
 		return &lbSource{
 			poll: func(ctx context.Context) ([]byte, error) {
-				w, err := leaderboard.Read(ctx, conn, v.db, v.key, v.start, v.n)
+				w, err := leaderboard.Read(ctx, conn, v.DB, v.Key, v.Start, v.N)
 				var marks map[string]leaderboard.Move
 				if err == nil {
 					marks = st.Observe(w.Entries, a.now())
 				}
-				return renderBytes(ctx, views.LeaderboardLive(a.lbVM(v, w, err, marks, mode == "remove", st), true))
+				return renderBytes(ctx, views.LeaderboardLive(a.lbVM(v, w, err, marks, t.Remove, st), true))
 			},
-			close: func() { a.keyWatch.Remove(conn.Name, v.db, v.key, topic) },
+			close: func() { a.keyWatch.Remove(conn.Name, v.DB, v.Key, topic) },
 		}
-	}, role, nil
+	}, nil
 }
 
-func (a *App) lbVM(v lbView, w leaderboard.Window, err error, marks map[string]leaderboard.Move, canRemove bool, st *leaderboard.Tracked) views.LeaderboardVM {
-	vm := views.LeaderboardVM{Conn: v.conn, DB: v.db, Key: v.key, Family: w.Family, Start: v.start, N: v.n, NOptions: rowOptions(w.Retained, v.n),
-		WSURL: wsURL(lbTopic(canRemove, v)), Size: format.Count(w.Size), MetaFields: w.MetaFields, CanRemove: canRemove,
-		Note: coldStartMsg, PageURL: v.pageURL()}
+func (a *App) lbVM(v route.Window, w leaderboard.Window, err error, marks map[string]leaderboard.Move, canRemove bool, st *leaderboard.Tracked) views.LeaderboardVM {
+	vm := views.LeaderboardVM{Conn: v.Conn, DB: v.DB, Key: v.Key, Family: w.Family, Start: v.Start, N: v.N, NOptions: rowOptions(w.Retained, v.N),
+		WSURL: route.LiveURL(LeaderboardTopic{Window: v, Remove: canRemove}.String()), Size: format.Count(w.Size), MetaFields: w.MetaFields, CanRemove: canRemove,
+		Note: coldStartMsg, PageURL: route.LeaderboardPath(v.Conn, v.DB)}
 	if err != nil {
 		vm.Err = "Cannot read the leaderboard: " + err.Error()
 	}
-	if v.start > 0 {
-		vm.Prev = v.href(max(0, v.start-v.n))
+	if v.Start > 0 {
+		vm.Prev = v.At(max(0, v.Start-v.N)).URL()
 	}
-	if v.start+v.n < w.Size {
-		vm.Next = v.href(v.start + v.n)
+	if v.Start+v.N < w.Size {
+		vm.Next = v.At(v.Start + v.N).URL()
 	}
 	vm.Rows = a.lbRows(v, w, marks, canRemove)
 	counts := make([]int, 60)
@@ -272,7 +273,7 @@ func rowOptions(retained int, current int64) []int64 {
 		}
 		out = append(out, o)
 	}
-	if retained > 0 && retained < lbMaxN && !slices.Contains(out, int64(retained)) {
+	if retained > 0 && retained < route.MaxRows && !slices.Contains(out, int64(retained)) {
 		out = append(out, int64(retained))
 	}
 	if !slices.Contains(out, current) {
@@ -282,7 +283,7 @@ func rowOptions(retained int, current int64) []int64 {
 	return out
 }
 
-func (a *App) lbRows(v lbView, w leaderboard.Window, marks map[string]leaderboard.Move, canRemove bool) []views.LeaderboardRow {
+func (a *App) lbRows(v route.Window, w leaderboard.Window, marks map[string]leaderboard.Move, canRemove bool) []views.LeaderboardRow {
 	var rows []views.LeaderboardRow
 	for _, e := range w.Entries {
 		r := views.LeaderboardRow{Rank: format.Count(e.Rank + 1), Member: e.Member, Score: format.Score(e.Score)}
@@ -300,8 +301,7 @@ func (a *App) lbRows(v lbView, w leaderboard.Window, marks map[string]leaderboar
 			}
 		}
 		if canRemove && views.Linkable(e.Member) {
-			q := url.Values{"kind": {removeKind}, "conn": {v.conn}, "db": {strconv.Itoa(v.db)}, "key": {v.key}, "arg.member": {e.Member}}
-			r.RemoveHref = "/actions/preview?" + q.Encode()
+			r.RemoveHref = route.Action{Kind: removeKind, Conn: v.Conn, DB: v.DB, Key: v.Key, Args: map[string]string{action.ArgMember: e.Member}}.PreviewURL()
 		}
 		rows = append(rows, r)
 	}

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/keydeck/keydeck/handlers"
 )
 
 // wsAs opens a websocket watching topics with the browser's cookies and
@@ -51,18 +53,18 @@ func TestOneUserCannotTakeEveryLiveTopic(t *testing.T) {
 
 	var opened []*websocket.Conn
 	status := 0
-	for i := range maxLiveTopics/wsMaxTopics + 2 {
-		ws, code := wsAs(t, vera, auditTopics(fmt.Sprintf("vera%d", i), wsMaxTopics)...)
+	for i := range handlers.MaxLiveTopics/handlers.WSMaxTopics + 2 {
+		ws, code := wsAs(t, vera, auditTopics(fmt.Sprintf("vera%d", i), handlers.WSMaxTopics)...)
 		if ws == nil {
 			status = code
 			break
 		}
 		opened = append(opened, ws)
 	}
-	if status != http.StatusTooManyRequests || len(opened)*wsMaxTopics > maxTopicsPerUser {
-		t.Fatalf("vera opened %d websockets of %d topics, then got %d; want her own limit (429) within %d topics", len(opened), wsMaxTopics, status, maxTopicsPerUser)
+	if status != http.StatusTooManyRequests || len(opened)*handlers.WSMaxTopics > handlers.MaxTopicsPerUser {
+		t.Fatalf("vera opened %d websockets of %d topics, then got %d; want her own limit (429) within %d topics", len(opened), handlers.WSMaxTopics, status, handlers.MaxTopicsPerUser)
 	}
-	if ws, code := wsAs(t, sam, auditTopics("sam", wsMaxTopics)...); ws == nil {
+	if ws, code := wsAs(t, sam, auditTopics("sam", handlers.WSMaxTopics)...); ws == nil {
 		t.Fatalf("sam was refused live views (%d) after vera's attempt", code)
 	}
 	// Topics vera already watches cost her nothing more.
@@ -74,7 +76,7 @@ func TestOneUserCannotTakeEveryLiveTopic(t *testing.T) {
 		ws.Close()
 	}
 	waitFor(t, "vera's share to come back", func() bool {
-		ws, _ := wsAs(t, vera, auditTopics("vera-again", wsMaxTopics)...)
+		ws, _ := wsAs(t, vera, auditTopics("vera-again", handlers.WSMaxTopics)...)
 		return ws != nil
 	})
 }
@@ -86,42 +88,15 @@ func TestLiveSharePerConnectionAndAddress(t *testing.T) {
 	vera, sam := newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL)
 	vera.login("vera", "right-password")
 	sam.login("sam", "right-password")
-	for i := range maxConnsPerUser {
+	for i := range handlers.MaxConnsPerUser {
 		if ws, code := wsAs(t, vera, "overview:main"); ws == nil {
 			t.Fatalf("connection %d refused: %d", i+1, code)
 		}
 	}
 	if ws, code := wsAs(t, vera, "overview:main"); ws != nil || code != http.StatusTooManyRequests {
-		t.Fatalf("connection %d: %d, want 429", maxConnsPerUser+1, code)
+		t.Fatalf("connection %d: %d, want 429", handlers.MaxConnsPerUser+1, code)
 	}
 	if ws, code := wsAs(t, sam, "overview:main"); ws == nil {
 		t.Fatalf("sam refused: %d", code)
-	}
-}
-
-func TestLiveSharesCountAddressOverUsers(t *testing.T) {
-	s := newLiveShares()
-	s.addr = shareCaps{conns: 100, topics: 20}
-	lim := func(user string) []shareLimit {
-		return []shareLimit{{holder: "user:" + user, shareCaps: s.user}, {holder: "addr:10.0.0.1", shareCaps: s.addr}}
-	}
-	relVera, err := s.take(lim("vera"), auditTopics("v", 16))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.take(lim("sam"), auditTopics("s", 16)); err == nil {
-		t.Fatal("the address went over its 20 topics")
-	}
-	// Refused requests take nothing: sam's own share is untouched.
-	if got := s.m["user:sam"]; got != nil {
-		t.Fatalf("a refused request left a share behind: %+v", got)
-	}
-	relVera()
-	relVera() // idempotent
-	if _, err := s.take(lim("sam"), auditTopics("s", 16)); err != nil {
-		t.Fatalf("after vera left: %v", err)
-	}
-	if s.m["user:vera"] != nil {
-		t.Fatal("vera's share outlived her websockets")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -97,9 +98,9 @@ func (a *App) logout(c echo.Context) error {
 	}
 	a.clearSession(c)
 	if a.auth.Users == nil {
-		return c.Redirect(http.StatusSeeOther, "/")
+		return c.Redirect(http.StatusSeeOther, route.Home)
 	}
-	return c.Redirect(http.StatusSeeOther, "/login")
+	return c.Redirect(http.StatusSeeOther, route.Login)
 }
 
 func (a *App) clearSession(c echo.Context) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"unicode/utf8"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/views"
 )
@@ -16,7 +17,7 @@ func keyHref(conn string, db int, key string) string {
 	if !views.Linkable(key) {
 		return ""
 	}
-	return keyURL(conn, db, key)
+	return route.KeyURL(conn, db, key)
 }
 
 // validUTF8 returns b, or a copy with every byte that is not UTF-8 shown as

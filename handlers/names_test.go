@@ -1,11 +1,8 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -13,65 +10,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
-	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/internal/live"
-	"github.com/keydeck/keydeck/internal/redistest"
-	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/leaderboard"
-	"github.com/keydeck/keydeck/redisview/schema"
-	"github.com/keydeck/keydeck/redisview/stats"
 )
-
-// liveFixture is an open-mode console with actions, keeping the App so a
-// test can reach its topics.
-type liveFixture struct {
-	redis *redistest.Server
-	reg   *redisview.Registry
-	app   *App
-	srv   *httptest.Server
-	run   *action.Runner
-}
-
-func newLiveFixture(t *testing.T) *liveFixture {
-	t.Helper()
-	rs := redistest.Start(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.UsePacks(schema.Builtin(), map[string]string{"main": "eisland"}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go reg.Monitor(ctx, 100*time.Millisecond)
-	hub := live.New(ctx, log, 100*time.Millisecond)
-	sweepers := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Second, log)
-	auth := openAuth(rs)
-	run := action.New(rs.Client(15), action.Options{Secret: auth.Secret})
-	e := echo.New()
-	lb := leaderboard.NewIndex(ctx)
-	app := New(Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Leaderboards: lb, Log: log, Auth: auth, Actions: run})
-	app.Routes(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(func() {
-		srv.Close()
-		cancel()
-		hub.Wait()
-		sweepers.Wait()
-		lb.Wait()
-		reg.Close()
-	})
-	waitFor(t, "monitor sees redis", func() bool { return reg.All()[0].Status().Up })
-	return &liveFixture{redis: rs, reg: reg, app: app, srv: srv, run: run}
-}
 
 // frames reads the topic's frames until keep returns false or 10 s pass,
 // and returns the last one read.
-func (f *liveFixture) frames(t *testing.T, topic string, keep func(msg []byte) bool) []byte {
+func (f *console) frames(t *testing.T, topic string, keep func(msg []byte) bool) []byte {
 	t.Helper()
 	u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/ws?topic=" + url.QueryEscape(topic)
 	ws, res, err := websocket.DefaultDialer.Dial(u, http.Header{"Origin": {f.srv.URL}})
@@ -195,7 +143,7 @@ func TestInvalidUTF8NamesStayValidAndLinkExact(t *testing.T) {
 	_, _, keyPage := get(t, f.srv.URL+"/c/main/db/6/key?k="+url.QueryEscape(key))
 	valid("key page", keyPage)
 
-	for _, topic := range []string{"dbstats:main:6", lbTopic(false, lbView{conn: "main", db: 14, key: board, n: lbDefaultN}), lbListTopic, "audit:plain:"} {
+	for _, topic := range []string{"dbstats:main:6", handlers.LeaderboardTopic{Window: route.Window{Conn: "main", DB: 14, Key: board, N: route.DefaultRows}}.String(), handlers.LeaderboardsTopic{}.String(), "audit:plain:"} {
 		msg := f.frames(t, topic, func(msg []byte) bool { return false })
 		valid(topic+" frame", string(msg))
 	}
@@ -207,11 +155,6 @@ func TestInvalidUTF8NamesStayValidAndLinkExact(t *testing.T) {
 // never sends them: browsers drop such a text frame and stop updating.
 func TestWebsocketFramesAlwaysValidUTF8(t *testing.T) {
 	f := newLiveFixture(t)
-	f.app.topics.kinds["raw"] = func(arg string) (func() live.Source, action.Role, error) {
-		return func() live.Source {
-			return live.SourceFunc(func(context.Context) ([]byte, error) { return []byte("<p>" + arg + "\xff\xfe</p>"), nil })
-		}, action.Viewer, nil
-	}
 	msg := f.frames(t, "raw:x", func([]byte) bool { return false })
 	if string(msg) != `<p>x\xff\xfe</p>` {
 		t.Fatalf("frame = %q, want the bytes escaped", msg)

@@ -1,15 +1,17 @@
 package handlers
 
 import (
-	"fmt"
+	"context"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/stats"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -21,7 +23,7 @@ func (a *App) home(c echo.Context) error {
 	for _, conn := range a.conns.All() {
 		st := conn.Status()
 		items = append(items, views.HomeItem{
-			Name: conn.Name, Display: conn.Display, Href: "/c/" + conn.Name,
+			Name: conn.Name, Display: conn.Display, Href: route.OverviewURL(conn.Name),
 			Up: st.Up, Status: statusText(st),
 		})
 	}
@@ -41,7 +43,37 @@ func (a *App) overview(c echo.Context) error {
 
 func overviewFragment(vm views.OverviewVM) templ.Component { return views.OverviewLive(vm, true) }
 
-func wsURL(topic string) string { return "/ws?topic=" + url.QueryEscape(topic) }
+const overviewKind = "overview"
+
+// OverviewTopic is one connection's live overview: "overview:NAME".
+type OverviewTopic struct{ Conn string }
+
+func (t OverviewTopic) String() string  { return overviewKind + ":" + t.Conn }
+func (OverviewTopic) Role() action.Role { return action.Viewer }
+
+func parseOverviewTopic(arg string) (Topic, error) {
+	if !redisview.ValidName(arg) {
+		return nil, ErrUnknownTopic
+	}
+	return OverviewTopic{Conn: arg}, nil
+}
+
+// source polls the connection's overview and renders its live fragment.
+func (t OverviewTopic) source(a *App) (func() live.Source, error) {
+	c, err := a.conns.Get(t.Conn)
+	if err != nil {
+		return nil, err
+	}
+	reader := a.overviews[c.Name]
+	return func() live.Source {
+		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
+			c.EnsurePack(a.conns.Packs())
+			vm := overviewVM(reader.Read(ctx), a.now())
+			vm.Pack = packLine(c.PackChoice())
+			return renderBytes(ctx, overviewFragment(vm))
+		})
+	}, nil
+}
 
 // packLine says which pack explains a connection's keys.
 func packLine(pc redisview.PackChoice) string {
@@ -71,7 +103,7 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 	vm := views.OverviewVM{
 		Conn:       ov.Conn,
 		Display:    ov.Display,
-		WSURL:      wsURL(overviewTopic(ov.Conn)),
+		WSURL:      route.LiveURL(OverviewTopic{Conn: ov.Conn}.String()),
 		Connected:  ov.Status.Up || ov.Status.Checked.IsZero() && ov.Err == "",
 		StatusText: statusText(ov.Status),
 		StatusErr:  ov.Status.Err,
@@ -139,7 +171,7 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 	for _, db := range ov.DBs {
 		row := views.DBRow{
 			Index:   db.Index,
-			Href:    fmt.Sprintf("/c/%s/db/%d", ov.Conn, db.Index),
+			Href:    route.DatabaseURL(ov.Conn, db.Index),
 			Keys:    format.Count(db.Keys),
 			Expires: optString(mapOpt(db.Expires, format.Count)),
 			AvgTTL:  optString(mapOpt(db.AvgTTL, format.Duration)),

@@ -1,10 +1,12 @@
-package handlers
+package handlers_test
 
 import (
 	"net/http"
 	"net/netip"
 	"regexp"
 	"testing"
+
+	"github.com/keydeck/keydeck/handlers"
 )
 
 var whoamiRe = regexp.MustCompile(`data-testid="whoami">([^<]*)<span[^>]*>([^<]*)</span>`)
@@ -23,8 +25,8 @@ func whoami(t *testing.T, base string, hdr ...string) (user, role string) {
 // A proxy identity is matched by one configured field: a user header naming
 // mallory does not borrow ada's role through ada's e-mail address.
 func TestProxyMatchesOneField(t *testing.T) {
-	proxied := func(match string) func(*Auth) {
-		return func(a *Auth) {
+	proxied := func(match string) func(*handlers.Auth) {
+		return func(a *handlers.Auth) {
 			a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 			a.ProxyMatch = match
 		}

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/redistest"
 )
 
@@ -161,12 +162,12 @@ func TestSignOutEverywhere(t *testing.T) {
 func TestUsersFileEditClosesWebsockets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin")+usersEntry("vera", "viewer"))
-	users, err := LoadUsers(path)
+	users, err := handlers.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	watchUsers(t, users, 100*time.Millisecond, &syncBuf{})
-	f := newAuthFixture(t, nil, func(a *Auth) { a.Users = users })
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) { a.Users = users })
 	ada, vera := newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL)
 	ada.login("ada", "right-password")
 	vera.login("vera", "right-password")
@@ -182,11 +183,11 @@ func TestUsersFileEditClosesWebsockets(t *testing.T) {
 func TestNewPasswordEndsSessions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin"))
-	users, err := LoadUsers(path)
+	users, err := handlers.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newAuthFixture(t, nil, func(a *Auth) { a.Users = users })
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) { a.Users = users })
 	ada := newBrowser(t, f.srv.URL)
 	ada.login("ada", "right-password")
 	other, _ := bcrypt.GenerateFromPassword([]byte("another-password"), bcrypt.MinCost)
@@ -216,13 +217,13 @@ func (failingStore) Revoked(context.Context, string, string, time.Time) (bool, e
 // console stays usable), but sign-outs fail closed: the user is told the
 // session is still valid, and the cookie is kept for a retry.
 func TestSignOutFailsClosedWithoutStore(t *testing.T) {
-	f := newAuthFixture(t, nil, func(a *Auth) { a.Sessions = failingStore{} })
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) { a.Sessions = failingStore{} })
 	ada := newBrowser(t, f.srv.URL)
 	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther || !signedIn(t, ada) {
 		t.Fatalf("sign-in with the store down: %d", code)
 	}
 	code, hdr, body := ada.do(http.MethodPost, "/logout", url.Values{"_csrf": {ada.csrf("/c/main")}})
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "still signed in") || strings.Contains(hdr.Get("Set-Cookie"), sessionCookie) {
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "still signed in") || strings.Contains(hdr.Get("Set-Cookie"), handlers.SessionCookie) {
 		t.Fatalf("logout with the store down: %d %q", code, hdr.Get("Set-Cookie"))
 	}
 	if !signedIn(t, ada) {

@@ -5,44 +5,82 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/static"
 )
 
-// Routes registers every route of the console.
+// Route is one entry of the console's route table.
+type Route struct {
+	Method, Path string
+	// Public routes need no sign-in; the others need at least Role.
+	Public bool
+	Role   action.Role
+	// Asset: the route serves files, not a page or a probe, and never
+	// answers JSON.
+	Asset bool
+
+	handler echo.HandlerFunc
+	mw      []echo.MiddlewareFunc
+}
+
+// RouteTable is every route of the console, in one place: Routes registers
+// it, and tests walk it.
+func (a *App) RouteTable() []Route {
+	public := func(method, path string, h echo.HandlerFunc) Route {
+		return Route{Method: method, Path: path, Public: true, handler: h}
+	}
+	// Reading needs any role.
+	view := func(method, path string, h echo.HandlerFunc) Route {
+		return Route{Method: method, Path: path, Role: action.Viewer, handler: h}
+	}
+	// Actions: the runner checks each kind's role again; support is the
+	// lowest role with any action.
+	act := func(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) Route {
+		return Route{Method: method, Path: path, Role: action.Support, handler: h, mw: append([]echo.MiddlewareFunc{a.writable}, mw...)}
+	}
+	const get, post = http.MethodGet, http.MethodPost
+	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
+	assets.Asset = true
+	return []Route{
+		// Public: probes, assets, signing in and out.
+		public(get, route.Healthz, a.healthz),
+		public(get, route.Readyz, a.readyz),
+		assets,
+		public(get, route.Login, a.loginPage),
+		public(post, route.Login, a.login),
+		public(post, route.Logout, a.logout),
+
+		view(get, route.Home, a.home),
+		view(get, route.Overview, a.overview),
+		view(get, route.Database, a.dbPage),
+		view(get, route.Key, a.keyPage),
+		view(get, route.Audit, a.auditPage),
+		view(get, route.Leaderboards, a.leaderboardList),
+		view(get, route.Leaderboard, a.leaderboardPage),
+		view(get, route.Live, a.websocket),
+		view(get, route.Account, a.accountPage),
+		view(post, route.SignOutEverywhere, a.signOutEverywhere),
+
+		act(post, route.Preview, a.previewAction),
+		// A preview changes nothing, so links may open it, but only from
+		// this console: it reads the keys it names, which a cross-site page
+		// must not be able to make a signed-in admin do.
+		act(get, route.Preview, a.previewAction, sameSiteNavigation),
+		act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation),
+		act(post, route.Execute, a.executeAction),
+	}
+}
+
+// Routes registers the route table.
 func (a *App) Routes(e *echo.Echo) {
 	e.HTTPErrorHandler = a.errorHandler
 	e.Use(a.recoverer, a.requestLog, securityHeaders, a.checkHost, limitBody, a.identify, a.sameOriginWrite)
-
-	// Public: probes, assets, signing in and out.
-	e.GET("/healthz", a.healthz)
-	e.GET("/readyz", a.readyz)
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
-	e.GET("/login", a.loginPage)
-	e.POST("/login", a.login)
-	e.POST("/logout", a.logout)
-
-	// Reading needs any role.
-	view := e.Group("", a.requireRole(action.Viewer))
-	view.GET("/", a.home)
-	view.GET("/c/:conn", a.overview)
-	view.GET("/c/:conn/db/:db", a.dbPage)
-	view.GET("/c/:conn/db/:db/key", a.keyPage)
-	view.GET("/audit", a.auditPage)
-	view.GET("/leaderboards", a.leaderboardList)
-	view.GET("/c/:conn/db/:db/leaderboard", a.leaderboardPage)
-	view.GET("/ws", a.websocket)
-	view.GET("/account", a.accountPage)
-	view.POST("/account/sign-out-everywhere", a.signOutEverywhere)
-
-	// Actions: the runner checks each kind's role again; support is the
-	// lowest role with any action.
-	act := e.Group("/actions", a.requireRole(action.Support), a.writable)
-	act.POST("/preview", a.previewAction)
-	// A preview changes nothing, so links may open it, but only from this
-	// console: it reads the keys it names, which a cross-site page must not
-	// be able to make a signed-in admin do.
-	act.GET("/preview", a.previewAction, sameSiteNavigation)
-	act.GET("/undo", a.undoPreview, sameSiteNavigation)
-	act.POST("/execute", a.executeAction)
+	for _, r := range a.RouteTable() {
+		mw := r.mw
+		if !r.Public {
+			mw = append([]echo.MiddlewareFunc{a.requireRole(r.Role)}, mw...)
+		}
+		e.Add(r.Method, r.Path, r.handler, mw...)
+	}
 }

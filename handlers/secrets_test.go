@@ -1,22 +1,16 @@
-package handlers
+package handlers_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/labstack/echo/v4"
-
-	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/leaderboard"
 )
 
 type syncBuf struct {
@@ -36,23 +30,11 @@ func TestPasswordsNeverShown(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	redisview.SetDriverLogger(log)
 	defer redisview.SetDriverLogger(slog.New(slog.DiscardHandler))
-	reg, err := redisview.NewRegistry([]redisview.ConnConfig{
+	f := startConsole(t, rs, server.Config{Conns: []redisview.ConnConfig{
 		{Name: "good", URL: "redis://:" + secret + "@" + rs.Addr + "/0"},
 		{Name: "bad", URL: "redis://default:" + secret + "x@" + rs.Addr + "/0"},
-	}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	lb := leaderboard.NewIndex(ctx)
-	defer func() { cancel(); lb.Wait() }()
-	go reg.Monitor(ctx, 50*time.Millisecond)
-	hub := live.New(ctx, log, 50*time.Millisecond)
-	e := echo.New()
-	New(Deps{Conns: reg, Hub: hub, Leaderboards: lb, Log: log, Auth: openAuth(rs)}).Routes(e)
-	srv := httptest.NewServer(e)
-	defer srv.Close()
+	}}, log)
+	reg, srv := f.reg, f.srv
 	waitFor(t, "both connections probed", func() bool {
 		return !reg.All()[0].Status().Checked.IsZero() && !reg.All()[1].Status().Checked.IsZero()
 	})

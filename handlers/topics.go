@@ -1,72 +1,88 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"net/url"
 	"strings"
 
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
-// errUnknownTopic is returned for a websocket topic nobody publishes.
-var errUnknownTopic = errors.New("unknown topic")
+// ErrUnknownTopic: a websocket topic nobody publishes (404).
+var ErrUnknownTopic = errors.New("unknown topic")
 
-// A topic name is "kind:argument", e.g. "overview:eisland". A kind resolves
-// its argument to the factory of the topic's Source and the lowest role that
-// may watch it (fragments of some modes carry controls for higher roles).
-type topicKind func(arg string) (func() live.Source, action.Role, error)
-
-type topics struct {
-	kinds map[string]topicKind
-	log   *slog.Logger
+// Topic is one live view a websocket can watch. Its String is its wire name,
+// "kind:argument" (the ?topic= of /ws), which keys the hub's one poller per
+// view; ParseTopic gives it back. Each kind is declared beside its page,
+// and its argument is the page's own parameters, written and read by the
+// page's codec in package route.
+type Topic interface {
+	String() string
+	// Role is the lowest role that may watch the topic: fragments of some
+	// modes carry controls (undo, remove) for the roles that may use them.
+	Role() action.Role
+	// source resolves the topic against the console: the factory of its
+	// poller's Source, or why there is none (no such connection, a
+	// sensitive key).
+	source(a *App) (func() live.Source, error)
 }
 
-func newTopics(a *App) *topics {
-	return &topics{log: a.log, kinds: map[string]topicKind{
-		"overview":     a.overviewSource,
-		"dbstats":      a.dbStatsSource,
-		"audit":        a.auditSource,
-		"lb":           a.lbSource,
-		"leaderboards": a.lbListSource,
-	}}
+// topicKinds parse each kind's argument: the table of every topic.
+var topicKinds = map[string]func(arg string) (Topic, error){
+	overviewKind:     parseOverviewTopic,
+	dbStatsKind:      parseDBTopic,
+	leaderboardsKind: parseLeaderboardsTopic,
+	leaderboardKind:  parseLeaderboardTopic,
+	auditKind:        parseAuditTopic,
 }
 
-// source resolves a topic to the factory of its poller's Source and the
-// role it requires. Every source is wrapped so its frames are valid UTF-8.
-func (t *topics) source(topic string) (func() live.Source, action.Role, error) {
-	kind, arg, ok := strings.Cut(topic, ":")
-	if !ok {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, topic)
+// ParseTopic reads a topic's wire name.
+func ParseTopic(name string) (Topic, error) {
+	kind, arg, ok := strings.Cut(name, ":")
+	parse := topicKinds[kind]
+	if !ok || parse == nil {
+		return nil, unknownTopic(name)
 	}
-	k, ok := t.kinds[kind]
-	if !ok {
-		return nil, 0, fmt.Errorf("%w %q", errUnknownTopic, topic)
-	}
-	f, role, err := k(arg)
+	t, err := parse(arg)
 	if err != nil {
-		return nil, 0, err
+		return nil, unknownTopic(name)
 	}
-	return func() live.Source { return &validSource{src: f(), kind: kind, log: t.log} }, role, nil
+	return t, nil
 }
 
-func overviewTopic(conn string) string { return "overview:" + conn }
+func unknownTopic(name string) error { return fmt.Errorf("%w %q", ErrUnknownTopic, name) }
 
-// overviewSource polls one connection's overview and renders its live fragment.
-func (a *App) overviewSource(conn string) (func() live.Source, action.Role, error) {
-	c, err := a.conns.Get(conn)
+// source resolves t to the factory of its poller's Source. Every source is
+// wrapped so its frames are valid UTF-8.
+func (a *App) source(t Topic) (func() live.Source, error) {
+	f, err := t.source(a)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	reader := a.overviews[c.Name]
-	return func() live.Source {
-		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
-			c.EnsurePack(a.conns.Packs())
-			vm := overviewVM(reader.Read(ctx), a.now())
-			vm.Pack = packLine(c.PackChoice())
-			return renderBytes(ctx, overviewFragment(vm))
-		})
-	}, action.Viewer, nil
+	kind, _, _ := strings.Cut(t.String(), ":")
+	return func() live.Source { return &validSource{src: f(), kind: kind, log: a.log} }, nil
+}
+
+// Topics of a page in more than one mode name it "kind:mode:query", where
+// the query is the page's parameters (url.Values.Encode: canonical, and
+// never a ':' unescaped).
+
+func modeArg(mode string, q url.Values) string { return mode + ":" + q.Encode() }
+
+// parseModeArg splits "mode:query"; a missing query is an empty one (a
+// topic named "audit:undo" is authorised as the undo mode it parses to).
+func parseModeArg(arg string, modes ...string) (string, url.Values, error) {
+	mode, q, _ := strings.Cut(arg, ":")
+	vals, err := url.ParseQuery(q)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, m := range modes {
+		if m == mode {
+			return mode, vals, nil
+		}
+	}
+	return "", nil, fmt.Errorf("mode %q", mode)
 }

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -23,32 +22,13 @@ func writeUsersFile(t *testing.T, path, body string) {
 	}
 }
 
-// A sign-in for a missing account costs what a wrong password for an
-// existing one costs: the dummy comparison uses the users' bcrypt cost.
-func TestDummyHashCostMatchesUsers(t *testing.T) {
-	h12, _ := bcrypt.GenerateFromPassword([]byte("right-password"), 12)
-	path := filepath.Join(t.TempDir(), "users.yaml")
-	writeUsersFile(t, path, "users:\n  - name: ada\n    role: admin\n    password_hash: \""+string(h12)+"\"\n  - name: pat\n    role: viewer\n    email: pat@example.com\n")
-	u, err := LoadUsers(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, err := bcrypt.Cost(u.dummy()); err != nil || c != 12 {
-		t.Fatalf("dummy hash cost %d (%v), want 12 like the users file's hashes", c, err)
-	}
-	// Without any hash (proxy-only accounts), the cost of hash-password's output.
-	if c, _ := bcrypt.Cost(NewUsers(User{Name: "pat"}).dummy()); c != PasswordCost {
-		t.Fatalf("dummy hash cost without hashes %d, want %d", c, PasswordCost)
-	}
-}
-
 func usersEntry(name, role string) string {
 	return "  - name: " + name + "\n    role: " + role + "\n    password_hash: \"" + string(testHash) + "\"\n"
 }
 
 // watchUsers runs u.Watch for the test's lifetime, logging into logs; the
 // function it returns is SIGHUP.
-func watchUsers(t *testing.T, u *Users, every time.Duration, logs *syncBuf) func() {
+func watchUsers(t *testing.T, u *handlers.Users, every time.Duration, logs *syncBuf) func() {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	kick := make(chan struct{}, 1)
@@ -76,13 +56,13 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 func TestUsersFileReloadedWhileServing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin")+usersEntry("vera", "viewer"))
-	users, err := LoadUsers(path)
+	users, err := handlers.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncBuf{}
 	kick := watchUsers(t, users, 50*time.Millisecond, logs)
-	f := newAuthFixture(t, nil, func(a *Auth) { a.Users = users })
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) { a.Users = users })
 	f.redis.Client(3).Set(context.Background(), "server:wallpaper-detail::9:a:1", "{}", time.Hour)
 	ada := newBrowser(t, f.srv.URL)
 	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther {
@@ -133,7 +113,7 @@ func TestUsersFileReloadedWhileServing(t *testing.T) {
 func TestUsersFileReloadOnKick(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin"))
-	users, err := LoadUsers(path)
+	users, err := handlers.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}

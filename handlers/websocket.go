@@ -32,6 +32,15 @@ const (
 	maxLiveTopics = 500
 )
 
+// Hub is what live views need of the topic hub (live.Hub): one poller per
+// topic, started by the first subscriber.
+type Hub interface {
+	Subscribe(topic string, newSource func() live.Source, sink *live.Outbox) (unsubscribe func())
+	// Kick polls a topic now instead of at its next tick.
+	Kick(topic string)
+	Stats() live.Stats
+}
+
 var upgrader = websocket.Upgrader{
 	ReadBufferSize:  1024,
 	WriteBufferSize: 8192,
@@ -64,20 +73,28 @@ func (a *App) websocket(c echo.Context) error {
 	running := a.hub.Stats().Subscribers
 	fresh := 0
 	for _, n := range names {
-		f, role, err := a.topics.source(n)
+		t, err := ParseTopic(n)
 		if err != nil {
-			return echo.NewHTTPError(http.StatusNotFound, err.Error())
+			return err
 		}
 		// Topics whose fragments carry controls (undo, remove) are for the
 		// roles that may use them; a read-only console shows none.
+		role := t.Role()
 		if identity(c).Role < role || (role > action.Viewer && a.auth.ReadOnly) {
 			return echo.NewHTTPError(http.StatusForbidden, "your role may not watch "+n)
 		}
+		f, err := a.source(t)
+		if err != nil {
+			return err
+		}
 		need = max(need, role)
-		if _, ok := running[n]; !ok && factories[n] == nil {
+		// Subscribed under its canonical name: one poller per view,
+		// however a client spells it.
+		name := t.String()
+		if _, ok := running[name]; !ok && factories[name] == nil {
 			fresh++
 		}
-		factories[n] = f
+		factories[name] = f
 	}
 	if !sameOrigin(c.Request()) {
 		return echo.NewHTTPError(http.StatusForbidden, "cross-origin websocket refused")

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/keydeck/keydeck/handlers/route"
 )
 
 // Redis names — keys, members, hash fields — are arbitrary bytes written by
@@ -19,12 +21,10 @@ const (
 	// nameShown is how many characters of a name lists show; the full
 	// escaped name is on the key page.
 	nameShown = 120
-	// MaxLinkedName is the longest name (in bytes) that links carry. A
-	// link holds the name once more, query-escaped (up to three times its
-	// length): a 1 MB name would make every row that links it megabytes.
-	// Longer names are shown cut short and unlinked; the key page accepts
-	// up to 64 KiB typed into its lookup.
-	MaxLinkedName = 4096
+	// MaxLinkedName is the longest name (in bytes) that links carry
+	// (route.MaxLinkedName). Longer names are shown cut short and
+	// unlinked; the key page accepts up to 64 KiB typed into its lookup.
+	MaxLinkedName = route.MaxLinkedName
 )
 
 // EscapeName is the full display form of a Redis name: bytes that are not
@@ -41,7 +41,7 @@ func EscapeName(s string) string {
 func ShortName(s string) (short string, cut bool) { return escapeName(s, nameShown) }
 
 // Linkable reports whether a link may carry the name (see MaxLinkedName).
-func Linkable(name string) bool { return len(name) <= MaxLinkedName }
+func Linkable(name string) bool { return route.Linkable(name) }
 
 // escapeName escapes s, stopping after limit output characters (limit < 0:
 // no limit). It reads only as much of s as it shows, so cutting a 1 MB name

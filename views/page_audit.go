@@ -1,10 +1,5 @@
 package views
 
-import (
-	"net/url"
-	"strconv"
-)
-
 // outcomeClass colours an audit record by how it ended.
 func outcomeClass(outcome string) string {
 	switch outcome {
@@ -22,11 +17,4 @@ func outcomeSuffix(outcome string) string {
 		return ""
 	}
 	return ": " + outcome
-}
-
-// undoURL opens the confirmation step of undoing an audit record (a GET:
-// the preview changes nothing).
-func undoURL(conn string, db int, id string) string {
-	q := url.Values{"conn": {conn}, "db": {strconv.Itoa(db)}, "record": {id}}
-	return "/actions/undo?" + q.Encode()
 }

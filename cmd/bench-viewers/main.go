@@ -16,7 +16,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +29,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/redistest"
 )
 
@@ -175,11 +176,11 @@ func runOnce(n int, dur, poll time.Duration, httpAddr string, writer, stats *red
 		seen    = make([]int64, n)
 		frames  int64
 	)
-	topic := "overview:bench"
+	var topic handlers.Topic = handlers.OverviewTopic{Conn: "bench"}
 	if target == "leaderboard" {
-		topic = "lb:plain:" + url.Values{"conn": {"bench"}, "db": {"14"}, "k": {lbKey}, "start": {"0"}, "n": {"50"}}.Encode()
+		topic = handlers.LeaderboardTopic{Window: route.Window{Conn: "bench", DB: 14, Key: lbKey, N: route.DefaultRows}}
 	}
-	wsu := "ws://" + httpAddr + "/ws?topic=" + url.QueryEscape(topic)
+	wsu := "ws://" + httpAddr + route.LiveURL(topic.String())
 	hdr := http.Header{"Origin": {"http://" + httpAddr}}
 	conns := make([]*websocket.Conn, n)
 	start := time.Now()

@@ -7,10 +7,10 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
@@ -187,8 +187,8 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	}
 	if cfg.Audit != "" {
 		name, db, ok := strings.Cut(cfg.Audit, "/")
-		n, err := strconv.Atoi(db)
-		if !ok || !redisview.ValidName(name) || err != nil || n < 0 {
+		_, err := route.ParseDB(db)
+		if !ok || !redisview.ValidName(name) || err != nil {
 			return cfg, fmt.Errorf("invalid value %q for flag -audit: want NAME/DB, e.g. eisland/15", cfg.Audit)
 		}
 		if len(conns) > 0 && !seen[name] {

@@ -3,34 +3,22 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
-	"time"
-
-	"github.com/labstack/echo/v4"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/demo"
-	"github.com/keydeck/keydeck/internal/live"
-	"github.com/keydeck/keydeck/internal/signin"
+	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/schema"
-	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 func main() {
@@ -108,65 +96,6 @@ Environment:
   KEYDECK_REDIS           "name=url,name=url", used when no --redis flag is given
 `
 
-// setupAuth applies the safe defaults and builds sign-in: users, the
-// signing secret shared by replicas, the login limiter, and the audit target.
-func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *slog.Logger) (handlers.Auth, *redis.Client, error) {
-	auth := handlers.Auth{SessionTTL: cfg.SessionTTL, ReadOnly: cfg.ReadOnly, TrustedProxies: cfg.TrustedProxies,
-		UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole, ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail}
-	if cfg.UsersFile != "" {
-		users, err := handlers.LoadUsers(cfg.UsersFile)
-		if err != nil {
-			return auth, nil, err
-		}
-		auth.Users = users
-	}
-	if auth.Users == nil && len(cfg.TrustedProxies) == 0 {
-		host, _, _ := net.SplitHostPort(cfg.Addr)
-		if !isLoopback(host) && !cfg.ReadOnly {
-			return auth, nil, fmt.Errorf("refusing to serve %s without sign-in: anyone who could reach it would be admin; give --users FILE (or --trusted-proxy CIDR), or add --read-only", cfg.Addr)
-		}
-		auth.Open = true
-	}
-
-	audit, err := auditTarget(cfg, reg)
-	if err != nil {
-		return auth, nil, err
-	}
-	secret := []byte(cfg.SessionSecret)
-	if len(secret) == 0 {
-		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		secret, err = signin.SharedSecret(sctx, audit, "keydeck:session-secret")
-		cancel()
-		if err != nil {
-			secret = make([]byte, 32)
-			_, _ = rand.Read(secret)
-			log.Warn("no --session-secret and the audit Redis could not store one: sessions last only as long as this process and are not shared with other replicas", "err", err)
-		}
-	}
-	auth.Secret = secret
-	auth.Limiter = signin.NewLoginLimiter(audit, 5, 20, 15*time.Minute)
-	// Ended sessions are recorded beside the login counters, so a sign-out
-	// on one replica holds on all of them.
-	auth.Sessions = signin.NewSessionStore(audit)
-	return auth, audit, nil
-}
-
-// auditTarget is the client of --audit NAME/DB, default database 15 of the
-// first connection (the eIsland layout leaves it free).
-func auditTarget(cfg Config, reg *redisview.Registry) (*redis.Client, error) {
-	name, db := reg.All()[0].Name, 15
-	if cfg.Audit != "" {
-		n, d, _ := strings.Cut(cfg.Audit, "/")
-		name = n
-		db, _ = strconv.Atoi(d)
-	}
-	c, err := reg.Get(name)
-	if err != nil {
-		return nil, fmt.Errorf("--audit %s: %w", cfg.Audit, err)
-	}
-	return c.DB(db), nil
-}
-
 // forwardHUP turns SIGHUP into a reload of the users file, logged either way.
 func forwardHUP(ctx context.Context, hup <-chan os.Signal, reload chan<- struct{}, haveUsers bool, log *slog.Logger) {
 	for {
@@ -185,14 +114,6 @@ func forwardHUP(ctx context.Context, hup <-chan os.Signal, reload chan<- struct{
 			}
 		}
 	}
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // loadPacks returns the built-in packs plus those in files; a malformed pack
@@ -250,86 +171,36 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	if err != nil {
 		return err
 	}
-	reg, err := redisview.NewRegistry(conns, log)
-	if err != nil {
-		return err
-	}
-	defer reg.Close()
-	if err := reg.UsePacks(packs, cfg.PackFor); err != nil {
-		return err
-	}
-
-	auth, auditClient, err := setupAuth(ctx, cfg, reg, log)
-	if err != nil {
-		return err
-	}
-	actions := action.New(auditClient, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: cfg.ReadOnly})
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Background work that must not outlive run: cancelled, then awaited.
-	var bg sync.WaitGroup
-	defer func() { cancel(); bg.Wait() }()
 	reload := make(chan struct{}, 1)
-	bg.Go(func() { forwardHUP(ctx, hup, reload, auth.Users != nil, log) })
-	if auth.Users != nil {
-		bg.Go(func() { auth.Users.Watch(ctx, time.Second, reload, log.With("component", "users")) })
-	}
-	go reg.Monitor(ctx, 500*time.Millisecond)
-	hub := live.New(ctx, log.With("component", "hub"), cfg.PollInterval)
-	// Keyspace notifications may kick a topic; it still polls at most this often.
-	hub.MinGap = max(100*time.Millisecond, cfg.PollInterval/5)
-	sweepers := stats.NewSweepers(ctx, cfg.Sweep, 2*time.Minute, log.With("component", "sweep"))
-	boards := leaderboard.NewIndex(ctx)
-	// Keyspace notifications (where the server publishes them) refresh the
-	// live views of a key at once instead of at their next tick.
-	var watch redisview.KeyWatch
-	for _, c := range reg.All() {
-		watch.Listen(ctx, c, hub.Kick)
-	}
-	defer func() { cancel(); boards.Wait(); watch.Wait() }()
+	var hupDone sync.WaitGroup
+	defer func() { cancel(); hupDone.Wait() }()
+	hupDone.Go(func() { forwardHUP(ctx, hup, reload, cfg.UsersFile != "", log) })
 
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	app := handlers.New(handlers.Deps{Conns: reg, Hub: hub, Sweepers: sweepers, Leaderboards: boards, KeyWatch: &watch,
-		Log: log, Demo: cfg.Demo(), Auth: auth, Actions: actions, Ctx: ctx})
-	app.Routes(e)
-
-	ln, err := net.Listen("tcp", cfg.Addr)
+	srv, err := server.Start(ctx, server.Config{
+		Conns: conns, Packs: packs, PackFor: cfg.PackFor, Demo: cfg.Demo(), Addr: cfg.Addr,
+		Auth: handlers.Auth{SessionTTL: cfg.SessionTTL, Secret: []byte(cfg.SessionSecret), ReadOnly: cfg.ReadOnly,
+			TrustedProxies: cfg.TrustedProxies, UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole,
+			ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail},
+		UsersFile: cfg.UsersFile, ReloadUsers: reload,
+		Audit: cfg.Audit, AuditMaxLen: cfg.AuditMaxLen,
+		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep,
+	}, log)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           e,
-		ReadHeaderTimeout: 10 * time.Second,
-		// Bodies are tiny (limitBody); a slow one must not hold a goroutine.
-		// Websockets set their own deadlines once hijacked.
-		ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute,
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		srv.Close()
+		return err
 	}
 	log.Info("keydeck listening", "url", "http://"+ln.Addr().String(), "connections", len(conns))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-
-	select {
-	case err := <-errc:
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
-	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	cancel()
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer scancel()
-	// Websockets are hijacked, so Shutdown does not wait for them; the hub's
-	// context is already cancelled, which ends their pollers.
-	err = srv.Shutdown(sctx)
-	hub.Wait()
-	sweepers.Wait()
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return err
+	return nil
 }

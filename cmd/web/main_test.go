@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,8 +18,9 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/redistest"
-	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/internal/server"
 )
 
 // TestMain lets tests run the real main() in a child process.
@@ -107,15 +111,21 @@ func TestRefusesOpenNonLoopback(t *testing.T) {
 	}
 	// With --read-only the same configuration is accepted (checked without
 	// binding: tests listen on loopback only), and nobody may act.
-	cfg.ReadOnly = true
-	reg, err := redisview.NewRegistry(cfg.Conns, slog.New(slog.DiscardHandler))
+	srv, err := server.Start(t.Context(), server.Config{Conns: cfg.Conns, Addr: cfg.Addr, Auth: handlers.Auth{ReadOnly: true}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("read-only: %v", err)
+	}
+	defer srv.Close()
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	res, err := http.Get(ts.URL + "/c/a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer reg.Close()
-	auth, _, err := setupAuth(t.Context(), cfg, reg, slog.New(slog.DiscardHandler))
-	if err != nil || !auth.Open || !auth.ReadOnly {
-		t.Fatalf("read-only: %+v, %v", auth, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `data-testid="open-access-banner"`) || !strings.Contains(string(body), `data-testid="read-only-banner"`) {
+		t.Fatalf("read-only open console: %d %.300s", res.StatusCode, body)
 	}
 }
 

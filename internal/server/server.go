@@ -1,0 +1,299 @@
+// Package server is Keydeck's composition root. From a Config it builds
+// everything the console runs on — the connections and their packs,
+// sign-in, the action runner and audit log, the live hub, the statistics
+// sweepers, the leaderboard index, the keyspace key watch, the handlers and
+// their echo router — starts the background work under one context, and
+// awaits all of it when the console stops. cmd/web's run and every test
+// fixture build the console here, so what is tested is what runs.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/signin"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/leaderboard"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
+)
+
+// Config is one console: the connections, who may sign in, and the options.
+// Zero values take the defaults noted.
+type Config struct {
+	// Conns are the Redis servers to watch (at least one).
+	Conns []redisview.ConnConfig
+	// Packs are the schema packs in use (nil: schema.Builtin()); PackFor
+	// forces a pack on a connection (connection → pack name) instead of
+	// detecting it.
+	Packs   []*schema.Pack
+	PackFor map[string]string
+	// Demo makes every page say it shows the embedded demo.
+	Demo bool
+
+	// Addr is where the console will listen. Without sign-in (no users and
+	// no trusted proxy) everyone is admin, so an address other than
+	// loopback is refused unless Auth.ReadOnly. "" skips the check (a
+	// test's own server on loopback).
+	Addr string
+	// Auth is sign-in and roles. Unset, Secret is the one shared in the
+	// audit Redis (or a random one when it cannot be stored), and Limiter
+	// and Sessions keep their state in the audit Redis; Open is worked out
+	// (no users and no trusted proxy).
+	Auth handlers.Auth
+	// UsersFile, when set, is loaded into Auth.Users and watched: re-read
+	// when it changes and whenever ReloadUsers receives (SIGHUP).
+	UsersFile   string
+	ReloadUsers <-chan struct{}
+
+	// Audit is where the audit stream, the sign-in counters, ended
+	// sessions and the shared secret live: "NAME/DB" (default: database 15
+	// of the first connection, which the eIsland layout leaves free).
+	// AuditClient, when set, is used instead.
+	Audit       string
+	AuditClient *redis.Client
+	// AuditMaxLen caps the audit stream (XADD … MAXLEN ~); 0: no cap.
+	AuditMaxLen int64
+
+	// PollInterval is how often a live topic reads Redis (default 1s);
+	// MinGap how soon a keyspace notification may poll it again (default
+	// max(100ms, PollInterval/5)).
+	PollInterval, MinGap time.Duration
+	// MonitorInterval is how often each connection is probed (default 500ms).
+	MonitorInterval time.Duration
+	// Sweep is one database sweep's budget; SweepLinger how long a sweeper
+	// outlives its last viewer (default 2m).
+	Sweep       stats.SweepBudget
+	SweepLinger time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Packs == nil {
+		c.Packs = schema.Builtin()
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = time.Second
+	}
+	if c.MinGap <= 0 {
+		c.MinGap = max(100*time.Millisecond, c.PollInterval/5)
+	}
+	if c.MonitorInterval <= 0 {
+		c.MonitorInterval = 500 * time.Millisecond
+	}
+	if c.SweepLinger <= 0 {
+		c.SweepLinger = 2 * time.Minute
+	}
+	return c
+}
+
+// Server is a console built from a Config, its background work running.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	reg     *redisview.Registry
+	actions *action.Runner
+	handler *echo.Echo
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	// The background work, in the order it is awaited.
+	hub      *live.Hub
+	sweepers *stats.Sweepers
+	boards   *leaderboard.Index
+	watch    *redisview.KeyWatch
+	bg       sync.WaitGroup // monitors (and their pack detections), users file watch
+	close    sync.Once
+}
+
+// Start builds the console and starts its background work under ctx: the
+// connection monitors, the users file watch, the live hub's pollers, the
+// sweepers, the leaderboard index's scans and the keyspace listeners. When
+// ctx ends the work stops; Close (or Serve) awaits it.
+func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if len(cfg.Conns) == 0 {
+		return nil, errors.New("no Redis connection to watch")
+	}
+	reg, err := redisview.NewRegistry(cfg.Conns, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.UsePacks(cfg.Packs, cfg.PackFor); err != nil {
+		reg.Close()
+		return nil, err
+	}
+	auth, audit, err := setupAuth(ctx, cfg, reg, log)
+	if err != nil {
+		reg.Close()
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, reg: reg,
+		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly})}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+
+	s.bg.Go(func() { reg.Monitor(s.ctx, cfg.MonitorInterval) })
+	if auth.Users != nil && cfg.UsersFile != "" {
+		s.bg.Go(func() { auth.Users.Watch(s.ctx, time.Second, cfg.ReloadUsers, log.With("component", "users")) })
+	}
+	s.hub = live.New(s.ctx, log.With("component", "hub"), cfg.PollInterval)
+	// Keyspace notifications may kick a topic; it still polls at most this often.
+	s.hub.MinGap = cfg.MinGap
+	s.sweepers = stats.NewSweepers(s.ctx, cfg.Sweep, cfg.SweepLinger, log.With("component", "sweep"))
+	s.boards = leaderboard.NewIndex(s.ctx)
+	// Keyspace notifications (where the server publishes them) refresh the
+	// live views of a key at once instead of at their next tick.
+	s.watch = &redisview.KeyWatch{}
+	for _, c := range reg.All() {
+		s.watch.Listen(s.ctx, c, s.hub.Kick)
+	}
+
+	s.handler = echo.New()
+	s.handler.HideBanner, s.handler.HidePort = true, true
+	handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
+		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx}).Routes(s.handler)
+	return s, nil
+}
+
+// Handler serves the console.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Registry holds the console's connections.
+func (s *Server) Registry() *redisview.Registry { return s.reg }
+
+// Actions is the console's action runner (its audit log included).
+func (s *Server) Actions() *action.Runner { return s.actions }
+
+// Close stops the background work, awaits every part of it, and closes the
+// connections. It is safe to call more than once.
+func (s *Server) Close() {
+	s.close.Do(func() {
+		s.cancel()
+		s.hub.Wait()
+		s.sweepers.Wait()
+		s.boards.Wait()
+		s.watch.Wait()
+		s.bg.Wait()
+		s.reg.Close()
+	})
+}
+
+// Serve answers HTTP on ln until the context given to Start ends, then shuts
+// down gracefully and Closes. Websockets are hijacked, so the HTTP server's
+// Shutdown does not wait for them: they close with that context.
+func (s *Server) Serve(ln net.Listener) error {
+	defer s.Close()
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Bodies are tiny (see handlers' limitBody); a slow one must not
+		// hold a goroutine. Websockets set their own deadlines once hijacked.
+		ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-s.ctx.Done():
+	}
+	s.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	<-errc
+	return err
+}
+
+// setupAuth applies the safe defaults and fills in sign-in: the users, the
+// signing secret shared by replicas, the login limiter and the session
+// store, all beside the audit log, whose client it returns.
+func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *slog.Logger) (handlers.Auth, *redis.Client, error) {
+	auth := cfg.Auth
+	if cfg.UsersFile != "" {
+		users, err := handlers.LoadUsers(cfg.UsersFile)
+		if err != nil {
+			return auth, nil, err
+		}
+		auth.Users = users
+	}
+	if auth.Users == nil && len(auth.TrustedProxies) == 0 {
+		if cfg.Addr != "" && !auth.ReadOnly {
+			host, _, _ := net.SplitHostPort(cfg.Addr)
+			if !isLoopback(host) {
+				return auth, nil, fmt.Errorf("refusing to serve %s without sign-in: anyone who could reach it would be admin; give --users FILE (or --trusted-proxy CIDR), or add --read-only", cfg.Addr)
+			}
+		}
+		auth.Open = true
+	}
+	audit := cfg.AuditClient
+	if audit == nil {
+		var err error
+		if audit, err = auditTarget(cfg.Audit, reg); err != nil {
+			return auth, nil, err
+		}
+	}
+	if len(auth.Secret) == 0 {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		secret, err := signin.SharedSecret(sctx, audit, "keydeck:session-secret")
+		cancel()
+		if err != nil {
+			secret = make([]byte, 32)
+			_, _ = rand.Read(secret)
+			log.Warn("no --session-secret and the audit Redis could not store one: sessions last only as long as this process and are not shared with other replicas", "err", err)
+		}
+		auth.Secret = secret
+	}
+	if auth.Limiter == nil {
+		auth.Limiter = signin.NewLoginLimiter(audit, 5, 20, 15*time.Minute)
+	}
+	if auth.Sessions == nil {
+		// Ended sessions are recorded beside the login counters, so a
+		// sign-out on one replica holds on all of them.
+		auth.Sessions = signin.NewSessionStore(audit)
+	}
+	return auth, audit, nil
+}
+
+// auditTarget is the client of NAME/DB, by default database 15 of the
+// first connection (the eIsland layout leaves it free).
+func auditTarget(spec string, reg *redisview.Registry) (*redis.Client, error) {
+	name, db := reg.All()[0].Name, 15
+	if spec != "" {
+		n, d, _ := strings.Cut(spec, "/")
+		idx, err := route.ParseDB(d)
+		if err != nil {
+			return nil, fmt.Errorf("--audit %s: %w", spec, err)
+		}
+		name, db = n, idx
+	}
+	c, err := reg.Get(name)
+	if err != nil {
+		return nil, fmt.Errorf("--audit %s: %w", spec, err)
+	}
+	return c.DB(db), nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
