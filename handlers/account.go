@@ -36,7 +36,7 @@ func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) erro
 	}
 	vm.Self = id.Via == "session"
 	vm.Admin = id.Role >= action.Admin
-	return render(c, status, views.AccountPage(a.page(c, "Your account", ""), vm))
+	return render(c, status, vm, views.AccountPage(a.page(c, "Your account", ""), vm))
 }
 
 // signOutEverywhere voids every session of a user issued until now, on

@@ -108,7 +108,7 @@ func (a *App) keyPage(c echo.Context) error {
 			vm.ActionsNote = "Your role (" + act.Role.String() + ") has no actions on this key."
 		}
 	}
-	return render(c, http.StatusOK, views.KeyPage(a.page(c, "Key", conn.Name), vm))
+	return render(c, http.StatusOK, vm, views.KeyPage(a.page(c, "Key", conn.Name), vm))
 }
 
 // sameSiteNavigation admits a GET only when the browser says it comes from
@@ -172,7 +172,7 @@ func (a *App) preview(c echo.Context, kind string, req action.Request, back stri
 	for _, ch := range pv.Changes {
 		vm.Changes = append(vm.Changes, views.ChangeRow{Key: ch.Key, Text: ch.Text, After: ch.After})
 	}
-	return render(c, http.StatusOK, views.ConfirmPage(a.page(c, "Confirm "+pv.Title, conn.Name), vm))
+	return render(c, http.StatusOK, vm, views.ConfirmPage(a.page(c, "Confirm "+pv.Title, conn.Name), vm))
 }
 
 // executeAction runs a confirmed preview.
@@ -200,9 +200,10 @@ func (a *App) executeAction(c echo.Context) error {
 	}
 	a.log.Info("action done", "user", actor(c).User, "action", out.Kind, "conn", conn.Name, "db", pv.Request.DB, "audit", out.ID)
 	a.hub.Kick(DBTopic{Conn: conn.Name, DB: pv.Request.DB}.String())
-	return render(c, http.StatusOK, views.ResultPage(a.page(c, "Done", conn.Name), views.ResultVM{
+	vm := views.ResultVM{
 		OK: true, Title: "Done: " + out.Summary, Message: changeText(out.Changes), AuditID: out.ID, Warning: out.AuditWarning, Back: back,
-	}))
+	}
+	return render(c, http.StatusOK, vm, views.ResultPage(a.page(c, "Done", conn.Name), vm))
 }
 
 func changeText(chs []action.Change) string {

@@ -38,7 +38,7 @@ func (a *App) auditPage(c echo.Context) error {
 		return err
 	}
 	vm := a.auditVM(c.Request().Context(), f, actor(c))
-	return render(c, http.StatusOK, views.AuditPage(a.page(c, "Audit log", ""), vm))
+	return render(c, http.StatusOK, vm, views.AuditPage(a.page(c, "Audit log", ""), vm))
 }
 
 func (a *App) auditVM(ctx context.Context, f route.AuditFilter, act action.Actor) views.AuditVM {

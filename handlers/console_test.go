@@ -25,6 +25,8 @@ type console struct {
 	reg   *redisview.Registry
 	srv   *httptest.Server
 	run   *action.Runner
+	// routes is the console's route table.
+	routes []handlers.Route
 }
 
 // startConsole builds cfg's console on rs. Unless cfg names them, its one
@@ -65,7 +67,7 @@ func startConsole(t *testing.T, rs *redistest.Server, cfg server.Config, log *sl
 		srv.Close()
 		s.Close()
 	})
-	return &console{redis: rs, reg: s.Registry(), srv: srv, run: s.Actions()}
+	return &console{redis: rs, reg: s.Registry(), srv: srv, run: s.Actions(), routes: s.RouteTable()}
 }
 
 // up waits until the monitor has seen the first connection up.

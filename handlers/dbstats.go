@@ -80,7 +80,7 @@ func (a *App) dbPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	vm := dbVM(s.Detail(stats.TotalKeys(ctx, conn, db)), conn.PackChoice())
 	title := fmt.Sprintf("%s · db%d", conn.Name, db)
-	return render(c, http.StatusOK, views.DBPage(a.page(c, title, conn.Name), vm))
+	return render(c, http.StatusOK, vm, views.DBPage(a.page(c, title, conn.Name), vm))
 }
 
 // dbSource renders a database's statistics; it holds the sweeper while the

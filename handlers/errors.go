@@ -109,7 +109,7 @@ func (a *App) errorHandler(err error, c echo.Context) {
 		_ = c.NoContent(vm.Code)
 		return
 	}
-	if err := render(c, vm.Code, views.ErrorPage(a.page(c, vm.Title, ""), vm)); err != nil {
+	if err := render(c, vm.Code, vm, views.ErrorPage(a.page(c, vm.Title, ""), vm)); err != nil {
 		a.log.Error("render error page", "err", err)
 	}
 }

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -135,5 +136,29 @@ func TestAuditPageWithFakeLog(t *testing.T) {
 		if older != want.URL() {
 			t.Errorf("%s: older records at %q, want %q", tt.target, older, want.URL())
 		}
+	}
+
+	// The same page as JSON: its view model, the key that is not UTF-8 as
+	// {"b64": …}; a bad filter is the same 400, as JSON.
+	rec := serve(e, http.MethodGet, "/audit?user=ada", "Accept", "application/json")
+	var vm struct {
+		User string
+		Rows []struct {
+			ID, Action, Where string
+			Keys              []json.RawMessage
+		}
+		Next string
+		Err  string
+	}
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &vm) != nil {
+		t.Fatalf("JSON: %d %.300s", rec.Code, rec.Body)
+	}
+	if vm.User != "ada" || len(vm.Rows) != 2 || vm.Rows[0].ID != "7-0" || vm.Rows[0].Where != "main · db3" ||
+		string(vm.Rows[0].Keys[0]) != `{"b64":"Y29uZjr/"}` || vm.Next != (route.AuditFilter{User: "ada", Before: "5-0"}).URL() {
+		t.Errorf("JSON view model: %s", rec.Body)
+	}
+	if rec := serve(e, http.MethodGet, "/audit?since=yesterday", "Accept", "application/json"); rec.Code != http.StatusBadRequest ||
+		!strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || !strings.Contains(rec.Body.String(), `"Code":400`) {
+		t.Errorf("bad filter as JSON: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -7,8 +7,28 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
+// Probe is what /healthz and /readyz say, as JSON when asked.
+type Probe struct {
+	Status string   // "ok", "ready", "not ready"
+	Down   []string // which connections are down, since when (when told)
+}
+
+// probe answers a probe in text (what load balancers read) or JSON.
+func probe(c echo.Context, status int, p Probe) error {
+	c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
+	if wantsJSON(c.Request()) {
+		b, err := viewJSON(p)
+		if err != nil {
+			return err
+		}
+		return c.JSONBlob(status, b)
+	}
+	lines := append([]string{p.Status}, p.Down...)
+	return c.String(status, strings.Join(lines, "\n")+"\n")
+}
+
 // healthz answers while the process serves.
-func (a *App) healthz(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }
+func (a *App) healthz(c echo.Context) error { return probe(c, http.StatusOK, Probe{Status: "ok"}) }
 
 // readyz is 200 only while every connection's monitor last saw it up. It is
 // public, for load balancers and orchestrators; which connections are down
@@ -27,10 +47,11 @@ func (a *App) readyz(c echo.Context) error {
 		}
 	}
 	if len(down) > 0 {
-		if !a.auth.ReadyzDetail && !identity(c).Signed() {
-			return c.String(http.StatusServiceUnavailable, "not ready\n")
+		p := Probe{Status: "not ready"}
+		if a.auth.ReadyzDetail || identity(c).Signed() {
+			p.Down = down
 		}
-		return c.String(http.StatusServiceUnavailable, "not ready\n"+strings.Join(down, "\n")+"\n")
+		return probe(c, http.StatusServiceUnavailable, p)
 	}
-	return c.String(http.StatusOK, "ready\n")
+	return probe(c, http.StatusOK, Probe{Status: "ready"})
 }

@@ -40,6 +40,12 @@ func TestHostileKeysInertAndSecretsNeverShown(t *testing.T) {
 			t.Fatalf("%s: %d", p, code)
 		}
 		outputs = append(outputs, body)
+		// What a script asking for the page's view model gets.
+		code, _, body = br.do(http.MethodGet, p, nil, "Accept", "application/json")
+		if code != http.StatusOK {
+			t.Fatalf("%s as JSON: %d", p, code)
+		}
+		outputs = append(outputs, body)
 	}
 	// Wait until the sweeps have seen the keys, then read the live fragments.
 	pu, _ := url.Parse(f.srv.URL)
@@ -88,7 +94,8 @@ func TestHostileKeysInertAndSecretsNeverShown(t *testing.T) {
 		outputs = append(outputs, body)
 	}
 	_, _, audit := br.do(http.MethodGet, "/audit", nil)
-	outputs = append(outputs, audit)
+	_, _, auditJSON := br.do(http.MethodGet, "/audit", nil, "Accept", "application/json")
+	outputs = append(outputs, audit, auditJSON)
 	if !strings.Contains(audit, totpKey) {
 		t.Fatal("the audit page does not list the deletion")
 	}

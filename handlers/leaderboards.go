@@ -49,7 +49,7 @@ func windowID(w route.Window) leaderboard.WindowID {
 
 func (a *App) leaderboardList(c echo.Context) error {
 	vm := a.lbListVM(c.Request().Context())
-	return render(c, http.StatusOK, views.LeaderboardListPage(a.page(c, "Leaderboards", ""), vm))
+	return render(c, http.StatusOK, vm, views.LeaderboardListPage(a.page(c, "Leaderboards", ""), vm))
 }
 
 func (a *App) lbListVM(ctx context.Context) views.LeaderboardListVM {
@@ -150,7 +150,7 @@ func (a *App) leaderboardPage(c echo.Context) error {
 		}
 		vm.Lookup = lk
 	}
-	return render(c, http.StatusOK, views.LeaderboardPage(a.page(c, "Leaderboard", conn.Name), vm))
+	return render(c, http.StatusOK, vm, views.LeaderboardPage(a.page(c, "Leaderboard", conn.Name), vm))
 }
 
 func (a *App) canRemove(act action.Actor) bool {

@@ -42,7 +42,8 @@ func (a *App) loginPage(c echo.Context) error {
 	if a.auth.Users == nil {
 		return echo.NewHTTPError(http.StatusNotFound, "Sign-in is not configured on this console.")
 	}
-	return render(c, http.StatusOK, views.LoginPage(a.page(c, "Sign in", ""), views.LoginVM{Next: safeNext(c.QueryParam("next"))}))
+	vm := views.LoginVM{Next: safeNext(c.QueryParam("next"))}
+	return render(c, http.StatusOK, vm, views.LoginPage(a.page(c, "Sign in", ""), vm))
 }
 
 func (a *App) login(c echo.Context) error {
@@ -55,7 +56,7 @@ func (a *App) login(c echo.Context) error {
 	vm := views.LoginVM{Next: safeNext(c.FormValue("next")), Username: name}
 	if name == "" || pw == "" || len(name) > 64 || len(pw) > 1024 {
 		vm.Error = "Enter your user name and password."
-		return render(c, http.StatusBadRequest, views.LoginPage(a.page(c, "Sign in", ""), vm))
+		return render(c, http.StatusBadRequest, vm, views.LoginPage(a.page(c, "Sign in", ""), vm))
 	}
 	ip := a.clientAddr(c)
 	if wait := a.auth.Limiter.Attempt(ctx, name, ip); wait > 0 {
@@ -63,13 +64,13 @@ func (a *App) login(c echo.Context) error {
 		c.Response().Header().Set("Retry-After", fmt.Sprint(secs))
 		vm.Error = "Too many failed sign-ins. Try again in " + format.Duration(time.Duration(secs)*time.Second) + "."
 		a.log.Warn("sign-in rate limited", "user", name, "remote", ip)
-		return render(c, http.StatusTooManyRequests, views.LoginPage(a.page(c, "Sign in", ""), vm))
+		return render(c, http.StatusTooManyRequests, vm, views.LoginPage(a.page(c, "Sign in", ""), vm))
 	}
 	u, ok := a.auth.Users.Authenticate(name, pw)
 	if !ok {
 		a.log.Warn("sign-in failed", "user", name, "remote", ip)
 		vm.Error = "Wrong user name or password."
-		return render(c, http.StatusUnauthorized, views.LoginPage(a.page(c, "Sign in", ""), vm))
+		return render(c, http.StatusUnauthorized, vm, views.LoginPage(a.page(c, "Sign in", ""), vm))
 	}
 	a.auth.Limiter.Succeeded(ctx, name, ip)
 	c.SetCookie(&http.Cookie{

@@ -19,15 +19,15 @@ import (
 
 // home lists the connections with their state.
 func (a *App) home(c echo.Context) error {
-	var items []views.HomeItem
+	var vm views.HomeVM
 	for _, conn := range a.conns.All() {
 		st := conn.Status()
-		items = append(items, views.HomeItem{
+		vm.Connections = append(vm.Connections, views.HomeItem{
 			Name: conn.Name, Display: conn.Display, Href: route.OverviewURL(conn.Name),
 			Up: st.Up, Status: statusText(st),
 		})
 	}
-	return render(c, http.StatusOK, views.HomePage(a.page(c, "Connections", ""), items))
+	return render(c, http.StatusOK, vm, views.HomePage(a.page(c, "Connections", ""), vm))
 }
 
 // overview renders one connection's overview; the websocket keeps it live.
@@ -38,7 +38,7 @@ func (a *App) overview(c echo.Context) error {
 	}
 	vm := overviewVM(a.overviews[conn.Name].Latest(c.Request().Context(), 3*time.Second), a.now())
 	vm.Pack = packLine(conn.PackChoice())
-	return render(c, http.StatusOK, views.OverviewPage(a.page(c, conn.Name, conn.Name), vm))
+	return render(c, http.StatusOK, vm, views.OverviewPage(a.page(c, conn.Name, conn.Name), vm))
 }
 
 func overviewFragment(vm views.OverviewVM) templ.Component { return views.OverviewLive(vm, true) }

@@ -10,10 +10,20 @@ import (
 	"github.com/keydeck/keydeck/views"
 )
 
-// render renders into a pooled buffer first, so a failing component never
-// leaves a half-written page behind a 200. The page is always valid UTF-8
-// (see validUTF8); requestLog warns when it had to be made so.
-func render(c echo.Context, status int, t templ.Component) error {
+// render answers with the page t, or, when the client asks for JSON
+// (wantsJSON), with its view model vm (viewJSON). A page renders into a
+// pooled buffer first, so a failing component never leaves a half-written
+// page behind a 200. The page is always valid UTF-8 (see validUTF8);
+// requestLog warns when it had to be made so.
+func render(c echo.Context, status int, vm any, t templ.Component) error {
+	c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
+	if wantsJSON(c.Request()) {
+		b, err := viewJSON(vm)
+		if err != nil {
+			return err
+		}
+		return c.JSONBlob(status, b)
+	}
 	buf := templ.GetBuffer()
 	defer templ.ReleaseBuffer(buf)
 	if err := t.Render(c.Request().Context(), buf); err != nil {

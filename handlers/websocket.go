@@ -99,6 +99,11 @@ func (a *App) websocket(c echo.Context) error {
 	if !sameOrigin(c.Request()) {
 		return echo.NewHTTPError(http.StatusForbidden, "cross-origin websocket refused")
 	}
+	if !websocket.IsWebSocketUpgrade(c.Request()) {
+		// Answered here, not by the upgrader, so it is a page (or JSON)
+		// like every other error.
+		return echo.NewHTTPError(http.StatusBadRequest, "This address is the live views' websocket: open it with a websocket client.")
+	}
 	// The user's and the address's share first, so that one viewer runs
 	// into their own limit long before everyone's.
 	release, err := a.shares.take(a.shares.limits(a, c), slices.Collect(maps.Keys(factories)))

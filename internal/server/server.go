@@ -108,6 +108,7 @@ type Server struct {
 	log     *slog.Logger
 	reg     *redisview.Registry
 	actions *action.Runner
+	app     *handlers.App
 	handler *echo.Echo
 
 	ctx    context.Context
@@ -165,13 +166,17 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 
 	s.handler = echo.New()
 	s.handler.HideBanner, s.handler.HidePort = true, true
-	handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
-		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx}).Routes(s.handler)
+	s.app = handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
+		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx})
+	s.app.Routes(s.handler)
 	return s, nil
 }
 
 // Handler serves the console.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// RouteTable is every route the console serves.
+func (s *Server) RouteTable() []handlers.Route { return s.app.RouteTable() }
 
 // Registry holds the console's connections.
 func (s *Server) Registry() *redisview.Registry { return s.reg }
