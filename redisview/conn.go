@@ -70,11 +70,18 @@ type Conn struct {
 	detectEnd bool
 	scripts   Scripts
 	log       *slog.Logger
+	own       *ownTraffic // commands Keydeck has this server run
 }
 
 // Open builds the clients for cfg; it does not dial (a server that is down at
 // start is reported by the monitor, not a start-up failure).
 func Open(cfg ConnConfig, log *slog.Logger) (*Conn, error) {
+	return open(cfg, log, nil)
+}
+
+// open is Open counting Keydeck's commands in own, shared with other
+// connections to the same server (nil: a counter of its own).
+func open(cfg ConnConfig, log *slog.Logger, own *ownTraffic) (*Conn, error) {
 	if !ValidName(cfg.Name) {
 		return nil, fmt.Errorf("connection name %q: use lowercase letters, digits, - and _ (max 32)", cfg.Name)
 	}
@@ -94,17 +101,29 @@ func Open(cfg ConnConfig, log *slog.Logger) (*Conn, error) {
 	multiOpt := *opt
 	multiOpt.PoolSize = 2
 	multiOpt.MinIdleConns = 0
-	return &Conn{
+	if own == nil {
+		own = &ownTraffic{}
+	}
+	c := &Conn{
 		Name:    cfg.Name,
 		Display: RedactURL(cfg.URL),
 		BaseDB:  opt.DB,
 		opts:    opt,
-		client:  redis.NewClient(opt),
-		multi:   redis.NewClient(&multiOpt),
 		dbs:     map[int]*redis.Client{},
 		log:     log.With("conn", cfg.Name),
 		status:  Status{Since: time.Now()},
-	}, nil
+		own:     own,
+	}
+	c.client = c.newClient(opt)
+	c.multi = c.newClient(&multiOpt)
+	return c, nil
+}
+
+// newClient is a client whose commands count as Keydeck's own traffic.
+func (c *Conn) newClient(o *redis.Options) *redis.Client {
+	cl := redis.NewClient(o)
+	cl.AddHook(ownHook{c.own})
+	return cl
 }
 
 // Client is the client on the connection's own database.
@@ -123,7 +142,7 @@ func (c *Conn) DB(idx int) *redis.Client {
 	o := *c.opts
 	o.DB = idx
 	o.PoolSize = 4
-	cl := redis.NewClient(&o)
+	cl := c.newClient(&o)
 	c.dbs[idx] = cl
 	return cl
 }
@@ -258,12 +277,22 @@ type Registry struct {
 // NewRegistry opens every connection; names must be unique.
 func NewRegistry(cfgs []ConnConfig, log *slog.Logger) (*Registry, error) {
 	r := &Registry{byName: map[string]*Conn{}}
+	// Connections to one server (to different databases, say) share the
+	// count of Keydeck's own commands, which the server counts together.
+	own := map[string]*ownTraffic{}
 	for _, cfg := range cfgs {
 		if _, dup := r.byName[cfg.Name]; dup {
 			r.Close()
 			return nil, fmt.Errorf("connection %q named twice", cfg.Name)
 		}
-		c, err := Open(cfg, log)
+		var server string
+		if o, err := ParseURL(cfg.URL); err == nil {
+			server = o.Network + " " + o.Addr
+		}
+		if own[server] == nil {
+			own[server] = &ownTraffic{}
+		}
+		c, err := open(cfg, log, own[server])
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("connection %q: %w", cfg.Name, err)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // WatchKeyspace delivers keyspace notifications — the database and key of
@@ -42,17 +44,27 @@ func (c *Conn) keyspaceEventsOn(ctx context.Context) bool {
 	return strings.Contains(m["notify-keyspace-events"], "K")
 }
 
+// subscribePing is how long a quiet subscription waits before it checks
+// the connection with a PING (go-redis's own health check, whose PINGs
+// Keydeck could not count as its own traffic, is off).
+const subscribePing = 3 * time.Second
+
 func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string)) error {
 	ps := c.client.PSubscribe(ctx, "__keyspace@*__:*")
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
 		return err
 	}
+	// A subscription's commands bypass the client's hooks: count them here.
+	c.own.done.Add(1) // PSUBSCRIBE, confirmed
 	// Re-check now and then that events are still on: an operator may
 	// turn them off, and the subscription would then only cost a connection.
 	recheck := time.NewTicker(time.Minute)
 	defer recheck.Stop()
-	ch := ps.Channel()
+	ping := time.NewTicker(subscribePing)
+	defer ping.Stop()
+	heard := time.Now()
+	ch := ps.Channel(redis.WithChannelHealthCheckInterval(0))
 	for {
 		select {
 		case <-ctx.Done():
@@ -61,10 +73,27 @@ func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string
 			if !c.keyspaceEventsOn(ctx) {
 				return nil
 			}
+		case <-ping.C:
+			if time.Since(heard) < subscribePing {
+				continue
+			}
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			c.own.gate.enter()
+			err := ps.Ping(pctx)
+			if err == nil {
+				c.own.done.Add(1)
+			}
+			c.own.gate.leave()
+			cancel()
+			if err != nil {
+				return err
+			}
+			heard = time.Now()
 		case m, ok := <-ch:
 			if !ok {
 				return nil
 			}
+			heard = time.Now()
 			if db, key, ok := parseKeyspaceChannel(m.Channel); ok {
 				fn(db, key)
 			}

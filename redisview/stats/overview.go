@@ -30,14 +30,29 @@ type Overview struct {
 
 // ServerStats are the server-wide numbers of the overview.
 type ServerStats struct {
-	Version       redisview.Opt[string]
-	Mode          redisview.Opt[string]
-	Uptime        redisview.Opt[time.Duration]
-	UsedMemory    redisview.Opt[int64]
-	PeakMemory    redisview.Opt[int64]
-	MaxMemory     redisview.Opt[int64]
-	OpsPerSec     redisview.Opt[float64]
-	OpsEstimated  bool // computed by Keydeck from command-count deltas
+	Version    redisview.Opt[string]
+	Mode       redisview.Opt[string]
+	Uptime     redisview.Opt[time.Duration]
+	UsedMemory redisview.Opt[int64]
+	PeakMemory redisview.Opt[int64]
+	MaxMemory  redisview.Opt[int64]
+	// OpsPerSec is the applications' command rate: what the server ran
+	// per second since the previous read, without Keydeck's own commands
+	// (OwnOpsPerSec); never negative.
+	OpsPerSec redisview.Opt[float64]
+	// OwnOpsPerSec is Keydeck's own command rate on this server over the
+	// same interval: its sweeps, polls, probes and this very read.
+	OwnOpsPerSec redisview.Opt[float64]
+	// TotalOpsPerSec is every client's rate, Keydeck's included.
+	TotalOpsPerSec redisview.Opt[float64]
+	// OpsApprox: OpsPerSec subtracts two counters that were not read at
+	// the same moment (Keydeck had other commands in flight when the
+	// server read its own, or ran scripts whose inner commands it could
+	// not count), so it is close but not exact.
+	OpsApprox bool
+	// OpsEstimated: the server reports no instantaneous_ops_per_sec; every
+	// rate is Keydeck's, from command-count deltas.
+	OpsEstimated  bool
 	Clients       redisview.Opt[int64]
 	HitRatio      redisview.Opt[float64]
 	Hits, Misses  int64
@@ -96,15 +111,14 @@ type OverviewReader struct {
 	conn *redisview.Conn
 	now  func() time.Time
 
-	mu         sync.Mutex
-	fallback   bool // the server's INFO has no keyspace section
-	databases  int
-	lastCmds   int64
-	lastCmdsAt time.Time
-	history    []Sample
-	sweep      ttlSweep
-	lastSizes  map[int]int64 // DBSIZE of the previous fallback tick
-	last       Overview      // the latest read, for pages opened meanwhile
+	mu        sync.Mutex
+	fallback  bool // the server's INFO has no keyspace section
+	databases int
+	prevOps   opsPoint // the counters at the previous read
+	history   []Sample
+	sweep     ttlSweep
+	lastSizes map[int]int64 // DBSIZE of the previous fallback tick
+	last      Overview      // the latest read, for pages opened meanwhile
 }
 
 // NewOverviewReader makes a reader for c.
@@ -127,15 +141,18 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 		notif redisview.Opt[string]
 		sizes map[int]int64
 		err   error
+		mark  redisview.OwnMark // Keydeck's count when the server read its own
 	)
 	if !r.fallback {
-		info, infoE, notif, err = r.readInfo(ctx)
+		mark = redisview.OwnMark{}
+		info, infoE, notif, err = r.readInfo(redisview.WithOwnMark(ctx, &mark))
 		if err == nil && (infoE != nil || !info.Has("keyspace")) {
 			r.fallback = true
 		}
 	}
 	if err == nil && r.fallback {
-		info, infoE, notif, sizes, err = r.readFallback(ctx)
+		mark = redisview.OwnMark{}
+		info, infoE, notif, sizes, err = r.readFallback(redisview.WithOwnMark(ctx, &mark))
 	}
 	ov.At = r.now()
 	if err != nil {
@@ -143,7 +160,8 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 		ov.History = append([]Sample(nil), r.history...)
 		return ov
 	}
-	ov.Server = r.serverStats(info, infoE, notif, ov.At)
+	ov.Server = r.serverStats(info, infoE, notif)
+	r.opsStats(&ov.Server, info, infoE, &mark, ov.At)
 	ov.Server.Databases = r.databases
 	if r.fallback {
 		ov.KeyspaceSource = SourceSweep
@@ -244,7 +262,7 @@ func notificationFlags(cmd *redis.MapStringStringCmd) redisview.Opt[string] {
 	return redisview.Some(v)
 }
 
-func (r *OverviewReader) serverStats(info Info, infoErr error, notif redisview.Opt[string], now time.Time) ServerStats {
+func (r *OverviewReader) serverStats(info Info, infoErr error, notif redisview.Opt[string]) ServerStats {
 	s := ServerStats{Notifications: notif}
 	missing := func(section string) string {
 		if infoErr != nil {
@@ -281,21 +299,6 @@ func (r *OverviewReader) serverStats(info Info, infoErr error, notif redisview.O
 	s.Evicted = num("evicted_keys", "stats")
 	s.Expired = num("expired_keys", "stats")
 
-	if v, ok := info.Float("instantaneous_ops_per_sec"); ok {
-		s.OpsPerSec = redisview.Some(v)
-	} else if total, ok := info.Int("total_commands_processed"); ok {
-		// Estimate from the delta; the first read has nothing to compare with.
-		if !r.lastCmdsAt.IsZero() && total >= r.lastCmds && now.After(r.lastCmdsAt) {
-			s.OpsPerSec = redisview.Some(float64(total-r.lastCmds) / now.Sub(r.lastCmdsAt).Seconds())
-			s.OpsEstimated = true
-		} else {
-			s.OpsPerSec = redisview.Pending[float64]("measuring…")
-		}
-		r.lastCmds, r.lastCmdsAt = total, now
-	} else {
-		s.OpsPerSec = redisview.None[float64](missing("stats"))
-	}
-
 	hits, okH := info.Int("keyspace_hits")
 	misses, okM := info.Int("keyspace_misses")
 	switch {
@@ -308,6 +311,100 @@ func (r *OverviewReader) serverStats(info Info, infoErr error, notif redisview.O
 		s.HitRatio = redisview.Some(float64(hits) / float64(hits+misses))
 	}
 	return s
+}
+
+// opsPoint is what one read learnt of the command counters.
+type opsPoint struct {
+	at       time.Time
+	total    int64 // total_commands_processed
+	hasTotal bool
+	// Keydeck's own count when the server read total: between ownLo and
+	// ownHi (equal when the read had the server to itself).
+	ownLo, ownHi    int64
+	hasOwn          bool
+	unsure, scripts int64 // Keydeck's counters of commands it could not count exactly
+}
+
+func (p opsPoint) ownMid() float64 { return float64(p.ownLo+p.ownHi) / 2 }
+
+// opsStats fills the command rates of s: the server's total over the time
+// since the previous read, Keydeck's own over the same interval (from the
+// mark of the round trip that carried the INFO), and the applications'
+// rate, their difference.
+func (r *OverviewReader) opsStats(s *ServerStats, info Info, infoErr error, mark *redisview.OwnMark, now time.Time) {
+	cur := opsPoint{at: now}
+	cur.total, cur.hasTotal = info.Int("total_commands_processed")
+	if mark.Marked() {
+		cur.hasOwn = true
+		cur.ownLo, cur.ownHi = mark.Before.Done, mark.After.Done+mark.After.InFlight
+		if mark.Quiet {
+			cur.ownLo = mark.After.Done
+			cur.ownHi = cur.ownLo
+		}
+		cur.unsure, cur.scripts = mark.After.Unsure, mark.After.Scripts
+	}
+	inst, hasInst := info.Float("instantaneous_ops_per_sec")
+	s.OpsEstimated = !hasInst
+	prev := r.prevOps
+	r.prevOps = cur
+	dt := now.Sub(prev.at).Seconds()
+	first := prev.at.IsZero() || dt <= 0
+
+	const measuring = "measuring…"
+	switch {
+	case !cur.hasOwn:
+		s.OwnOpsPerSec = redisview.None[float64]("Keydeck could not count its own commands in this read")
+	case first || !prev.hasOwn:
+		s.OwnOpsPerSec = redisview.Pending[float64](measuring)
+	default:
+		s.OwnOpsPerSec = redisview.Some(max(0, cur.ownMid()-prev.ownMid()) / dt)
+	}
+	approx := cur.hasOwn && prev.hasOwn &&
+		(cur.ownHi != cur.ownLo || prev.ownHi != prev.ownLo || cur.unsure != prev.unsure || cur.scripts != prev.scripts)
+
+	switch {
+	case cur.hasTotal && (first || !prev.hasTotal || cur.total < prev.total):
+		// Nothing to compare with yet, or the server restarted (or
+		// CONFIG RESETSTAT): its counter began again.
+		s.TotalOpsPerSec = redisview.Pending[float64](measuring)
+		s.OpsPerSec = redisview.Pending[float64](measuring)
+	case cur.hasTotal:
+		delta := float64(cur.total - prev.total)
+		s.TotalOpsPerSec = redisview.Some(delta / dt)
+		if !s.OwnOpsPerSec.OK {
+			s.OpsPerSec = redisview.None[float64]("Keydeck could not tell its own commands apart")
+			break
+		}
+		app := delta - (cur.ownMid() - prev.ownMid())
+		if app < 0 {
+			// Keydeck counted more than the server did over the same
+			// interval: the counters disagree; the applications ran
+			// nothing Keydeck could tell apart.
+			app, approx = 0, true
+		}
+		s.OpsPerSec = redisview.Some(app / dt)
+		s.OpsApprox = approx
+	case hasInst:
+		// No total to subtract from: the server's own rate (its last
+		// ~1.6 s) less Keydeck's over the last interval.
+		s.TotalOpsPerSec = redisview.Some(inst)
+		if s.OwnOpsPerSec.OK {
+			s.OpsPerSec = redisview.Some(max(0, inst-s.OwnOpsPerSec.V))
+			s.OpsApprox = true
+		} else {
+			s.OpsPerSec = redisview.Pending[float64](measuring)
+		}
+	default:
+		why := "this server's INFO has no stats section"
+		switch {
+		case infoErr != nil:
+			why = redisview.Refusal("INFO", infoErr)
+		case info.Has("stats"):
+			why = "not in this server's INFO stats section"
+		}
+		s.TotalOpsPerSec = redisview.None[float64](why)
+		s.OpsPerSec = redisview.None[float64](why)
+	}
 }
 
 // keyspaceStats converts INFO keyspace into per-database stats.

@@ -26,6 +26,9 @@ func TestOverviewFromInfo(t *testing.T) {
 	if ov.Err != "" {
 		t.Fatalf("read error: %s", ov.Err)
 	}
+	if o := ov.Server.OpsPerSec; !o.Pending {
+		t.Fatalf("ops/sec on the first read: %+v", o)
+	}
 	if ov.KeyspaceSource != SourceInfo {
 		t.Fatalf("source = %q", ov.KeyspaceSource)
 	}
@@ -44,6 +47,8 @@ func TestOverviewFromInfo(t *testing.T) {
 	if a := ov.DBs[1].AvgTTL; !a.OK || a.V < 50*time.Minute || a.V > time.Hour {
 		t.Fatalf("db5 avg ttl = %+v", a)
 	}
+	// Rates compare two reads.
+	ov = r.Read(ctx)
 	sv := ov.Server
 	if !sv.Version.OK || !strings.HasPrefix(sv.Version.V, "7") && !strings.HasPrefix(sv.Version.V, "6") {
 		t.Fatalf("version = %+v", sv.Version)
