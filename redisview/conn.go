@@ -61,7 +61,11 @@ type Conn struct {
 	dbs       map[int]*redis.Client
 	pack      PackChoice
 	detecting sync.Mutex // held while a pack detection runs
-	packTried time.Time  // last detection that reached the server
+	// Detection while no pack fits: due at packNext, which backs off by
+	// packWait (see packRetryMin, packRetryMax); zero at once.
+	packs    []*schema.Pack // offered to detection (Registry.UsePacks)
+	packNext time.Time
+	packWait time.Duration
 	// Detections run under the monitor's context (detectCtx, nil while no
 	// monitor runs) and are awaited (detectWG) before Monitor returns;
 	// none starts once it is returning (detectEnd).
@@ -186,6 +190,11 @@ func (c *Conn) record(err error, now time.Time) {
 	if changed {
 		st.Since = now
 	}
+	if changed && up {
+		// A server that (re)appears may hold other keys now: a
+		// connection without a pack samples it at once.
+		c.packNext, c.packWait = time.Time{}, 0
+	}
 	c.status = st
 	hooks := append([]func(Status){}, c.onChange...)
 	c.mu.Unlock()
@@ -248,6 +257,9 @@ func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
 			return
 		}
 		c.record(err, time.Now())
+		if err == nil {
+			c.retryPack()
+		}
 		select {
 		case <-ctx.Done():
 			return

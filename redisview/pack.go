@@ -66,7 +66,8 @@ const samplePerDB = 100
 
 // DetectPack samples keys from every database (one SCAN page each, all in
 // one pipelined round trip) and picks the pack that classifies most of them.
-// A forced pack is kept.
+// A forced pack is kept. When none fits (the server may be empty, or still
+// filling), the next sampling is due after a back-off (EnsurePack).
 func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	if c.PackChoice().Forced {
 		return nil
@@ -80,15 +81,20 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	}
 	_, err := p.Exec(ctx)
 	if IsConnErr(err) {
+		c.backOffPack()
 		return err
 	}
-	var sample []schema.Key
+	var (
+		sample  []schema.Key
+		scanErr error
+	)
 	for db, cmd := range scans {
 		if selects[db].Err() != nil {
 			break // fewer databases: the SCAN ran on the previous one
 		}
 		keys, _, err := cmd.Result()
 		if err != nil {
+			scanErr = err
 			continue
 		}
 		for _, k := range keys {
@@ -99,6 +105,8 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	// An empty or unrecognised server is sampled again later: it may fill.
 	choice := PackChoice{Pack: best, Score: score, Detected: best != nil}
 	switch {
+	case len(sample) == 0 && scanErr != nil:
+		choice.Why = Refusal("SCAN", scanErr)
 	case len(sample) == 0:
 		choice.Why = "the server holds no keys to match a pack against"
 	case best == nil && score.Pack != nil:
@@ -108,29 +116,65 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	default:
 		choice.Why = fmt.Sprintf("matched %.0f%% of %d sampled keys", score.Share()*100, score.Total)
 	}
+	if best == nil {
+		choice.Why += fmt.Sprintf(" (sampled again within %s)", packRetryMax)
+	}
 	c.mu.Lock()
+	prev := c.pack
 	if !c.pack.Forced {
 		c.pack = choice
 	}
 	c.mu.Unlock()
-	c.mu.Lock()
-	c.packTried = time.Now()
-	c.mu.Unlock()
-	c.log.Info("schema pack chosen", "pack", packName(best), "why", choice.Why)
+	if best == nil {
+		c.backOffPack()
+	}
+	log := c.log.Info
+	if prev.Pack == best && prev.Why == choice.Why {
+		log = c.log.Debug // the same answer again: no news
+	}
+	log("schema pack chosen", "pack", packName(best), "why", choice.Why)
 	return nil
 }
 
-// packRetry is how often a connection without a pack is sampled again.
-const packRetry = time.Minute
+// A connection without a pack is sampled again after a wait that starts
+// at packRetryMin and doubles up to packRetryMax: a server that has just
+// come up is often being filled, and an empty or foreign one costs one
+// pipelined round trip every packRetryMax. The wait starts again from
+// zero whenever the server comes up.
+const (
+	packRetryMin = time.Second
+	packRetryMax = 10 * time.Second
+)
+
+// backOffPack schedules the next sampling after one that found no pack.
+func (c *Conn) backOffPack() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.packWait = min(max(2*c.packWait, packRetryMin), packRetryMax)
+	c.packNext = time.Now().Add(c.packWait)
+}
+
+// retryPack offers the connection's packs (Registry.UsePacks) to
+// EnsurePack; the monitor calls it after every probe that reached the
+// server.
+func (c *Conn) retryPack() {
+	c.mu.Lock()
+	packs := c.packs
+	c.mu.Unlock()
+	if len(packs) > 0 {
+		c.EnsurePack(packs)
+	}
+}
 
 // EnsurePack samples the connection again when no pack has been found yet
-// and the last try is older than packRetry; it returns at once otherwise
-// (call it from pollers freely). The sampling runs in the background under
-// the monitor's context, and Monitor awaits it; without a running monitor
-// nothing is sampled.
+// and the back-off since the last sampling has run out (at once after the
+// server came up); it returns at once otherwise (call it from pollers
+// freely). The sampling runs in the background under the monitor's
+// context, and Monitor awaits it; without a running monitor nothing is
+// sampled. The monitor calls it after every good probe.
 func (c *Conn) EnsurePack(packs []*schema.Pack) {
 	c.mu.Lock()
-	due := !c.pack.Detected && time.Since(c.packTried) > packRetry
+	due := !c.pack.Detected && !time.Now().Before(c.packNext)
 	parent := c.detectCtx
 	if !due || parent == nil || c.detectEnd || !c.detecting.TryLock() {
 		c.mu.Unlock()
@@ -158,8 +202,8 @@ func packName(p *schema.Pack) string {
 
 // UsePacks makes packs available to every connection: forced names (from
 // --pack-for, connection → pack name) are applied now; every other
-// connection is matched by sampling each time its monitor sees it come up
-// until a sampling succeeds.
+// connection is matched by sampling, driven by its monitor: at once when
+// the server comes up, then again after a back-off while no pack fits.
 func (r *Registry) UsePacks(packs []*schema.Pack, forced map[string]string) error {
 	byName := map[string]*schema.Pack{}
 	for _, p := range packs {
@@ -178,11 +222,9 @@ func (r *Registry) UsePacks(packs []*schema.Pack, forced map[string]string) erro
 	}
 	r.packs = packs
 	for _, c := range r.conns {
-		c.OnChange(func(st Status) {
-			if st.Up {
-				c.EnsurePack(packs)
-			}
-		})
+		c.mu.Lock()
+		c.packs = packs
+		c.mu.Unlock()
 	}
 	return nil
 }
