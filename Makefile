@@ -3,6 +3,19 @@
 SHELL := /bin/bash
 GO ?= go
 
+# The seed documents the schema packs are checked against
+# (TestSeedFixtureInSync) live outside the repository, at ../shared/seeds
+# beside the checkout in CI. When that folder exists and KEYDECK_SEEDS is not
+# set, the tests are pointed at it (and then fail, not skip, if it cannot be
+# read); without it the test skips and says how to run it. .ci/run also sets
+# KEYDECK_REQUIRE_SEEDS=1, so CI fails rather than skips when they are missing.
+SEEDS_DIR := $(abspath $(CURDIR)/../shared/seeds)
+ifeq ($(origin KEYDECK_SEEDS),undefined)
+ifneq ($(wildcard $(SEEDS_DIR)/000_f3a0dbfe758eabc7.txt),)
+export KEYDECK_SEEDS := $(SEEDS_DIR)
+endif
+endif
+
 .PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep
 
 run:
