@@ -98,7 +98,7 @@ func TestBrowserOverviewLive(t *testing.T) {
 
 	text := func(sel string) string {
 		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		v, err := liveText(ctx, sel)
 		must(t, err)
 		return strings.TrimSpace(v)
 	}
@@ -160,6 +160,15 @@ func TestBrowserOverviewLive(t *testing.T) {
 	}
 }
 
+// liveText reads an element's text in one evaluation, once the element is
+// there. Live fragments are swapped in over the websocket at any moment: a
+// node-based read (chromedp.Text) can find its node replaced between the
+// query and the read ("No node with given id found").
+func liveText(ctx context.Context, sel string) (string, error) {
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e ? e.textContent || " " : ""; })()`, sel)
+	return chromedp.Run(ctx, chromedp.Poll[string](js))
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -201,7 +210,7 @@ func TestBrowserDemo(t *testing.T) {
 	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/eisland/db/14"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="family-mg-leaderboard"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="family-mg-user-meta"]`))))
-	pack, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="pack"]`)))
+	pack, err := liveText(ctx, `[data-testid="pack"]`)
 	must(t, err)
 	if !strings.Contains(pack, "eisland") {
 		t.Fatalf("pack line = %q", pack)
@@ -318,7 +327,7 @@ func TestBrowserSupportResetsLimit(t *testing.T) {
 		t.Fatal("the limit was not reset")
 	}
 	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="audit-row"]`))))
-	rows, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="audit"]`)))
+	rows, err := liveText(ctx, `[data-testid="audit"]`)
 	must(t, err)
 	if !strings.Contains(rows, "reset-limit") || !strings.Contains(rows, "sam (support)") || !strings.Contains(rows, key) || !strings.Contains(rows, "outcome: ok") {
 		t.Fatalf("audit page lacks the action: %q", rows)
@@ -351,7 +360,7 @@ func TestBrowserLeaderboardLive(t *testing.T) {
 
 	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/leaderboards"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="lb-item"] a`))))
 	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="lb-item"] a`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="lb-row"]`))))
-	first, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="lb-row"] [data-testid="lb-member"]`)))
+	first, err := liveText(ctx, `[data-testid="lb-row"] [data-testid="lb-member"]`)
 	must(t, err)
 	if first != "player00" {
 		t.Fatalf("rank 1 = %q", first)
