@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
@@ -39,6 +40,10 @@ type Config struct {
 	ReadyzDetail   bool
 	Audit          string // NAME/DB; "" = database 15 of the first connection
 	AuditMaxLen    int64
+
+	// demoStarted, when set (by tests), is told the embedded demo's servers
+	// once they run, before the console starts.
+	demoStarted func([]demo.Conn)
 }
 
 // Demo reports whether no Redis was named, so the embedded demo runs.

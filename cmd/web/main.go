@@ -165,6 +165,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 		for _, c := range d.Connections() {
 			conns = append(conns, redisview.ConnConfig{Name: c.Name, URL: c.URL})
 		}
+		if cfg.demoStarted != nil {
+			cfg.demoStarted(d.Connections())
+		}
 		log.Info("running the embedded demo: in-process Redis with simulated traffic")
 	}
 	packs, err := loadPacks(cfg.PackFiles)
