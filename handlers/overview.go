@@ -137,10 +137,6 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 	if s.Mode.OK {
 		peakHint = s.Mode.V + " mode"
 	}
-	opsHint := ""
-	if s.OpsEstimated {
-		opsHint = "from command-count deltas"
-	}
 	hitHint := ""
 	if s.HitRatio.OK {
 		hitHint = format.Plural(s.Hits, "hit", "hits") + ", " + format.Plural(s.Misses, "miss", "misses")
@@ -150,7 +146,7 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 		tile("Uptime", "uptime", mapOpt(s.Uptime, format.Uptime), ""),
 		tile("Memory used", "memory", mapOpt(s.UsedMemory, format.Bytes), memHint),
 		tile("Memory peak", "memory-peak", mapOpt(s.PeakMemory, format.Bytes), ""),
-		tile("Ops/sec", "ops", mapOpt(s.OpsPerSec, format.Rate), opsHint),
+		opsTile(s, &vm),
 		tile("Clients", "clients", mapOpt(s.Clients, format.Count), ""),
 		tile("Hit ratio", "hit-ratio", mapOpt(s.HitRatio, percent1), hitHint),
 		tile("Evicted keys", "evicted", mapOpt(s.Evicted, format.Count), ""),
@@ -185,6 +181,33 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 		vm.DBs = append(vm.DBs, row)
 	}
 	return vm
+}
+
+// opsTile shows the applications' command rate, Keydeck's own beside it:
+// "Ops/sec 12 · Keydeck 480/s", with "≈" when the two counters could not
+// be compared at one moment.
+func opsTile(s stats.ServerStats, vm *views.OverviewVM) views.Tile {
+	t := views.Tile{Label: "Ops/sec", TestID: "ops"}
+	if s.OwnOpsPerSec.OK {
+		t.Hint = "Keydeck " + format.Rate(s.OwnOpsPerSec.V) + "/s"
+	}
+	switch o := s.OpsPerSec; {
+	case o.OK:
+		t.Value = format.Rate(o.V)
+		if s.OpsApprox {
+			t.Value = "≈ " + t.Value
+		}
+	case o.Pending:
+		// Rates compare two reads; the next one comes within a tick.
+		t.Value = o.Why
+	case s.TotalOpsPerSec.OK:
+		t.Value = format.Rate(s.TotalOpsPerSec.V)
+		t.Hint = "all clients, Keydeck's own included (" + o.Why + ")"
+	default:
+		t.Value, t.Muted, t.Hint = o.Why, true, ""
+		vm.Unavailable = appendOnce(vm.Unavailable, "Ops/sec: "+o.Why)
+	}
+	return t
 }
 
 func notificationsTile(s stats.ServerStats, vm *views.OverviewVM) views.Tile {

@@ -108,3 +108,23 @@ func TestOverviewTellsOwnTrafficApart(t *testing.T) {
 		t.Fatalf("application commands: Keydeck says %.0f (%.0f/s), the other client sent %.0f (%.0f/s)", got, got/secs, want, want/secs)
 	}
 }
+
+// A page opened right after start-up gets rates as soon as a second read
+// can give them, not the first read's "measuring…" for as long as it is
+// fresh.
+func TestLatestMeasuresRatesOnceItCan(t *testing.T) {
+	ctx := context.Background()
+	s := redistest.Start(t)
+	r := NewOverviewReader(openConn(t, s.URL(0)))
+	first := r.Latest(ctx, time.Hour)
+	if !first.Server.OpsPerSec.Pending {
+		t.Fatalf("first read: %+v", first.Server.OpsPerSec)
+	}
+	if again := r.Latest(ctx, time.Hour); !again.At.Equal(first.At) {
+		t.Fatal("a fresh read was not reused")
+	}
+	time.Sleep(minRateInterval)
+	if ov := r.Latest(ctx, time.Hour); !ov.Server.OpsPerSec.OK || !ov.Server.OwnOpsPerSec.OK || ov.Server.OwnOpsPerSec.V <= 0 {
+		t.Fatalf("second read: ops %+v own %+v", ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec)
+	}
+}

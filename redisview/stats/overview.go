@@ -176,6 +176,9 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	return ov
 }
 
+// minRateInterval is the shortest interval Latest measures rates over.
+const minRateInterval = 250 * time.Millisecond
+
 // Latest returns the poller's last overview if it is at most maxAge old, so
 // a page load need not read the server (and disturb the sweep and the
 // sparklines' spacing) while a poller is running; otherwise it reads.
@@ -183,6 +186,11 @@ func (r *OverviewReader) Latest(ctx context.Context, maxAge time.Duration) Overv
 	r.mu.Lock()
 	last := r.last
 	r.mu.Unlock()
+	// Rates need a second read: a first one that left them measuring is
+	// not worth serving once a second one can say more.
+	if last.Server.OpsPerSec.Pending && time.Since(last.At) >= minRateInterval {
+		maxAge = 0
+	}
 	if !last.At.IsZero() && last.Err == "" && time.Since(last.At) <= maxAge {
 		last.Status = r.conn.Status()
 		return last
