@@ -177,6 +177,14 @@ func (h *host) run(c *server.Peer, st *peerState, cmd string, args []string) []s
 			return full
 		}
 	}
+	if cmd == "SELECT" && !st.inTx && len(args) == 1 {
+		// Redis has `databases` of them; miniredis takes any index.
+		if n, err := strconv.Atoi(args[0]); err == nil && n >= databases {
+			c.WriteError("ERR DB index is out of range")
+			h.answered++
+			return full
+		}
+	}
 	if cmd == "MEMORY" {
 		stripped, errMsg := memoryArgs(args)
 		switch {

@@ -137,6 +137,7 @@ func (h *host) settings() [][2]string {
 	return [][2]string{
 		// miniredis publishes no keyspace notifications.
 		{"notify-keyspace-events", ""},
+		{"databases", strconv.Itoa(databases)},
 		// No memory limit, and nothing is ever evicted.
 		{"maxmemory", "0"},
 		{"maxmemory-policy", "noeviction"},
