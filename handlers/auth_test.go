@@ -21,7 +21,9 @@ import (
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/internal/signin"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -503,7 +505,13 @@ func TestParallelGuessesHitTheLimit(t *testing.T) {
 
 // Undo does not bring back a key that would have expired by now.
 func TestUndoRefusesExpiredKey(t *testing.T) {
-	f := newAuthFixture(t, nil, nil)
+	// The console's clock is moved past the key's TTL instead of sleeping.
+	var mu sync.Mutex
+	var ahead time.Duration
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(ahead) }
+	rs := redistest.Start(t)
+	f := startConsole(t, rs, server.Config{Conns: []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, PackFor: map[string]string{"main": "eisland"},
+		Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}, Now: now}, nil).up(t)
 	ctx := context.Background()
 	key := "payment:order:op-lock:ORD-1"
 	f.redis.Client(10).Set(ctx, key, "5d0c7e21-uuid", 1200*time.Millisecond)
@@ -519,7 +527,12 @@ func TestUndoRefusesExpiredKey(t *testing.T) {
 		t.Fatalf("delete: %d %.300s", code, body)
 	}
 	recs, _, _ := f.run.ReadAudit(ctx, action.Filter{Action: "delete-key"})
-	time.Sleep(1300 * time.Millisecond)
+	if len(recs) == 0 {
+		t.Fatal("no audit record of the delete")
+	}
+	mu.Lock()
+	ahead = 1300 * time.Millisecond
+	mu.Unlock()
 	code, _, body := br.do(http.MethodGet, "/actions/undo?conn=main&db=10&record="+url.QueryEscape(recs[0].ID), nil)
 	if code != http.StatusConflict || !strings.Contains(body, "would have expired") {
 		t.Fatalf("undo after expiry: %d %.400s", code, body)

@@ -81,6 +81,11 @@ type Config struct {
 	// outlives its last viewer (default 2m).
 	Sweep       stats.SweepBudget
 	SweepLinger time.Duration
+
+	// Now is the clock of actions (preview age, audit times, what an undo
+	// would bring back after its TTL) and of sign-in sessions; default
+	// time.Now. Tests inject one instead of sleeping.
+	Now func() time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -145,7 +150,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, reg: reg,
-		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly})}
+		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly, Now: cfg.Now})}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 
 	s.bg.Go(func() { reg.Monitor(s.ctx, cfg.MonitorInterval) })
@@ -167,7 +172,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.handler = echo.New()
 	s.handler.HideBanner, s.handler.HidePort = true, true
 	s.app = handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
-		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx})
+		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now})
 	s.app.Routes(s.handler)
 	return s, nil
 }
