@@ -192,6 +192,24 @@ func (pl Plan) Read(ctx context.Context, c *redisview.Conn, start, count int64) 
 	return w, nil
 }
 
+// scriptCalls is how many commands windowScript called for the range it
+// returned (flat: member, score, …): ZCARD, the range, and one HSCAN per
+// member whose metadata key it built. The server counts them among its
+// commands; Keydeck reports them as its own (redisview.Conn.ScriptCalls).
+func (pl Plan) scriptCalls(flat []any) int64 {
+	n := int64(2)
+	if pl.metaMode == metaNone {
+		return n
+	}
+	for i := 0; i < len(flat); i += 2 {
+		m, _ := flat[i].(string)
+		if m != "" && (pl.metaMode != metaNoColon || !strings.Contains(m, ":")) {
+			n++
+		}
+	}
+	return n
+}
+
 func (pl Plan) readScript(ctx context.Context, c *redisview.Conn, mode redisview.ScriptMode, start, stop int64, w *Window) error {
 	order := "desc"
 	if !pl.Desc {
@@ -223,6 +241,7 @@ func (pl Plan) readScript(ctx context.Context, c *redisview.Conn, mode redisview
 	if len(flat)%2 != 0 || len(metas) != len(flat)/2 {
 		return badReply("script reply: range and metadata do not line up")
 	}
+	c.ScriptCalls(pl.scriptCalls(flat))
 	w.Size = n
 	w.Entries = make([]Entry, 0, len(flat)/2)
 	for i := 0; i < len(flat); i += 2 {
