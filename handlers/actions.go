@@ -47,7 +47,13 @@ func (a *App) keyPage(c echo.Context) error {
 	}
 	info, memWhy, err := stats.InspectKey(c.Request().Context(), conn, db, key)
 	if err != nil {
+		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
+			return fmt.Errorf("%s is %s: this key could not be read, so whether it exists is unknown. %w", conn.Name, statusText(st), err)
+		}
 		return fmt.Errorf("This key could not be read, so whether it exists is unknown. %w", err)
+	}
+	if info.Type == "" {
+		return missingKey(conn, db, key, "key")
 	}
 	vm := views.KeyVM{Conn: conn.Name, DB: db, Key: key, Exists: info.Type != "", Back: route.DatabaseURL(conn.Name, db),
 		Type: info.Type, TTL: "none", Memory: "n/a", Size: "n/a", Family: "no family", Role: "—"}

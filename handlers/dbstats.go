@@ -2,10 +2,12 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -66,8 +68,23 @@ func (a *App) connDB(c echo.Context) (*redisview.Conn, int, error) {
 		return nil, 0, err
 	}
 	db, err := route.PathDB(c.Param("db"))
-	return conn, db, err
+	if err != nil {
+		return nil, 0, err
+	}
+	// A database the server does not have is no page. A server that is
+	// down cannot be asked: the page says it is disconnected instead.
+	if st := conn.Status(); st.Up || st.Checked.IsZero() {
+		if err := conn.CheckDB(c.Request().Context(), db); errors.Is(err, redisview.ErrNoDatabase) {
+			return nil, 0, withBack(err, route.OverviewURL(conn.Name))
+		}
+	}
+	return conn, db, nil
 }
+
+// firstRead is how long a page waits for a sweeper that has just started
+// to read its first batch, so it opens with figures rather than an empty
+// frame that fills a second later.
+const firstRead = 1500 * time.Millisecond
 
 // dbPage renders one database's statistics; the websocket keeps them live.
 func (a *App) dbPage(c echo.Context) error {
@@ -78,7 +95,8 @@ func (a *App) dbPage(c echo.Context) error {
 	s, release := a.sweepers.Acquire(conn, db)
 	defer release()
 	ctx := c.Request().Context()
-	vm := dbVM(s.Detail(stats.TotalKeys(ctx, conn, db)), conn.PackChoice())
+	s.WaitRead(ctx, firstRead)
+	vm := dbVM(s.Detail(stats.TotalKeys(ctx, conn, db)), conn.PackChoice(), conn.Status())
 	title := fmt.Sprintf("%s · db%d", conn.Name, db)
 	return render(c, http.StatusOK, vm, views.DBPage(a.page(c, title, conn.Name), vm))
 }
@@ -94,7 +112,7 @@ type dbSource struct {
 
 func (s *dbSource) Poll(ctx context.Context) ([]byte, error) {
 	d := s.sweeper.Detail(stats.TotalKeys(ctx, s.conn, s.db))
-	return renderBytes(ctx, dbFragment(dbVM(d, s.conn.PackChoice())))
+	return renderBytes(ctx, dbFragment(dbVM(d, s.conn.PackChoice(), s.conn.Status())))
 }
 
 func (s *dbSource) Close() error { s.release(); return nil }
@@ -108,8 +126,10 @@ func pct(part, whole int64) int {
 	return int(part * 100 / whole)
 }
 
-// dbVM converts a database's statistics into the view model.
-func dbVM(d stats.DBDetail, pc redisview.PackChoice) views.DBPageVM {
+// dbVM converts a database's statistics into the view model. Until a pass
+// has completed, or while the connection is down, the page says what is
+// not known instead of claiming that nothing is wrong.
+func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.DBPageVM {
 	vm := views.DBPageVM{
 		Conn: d.Conn, DB: d.DB, WSURL: route.LiveURL(DBTopic{Conn: d.Conn, DB: d.DB}.String()), Err: d.Err,
 		Total:     optString(mapOpt(d.TotalKeys, format.Count)),
@@ -135,6 +155,18 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice) views.DBPageVM {
 		// No "N s ago": a fragment that changed every second would be re-sent every tick.
 		vm.Status = "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
 			"; pass " + format.Count(int64(d.Pass)+1) + " running, " + format.Plural(d.Seen, "key", "keys") + " read"
+	}
+	complete := !d.CompletedAt.IsZero()
+	switch {
+	case !st.Up && !st.Checked.IsZero():
+		vm.Disconnected = "Redis is unreachable — " + statusText(st) + "."
+		if complete {
+			vm.Disconnected += " The figures below are from the sweep completed at " + format.Clock(d.CompletedAt) + "."
+		} else {
+			vm.Unknown = "Not known: " + statusText(st) + ", before a sweep of this database completed."
+		}
+	case !complete:
+		vm.Unknown = "Not known yet: the first sweep of this database has not finished."
 	}
 	if d.Estimated {
 		vm.ViolCount = "≈ " + vm.ViolCount

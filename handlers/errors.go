@@ -26,6 +26,8 @@ var errorStatuses = []struct {
 	{route.ErrNoPage, http.StatusNotFound, "Page not found", ""},
 	{route.ErrParam, http.StatusBadRequest, "Bad request", ""},
 	{redisview.ErrUnknownConnection, http.StatusNotFound, "No such connection", "Keydeck has no Redis connection of that name."},
+	{redisview.ErrNoDatabase, http.StatusNotFound, "No such database", ""},
+	{ErrNoKey, http.StatusNotFound, "No such key", ""},
 	{ErrUnknownTopic, http.StatusNotFound, "No such live view", ""},
 	{leaderboard.ErrSensitive, http.StatusForbidden, "Sensitive values are never shown", ""},
 	{action.ErrForbidden, http.StatusForbidden, "Not allowed", ""},

@@ -113,11 +113,7 @@ func (LeaderboardsTopic) source(a *App) (func() live.Source, error) {
 // leaderboardPage shows one leaderboard window, a member lookup, and the
 // live rows.
 func (a *App) leaderboardPage(c echo.Context) error {
-	conn, err := a.conns.Get(c.Param("conn"))
-	if err != nil {
-		return err
-	}
-	db, err := route.PathDB(c.Param("db"))
+	conn, db, err := a.connDB(c)
 	if err != nil {
 		return err
 	}
@@ -130,6 +126,15 @@ func (a *App) leaderboardPage(c echo.Context) error {
 	w, err := leaderboard.Read(ctx, conn, v.DB, v.Key, v.Start, v.N)
 	if errors.Is(err, leaderboard.ErrSensitive) {
 		return err // a refusal, not a read that failed: no page at all
+	}
+	if err == nil && w.Size == 0 {
+		// Redis keeps no empty sorted set: the key is missing.
+		return missingKey(conn, db, v.Key, "leaderboard")
+	}
+	if err != nil {
+		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
+			err = fmt.Errorf("%s is %s: %w", conn.Name, statusText(st), err)
+		}
 	}
 	vm := a.lbVM(v, w, err, nil, canRemove, a.lbTracker.Peek(windowID(v)))
 	if m := c.QueryParam("member"); m != "" {

@@ -28,6 +28,25 @@ type Sweeper struct {
 	passes int
 	err    string
 	memWhy string
+	// read is closed once the first batch is read (or fails), so a page
+	// opened as the sweeper starts shows figures, not an empty frame.
+	read     chan struct{}
+	readOnce sync.Once
+}
+
+func (s *Sweeper) markRead() { s.readOnce.Do(func() { close(s.read) }) }
+
+// WaitRead waits up to d for the sweeper's first batch (or its first
+// failure): a page rendered right after Acquire then shows figures. It
+// returns at once when a pass is already known.
+func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.read:
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 func (s *Sweeper) run(ctx context.Context) {
@@ -45,6 +64,7 @@ func (s *Sweeper) run(ctx context.Context) {
 			s.mu.Lock()
 			s.err = s.conn.SafeErr(err)
 			s.mu.Unlock()
+			s.markRead()
 			sleepCtx(ctx, time.Second)
 			continue
 		}
@@ -63,6 +83,7 @@ func (s *Sweeper) run(ctx context.Context) {
 			s.passes++
 		}
 		s.mu.Unlock()
+		s.markRead()
 
 		n := max(len(batch), 1)
 		wait := time.Duration(n)*time.Second/time.Duration(max(s.budget.KeysPerSec, 1)) - time.Since(t0)
@@ -126,7 +147,20 @@ type Sweepers struct {
 	mu sync.Mutex
 	m  map[sweepKey]*sweeperRef
 	wg sync.WaitGroup
+	// recent is the last completed pass of each database whose sweeper
+	// stopped; a sweeper started within recentFor shows it until its own
+	// first pass completes.
+	recent map[sweepKey]keptPass
 }
+
+type keptPass struct {
+	last   *dbAccumulator
+	passes int
+}
+
+// recentFor is how old a stopped sweeper's pass may be and still be shown
+// (with its completion time) when the database's page opens again.
+const recentFor = 10 * time.Minute
 
 type sweepKey struct {
 	conn string
@@ -149,7 +183,7 @@ func NewSweepers(ctx context.Context, budget SweepBudget, linger time.Duration, 
 	if budget.Count <= 0 {
 		budget.Count = DefaultSweepBudget.Count
 	}
-	return &Sweepers{ctx: ctx, budget: budget, linger: linger, log: log, m: map[sweepKey]*sweeperRef{}}
+	return &Sweepers{ctx: ctx, budget: budget, linger: linger, log: log, m: map[sweepKey]*sweeperRef{}, recent: map[sweepKey]keptPass{}}
 }
 
 // Budget is the budget each sweeper runs with.
@@ -164,7 +198,13 @@ func (p *Sweepers) Acquire(c *redisview.Conn, db int) (s *Sweeper, release func(
 	r := p.m[k]
 	if r == nil {
 		ctx, cancel := context.WithCancel(p.ctx)
-		r = &sweeperRef{s: &Sweeper{conn: c, db: db, budget: p.budget, log: p.log}, cancel: cancel}
+		s := &Sweeper{conn: c, db: db, budget: p.budget, log: p.log, read: make(chan struct{})}
+		if kp, ok := p.recent[k]; ok && time.Since(kp.last.finished) <= recentFor {
+			s.last, s.passes = kp.last, kp.passes
+			s.markRead()
+		}
+		delete(p.recent, k)
+		r = &sweeperRef{s: s, cancel: cancel}
 		p.m[k] = r
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); r.s.run(ctx) }()
@@ -191,6 +231,11 @@ func (p *Sweepers) release(k sweepKey, r *sweeperRef) {
 		if r.refs == 0 && p.m[k] == r {
 			r.cancel()
 			delete(p.m, k)
+			r.s.mu.Lock()
+			if r.s.last != nil {
+				p.recent[k] = keptPass{r.s.last, r.s.passes}
+			}
+			r.s.mu.Unlock()
 		}
 	})
 }
