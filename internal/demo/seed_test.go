@@ -365,8 +365,11 @@ func TestSeedValueShapes(t *testing.T) {
 		case strings.HasPrefix(k, "auth:limit:login:lock:"):
 			locks++
 			v, _ := auth.Get(ctx, k).Int64()
-			if d := time.UnixMilli(v).Sub(now) - info.pttl; d < -2*time.Second || d > 2*time.Second {
-				t.Errorf("%s: unlock at %d but TTL %v", k, v, info.pttl)
+			// Written together, the unlock time and the TTL differ by the
+			// time since seeding (the TTL ran down), whatever the machine's
+			// speed: no fixed bound on it.
+			if d := time.UnixMilli(v).Sub(now) - info.pttl; d < -time.Second || d > time.Since(now)+time.Second {
+				t.Errorf("%s: unlock at %d but TTL %v (seeded %v ago)", k, v, info.pttl, time.Since(now))
 			}
 		case strings.HasPrefix(k, "auth:limit:"):
 			zs, _ := auth.ZRangeWithScores(ctx, k, 0, -1).Result()
