@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -17,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
+	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -234,7 +234,7 @@ func (t LeaderboardTopic) source(a *App) (func() live.Source, error) {
 
 func (a *App) lbVM(v route.Window, w leaderboard.Window, err error, marks map[string]leaderboard.Move, canRemove bool, st *leaderboard.Tracked) views.LeaderboardVM {
 	vm := views.LeaderboardVM{Conn: v.Conn, DB: v.DB, Key: v.Key, Family: w.Family, Start: v.Start, N: v.N, NOptions: rowOptions(w.Retained, v.N),
-		WSURL: route.LiveURL(LeaderboardTopic{Window: v, Remove: canRemove}.String()), Size: format.Count(w.Size), MetaFields: w.MetaFields, CanRemove: canRemove,
+		WSURL: route.LiveURL(LeaderboardTopic{Window: v, Remove: canRemove}.String()), Size: format.Count(w.Size), MetaTitles: metaTitles(w), CanRemove: canRemove,
 		Note: coldStartMsg, PageURL: route.LeaderboardPath(v.Conn, v.DB)}
 	if err != nil {
 		vm.Err = "Cannot read the leaderboard: " + err.Error()
@@ -293,7 +293,7 @@ func (a *App) lbRows(v route.Window, w leaderboard.Window, marks map[string]lead
 	for _, e := range w.Entries {
 		r := views.LeaderboardRow{Rank: format.Count(e.Rank + 1), Member: e.Member, Score: format.Score(e.Score)}
 		for _, f := range w.MetaFields {
-			r.Meta = append(r.Meta, metaValue(f, e.Meta[f]))
+			r.Meta = append(r.Meta, metaValue(w.MetaFormats[f], e.Meta[f]))
 		}
 		if mv, ok := marks[e.Member]; ok {
 			switch mv.Kind {
@@ -323,9 +323,23 @@ type lbSource struct {
 func (s *lbSource) Poll(ctx context.Context) ([]byte, error) { return s.poll(ctx) }
 func (s *lbSource) Close() error                             { s.close(); return nil }
 
-// metaValue renders known metadata fields for people: durations and epoch
-// milliseconds.
-func metaValue(field, v string) string {
+// metaTitles titles the metadata columns as the pack labels them, by
+// field name where it gives no label.
+func metaTitles(w leaderboard.Window) []string {
+	var out []string
+	for _, f := range w.MetaFields {
+		if l := w.MetaLabels[f]; l != "" {
+			f = l
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// metaValue shows a metadata value by the meaning the pack gives its field
+// (schema.MetaFormats): a duration, a date, a count; as it is otherwise,
+// or when it does not parse as what the pack says.
+func metaValue(meaning, v string) string {
 	if v == "" {
 		return "—"
 	}
@@ -333,14 +347,15 @@ func metaValue(field, v string) string {
 	if err != nil {
 		return v
 	}
-	lf := strings.ToLower(field)
-	switch {
-	case strings.HasSuffix(lf, "ms") && strings.Contains(lf, "duration"):
+	switch meaning {
+	case schema.MetaDurationMs:
 		return format.Duration(time.Duration(n) * time.Millisecond)
-	case strings.HasSuffix(lf, "at") && n > 1e12:
+	case schema.MetaEpochMs:
 		return format.EpochMillis(n)
+	case schema.MetaCount:
+		return format.Count(n)
 	}
-	return format.Count(n)
+	return v
 }
 
 // activityTitle labels one minute's bar of the activity chart.

@@ -105,7 +105,7 @@ func TestDatabaseFragmentCutsLongNames(t *testing.T) {
 // Names that are not UTF-8 are shown escaped, so the fragment a browser
 // receives is valid UTF-8; markup in them stays inert.
 func TestFragmentsEscapeInvalidUTF8(t *testing.T) {
-	lb := LeaderboardVM{Key: "mg:score:leaderboard:\xfe", Size: "2", CanRemove: true, MetaFields: []string{"field\xff"}, Rows: []LeaderboardRow{
+	lb := LeaderboardVM{Key: "mg:score:leaderboard:\xfe", Size: "2", CanRemove: true, MetaTitles: []string{"field\xff"}, Rows: []LeaderboardRow{
 		{Rank: "1", Member: "bad\xff<b>", Score: "5", Meta: []string{"v\xfe"}, RemoveHref: "/actions/preview?arg.member=bad%FF%3Cb%3E"},
 		{Rank: "2", Member: strings.Repeat("m", 5000), Score: "4"},
 	}}

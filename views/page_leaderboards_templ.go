@@ -273,8 +273,8 @@ type LeaderboardVM struct {
 	Start             int64
 	N                 int64
 	NOptions          []int64
-	Prev, Next        string // page links; "" at the ends
-	MetaFields        []string
+	Prev, Next        string   // page links; "" at the ends
+	MetaTitles        []string // the metadata columns' titles, from the pack
 	Rows              []LeaderboardRow
 	Activity          []ActivityBar
 	ActivityMax       string
@@ -586,7 +586,7 @@ func LeaderboardPage(p Page, vm LeaderboardVM) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = leaderboardTable(vm.MetaFields, vm.Lookup.Rows, false).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = leaderboardTable(vm.MetaTitles, vm.Lookup.Rows, false).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -785,7 +785,7 @@ func LeaderboardLive(vm LeaderboardVM, oob bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = leaderboardTable(vm.MetaFields, vm.Rows, vm.CanRemove).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = leaderboardTable(vm.MetaTitles, vm.Rows, vm.CanRemove).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -895,7 +895,7 @@ func leaderboardTable(fields []string, rows []LeaderboardRow, canRemove bool) te
 			return templ_7745c5c3_Err
 		}
 		for _, f := range fields {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "<th class=\"py-1 pr-3 font-medium\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "<th class=\"py-1 pr-3 font-medium\" data-testid=\"lb-meta-title\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

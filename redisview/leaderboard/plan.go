@@ -17,8 +17,10 @@ type Plan struct {
 	Family   *schema.Family // nil: the pack does not call the key a leaderboard
 	Params   *schema.LeaderboardParams
 	Desc     bool
-	MetaWhy  string   // why there is no metadata, "" when there is
-	Fields   []string // from the meta family's params, nil when not listed
+	MetaWhy  string            // why there is no metadata, "" when there is
+	Fields   []string          // from the meta family's params, nil when not listed
+	Labels   map[string]string // column titles by field, from the pack
+	Formats  map[string]string // what each field's value means (schema.MetaFormats)
 	vars     map[string]string
 	member   string
 	metaMode int // metaNone, metaAny or metaNoColon: how the script builds keys
@@ -67,8 +69,11 @@ func NewPlan(c *redisview.Conn, db int, key string) Plan {
 		pl.MetaWhy = "the metadata family (" + params.Meta.Family.ID + ") is sensitive: its values are never shown"
 		return pl
 	}
-	if mp, ok := params.Meta.Family.Params.(*schema.LeaderboardMetaParams); ok && len(mp.Fields) > 0 {
-		pl.Fields = slices.Clone(mp.Fields)
+	if mp, ok := params.Meta.Family.Params.(*schema.LeaderboardMetaParams); ok {
+		if len(mp.Fields) > 0 {
+			pl.Fields = slices.Clone(mp.Fields)
+		}
+		pl.Labels, pl.Formats = mp.Labels, mp.Formats
 	}
 	refPhs, famPhs := params.Meta.Pattern.Placeholders(), params.Meta.Family.Pattern.Placeholders()
 	mode := metaNone

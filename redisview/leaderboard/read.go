@@ -57,10 +57,14 @@ type Window struct {
 	Start      int64  // rank of Entries[0]
 	Entries    []Entry
 	MetaFields []string // field names to show, in order
-	Desc       bool
-	Retained   int    // entries the application keeps (0: unbounded or unknown)
-	MetaWhy    string // why no metadata is read, "" when it is
-	Path       string // how it was read: "lua" (one round trip) or "pipeline"
+	// MetaLabels and MetaFormats are the pack's column titles and value
+	// meanings by field (schema.LeaderboardMetaParams); read-only.
+	MetaLabels  map[string]string
+	MetaFormats map[string]string
+	Desc        bool
+	Retained    int    // entries the application keeps (0: unbounded or unknown)
+	MetaWhy     string // why no metadata is read, "" when it is
+	Path        string // how it was read: "lua" (one round trip) or "pipeline"
 }
 
 // Find returns the entry of member in the window.
@@ -349,6 +353,7 @@ func (pl Plan) finish(w *Window) {
 	if !pl.HasMeta() {
 		return
 	}
+	w.MetaLabels, w.MetaFormats = pl.Labels, pl.Formats
 	if len(pl.Fields) > 0 {
 		w.MetaFields = slices.Clone(pl.Fields)
 		return

@@ -136,8 +136,11 @@ func TestLeaderboard(t *testing.T) {
 		if w.Path != "lua" || w.Family != "mg-leaderboard" || !w.Desc || w.Retained != 200 || w.Size != int64(len(rows)) || w.Start != 0 {
 			t.Fatalf("window header: %+v", w)
 		}
-		if want := []string{"score", "durationMs", "moves", "achievedAt"}; !reflect.DeepEqual(w.MetaFields, want) {
+		if want := []string{"durationMs", "moves", "achievedAt"}; !reflect.DeepEqual(w.MetaFields, want) {
 			t.Fatalf("MetaFields %v, want %v", w.MetaFields, want)
+		}
+		if w.MetaLabels["durationMs"] != "Duration" || w.MetaFormats["achievedAt"] != "epoch-ms" {
+			t.Fatalf("labels %v, formats %v: not the pack's", w.MetaLabels, w.MetaFormats)
 		}
 		if len(w.Entries) != len(rows) {
 			t.Fatalf("%d entries, want %d", len(w.Entries), len(rows))

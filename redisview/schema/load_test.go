@@ -255,6 +255,28 @@ families:
     params: {member: user, meta: "meta:{gameId}:{user}"}
   - {id: meta, pattern: "meta:{g}:{u}", type: hash, ttl: any, domain: d, role: leaderboard-meta}
 `, `bad.yaml:9: family "lb": params: meta: "meta:{gameId}:{user}": {gameId} is neither a placeholder of this family nor its member`},
+		{"meta label of a field not listed", `
+name: x
+families:
+  - id: meta
+    pattern: "meta:{g}:{u}"
+    type: hash
+    ttl: any
+    domain: d
+    role: leaderboard-meta
+    params: {fields: [durationMs], labels: {durationMS: Duration}}
+`, `bad.yaml:9: family "meta": params: "durationMS" has a label or format but is not one of fields [durationMs]`},
+		{"meta format unknown", `
+name: x
+families:
+  - id: meta
+    pattern: "meta:{g}:{u}"
+    type: hash
+    ttl: any
+    domain: d
+    role: leaderboard-meta
+    params: {fields: [at], formats: {at: date}}
+`, `bad.yaml:9: family "meta": params: formats.at "date"`},
 		{"same pattern twice", `
 name: x
 families:

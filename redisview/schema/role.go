@@ -195,7 +195,23 @@ type LeaderboardParams struct {
 type LeaderboardMetaParams struct {
 	Leaderboard *Ref     `yaml:"leaderboard"`
 	Fields      []string `yaml:"fields"`
+	// Labels titles a field's column ("durationMs" → "Duration"); a field
+	// without one is titled by its name.
+	Labels map[string]string `yaml:"labels"`
+	// Formats says what a field's value means, so it is shown that way:
+	// one of MetaFormats.
+	Formats map[string]string `yaml:"formats"`
 }
+
+// MetaFormats are the meanings a leaderboard-meta field may be given.
+var MetaFormats = []string{MetaDurationMs, MetaEpochMs, MetaCount, MetaText}
+
+const (
+	MetaDurationMs = "duration-ms" // milliseconds, shown as a duration
+	MetaEpochMs    = "epoch-ms"    // Unix time in ms, shown as a date and time
+	MetaCount      = "count"       // an integer, shown with digit grouping
+	MetaText       = "text"        // shown as it is
+)
 
 // BalanceParams: role balance.
 type BalanceParams struct {
@@ -306,6 +322,23 @@ func checkParams(f *Family, p any) error {
 			return fmt.Errorf("member names the placeholder a leaderboard member fills in meta and high_score; it is required with them")
 		}
 	case *LeaderboardMetaParams:
+		for _, m := range []map[string]string{p.Labels, p.Formats} {
+			for f := range m {
+				if len(p.Fields) > 0 && !slices.Contains(p.Fields, f) {
+					return fmt.Errorf("%q has a label or format but is not one of fields %v", f, p.Fields)
+				}
+			}
+		}
+		for f, l := range p.Labels {
+			if strings.TrimSpace(l) == "" {
+				return fmt.Errorf("label of %q is empty", f)
+			}
+		}
+		for f, m := range p.Formats {
+			if err := oneOf("formats."+f, m, MetaFormats...); err != nil {
+				return err
+			}
+		}
 	case *BalanceParams:
 		if p.Scale < 0 || p.Scale > 18 {
 			return fmt.Errorf("scale %d out of range 0..18", p.Scale)
