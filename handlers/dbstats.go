@@ -219,6 +219,9 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 	for _, b := range d.ByElements {
 		vm.ByElements = append(vm.ByElements, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: format.Size(b.Elements, b.Type), Href: keyHref(d.Conn, d.DB, b.Key)})
 	}
+	for _, b := range d.ByLength {
+		vm.ByLength = append(vm.ByLength, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: format.Size(b.Elements, b.Type), Href: keyHref(d.Conn, d.DB, b.Key)})
+	}
 	if d.MemoryWhy != "" {
 		vm.MemoryNote = "Memory per key is unavailable: " + d.MemoryWhy + "."
 	}

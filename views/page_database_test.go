@@ -35,3 +35,21 @@ func TestDBPageMakesNoClaimsWhenNothingWasRead(t *testing.T) {
 		}
 	}
 }
+
+// Strings (bytes) and collections (elements) are listed in panels of
+// their own.
+func TestDBPageRanksStringsApart(t *testing.T) {
+	d := render(t, DBLive(DBPageVM{Conn: "c",
+		ByElements: []BigKeyRow{{Key: "set", Type: "set", Size: "3 members", Href: "/k?set"}},
+		ByLength:   []BigKeyRow{{Key: "long", Type: "string", Size: "5,000 bytes", Href: "/k?long"}},
+	}, false))
+	if got := d.Find(`[data-testid="by-elements"] [data-testid="big-key"]`).Text(); got != "set" {
+		t.Errorf("collections panel lists %q", got)
+	}
+	if got := d.Find(`[data-testid="by-length"] [data-testid="big-key"]`).Text(); got != "long" {
+		t.Errorf("strings panel lists %q", got)
+	}
+	if !strings.Contains(d.Find(`[data-testid="by-length"]`).Text(), "5,000 bytes") {
+		t.Error("string length not in bytes")
+	}
+}

@@ -90,7 +90,8 @@ type dbAccumulator struct {
 	unmatched  map[string]*PrefixGroup
 	unmCount   int64
 	byMemory   []BigKey
-	byElements []BigKey
+	byElements []BigKey // collections: hashes, lists, sets, sorted sets, streams
+	byLength   []BigKey // strings, whose length is in bytes, not elements
 	started    time.Time
 	finished   time.Time
 }
@@ -154,7 +155,11 @@ func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
 	if k.Memory > 0 {
 		a.byMemory = topK(a.byMemory, big, func(b BigKey) int64 { return b.Memory })
 	}
-	if k.Elements > 0 {
+	switch {
+	case k.Elements <= 0:
+	case k.Type == "string":
+		a.byLength = topK(a.byLength, big, func(b BigKey) int64 { return b.Elements })
+	default:
 		a.byElements = topK(a.byElements, big, func(b BigKey) int64 { return b.Elements })
 	}
 }
@@ -218,7 +223,8 @@ type DBDetail struct {
 	Unmatched  []PrefixGroup
 	UnmCount   int64
 	ByMemory   []BigKey
-	ByElements []BigKey
+	ByElements []BigKey // collections by element count
+	ByLength   []BigKey // strings by length in bytes (Elements holds it)
 	Memory     int64
 	MemoryWhy  string // why memory is unknown, if it is
 	Err        string
@@ -274,5 +280,6 @@ func (a *dbAccumulator) detail(d *DBDetail, total int64, partial bool) {
 	d.UnmCount = sc(a.unmCount)
 	d.ByMemory = slices.Clone(a.byMemory)
 	d.ByElements = slices.Clone(a.byElements)
+	d.ByLength = slices.Clone(a.byLength)
 	d.Memory = sc(a.memory)
 }
