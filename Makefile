@@ -7,8 +7,8 @@ GO ?= go
 # (TestSeedFixtureInSync) live outside the repository, at ../shared/seeds
 # beside the checkout in CI. When that folder exists and KEYDECK_SEEDS is not
 # set, the tests are pointed at it (and then fail, not skip, if it cannot be
-# read); without it the test skips and says how to run it. .ci/run also sets
-# KEYDECK_REQUIRE_SEEDS=1, so CI fails rather than skips when they are missing.
+# read); without it the test skips and says how to run it. Set
+# KEYDECK_REQUIRE_SEEDS=1 to make it fail rather than skip when they are missing.
 SEEDS_DIR := $(abspath $(CURDIR)/../shared/seeds)
 ifeq ($(origin KEYDECK_SEEDS),undefined)
 ifneq ($(wildcard $(SEEDS_DIR)/000_f3a0dbfe758eabc7.txt),)
