@@ -178,6 +178,14 @@ func (a *App) preview(c echo.Context, kind string, req action.Request, back stri
 	for _, ch := range pv.Changes {
 		vm.Changes = append(vm.Changes, views.ChangeRow{Key: ch.Key, Text: ch.Text, After: ch.After})
 	}
+	// Each change is said once: one change is the summary itself; several
+	// are listed, and the summary (their texts joined) is not repeated.
+	switch {
+	case len(vm.Changes) == 1 && vm.Changes[0].Text == vm.Summary:
+		vm.Changes[0].Text = ""
+	case changeText(pv.Changes) == vm.Summary:
+		vm.Summary = ""
+	}
 	return render(c, http.StatusOK, vm, views.ConfirmPage(a.page(c, "Confirm "+pv.Title, conn.Name), vm))
 }
 
@@ -208,6 +216,9 @@ func (a *App) executeAction(c echo.Context) error {
 	a.hub.Kick(DBTopic{Conn: conn.Name, DB: pv.Request.DB}.String())
 	vm := views.ResultVM{
 		OK: true, Title: "Done: " + out.Summary, Message: changeText(out.Changes), AuditID: out.ID, Warning: out.AuditWarning, Back: back,
+	}
+	if vm.Message == out.Summary {
+		vm.Message = "" // the title says it
 	}
 	return render(c, http.StatusOK, vm, views.ResultPage(a.page(c, "Done", conn.Name), vm))
 }
