@@ -160,7 +160,7 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	seen := map[string]bool{}
 	for _, c := range conns {
 		if seen[c.Name] {
-			return cfg, fmt.Errorf("invalid value for flag -redis: connection %q named twice", c.Name)
+			return cfg, fmt.Errorf("invalid value for flag --redis: connection %q named twice", c.Name)
 		}
 		seen[c.Name] = true
 	}
@@ -169,17 +169,17 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 		cfg.SessionSecret = getenv("KEYDECK_SESSION_SECRET")
 	}
 	if cfg.SessionSecret != "" && len(cfg.SessionSecret) < 32 {
-		return cfg, errors.New("invalid value for flag -session-secret: want at least 32 bytes")
+		return cfg, errors.New("invalid value for flag --session-secret: want at least 32 bytes")
 	}
 	if cfg.SessionTTL < 5*time.Minute || cfg.SessionTTL > 720*time.Hour {
-		return cfg, fmt.Errorf("invalid value %s for flag -session-ttl: want 5m to 720h", cfg.SessionTTL)
+		return cfg, fmt.Errorf("invalid value %s for flag --session-ttl: want 5m to 720h", cfg.SessionTTL)
 	}
 	for _, p := range proxies {
 		pfx, err := netip.ParsePrefix(strings.TrimSpace(p))
 		if err != nil {
 			addr, aerr := netip.ParseAddr(strings.TrimSpace(p))
 			if aerr != nil {
-				return cfg, fmt.Errorf("invalid value %q for flag -trusted-proxy: want a CIDR such as 10.0.0.0/8 or an address", p)
+				return cfg, fmt.Errorf("invalid value %q for flag --trusted-proxy: want a CIDR such as 10.0.0.0/8 or an address", p)
 			}
 			pfx = netip.PrefixFrom(addr, addr.BitLen())
 		}
@@ -188,25 +188,25 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	switch cfg.ProxyMatch {
 	case "name", "email":
 	default:
-		return cfg, fmt.Errorf("invalid value %q for flag -proxy-match: want name or email", cfg.ProxyMatch)
+		return cfg, fmt.Errorf("invalid value %q for flag --proxy-match: want name or email", cfg.ProxyMatch)
 	}
 	if cfg.Audit != "" {
 		name, db, ok := strings.Cut(cfg.Audit, "/")
 		_, err := route.ParseDB(db)
 		if !ok || !redisview.ValidName(name) || err != nil {
-			return cfg, fmt.Errorf("invalid value %q for flag -audit: want NAME/DB, e.g. eisland/15", cfg.Audit)
+			return cfg, fmt.Errorf("invalid value %q for flag --audit: want NAME/DB, e.g. eisland/15", cfg.Audit)
 		}
 		if len(conns) > 0 && !seen[name] {
-			return cfg, fmt.Errorf("invalid value for flag -audit: no connection named %q", name)
+			return cfg, fmt.Errorf("invalid value for flag --audit: no connection named %q", name)
 		}
 	}
 	if cfg.AuditMaxLen < 100 {
-		return cfg, fmt.Errorf("invalid value %d for flag -audit-maxlen: want at least 100", cfg.AuditMaxLen)
+		return cfg, fmt.Errorf("invalid value %d for flag --audit-maxlen: want at least 100", cfg.AuditMaxLen)
 	}
 	for _, h := range hosts {
 		h = strings.TrimSpace(h)
 		if h == "" || strings.ContainsAny(h, ":/ ") {
-			return cfg, fmt.Errorf("invalid value %q for flag -allowed-host: want a host name without port", h)
+			return cfg, fmt.Errorf("invalid value %q for flag --allowed-host: want a host name without port", h)
 		}
 		cfg.AllowedHosts = append(cfg.AllowedHosts, h)
 	}
@@ -214,41 +214,53 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	cfg.PackFor = packFor
 	for name := range packFor {
 		if !seen[name] && len(conns) > 0 {
-			return cfg, fmt.Errorf("invalid value for flag -pack-for: no connection named %q", name)
+			return cfg, fmt.Errorf("invalid value for flag --pack-for: no connection named %q", name)
 		}
 	}
 	if cfg.Sweep.KeysPerSec < 10 || cfg.Sweep.KeysPerSec > 1_000_000 {
-		return cfg, fmt.Errorf("invalid value %d for flag -sweep-rate: want 10 to 1000000", cfg.Sweep.KeysPerSec)
+		return cfg, fmt.Errorf("invalid value %d for flag --sweep-rate: want 10 to 1000000", cfg.Sweep.KeysPerSec)
 	}
 	if cfg.Sweep.Count < 10 || cfg.Sweep.Count > 10_000 {
-		return cfg, fmt.Errorf("invalid value %d for flag -sweep-count: want 10 to 10000", cfg.Sweep.Count)
+		return cfg, fmt.Errorf("invalid value %d for flag --sweep-count: want 10 to 10000", cfg.Sweep.Count)
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
-		return cfg, fmt.Errorf("invalid value %q for flag -addr: want HOST:PORT", cfg.Addr)
+		return cfg, fmt.Errorf("invalid value %q for flag --addr: want HOST:PORT", cfg.Addr)
 	}
 	if cfg.PollInterval < 100*time.Millisecond || cfg.PollInterval > time.Minute {
-		return cfg, fmt.Errorf("invalid value %s for flag -poll-interval: want 100ms to 1m", cfg.PollInterval)
+		return cfg, fmt.Errorf("invalid value %s for flag --poll-interval: want 100ms to 1m", cfg.PollInterval)
 	}
 	switch cfg.LogFormat {
 	case "text", "json":
 	default:
-		return cfg, fmt.Errorf("invalid value %q for flag -log-format: want text or json", cfg.LogFormat)
+		return cfg, fmt.Errorf("invalid value %q for flag --log-format: want text or json", cfg.LogFormat)
 	}
 	switch cfg.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		return cfg, fmt.Errorf("invalid value %q for flag -log-level: want debug, info, warn or error", cfg.LogLevel)
+		return cfg, fmt.Errorf("invalid value %q for flag --log-level: want debug, info, warn or error", cfg.LogLevel)
 	}
 	return cfg, nil
 }
 
 // cleanFlagErr keeps the flag package's message (which names the flag) but
-// drops the value it quotes for -redis, since that value may hold a password.
+// names flags as the docs and --help write them (--addr, not -addr), and
+// drops the value it quotes for --redis, since that value may hold a
+// password.
 func cleanFlagErr(err error) error {
 	msg := err.Error()
-	if strings.HasPrefix(msg, "invalid value ") && strings.Contains(msg, " for flag -redis: ") {
-		_, rest, _ := strings.Cut(msg, " for flag -redis: ")
-		return fmt.Errorf("invalid value for flag -redis: %s", rest)
+	for _, p := range []string{"flag provided but not defined: -", "flag needs an argument: -"} {
+		if rest, ok := strings.CutPrefix(msg, p); ok && !strings.HasPrefix(rest, "-") {
+			return errors.New(p + "-" + rest)
+		}
 	}
-	return err
+	if !strings.HasPrefix(msg, "invalid value ") {
+		return err
+	}
+	if i := strings.Index(msg, `" for flag -`); i >= 0 {
+		msg = msg[:i] + `" for flag --` + msg[i+len(`" for flag -`):]
+	}
+	if _, rest, ok := strings.Cut(msg, " for flag --redis: "); ok {
+		return fmt.Errorf("invalid value for flag --redis: %s", rest)
+	}
+	return errors.New(msg)
 }

@@ -37,9 +37,9 @@ func TestInvalidFlagExitsWithStatus2(t *testing.T) {
 	tests := []struct {
 		args, want string
 	}{
-		{"--redis nonsense", "keydeck: invalid value for flag -redis: want NAME=URL"},
-		{"--redis a=redis://:hunter2@h:bad", "keydeck: invalid value for flag -redis: a: invalid Redis URL"},
-		{"--addr nope", "keydeck: invalid value \"nope\" for flag -addr"},
+		{"--redis nonsense", "keydeck: invalid value for flag --redis: want NAME=URL"},
+		{"--redis a=redis://:hunter2@h:bad", "keydeck: invalid value for flag --redis: a: invalid Redis URL"},
+		{"--addr nope", "keydeck: invalid value \"nope\" for flag --addr"},
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
