@@ -17,19 +17,6 @@ import (
 	"github.com/keydeck/keydeck/views/format"
 )
 
-// home lists the connections with their state.
-func (a *App) home(c echo.Context) error {
-	var vm views.HomeVM
-	for _, conn := range a.conns.All() {
-		st := conn.Status()
-		vm.Connections = append(vm.Connections, views.HomeItem{
-			Name: conn.Name, Display: conn.Display, Href: route.OverviewURL(conn.Name),
-			Up: st.Up, Status: statusText(st),
-		})
-	}
-	return render(c, http.StatusOK, vm, views.HomePage(a.page(c, "Connections", ""), vm))
-}
-
 // overview renders one connection's overview; the websocket keeps it live.
 func (a *App) overview(c echo.Context) error {
 	conn, err := a.conns.Get(c.Param("conn"))
