@@ -95,8 +95,14 @@ func (a *App) dbPage(c echo.Context) error {
 	s, release := a.sweepers.Acquire(conn, db)
 	defer release()
 	ctx := c.Request().Context()
-	s.WaitRead(ctx, firstRead)
-	vm := dbVM(s.Detail(stats.TotalKeys(ctx, conn, db)), conn.PackChoice(), conn.Status())
+	st := conn.Status()
+	total := redisview.None[int64](statusText(st))
+	if down := !st.Up && !st.Checked.IsZero(); !down {
+		// A server known to be down is not waited for: the page says so at once.
+		s.WaitRead(ctx, firstRead)
+		total = stats.TotalKeys(ctx, conn, db)
+	}
+	vm := dbVM(s.Detail(total), conn.PackChoice(), st)
 	title := fmt.Sprintf("%s · db%d", conn.Name, db)
 	return render(c, http.StatusOK, vm, views.DBPage(a.page(c, title, conn.Name), vm))
 }

@@ -93,3 +93,4 @@ func TestDatabasePageWhileDisconnected(t *testing.T) {
 		t.Fatalf("key page while down: %d %.500s", code, body)
 	}
 }
+
