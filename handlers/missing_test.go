@@ -93,4 +93,3 @@ func TestDatabasePageWhileDisconnected(t *testing.T) {
 		t.Fatalf("key page while down: %d %.500s", code, body)
 	}
 }
-
