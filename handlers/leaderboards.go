@@ -239,6 +239,9 @@ func (a *App) lbVM(v route.Window, w leaderboard.Window, err error, marks map[st
 	if err != nil {
 		vm.Err = "Cannot read the leaderboard: " + err.Error()
 	}
+	// The page answers 404 for a missing key; a live window whose key
+	// vanishes says so instead of "Ranks 1–0 of 0".
+	vm.Gone = err == nil && w.Size == 0
 	if v.Start > 0 {
 		vm.Prev = v.At(max(0, v.Start-v.N)).URL()
 	}
