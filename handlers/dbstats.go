@@ -48,6 +48,12 @@ func (t DBTopic) source(a *App) (func() live.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	// No sweeper for a database the server does not have.
+	ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
+	defer cancel()
+	if err := conn.CheckDB(ctx, t.DB); errors.Is(err, redisview.ErrNoDatabase) {
+		return nil, fmt.Errorf("%w %q: %w", ErrUnknownTopic, t.String(), err)
+	}
 	return func() live.Source {
 		s, release := a.sweepers.Acquire(conn, t.DB)
 		return &dbSource{conn: conn, db: t.DB, sweeper: s, release: release}

@@ -41,6 +41,8 @@ func TestMissingThingsAre404(t *testing.T) {
 			{"/c/" + c + "/db/99", over, []string{"No such database", "has no database 99", "(db0 to db15)"}},
 			{"/c/" + c + "/db/200", over, []string{"No such database", "has no database 200"}},
 			{route.KeyPath(c, 99) + "?k=x", over, []string{"No such database"}},
+			// No live view (nor sweeper) of a database the server lacks.
+			{route.LiveURL("dbstats:" + c + ":99"), `href="/"`, []string{"has no database 99"}},
 			{route.KeyURL(c, 3, "nope"), `href="/c/` + c + `/db/3"`, []string{"No such key", "There is no key “nope” in db3 of " + c, "expired or was deleted"}},
 			// A family whose keys must expire: it has most likely expired.
 			{route.KeyURL(c, 4, "verify:slider:challenge:abc"), `href="/c/` + c + `/db/4"`, []string{"No such key", "has most likely expired"}},
