@@ -156,7 +156,7 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 	case pc.Why == "":
 		vm.NoPack = "matching the connection to a pack…"
 	default:
-		vm.NoPack = pc.Why + " (sampled again every minute)"
+		vm.NoPack = pc.Why // it says when the server is sampled again
 	}
 	switch {
 	case d.Estimated:
@@ -179,6 +179,10 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 		}
 	case !complete:
 		vm.Unknown = "Not known yet: the first sweep of this database has not finished."
+	}
+	if vm.Unknown != "" && !d.Estimated {
+		// Nothing read: zero would be a statement about the data.
+		vm.ViolCount, vm.UnmCount = "—", "—"
 	}
 	if d.Estimated {
 		vm.ViolCount = "≈ " + vm.ViolCount

@@ -90,6 +90,9 @@ func TestDatabasePageWhileDisconnected(t *testing.T) {
 			t.Errorf("the page claims %q while nothing was read", claim)
 		}
 	}
+	if !strings.Contains(body, `data-testid="violation-count">—<`) {
+		t.Error("the violation count is not '—' while nothing was read")
+	}
 	code, _, body = get(t, f.srv.URL+route.KeyURL("main", 5, "k"))
 	if code != http.StatusBadGateway || !strings.Contains(body, "disconnected since") {
 		t.Fatalf("key page while down: %d %.500s", code, body)
