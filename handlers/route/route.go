@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // Paths as the router registers them.
@@ -117,4 +118,46 @@ func LoginURL(next string) string {
 		return Login
 	}
 	return Login + "?next=" + url.QueryEscape(next)
+}
+
+// Value is where the key page's value starts and how it is shown: At is a
+// scan cursor, an offset or a stream entry ID (its meaning is the key's
+// type's); Filter keeps hash fields and set members that contain it;
+// View shows a string as "text", "hex" or "json" ("" lets the page choose).
+type Value struct{ At, Filter, View string }
+
+// MaxFilter bounds a value filter.
+const MaxFilter = 256
+
+// KeyValueURL is one key's page showing the page of its value v names.
+// Every parameter travels percent-encoded, byte-exact.
+func KeyValueURL(conn string, db int, key string, v Value) string {
+	u := KeyURL(conn, db, key)
+	if v.At != "" {
+		u += "&at=" + url.QueryEscape(v.At)
+	}
+	if v.Filter != "" {
+		u += "&q=" + url.QueryEscape(v.Filter)
+	}
+	if v.View != "" {
+		u += "&view=" + url.QueryEscape(v.View)
+	}
+	return u
+}
+
+// ParseValue reads the key page's ?at=, ?q= and ?view=.
+func ParseValue(q url.Values) (Value, error) {
+	v := Value{At: q.Get("at"), Filter: q.Get("q"), View: q.Get("view")}
+	if len(v.At) > 64 || strings.Trim(v.At, "0123456789-(") != "" {
+		return Value{}, badParam("%q is not a page position (a cursor, an offset or a stream entry ID).", v.At)
+	}
+	if len(v.Filter) > MaxFilter {
+		return Value{}, badParam("A filter is at most %d bytes.", MaxFilter)
+	}
+	switch v.View {
+	case "", "text", "hex", "json":
+	default:
+		return Value{}, badParam("view is text, hex or json, not %q.", v.View)
+	}
+	return v, nil
 }

@@ -3,6 +3,7 @@ package route_test
 import (
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +91,26 @@ func query(t *testing.T, u string) url.Values {
 		t.Fatal(err)
 	}
 	return p.Query()
+}
+
+// The value parameters survive a link byte for byte, glob characters and
+// invalid UTF-8 included; malformed ones are refused.
+func TestValueURLRoundTrip(t *testing.T) {
+	v := route.Value{At: "(1700000000000-3", Filter: "a*b?[c]\xff&q=x", View: "hex"}
+	u, err := url.Parse(route.KeyValueURL("main", 2, "k\x00ey", v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := route.ParseValue(u.Query())
+	if err != nil || got != v {
+		t.Fatalf("%+v, %v; want %+v", got, err, v)
+	}
+	if key, _ := route.ParseKey(u.Query()); key != "k\x00ey" {
+		t.Fatalf("key %q", key)
+	}
+	for _, q := range []url.Values{{"at": {"1;x"}}, {"view": {"raw"}}, {"q": {strings.Repeat("x", route.MaxFilter+1)}}} {
+		if _, err := route.ParseValue(q); !errors.Is(err, route.ErrParam) {
+			t.Errorf("%v: %v", q, err)
+		}
+	}
 }
