@@ -45,6 +45,10 @@ func (a *App) keyPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	valueAt, err := route.ParseValue(c.QueryParams())
+	if err != nil {
+		return err
+	}
 	info, memWhy, err := stats.InspectKey(c.Request().Context(), conn, db, key)
 	if err != nil {
 		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
@@ -69,6 +73,9 @@ func (a *App) keyPage(c echo.Context) error {
 	}
 	if info.Elements >= 0 {
 		vm.Size = format.Size(info.Elements, info.Type)
+	}
+	if vm.Value, err = keyValue(c.Request().Context(), conn, db, key, info.Type, valueAt); err != nil {
+		return err
 	}
 	var fam *schema.Family
 	if cls := conn.Classifier(); cls != nil {

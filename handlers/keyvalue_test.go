@@ -1,0 +1,100 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/handlers/route"
+)
+
+func valueDoc(t *testing.T, body string) *goquery.Document {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// The key page shows a bounded page of the value, escaped; its paging links
+// carry the cursor and the filter byte for byte; a sensitive key's value is
+// withheld in HTML and in JSON.
+func TestKeyPageShowsValue(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	db := f.redis.Client(0)
+	for i := range 150 {
+		db.ZAdd(ctx, "board", redis.Z{Score: float64(i), Member: fmt.Sprintf("<b>p%03d</b>", i)})
+	}
+	db.HSet(ctx, "h\xff", "<script>x</script>", "v\x01\xfe", "big", strings.Repeat("y", 5000), "a*b", "1", "axb", "2")
+	db.Set(ctx, "js", `{"a":[1,2],"b":"<i>"}`, 0)
+	db.Set(ctx, "bin", "\x00\x01\xffPNG", 0)
+	f.redis.Client(5).Set(ctx, "totp:security:secret:plain:ada", "JBSWY3DPEHPK3PXP", 0)
+	br := newBrowser(t, f.srv.URL)
+	br.login("ada", "right-password")
+
+	code, _, body := br.do(http.MethodGet, route.KeyURL("main", 0, "board"), nil)
+	if code != http.StatusOK {
+		t.Fatalf("zset page: %d", code)
+	}
+	doc := valueDoc(t, body)
+	rows := doc.Find(`[data-testid="value-row"]`)
+	if rows.Length() != 100 || strings.TrimSpace(rows.First().Find("td").Eq(1).Text()) != "<b>p000</b>" || strings.Contains(body, "<b>p000") {
+		t.Fatalf("zset first page: %d rows, first %q", rows.Length(), rows.First().Text())
+	}
+	next, _ := doc.Find(`[data-testid="value-next"]`).Attr("href")
+	if code, _, body = br.do(http.MethodGet, next, nil); code != http.StatusOK {
+		t.Fatalf("next page %s: %d", next, code)
+	}
+	doc = valueDoc(t, body)
+	if rows := doc.Find(`[data-testid="value-row"]`); rows.Length() != 50 || strings.TrimSpace(rows.First().Find("td").First().Text()) != "101" || doc.Find(`[data-testid="value-next"]`).Length() != 0 {
+		t.Fatalf("zset second page: %d rows, first %q", rows.Length(), rows.First().Text())
+	}
+
+	// A hash whose name is not UTF-8: values escaped, a big one cut with its length.
+	code, _, body = br.do(http.MethodGet, route.KeyURL("main", 0, "h\xff"), nil)
+	doc = valueDoc(t, body)
+	text := doc.Find(`[data-testid="value-rows"]`).Text()
+	if code != http.StatusOK || !strings.Contains(text, "<script>x</script>") || !strings.Contains(text, `v\x01\xfe`) || !strings.Contains(text, "320 of 5,000 bytes shown") || strings.Contains(body, "<script>x") {
+		t.Fatalf("hash page: %d %q", code, text)
+	}
+	// The filter matches itself, glob characters included.
+	u := route.KeyValueURL("main", 0, "h\xff", route.Value{Filter: "a*b"})
+	_, _, body = br.do(http.MethodGet, u, nil)
+	if rows := valueDoc(t, body).Find(`[data-testid="value-row"]`); rows.Length() != 1 || strings.TrimSpace(rows.Find("td").First().Text()) != "a*b" {
+		t.Fatalf("filtered hash: %d rows %q", rows.Length(), rows.Text())
+	}
+
+	_, _, body = br.do(http.MethodGet, route.KeyURL("main", 0, "js"), nil)
+	if got := valueDoc(t, body).Find(`[data-testid="value-text"]`).Text(); got != "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": \"<i>\"\n}" {
+		t.Fatalf("JSON string shown as %q", got)
+	}
+	_, _, body = br.do(http.MethodGet, route.KeyURL("main", 0, "bin"), nil)
+	if got := valueDoc(t, body).Find(`[data-testid="value-text"]`).Text(); !strings.HasPrefix(got, "00000000  00 01 ff 50 4e 47") {
+		t.Fatalf("binary string shown as %q", got)
+	}
+
+	code, _, body = br.do(http.MethodGet, route.KeyURL("main", 5, "totp:security:secret:plain:ada"), nil)
+	if code != http.StatusOK || !strings.Contains(body, `data-testid="value-withheld"`) || strings.Contains(body, "JBSWY3DPEHPK3PXP") {
+		t.Fatalf("sensitive page: %d, withheld note %v", code, strings.Contains(body, "value-withheld"))
+	}
+	code, _, body = br.do(http.MethodGet, route.KeyURL("main", 5, "totp:security:secret:plain:ada"), nil, "Accept", "application/json")
+	if code != http.StatusOK || strings.Contains(body, "JBSWY3DPEHPK3PXP") || !strings.Contains(body, `"Withheld":true`) {
+		t.Fatalf("sensitive JSON: %d %.400s", code, body)
+	}
+	code, _, body = br.do(http.MethodGet, route.KeyURL("main", 0, "board"), nil, "Accept", "application/json")
+	if code != http.StatusOK || !strings.Contains(body, `"Text":"\u003cb\u003ep000\u003c/b\u003e"`) {
+		t.Fatalf("zset JSON: %d %.600s", code, body)
+	}
+	for _, bad := range []string{"&at=x1", "&at=-1", "&view=raw"} {
+		if code, _, _ := br.do(http.MethodGet, route.KeyURL("main", 0, "board")+bad, nil); code != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", bad, code)
+		}
+	}
+}
