@@ -48,15 +48,17 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 		})
 		return vm, nil
 	case "hash":
-		vm.Columns = []string{"Field", "Value"}
+		vm.Columns = []views.ValueColumn{{Name: "Field"}, {Name: "Value"}}
 	case "set":
-		vm.Columns = []string{"Member"}
+		vm.Columns = []views.ValueColumn{{Name: "Member"}}
 	case "list":
-		vm.Columns = []string{"Index", "Element"}
+		vm.Columns = []views.ValueColumn{{Name: "Index", Narrow: true}, {Name: "Element"}}
 	case "zset":
-		vm.Columns = []string{"Rank", "Member", "Score"}
+		// ZRANGE by rank: rank 1 is the lowest score, whatever order
+		// the application reads its board in.
+		vm.Columns = []views.ValueColumn{{Name: "Rank (lowest score first)", Narrow: true}, {Name: "Member"}, {Name: "Score", Narrow: true}}
 	case "stream":
-		vm.Columns = []string{"Entry ID", "Fields"}
+		vm.Columns = []views.ValueColumn{{Name: "Entry ID"}, {Name: "Fields"}}
 	}
 	for _, e := range pg.Elements {
 		var row []views.ValueCell
