@@ -88,21 +88,21 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 		}
 		vm.Rows = append(vm.Rows, row)
 	}
+	// A GET form's hidden input is sent as the browser decodes it: only a
+	// key that is UTF-8 survives the round trip.
+	formable := utf8.ValidString(key) && route.Linkable(key)
+	if formable {
+		vm.FormAction, vm.FormKey = route.KeyPath(conn.Name, db), key
+	}
 	if pg.Scanned {
-		vm.Filterable, vm.Filter = true, views.ValidText(v.Filter)
-		// A GET form's hidden input is sent as the browser decodes it:
-		// only a key that is UTF-8 survives the round trip.
-		if utf8.ValidString(key) && route.Linkable(key) {
-			vm.FilterAction, vm.FilterKey = route.KeyPath(conn.Name, db), key
-		} else {
-			vm.Filterable = false
-		}
+		vm.Filterable, vm.Filter = formable, views.ValidText(v.Filter)
 		vm.PageNote = format.Plural(int64(len(pg.Elements)), "element", "elements") + " on this scan page"
 		if v.Filter != "" {
 			vm.PageNote += ", containing “" + views.EscapeName(v.Filter) + "”"
 		}
 		vm.PageNote += " (a scan page's size varies, and an element may appear on two pages)"
 	} else if len(pg.Elements) > 0 {
+		vm.Jumpable = formable && pg.Type != "stream"
 		if pg.Type == "stream" {
 			vm.PageNote = format.Plural(int64(len(pg.Elements)), "entry", "entries") + " of " + format.Count(pg.Length)
 		} else {
@@ -110,6 +110,7 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 			vm.PageNote = fmt.Sprintf("%s–%s of %s", format.Count(first+1), format.Count(first+int64(len(pg.Elements))), format.Count(pg.Length))
 		}
 	} else {
+		vm.Jumpable = formable && pg.Type != "stream" && pg.Length > 0
 		vm.PageNote = "Nothing here: the window is past the end."
 	}
 	if v.At != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -57,12 +58,24 @@ func TestKeyPageShowsValue(t *testing.T) {
 		t.Fatalf("zset second page: %d rows, first %q", rows.Length(), rows.First().Text())
 	}
 
+	// The jump box sends k and at as a browser submits a GET form.
+	form := doc.Find(`form[data-testid="value-jump"]`)
+	action, _ := form.Attr("action")
+	k, _ := form.Find(`input[name="k"]`).Attr("value")
+	_, _, body = br.do(http.MethodGet, action+"?"+url.Values{"k": {k}, "at": {"140"}}.Encode(), nil)
+	if rows := valueDoc(t, body).Find(`[data-testid="value-row"]`); rows.Length() != 10 || strings.TrimSpace(rows.First().Find("td").First().Text()) != "141" {
+		t.Fatalf("jump to offset 140: %d rows, first %q", rows.Length(), rows.First().Text())
+	}
+
 	// A hash whose name is not UTF-8: values escaped, a big one cut with its length.
 	code, _, body = br.do(http.MethodGet, route.KeyURL("main", 0, "h\xff"), nil)
 	doc = valueDoc(t, body)
 	text := doc.Find(`[data-testid="value-rows"]`).Text()
 	if code != http.StatusOK || !strings.Contains(text, "<script>x</script>") || !strings.Contains(text, `v\x01\xfe`) || !strings.Contains(text, "320 of 5,000 bytes shown") || strings.Contains(body, "<script>x") {
 		t.Fatalf("hash page: %d %q", code, text)
+	}
+	if doc.Find(`[data-testid="value-filter"]`).Length() != 0 {
+		t.Fatal("a filter form for a key a form cannot carry (not UTF-8)")
 	}
 	// The filter matches itself, glob characters included.
 	u := route.KeyValueURL("main", 0, "h\xff", route.Value{Filter: "a*b"})
