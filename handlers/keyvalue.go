@@ -96,11 +96,11 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 	}
 	if pg.Scanned {
 		vm.Filterable, vm.Filter = formable, views.ValidText(v.Filter)
-		vm.PageNote = format.Plural(int64(len(pg.Elements)), "element", "elements") + " on this scan page"
+		vm.PageNote = format.Size(int64(len(pg.Elements)), pg.Type) + " on this scan page"
 		if v.Filter != "" {
 			vm.PageNote += ", containing “" + views.EscapeName(v.Filter) + "”"
 		}
-		vm.PageNote += " (a scan page's size varies, and an element may appear on two pages)"
+		vm.PageNote += " (a scan page's size varies, and one may appear on two pages)"
 	} else if len(pg.Elements) > 0 {
 		vm.Jumpable = formable && pg.Type != "stream"
 		if pg.Type == "stream" {
