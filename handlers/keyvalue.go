@@ -29,6 +29,9 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 	if errors.Is(err, value.ErrCursor) {
 		return views.ValueVM{}, fmt.Errorf("%w: %s", route.ErrParam, err.Error())
 	}
+	if errors.Is(err, value.ErrTooLarge) {
+		return views.ValueVM{Error: "Not shown: " + err.Error() + "."}, nil
+	}
 	if err != nil {
 		return views.ValueVM{Error: "The value could not be read: " + err.Error()}, nil
 	}

@@ -107,6 +107,67 @@ type Page struct {
 	Scanned bool
 }
 
+// ErrTooLarge: the collection's elements are too big to page through here
+// (a page would pull megabytes from Redis before cutting them).
+var ErrTooLarge = errors.New("elements too large to show")
+
+// Bounds on what one page of a collection may pull from Redis before its
+// elements are cut: elements are cut after they arrive, so a page of a
+// list of 10 MB items would carry a gigabyte.
+const (
+	// maxMeasured is the most elements a collection may have for its exact
+	// size to be measured (MEMORY USAGE … SAMPLES 0 walks every element).
+	maxMeasured = 1000
+	// maxPageBytes is the most a collection measured exactly may hold to be
+	// paged: any page of it is smaller.
+	maxPageBytes = 8 << 20
+)
+
+// bounded refuses to page a collection whose elements could be huge. A
+// compact encoding (listpack, ziplist, intset) holds only elements under
+// the server's small-value thresholds (64 bytes by default); any other
+// collection of up to maxMeasured elements is measured exactly. A larger
+// collection of another encoding cannot be measured without walking it
+// all; it is paged (its elements arrive whole, then are cut).
+func bounded(ctx context.Context, c *redis.Client, key, typ string) error {
+	switch typ {
+	case "hash", "set", "list", "zset", "stream":
+	default:
+		return nil // strings are read by GETRANGE, bounded
+	}
+	var enc *redis.StringCmd
+	n := redis.NewIntCmd(ctx, lengthCommand(typ), key)
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		enc = p.ObjectEncoding(ctx, key)
+		_ = p.Process(ctx, n)
+		return nil
+	})
+	if redisview.IsConnErr(err) {
+		return err
+	}
+	switch enc.Val() { // "" when OBJECT is refused: measured below
+	case "listpack", "ziplist", "intset":
+		return nil
+	}
+	if n.Err() != nil || n.Val() > maxMeasured {
+		return nil
+	}
+	mem, err := c.MemoryUsage(ctx, key, 0).Result()
+	switch {
+	case err == redis.Nil:
+		return nil
+	case err != nil:
+		return nil // the server will not say (ACL, an old server): paged as before
+	case mem > maxPageBytes:
+		return fmt.Errorf("%w: its %d elements take %d bytes in memory; Keydeck pages only collections it can bound (up to %d bytes)", ErrTooLarge, n.Val(), mem, maxPageBytes)
+	}
+	return nil
+}
+
+func lengthCommand(typ string) string {
+	return map[string]string{"hash": "hlen", "set": "scard", "list": "llen", "zset": "zcard", "stream": "xlen"}[typ]
+}
+
 // Read reads one page of key in database db of conn.
 func Read(ctx context.Context, conn *redisview.Conn, db int, key string, req Request) (Page, error) {
 	pg := Page{Key: key, At: req.At, Filter: req.Filter}
@@ -124,6 +185,12 @@ func Read(ctx context.Context, conn *redisview.Conn, db int, key string, req Req
 		typ = t
 	}
 	pg.Type = typ
+	if err := bounded(ctx, c, key, typ); err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return pg, err
+		}
+		return pg, conn.WrapErr(redisview.ReadError("sizing a key's value", err))
+	}
 	var err error
 	switch typ {
 	case "none":

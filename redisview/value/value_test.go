@@ -2,6 +2,7 @@ package value_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -195,5 +196,31 @@ families:
 	pg := read(t, c, "totp:ada", value.Request{Type: "string"})
 	if !pg.Withheld || pg.String != "" || pg.Length != 0 || pg.Elements != nil {
 		t.Fatalf("sensitive key read: %+v", pg)
+	}
+}
+
+// A few huge elements among small ones (the list that fooled MEMORY
+// USAGE's sampling in the attack pass) are not paged: a page would pull
+// them whole from Redis before cutting them. Small collections of the
+// same type still page.
+func TestHugeElementsAreNotPaged(t *testing.T) {
+	c, db := open(t)
+	ctx := context.Background()
+	for range 5 {
+		db.RPush(ctx, "biglist", strings.Repeat("s", 9<<10))
+	}
+	for range 5 {
+		db.RPush(ctx, "biglist", strings.Repeat("B", 2<<20))
+	}
+	db.HSet(ctx, "bighash", "a", strings.Repeat("v", 9<<20))
+	for _, k := range []string{"biglist", "bighash"} {
+		_, err := value.Read(ctx, c, 0, k, value.Request{})
+		if !errors.Is(err, value.ErrTooLarge) {
+			t.Fatalf("%s: err %v, want ErrTooLarge", k, err)
+		}
+	}
+	db.RPush(ctx, "smalllist", strings.Repeat("x", 9<<10), "y")
+	if pg := read(t, c, "smalllist", value.Request{}); len(pg.Elements) != 2 {
+		t.Fatalf("small list: %+v", pg)
 	}
 }
