@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -235,33 +236,12 @@ func exceeded(yes bool) string {
 // says how many tokens it holds now, and whether a request is refused. ""
 // when it cannot tell.
 func readTokens(ctx context.Context, c redis.Cmdable, key string, tb *schema.TokenBucketParams, now time.Time) (string, verdict) {
-	vals, err := c.HMGet(ctx, key, tb.TokensField, tb.TimeField).Result()
-	if err != nil || len(vals) != 2 {
+	b, err := decode.ReadTokenBucket(ctx, c, key, tb, now)
+	if err != nil {
 		return "", unknown
 	}
-	num := func(v any) (float64, bool) {
-		s, ok := v.(string)
-		if !ok {
-			return 0, false
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
-	}
-	tokens, ok := num(vals[0])
-	if !ok {
-		return "", unknown
-	}
-	if ts, ok := num(vals[1]); ok && tb.RefillPerMs > 0 {
-		if tb.TimeUnit == "s" {
-			ts *= 1000
-		}
-		if elapsed := float64(now.UnixMilli()) - ts; elapsed > 0 {
-			tokens += elapsed * tb.RefillPerMs
-		}
-	}
-	tokens = math.Max(0, math.Min(tb.Capacity, tokens))
-	out := fmt.Sprintf("%s of %s tokens left", strconv.FormatFloat(math.Floor(tokens), 'f', -1, 64), strconv.FormatFloat(tb.Capacity, 'f', -1, 64))
-	if tokens < tb.Requested {
+	out := fmt.Sprintf("%s of %s tokens left", strconv.FormatFloat(math.Floor(b.Tokens), 'f', -1, 64), strconv.FormatFloat(tb.Capacity, 'f', -1, 64))
+	if b.Refused {
 		out += fmt.Sprintf(" (a request takes %s: refused)", strconv.FormatFloat(tb.Requested, 'f', -1, 64))
 		return out, reached
 	}

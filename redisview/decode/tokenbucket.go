@@ -1,0 +1,81 @@
+package decode
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// TokenBucket is a token bucket as the application would see it at Now:
+// the stored tokens refilled by the pack's rate since the last refill.
+type TokenBucket struct {
+	Now        time.Time
+	Stored     float64   // tokens as written
+	Tokens     float64   // refilled to Now, between 0 and Capacity
+	Capacity   float64   // from the pack
+	RefillPerS float64   // tokens a second, from the pack
+	Requested  float64   // tokens one request takes
+	LastRefill time.Time // zero when the time field is missing or not a number
+	ToFull     time.Duration
+	Refused    bool          // a request now is refused: Tokens < Requested
+	RetryAfter time.Duration // when Refused: until enough tokens are back
+}
+
+// TokensNow is min(capacity, tokens + (now − last) × refill_per_ms), never
+// below 0; a last refill in the future (clock skew) adds nothing. lastMs is
+// the time field in epoch milliseconds; hasLast false when it is unknown.
+func TokensNow(p *schema.TokenBucketParams, tokens, lastMs float64, hasLast bool, now time.Time) float64 {
+	if hasLast && p.RefillPerMs > 0 {
+		if elapsed := float64(now.UnixMilli()) - lastMs; elapsed > 0 {
+			tokens += elapsed * p.RefillPerMs
+		}
+	}
+	return math.Max(0, math.Min(p.Capacity, tokens))
+}
+
+// ReadTokenBucket reads a bucket's two fields with one HMGET and refills
+// them to now. A missing or non-numeric tokens field is ErrNotDecodable.
+func ReadTokenBucket(ctx context.Context, c redis.Cmdable, key string, p *schema.TokenBucketParams, now time.Time) (TokenBucket, error) {
+	vals, err := c.HMGet(ctx, key, p.TokensField, p.TimeField).Result()
+	if err != nil {
+		return TokenBucket{}, err
+	}
+	if len(vals) != 2 {
+		return TokenBucket{}, notDecodable("HMGET gave %d values", len(vals))
+	}
+	stored, ok := number(vals[0])
+	if !ok {
+		return TokenBucket{}, notDecodable("field %q is missing or not a number", p.TokensField)
+	}
+	tb := TokenBucket{Now: now, Stored: stored, Capacity: p.Capacity, RefillPerS: p.RefillPerMs * 1000, Requested: p.Requested}
+	last, hasLast := number(vals[1])
+	if hasLast {
+		if p.TimeUnit == "s" {
+			last *= 1000
+		}
+		tb.LastRefill = time.UnixMilli(int64(last)).UTC()
+	}
+	tb.Tokens = TokensNow(p, stored, last, hasLast, now)
+	if p.RefillPerMs > 0 {
+		tb.ToFull = msDuration((p.Capacity - tb.Tokens) / p.RefillPerMs)
+	}
+	if tb.Tokens < p.Requested {
+		tb.Refused = true
+		if p.RefillPerMs > 0 {
+			tb.RetryAfter = msDuration((p.Requested - tb.Tokens) / p.RefillPerMs)
+		}
+	}
+	return tb, nil
+}
+
+// msDuration rounds a positive number of milliseconds up to a whole one.
+func msDuration(ms float64) time.Duration {
+	if ms <= 0 {
+		return 0
+	}
+	return time.Duration(math.Ceil(ms)) * time.Millisecond
+}
