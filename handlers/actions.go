@@ -79,8 +79,10 @@ func (a *App) keyPage(c echo.Context) error {
 	}
 	var fam *schema.Family
 	if cls := conn.Classifier(); cls != nil {
-		if f, ok := cls.Classify(db, key); ok {
+		if m, ok := cls.Match(db, key); ok {
+			f := m.Family
 			fam = f
+			vm.Decoded = keyDecoded(c.Request().Context(), conn, db, key, info.Type, m, a.now())
 			vm.Family, vm.Role, vm.Domain, vm.Sensitive = f.ID, string(f.Role), f.Domain, f.Sensitive
 			if info.Type != "" {
 				if v := f.TypeViolation(info.Type); v != "" {

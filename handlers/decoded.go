@@ -1,0 +1,147 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+// keyDecoded reads what a key of family m means by its role, at now. A
+// role without a decoder shows nothing; a sensitive family says it was not
+// decoded, without a read; a key of the wrong type is not decoded.
+func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ string, m schema.Match, now time.Time) views.DecodedVM {
+	f := m.Family
+	if f == nil || !decode.Supported(f.Role) {
+		return views.DecodedVM{}
+	}
+	vm := views.DecodedVM{Role: string(f.Role)}
+	if f.Sensitive {
+		vm.Withheld = true
+		return vm
+	}
+	if v := f.TypeViolation(typ); v != "" {
+		vm.Note = "Not decoded: " + v + "."
+		return vm
+	}
+	res, err := decode.Decode(ctx, conn.DB(db), m, key, now)
+	switch {
+	case err != nil:
+		vm.Note = "Could not be decoded: " + conn.WrapErr(redisview.ReadError("reading the key by its role", err)).Error()
+		return vm
+	case res.Sensitive:
+		vm.Withheld = true
+		return vm
+	case res.Note != "":
+		vm.Note = "Not decoded: " + res.Note + "."
+		return vm
+	}
+	row := func(label, value string) { vm.Rows = append(vm.Rows, views.DecodedRow{Label: label, Value: value}) }
+	switch {
+	case res.TokenBucket != nil:
+		tb := res.TokenBucket
+		vm.Summary = fmt.Sprintf("%s of %s tokens now", tokens(tb.Tokens), tokens(tb.Capacity))
+		row("Tokens now", tokens(tb.Tokens)+" (refilled to "+format.Clock(tb.Now)+")")
+		row("Capacity", tokens(tb.Capacity))
+		row("Refill", strconv.FormatFloat(tb.RefillPerS, 'g', 4, 64)+" tokens a second")
+		if tb.LastRefill.IsZero() {
+			row("Last refill", "unknown (no time field)")
+		} else {
+			row("Last refill", format.Time(tb.LastRefill)+ago(tb.Now.Sub(tb.LastRefill)))
+		}
+		row("Stored tokens", tokens(tb.Stored))
+		if tb.ToFull > 0 {
+			row("Full in", format.Duration(tb.ToFull))
+		} else {
+			row("Full in", "full now")
+		}
+		if tb.Refused {
+			vm.Alert = fmt.Sprintf("A request now is refused: it takes %s, %s left.", tokens(tb.Requested), tokens(tb.Tokens))
+			if tb.RetryAfter > 0 {
+				vm.Alert += " Retry after " + format.Duration(tb.RetryAfter) + "."
+			}
+			row("A request now", "refused")
+		} else {
+			row("A request now", "allowed (takes "+tokens(tb.Requested)+")")
+		}
+	case res.CounterWindow != nil:
+		cw := res.CounterWindow
+		per := format.Duration(cw.Window)
+		if cw.Calendar != "" {
+			per = cw.Calendar + " (" + cw.Zone + ")"
+		}
+		vm.Summary = fmt.Sprintf("%s of %s in this window", format.Count(cw.Count), format.Count(cw.Limit))
+		row("Count", format.Count(cw.Count))
+		row("Limit", format.Count(cw.Limit))
+		row("Window", per)
+		if cw.ResetsIn >= 0 {
+			row("Resets in", format.Duration(cw.ResetsIn))
+		} else {
+			row("Resets in", "never: no TTL")
+		}
+		if cw.Reached {
+			vm.Alert = "Limit reached: further requests are refused until the window resets."
+		}
+	case res.SlidingWindow != nil:
+		sw := res.SlidingWindow
+		vm.Summary = fmt.Sprintf("%s of %s in the last %s", format.Count(sw.InWindow), format.Count(sw.Limit), format.Duration(sw.Window))
+		row("In the window", format.Count(sw.InWindow))
+		row("Limit", format.Count(sw.Limit))
+		row("Window", format.Duration(sw.Window))
+		if sw.InWindow > 0 {
+			row("Oldest", format.Time(sw.Oldest))
+			row("Newest", format.Time(sw.Newest))
+		}
+		row("Older entries", format.Count(sw.Total-sw.InWindow))
+		if sw.LockKey != "" {
+			if sw.Locked {
+				row("Lock", "locked ("+views.EscapeName(sw.LockKey)+")")
+				vm.Alert = "Locked: the lock " + views.EscapeName(sw.LockKey) + " is set."
+			} else {
+				row("Lock", "not locked")
+			}
+		}
+		if sw.Reached && vm.Alert == "" {
+			vm.Alert = "Limit reached inside the window."
+		}
+	case res.Lock != nil:
+		l := res.Lock
+		holder := views.EscapeName(l.Holder)
+		if !l.Until.IsZero() {
+			vm.Summary = "Locked until " + format.Time(l.Until)
+			row("Unlocks at", format.Time(l.Until))
+			if d := l.Until.Sub(now); d > 0 {
+				row("Unlocks in", format.Duration(d))
+			} else {
+				row("Unlocks in", "past (it is still set)")
+			}
+		} else {
+			vm.Summary = "Held by " + holder
+		}
+		row("Holder value", holder)
+		row("TTL left", format.TTL(l.TTL))
+		if !l.Expected {
+			row("Shape", "not the "+l.Kind+" value the pack says")
+		}
+	}
+	return vm
+}
+
+// tokens shows a token count to two decimals at most, rounded down.
+func tokens(f float64) string {
+	return strconv.FormatFloat(math.Floor(f*100)/100, 'f', -1, 64)
+}
+
+func ago(d time.Duration) string {
+	if d < 0 {
+		return " (in the future: clock skew)"
+	}
+	return " (" + format.Duration(d) + " ago)"
+}
