@@ -48,9 +48,14 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 	case res.TokenBucket != nil:
 		tb := res.TokenBucket
 		vm.Summary = fmt.Sprintf("%s of %s tokens now", tokens(tb.Tokens), tokens(tb.Capacity))
-		row("Tokens now", tokens(tb.Tokens)+" (refilled to "+format.Clock(tb.Now)+")")
+		row("Tokens now", tokens(tb.Tokens))
+		row("Read at", format.Clock(tb.Now))
 		row("Capacity", tokens(tb.Capacity))
-		row("Refill", strconv.FormatFloat(tb.RefillPerS, 'g', 4, 64)+" tokens a second")
+		refill := strconv.FormatFloat(tb.RefillPerS, 'g', 4, 64) + " tokens a second"
+		if tb.RefillPerS > 0 {
+			refill += " (empty to full in " + format.Duration(time.Duration(tb.Capacity/tb.RefillPerS*float64(time.Second))) + ")"
+		}
+		row("Refill", refill)
 		if tb.LastRefill.IsZero() {
 			row("Last refill", "unknown (no time field)")
 		} else {
@@ -130,6 +135,41 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 		if !l.Expected {
 			row("Shape", "not the "+l.Kind+" value the pack says")
 		}
+	case res.Quota != nil:
+		q := res.Quota
+		unit := ""
+		if q.Unit != "" {
+			unit = " " + q.Unit
+		}
+		if q.Limit > 0 {
+			vm.Summary = fmt.Sprintf("%s / %s%s this %s (%s)", format.Count(q.Used), format.Count(q.Limit), unit, q.Period, format.Percent(q.Percent/100, 1))
+		} else {
+			vm.Summary = fmt.Sprintf("%s%s this %s", format.Count(q.Used), unit, q.Period)
+		}
+		row("Used", format.Count(q.Used)+unit)
+		if q.Limit > 0 {
+			row("Limit", format.Count(q.Limit)+unit)
+			row("Used share", format.Percent(q.Percent/100, 1))
+		} else {
+			row("Limit", "not in the pack (set per subject elsewhere)")
+		}
+		row("Period", q.Period)
+		row("Resets at", format.Time(q.ResetsAt))
+		row("TTL", format.TTL(q.TTL))
+		if q.Reached {
+			vm.Alert = "Quota used up: further use is refused until " + format.Time(q.ResetsAt) + "."
+		}
+	case res.Balance != nil:
+		b := res.Balance
+		unit := ""
+		if b.Unit != "" {
+			unit = " " + b.Unit
+		}
+		amount := views.EscapeName(b.Amount)
+		vm.Summary = amount + unit
+		row("Amount", amount+unit)
+		row("Decimal places", strconv.Itoa(b.Scale)+" (as the pack says the application writes)")
+		row("TTL", format.TTL(b.TTL))
 	}
 	return vm
 }

@@ -55,6 +55,12 @@ func TestKeyPageDecodesByRole(t *testing.T) {
 		t.Fatalf("login lock summary %q", sum)
 	}
 
+	f.redis.Client(11).Set(ctx, "qweather:quota:provider:qweather:202612", "12500", 0)
+	_, _, body = br.do(http.MethodGet, route.KeyURL("main", 11, "qweather:quota:provider:qweather:202612"), nil)
+	if sum := valueDoc(t, body).Find(`[data-testid="decoded-summary"]`).Text(); !strings.Contains(sum, "12,500 / 50,000 calls this month (25.0%)") {
+		t.Fatalf("quota summary %q", sum)
+	}
+
 	code, _, body = br.do(http.MethodGet, route.KeyURL("main", 5, "totp:security:secret:plain:ada"), nil)
 	doc = valueDoc(t, body)
 	if code != http.StatusOK || doc.Find(`[data-testid="key-decoded"]`).Length() != 0 || strings.Contains(body, "JBSWY3DPEHPK3PXP") {

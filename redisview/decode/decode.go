@@ -39,12 +39,14 @@ type Result struct {
 	CounterWindow *CounterWindow
 	SlidingWindow *SlidingWindow
 	Lock          *Lock
+	Quota         *Quota
+	Balance       *Balance
 }
 
 // Supported reports whether a role has a decoder.
 func Supported(r schema.Role) bool {
 	switch r {
-	case schema.RoleTokenBucket, schema.RoleCounterWindow, schema.RoleSlidingWindow, schema.RoleLock:
+	case schema.RoleTokenBucket, schema.RoleCounterWindow, schema.RoleSlidingWindow, schema.RoleLock, schema.RoleQuota, schema.RoleBalance:
 		return true
 	}
 	return false
@@ -89,6 +91,18 @@ func Decode(ctx context.Context, c redis.Cmdable, m schema.Match, key string, no
 		l, err = readLock(ctx, c, key, p)
 		if err == nil {
 			res.Lock = &l
+		}
+	case *schema.QuotaParams:
+		var q Quota
+		q, err = readQuota(ctx, c, key, p, now)
+		if err == nil {
+			res.Quota = &q
+		}
+	case *schema.BalanceParams:
+		var b Balance
+		b, err = readBalance(ctx, c, key, p)
+		if err == nil {
+			res.Balance = &b
 		}
 	}
 	if errors.Is(err, ErrNotDecodable) {

@@ -154,3 +154,32 @@ func TestSensitiveNotDecoded(t *testing.T) {
 		t.Fatalf("sensitive: %+v %v", r, err)
 	}
 }
+
+// A monthly quota against the pack's limit, reset at the next month in its
+// zone; a balance as written, with its unit.
+func TestQuotaAndBalance(t *testing.T) {
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC) // the pack counts months at +08:00
+	key := "qweather:quota:provider:qweather:202612"
+	rs.Client(11).IncrBy(ctx, key, 12500)
+	q := dec(t, rs.Client(11), 11, key, now).Quota
+	if q == nil || q.Used != 12500 || q.Limit != 50000 || q.Percent != 25 || q.Reached || q.Unit != "calls" ||
+		!q.ResetsAt.Equal(time.Date(2026, 12, 31, 16, 0, 0, 0, time.UTC)) {
+		t.Fatalf("quota: %+v", q)
+	}
+	rs.Client(11).Set(ctx, key, "50000", 0)
+	if q = dec(t, rs.Client(11), 11, key, now).Quota; !q.Reached {
+		t.Fatalf("quota at its limit: %+v", q)
+	}
+	bk := "agent:balance:ada"
+	rs.Client(12).Set(ctx, bk, "1250.50000000", 0)
+	b := dec(t, rs.Client(12), 12, bk, now).Balance
+	if b == nil || b.Amount != "1250.50000000" || b.Unit != "fen" || b.Scale != 8 || b.TTL >= 0 {
+		t.Fatalf("balance: %+v", b)
+	}
+	rs.Client(12).Set(ctx, bk, "NaN", 0)
+	if r := dec(t, rs.Client(12), 12, bk, now); r.Balance != nil || r.Note == "" {
+		t.Fatalf("NaN balance: %+v", r)
+	}
+}
