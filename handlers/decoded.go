@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
@@ -170,6 +171,45 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 		row("Amount", amount+unit)
 		row("Decimal places", strconv.Itoa(b.Scale)+" (as the pack says the application writes)")
 		row("TTL", format.TTL(b.TTL))
+	case res.Bucket4j != nil:
+		b := res.Bucket4j
+		capacity := int64(0)
+		for _, bw := range b.Bandwidths {
+			if capacity == 0 || bw.Capacity < capacity {
+				capacity = bw.Capacity
+			}
+		}
+		vm.Summary = fmt.Sprintf("%s of %s tokens now", format.Count(b.Tokens), format.Count(capacity))
+		row("Tokens now", format.Count(b.Tokens))
+		row("Read at", format.Clock(b.Now))
+		if b.ToFull > 0 {
+			row("Full in", format.Duration(b.ToFull))
+		} else {
+			row("Full in", "full now")
+		}
+		row("Consumed (total)", format.Count(b.Consumed))
+		row("TTL", format.TTL(b.TTL))
+		if b.HasVersion {
+			row("Configuration version", strconv.FormatInt(b.Version, 10))
+		}
+		for i, bw := range b.Bandwidths {
+			name := "Bandwidth " + strconv.Itoa(i+1)
+			if bw.ID != "" {
+				name += " (" + views.EscapeName(bw.ID) + ")"
+			}
+			kind := "greedy"
+			if bw.Intervally {
+				kind = "intervally"
+			}
+			row(name, fmt.Sprintf("%s of %s; refill %s per %s, %s; last refill %s", format.Count(bw.Tokens), format.Count(bw.Capacity),
+				format.Count(bw.RefillTokens), format.Duration(bw.RefillPeriod), kind, format.Time(bw.LastRefill)))
+		}
+		if b.Tokens <= 0 {
+			vm.Alert = "No tokens now: a request is refused until the bucket refills."
+		}
+		if b.ClockSkew {
+			vm.Alert = strings.TrimSpace(vm.Alert + " A last refill is more than a day from now: the writer may use a custom clock, so the refill shown may be wrong.")
+		}
 	}
 	return vm
 }

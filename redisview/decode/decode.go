@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -41,12 +42,13 @@ type Result struct {
 	Lock          *Lock
 	Quota         *Quota
 	Balance       *Balance
+	Bucket4j      *Bucket4j
 }
 
 // Supported reports whether a role has a decoder.
 func Supported(r schema.Role) bool {
 	switch r {
-	case schema.RoleTokenBucket, schema.RoleCounterWindow, schema.RoleSlidingWindow, schema.RoleLock, schema.RoleQuota, schema.RoleBalance:
+	case schema.RoleTokenBucket, schema.RoleCounterWindow, schema.RoleSlidingWindow, schema.RoleLock, schema.RoleQuota, schema.RoleBalance, schema.RoleBucket4j:
 		return true
 	}
 	return false
@@ -105,8 +107,15 @@ func Decode(ctx context.Context, c redis.Cmdable, m schema.Match, key string, no
 			res.Balance = &b
 		}
 	}
+	if f.Role == schema.RoleBucket4j {
+		var b Bucket4j
+		b, err = readBucket4j(ctx, c, key, now)
+		if err == nil {
+			res.Bucket4j = &b
+		}
+	}
 	if errors.Is(err, ErrNotDecodable) {
-		res.Note = err.Error()
+		res.Note = strings.TrimPrefix(err.Error(), ErrNotDecodable.Error()+": ")
 		return res, nil
 	}
 	return res, err
