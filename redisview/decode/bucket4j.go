@@ -100,7 +100,7 @@ func DecodeBucket4j(b []byte, now time.Time) (Bucket4j, error) {
 		bw.LastRefill = time.Unix(0, last).UTC()
 		bw.Stored = size
 		bw.Tokens = refillBucket4j(bw, last, size, re, nowNs)
-		bw.ToFull = toFull(bw, re)
+		bw.ToFull = toFull(bw, re, nowNs-last)
 		out.Tokens = min(out.Tokens, bw.Tokens)
 		out.ToFull = max(out.ToFull, bw.ToFull)
 		if d := now.Sub(bw.LastRefill); d > skewLimit || d < -skewLimit {
@@ -145,8 +145,9 @@ func refillBucket4j(bw *Bucket4jBandwidth, last, size, re, nowNs int64) int64 {
 }
 
 // toFull is how long the bandwidth needs from its refilled tokens to
-// capacity (greedy: continuous; intervally: whole periods, an upper bound).
-func toFull(bw *Bucket4jBandwidth, re int64) time.Duration {
+// capacity: greedy, continuously; intervally, to the period boundary that
+// completes it (periods count from the last refill; elapsed is now − it).
+func toFull(bw *Bucket4jBandwidth, re, elapsed int64) time.Duration {
 	missing := bw.Capacity - bw.Tokens
 	if missing <= 0 {
 		return 0
@@ -156,6 +157,9 @@ func toFull(bw *Bucket4jBandwidth, re int64) time.Duration {
 	if bw.Intervally {
 		periods := (missing + bw.RefillTokens - 1) / bw.RefillTokens
 		ns = new(big.Int).Mul(big.NewInt(periods), p)
+		if elapsed > 0 { // part of the current period has passed
+			ns.Sub(ns, big.NewInt(elapsed%int64(bw.RefillPeriod)))
+		}
 	} else {
 		num := new(big.Int).Mul(big.NewInt(missing), p)
 		num.Sub(num, big.NewInt(re))
