@@ -108,7 +108,7 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 		row("Older entries", format.Count(sw.Total-sw.InWindow))
 		if sw.LockKey != "" {
 			if sw.Locked {
-				row("Lock", "locked ("+views.EscapeName(sw.LockKey)+")")
+				row("Lock", "locked")
 				vm.Alert = "Locked: the lock " + views.EscapeName(sw.LockKey) + " is set."
 			} else {
 				row("Lock", "not locked")
