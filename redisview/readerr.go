@@ -66,3 +66,21 @@ func IsConnErr(err error) bool {
 func IsOutOfRange(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "out of range")
 }
+
+// PipelineErr is a pipeline's error when the trip as a whole failed, and
+// nil when it is only the first of the replies its commands carry, which
+// the caller judges one by one. A transport failure is always returned; a
+// reply error no command holds (WRONGPASS while the connection was set up)
+// failed the whole trip, whose commands hold no replies at all.
+func PipelineErr(cmds []redis.Cmder, err error) error {
+	var rerr redis.Error
+	if err == nil || !errors.As(err, &rerr) || errors.Is(err, redis.ErrClosed) {
+		return err
+	}
+	for _, c := range cmds {
+		if c.Err() != nil {
+			return nil
+		}
+	}
+	return err
+}

@@ -146,7 +146,7 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 		}
 		return nil
 	})
-	if err := pipelineFailed(cmds, err); err != nil {
+	if err := redisview.PipelineErr(cmds, err); err != nil {
 		return nil, redisErr(where(conn, db), err)
 	}
 	var cls *schema.Classifier
@@ -395,26 +395,10 @@ func (r *Runner) readSnapshots(ctx context.Context, p pipeliner, conn *redisview
 // left on their commands for the caller to judge.
 func pipelined(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, fn func(redis.Pipeliner)) error {
 	cmds, err := p.Pipelined(ctx, func(pipe redis.Pipeliner) error { fn(pipe); return nil })
-	if err := pipelineFailed(cmds, err); err != nil {
+	if err := redisview.PipelineErr(cmds, err); err != nil {
 		return redisErr(where(conn, db), err)
 	}
 	return nil
-}
-
-// pipelineFailed is err unless it is only the first of the replies the
-// commands carry, which callers judge one by one. A reply error with no
-// command holding it (WRONGPASS while the connection was set up) failed
-// the whole trip: its commands hold no replies at all.
-func pipelineFailed(cmds []redis.Cmder, err error) error {
-	if err == nil || !isServerReply(err) {
-		return err
-	}
-	for _, c := range cmds {
-		if c.Err() != nil {
-			return nil
-		}
-	}
-	return err
 }
 
 func where(conn *redisview.Conn, db int) string {

@@ -109,7 +109,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 		return nil, err
 	}
 	if m.strict {
-		if err := pipelineErr(cmds, err); err != nil {
+		if err := redisview.PipelineErr(cmds, err); err != nil {
 			return nil, err
 		}
 		for i := range keys {
