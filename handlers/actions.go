@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,9 +14,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/schema"
-	"github.com/keydeck/keydeck/redisview/stats"
 	"github.com/keydeck/keydeck/views"
-	"github.com/keydeck/keydeck/views/format"
 )
 
 // Actions is what the key page and the confirmation steps need of the
@@ -49,51 +48,27 @@ func (a *App) keyPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	info, memWhy, err := stats.InspectKey(c.Request().Context(), conn, db, key)
+	kv, err := a.keyView(c.Request().Context(), conn, db, key, valueAt)
 	if err != nil {
+		if errors.Is(err, route.ErrParam) {
+			return err
+		}
 		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
 			return fmt.Errorf("%s is %s: this key could not be read, so whether it exists is unknown. %w", conn.Name, statusText(st), err)
 		}
 		return fmt.Errorf("This key could not be read, so whether it exists is unknown. %w", err)
 	}
-	if info.Type == "" {
+	if !kv.vm.Exists {
 		return missingKey(conn, db, key, "key")
 	}
-	vm := views.KeyVM{Conn: conn.Name, DB: db, Key: key, Exists: info.Type != "", Back: route.DatabaseURL(conn.Name, db),
-		Type: info.Type, TTL: "none", Memory: "n/a", Size: "n/a", Family: "no family", Role: "—"}
+	vm, fam := kv.vm, kv.fam
+	if route.Linkable(key) {
+		vm.WSURL = route.LiveURL(KeyTopic{Conn: conn.Name, DB: db, Key: key, Value: valueAt}.String())
+	} else {
+		vm.LiveNote = keyLiveNote
+	}
 	// The form's body adds the kind and arguments.
 	vm.PreviewURL = route.Action{Conn: conn.Name, DB: db, Key: key}.PreviewURL()
-	if info.TTL >= 0 {
-		vm.TTL = format.TTL(info.TTL)
-	}
-	if info.Memory >= 0 {
-		vm.Memory = format.Bytes(info.Memory)
-	} else if memWhy != "" {
-		vm.Memory = "n/a (" + memWhy + ")"
-	}
-	if info.Elements >= 0 {
-		vm.Size = format.Size(info.Elements, info.Type)
-	}
-	if vm.Value, err = keyValue(c.Request().Context(), conn, db, key, info.Type, valueAt); err != nil {
-		return err
-	}
-	var fam *schema.Family
-	if cls := conn.Classifier(); cls != nil {
-		if m, ok := cls.Match(db, key); ok {
-			f := m.Family
-			fam = f
-			vm.Decoded = keyDecoded(c.Request().Context(), conn, db, key, info.Type, m, a.now())
-			vm.Family, vm.Role, vm.Domain, vm.Sensitive = f.ID, string(f.Role), f.Domain, f.Sensitive
-			if info.Type != "" {
-				if v := f.TypeViolation(info.Type); v != "" {
-					vm.Violations = append(vm.Violations, v)
-				}
-				if v := f.TTL.Violation(info.TTL); v != "" {
-					vm.Violations = append(vm.Violations, v)
-				}
-			}
-		}
-	}
 	act := actor(c)
 	switch {
 	case a.auth.ReadOnly:
@@ -110,7 +85,7 @@ func (a *App) keyPage(c echo.Context) error {
 			if ap, ok := k.(interface{ AppliesTo(*schema.Family) bool }); ok && !ap.AppliesTo(fam) {
 				continue
 			}
-			if kt, ok := k.(interface{ KeyType() string }); ok && kt.KeyType() != info.Type {
+			if kt, ok := k.(interface{ KeyType() string }); ok && kt.KeyType() != vm.Type {
 				continue // a member of a set is removed only from a set
 			}
 			f := views.ActionForm{Kind: k.Name(), Title: k.Title(), Danger: k.Requires() == action.Admin}

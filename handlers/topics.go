@@ -31,6 +31,7 @@ type Topic interface {
 
 // topicKinds parse each kind's argument: the table of every topic.
 var topicKinds = map[string]func(arg string) (Topic, error){
+	keyKind:          parseKeyTopic,
 	overviewKind:     parseOverviewTopic,
 	dbStatsKind:      parseDBTopic,
 	leaderboardsKind: parseLeaderboardsTopic,
