@@ -33,8 +33,8 @@ type KeyTopic struct {
 }
 
 // keyLiveNote is what the page says when a name is too long for a topic.
-var keyLiveNote = fmt.Sprintf("Live updates are off for names over %s: the websocket's address would carry the whole name. Reload to see changes.",
-	format.ByteCount(route.MaxLinkedName))
+var keyLiveNote = fmt.Sprintf("Live updates are off for names over %d KiB: the websocket's address would carry the whole name. Reload to see changes.",
+	route.MaxLinkedName>>10)
 
 func (t KeyTopic) String() string {
 	q := url.Values{"conn": {t.Conn}, "db": {strconv.Itoa(t.DB)}, "k": {t.Key}}
