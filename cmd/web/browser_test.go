@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -384,6 +385,67 @@ func TestBrowserLeaderboardLive(t *testing.T) {
 		t.Fatalf("noReload, inert, mark = %v", state)
 	}
 	screenshot(t, ctx, "leaderboard.png")
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}
+
+// A counter's key page is live: an INCR from outside shows in the open
+// page, and its TTL counts down, without a reload.
+func TestBrowserKeyPageLive(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	db := rs.Client(4)
+	key := "verify:slider:fail:account:" + base64.RawURLEncoding.EncodeToString([]byte("ada@example.com"))
+	db.Set(bg, key, "1", 100*time.Second)
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: stats.DefaultSweepBudget})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/eisland/db/4/key?k="+url.QueryEscape(key)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="key-meta"]`))))
+	must(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(window.__noReload = true, undefined)`)))
+	text := func(sel string) string {
+		t.Helper()
+		v, err := liveText(ctx, sel)
+		must(t, err)
+		return strings.TrimSpace(v)
+	}
+	ttl := func() time.Duration {
+		t.Helper()
+		s := strings.TrimPrefix(text(`[data-testid="meta-TTL"]`), "TTL")
+		d, err := time.ParseDuration(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
+		if err != nil {
+			t.Fatalf("TTL %q: %v", s, err)
+		}
+		return d
+	}
+	if v := text(`[data-testid="value-text"]`); v != "1" {
+		t.Fatalf("value = %q, want 1", v)
+	}
+	if parts := text(`[data-testid="name-part-meaning"]`); !strings.Contains(parts, "ada@example.com") {
+		t.Fatalf("the Name table reads the account as %q", parts)
+	}
+	before := ttl()
+	db.Incr(bg, key)
+	db.Incr(bg, key)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="value-text"]')?.textContent === "3"`)); err != nil {
+		t.Fatalf("the page never showed the count 3 (value %q): %v", text(`[data-testid="value-text"]`), err)
+	}
+	time.Sleep(2 * time.Second)
+	after := ttl()
+	if after >= before || before-after > 10*time.Second {
+		t.Fatalf("TTL went from %v to %v in 2 s", before, after)
+	}
+	t.Logf("TTL %v → %v", before, after)
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__noReload === true`))
+	must(t, err)
+	if !ok {
+		t.Fatal("the page reloaded; the count should have arrived over the websocket")
+	}
+	screenshot(t, ctx, "key-live.png")
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
 	}
