@@ -3,6 +3,9 @@ package handlers_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,9 +14,14 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // A key topic's name carries the key and the value window byte-exact, and
@@ -172,5 +180,56 @@ func TestKeyTopicLongNameIsOff(t *testing.T) {
 	u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/ws?topic=" + url.QueryEscape(handlers.KeyTopic{Conn: "main", Key: long}.String())
 	if _, res, err := websocket.DefaultDialer.Dial(u, http.Header{"Origin": {f.srv.URL}}); err == nil || res == nil || res.StatusCode != http.StatusNotFound {
 		t.Fatalf("the long name's topic: %v %+v", err, res)
+	}
+}
+
+// The embedded demo serves the key topic as real Redis does: a count
+// written to a demo server arrives, a deletion is said. The page and its
+// JSON read the name's placeholders.
+func TestKeyTopicOnDemo(t *testing.T) {
+	rs := redistest.Start(t)
+	d, err := demo.Start(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	dc := d.Connections()[0] // eisland
+	f := startConsole(t, rs, server.Config{Demo: true, Conns: []redisview.ConnConfig{{Name: dc.Name, URL: dc.URL}}, PackFor: map[string]string{dc.Name: "eisland"}}, nil).up(t)
+	opt, err := redis.ParseURL(dc.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.DB = 4
+	db := redis.NewClient(opt)
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	key := "verify:slider:fail:account:" + base64.RawURLEncoding.EncodeToString([]byte("<b>zoë</b>\x07"))
+	keyMust(t, db.Set(ctx, key, "2", 10*time.Minute).Err())
+
+	_, _, page := get(t, f.srv.URL+route.KeyURL(dc.Name, 4, key))
+	if !strings.Contains(page, `data-testid="key-name-parts"`) || !strings.Contains(page, "&lt;b&gt;zoë&lt;/b&gt;\\x07") || strings.Contains(page, "<b>zoë") {
+		t.Fatalf("the Name table does not show the account escaped: %.2000s", page)
+	}
+	code, _, body := get(t, f.srv.URL+route.KeyURL(dc.Name, 4, key), "Accept", "application/json")
+	var vm struct {
+		NameParts []struct{ Name, Class, Raw, Meaning, How string }
+	}
+	if err := json.Unmarshal([]byte(body), &vm); code != http.StatusOK || err != nil || len(vm.NameParts) != 1 ||
+		vm.NameParts[0].Name != "account" || vm.NameParts[0].Meaning != "<b>zoë</b>\x07" || vm.NameParts[0].Class != "base64url" {
+		t.Fatalf("JSON: %d %v %+v", code, err, vm.NameParts)
+	}
+
+	frames := keyFrames(t, f, handlers.KeyTopic{Conn: dc.Name, DB: 4, Key: key})
+	waitFrame(t, frames, "first frame", `data-testid="key-meta"`, ">2<")
+	keyMust(t, db.IncrBy(ctx, key, 3).Err())
+	waitFrame(t, frames, "after INCRBY", ">5<")
+	keyMust(t, db.Del(ctx, key).Err())
+	waitFrame(t, frames, "after DEL", "This key no longer exists — deleted or expired, as of ")
+}
+
+func keyMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
