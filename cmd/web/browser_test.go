@@ -446,6 +446,17 @@ func TestBrowserKeyPageLive(t *testing.T) {
 		t.Fatal("the page reloaded; the count should have arrived over the websocket")
 	}
 	screenshot(t, ctx, "key-live.png")
+	// Deleted while watched: the page says so, with no figures left.
+	db.Del(bg, key)
+	gone, err := liveText(ctx, `[data-testid="key-gone"]`)
+	must(t, err)
+	if !strings.Contains(gone, "This key no longer exists — deleted or expired, as of ") {
+		t.Fatalf("gone = %q", gone)
+	}
+	if meta, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('[data-testid="key-meta"]') === null`)); err != nil || !meta {
+		t.Fatalf("a deleted key still shows its figures (%v)", err)
+	}
+	screenshot(t, ctx, "key-gone.png")
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
 	}
