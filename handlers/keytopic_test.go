@@ -233,3 +233,19 @@ func keyMust(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A topic whose first read fails claims nothing about the key: no
+// figures, no "gone", only that Redis could not be read.
+func TestKeyTopicFirstReadFailsClaimsNothing(t *testing.T) {
+	f := newLiveFixture(t)
+	f.redis.Client(0).Set(context.Background(), "plain:k", "v", 0)
+	f.redis.Stop()
+	waitFor(t, "monitor sees redis down", func() bool { return !f.reg.All()[0].Status().Up })
+	frames := keyFrames(t, f, handlers.KeyTopic{Conn: "main", Key: "plain:k"})
+	msg := waitFrame(t, frames, "first frame", `data-testid="disconnected"`, "Redis is unreachable", "Nothing about this key has been read yet.")
+	for _, claim := range []string{`data-testid="key-meta"`, `data-testid="key-gone"`, `data-testid="key-missing"`, `data-testid="key-value"`} {
+		if strings.Contains(msg, claim) {
+			t.Fatalf("the frame claims %s: %.600s", claim, msg)
+		}
+	}
+}
