@@ -246,7 +246,7 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 			}
 		} else {
 			vm.Summary = format.Count(cs.InFlight) + " in flight"
-			row("Cap", "none configured in the pack (a deployment setting)")
+			row("Cap", "none in the pack (a deployment setting)")
 		}
 		row("In flight", format.Count(cs.InFlight))
 		row("TTL left", format.TTL(cs.TTL))
@@ -277,7 +277,7 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 				vm.MembersTitle += fmt.Sprintf(" (%s of %s, one SSCAN page)", format.Count(int64(n)), format.Count(cs.InFlight))
 			}
 			if cs.ReservationFamily != "" {
-				vm.MembersTitle += ", linked to their reservation (" + cs.ReservationFamily + ")"
+				vm.MembersTitle += ", linked to their reservation (family " + cs.ReservationFamily + ")"
 				row("Without a reservation", fmt.Sprintf("%s of the %s read", format.Count(int64(missing)), format.Count(int64(n))))
 				if missing > 0 && vm.Alert == "" {
 					vm.Alert = format.Plural(int64(missing), "in-flight request has", "in-flight requests have") + " no reservation."
@@ -316,19 +316,20 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 		}
 	case res.Bloom != nil:
 		b := res.Bloom
-		row("Bits", fmt.Sprintf("%s (%s bytes × 8); the pack says %s", format.Count(b.Bits), format.Count(b.Bytes), format.Count(b.Configured)))
+		row("Bits in the string", format.Count(b.Bits)+" ("+format.Plural(b.Bytes, "byte", "bytes")+")")
+		row("Bits in the pack", format.Count(b.Configured))
 		row("Hash functions", strconv.Itoa(b.Hashes))
 		if b.Counted {
 			vm.Summary = fmt.Sprintf("%s bits set (%s full), false positives ≈ %s", format.Count(b.SetBits), format.Percent(b.Fill, 2), fpRate(b.FalsePositive))
 			row("Set bits", format.Count(b.SetBits))
 			row("Fill", format.Percent(b.Fill, 2))
-			row("False-positive rate", fpRate(b.FalsePositive)+" ((set ÷ bits)^hashes)")
+			row("False positives", fpRate(b.FalsePositive)+" (fill ^ "+strconv.Itoa(b.Hashes)+")")
 		} else {
 			vm.Summary = format.Bytes(b.Bytes) + ", too long to count"
 			row("Set bits", "not counted: longer than "+format.Bytes(decode.MaxBloomBytes))
 		}
 		if b.Bits < b.Configured && b.Bits > 0 {
-			row("Length", "shorter than the pack's bit count: the bits past its end read as unset")
+			row("Past the string's end", "unset (SETBIT grows it only to the highest bit set)")
 		}
 		if b.HasMembers {
 			v := format.Count(b.Members)

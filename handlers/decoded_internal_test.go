@@ -109,7 +109,7 @@ func TestKeyDecodedSummaries(t *testing.T) {
 	}{
 		{gw, 0, "q:reserved:req_a", "string", "8192 tokens reserved, 3m ", "", "Age:about 1m 40s"},
 		{gw, 0, "q:reserved:req_forgot", "string", "4096 tokens reserved, no TTL", "a reservation must expire", "TTL left:none"},
-		{gw, 0, "q:conc:k1", "set", "2 in flight", "1 in-flight request has no reservation", "Cap:none configured"},
+		{gw, 0, "q:conc:k1", "set", "2 in flight", "1 in-flight request has no reservation", "Cap:none in the pack"},
 		{gw, 0, "cb:hint:openai:gpt-4o", "string", "open, ", "", "State:open: a replica opened its breaker"},
 		{ei, 14, "mg:score:leaderboard:g1", "zset", "2 entries, top u2 (9,000)", "", "Live leaderboard:open the leaderboard page"},
 		{ei, 9, "user:ban:bloom", "string", "12 bits set (0.00% full), false positives ≈ ", "", "Exact members:2 in user:ban:set"},
