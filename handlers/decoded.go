@@ -259,6 +259,8 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 			dm := views.DecodedMember{Name: name, Cut: cut}
 			switch {
 			case cs.ReservationFamily == "":
+			case mb.TooLong:
+				dm.Flag = "not checked: id longer than 4 KiB"
 			case mb.Reservation == "":
 				dm.Flag = "no reservation key can be built from this id"
 			case mb.Reserved:

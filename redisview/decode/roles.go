@@ -75,7 +75,14 @@ type InFlight struct {
 	// whether it exists.
 	Reservation string
 	Reserved    bool
+	// TooLong: the id is longer than MaxCheckedID, so no reservation key
+	// was built or checked (a link could not carry it either).
+	TooLong bool
 }
+
+// MaxCheckedID is the longest member whose reservation is looked up: 100
+// lookups of 1 MB names would make one page read megabytes.
+const MaxCheckedID = 4 << 10
 
 func readConcurrencySet(ctx context.Context, c redis.Cmdable, env Env, key string, p *schema.ConcurrencySetParams) (ConcurrencySet, error) {
 	n, err := c.SCard(ctx, key).Result()
@@ -114,6 +121,10 @@ func readConcurrencySet(ctx context.Context, c redis.Cmdable, env Env, key strin
 	pipe := c.Pipeline()
 	exists := make([]*redis.IntCmd, len(cs.Members))
 	for i := range cs.Members {
+		if len(cs.Members[i].ID) > MaxCheckedID {
+			cs.Members[i].TooLong = true
+			continue
+		}
 		k, err := rf.Key(map[string]string{name: cs.Members[i].ID})
 		if err != nil {
 			continue // the id cannot fill the pattern (a separator in it)

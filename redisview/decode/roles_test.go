@@ -72,11 +72,20 @@ func TestConcurrencySetLinksReservations(t *testing.T) {
 		db.Expire(ctx, "q:conc:k1", 5*time.Minute)
 	}
 	db.SAdd(ctx, "q:conc:k1", "req_crashed") // its reservation expired
+	long := strings.Repeat("r", decode.MaxCheckedID+1)
+	db.Set(ctx, "q:reserved:"+long, 1, time.Minute)
+	db.SAdd(ctx, "q:conc:k1", long)
 	cs := gwDec(t, db, "q:conc:k1", decode.Env{Pack: gatewayPack}).ConcurrencySet
-	if cs == nil || cs.InFlight != 4 || cs.Limit != 0 || cs.More || len(cs.Members) != 4 || cs.ReservationFamily != "reservation" || cs.TTL <= 0 {
+	if cs == nil || cs.InFlight != 5 || cs.Limit != 0 || cs.More || len(cs.Members) != 5 || cs.ReservationFamily != "reservation" || cs.TTL <= 0 {
 		t.Fatalf("set: %+v", cs)
 	}
 	for _, mb := range cs.Members {
+		if mb.ID == long {
+			if !mb.TooLong || mb.Reservation != "" || mb.Reserved {
+				t.Fatalf("an id over 4 KiB is looked up: too long %v, key built %v", mb.TooLong, mb.Reservation != "")
+			}
+			continue
+		}
 		if mb.Reservation != "q:reserved:"+mb.ID {
 			t.Fatalf("member %q links %q", mb.ID, mb.Reservation)
 		}
