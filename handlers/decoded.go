@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -20,19 +21,23 @@ import (
 // decoded, without a read; a key of the wrong type is not decoded.
 func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ string, m schema.Match, now time.Time) views.DecodedVM {
 	f := m.Family
-	if f == nil || !decode.Supported(f.Role) {
+	if f == nil {
+		return views.DecodedVM{}
+	}
+	// A sensitive family is withheld whatever its role, with no read and
+	// an empty summary, so a list showing summaries shows nothing of it.
+	if f.Sensitive {
+		return views.DecodedVM{Role: string(f.Role), Withheld: true}
+	}
+	if !decode.Supported(f.Role) {
 		return views.DecodedVM{}
 	}
 	vm := views.DecodedVM{Role: string(f.Role)}
-	if f.Sensitive {
-		vm.Withheld = true
-		return vm
-	}
 	if v := f.TypeViolation(typ); v != "" {
 		vm.Note = "Not decoded: " + v + "."
 		return vm
 	}
-	res, err := decode.Decode(ctx, conn.DB(db), m, key, now)
+	res, err := decode.DecodeIn(ctx, conn.DB(db), decode.Env{Pack: conn.Pack(), DB: db}, m, key, now)
 	switch {
 	case err != nil:
 		vm.Note = "Could not be decoded: " + conn.WrapErr(redisview.ReadError("reading the key by its role", err)).Error()
@@ -45,6 +50,9 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 		return vm
 	}
 	row := func(label, value string) { vm.Rows = append(vm.Rows, views.DecodedRow{Label: label, Value: value}) }
+	link := func(label, value, href string) {
+		vm.Rows = append(vm.Rows, views.DecodedRow{Label: label, Value: value, Href: href})
+	}
 	switch {
 	case res.TokenBucket != nil:
 		tb := res.TokenBucket
@@ -210,8 +218,226 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 		if b.ClockSkew {
 			vm.Alert = strings.TrimSpace(vm.Alert + " A last refill is more than a day from now: the writer may use a custom clock, so the refill shown may be wrong.")
 		}
+	case res.Reservation != nil:
+		r := res.Reservation
+		amount := views.EscapeName(r.Amount) + unitSuffix(r.Unit)
+		row("Reserved", amount)
+		if r.NoTTL {
+			vm.Summary = amount + " reserved, no TTL"
+			row("TTL left", "none")
+			vm.Alert = "No TTL: a reservation must expire. If its request died before reconciliation, this amount stays held for ever."
+		} else {
+			vm.Summary = amount + " reserved, " + format.Duration(r.TTL) + " left"
+			row("TTL left", format.TTL(r.TTL))
+			row("Expires at", format.Time(now.Add(r.TTL)))
+		}
+		if r.MaxTTL > 0 {
+			row("Age", "about "+format.Duration(r.Age)+" (if written with the pack's "+format.Duration(r.MaxTTL)+" TTL)")
+		} else {
+			row("Age", "not known (no TTL to count from)")
+		}
+	case res.ConcurrencySet != nil:
+		cs := res.ConcurrencySet
+		if cs.Limit > 0 {
+			vm.Summary = fmt.Sprintf("%s of %s in flight", format.Count(cs.InFlight), format.Count(cs.Limit))
+			row("Cap", format.Count(cs.Limit))
+			if cs.InFlight >= cs.Limit {
+				vm.Alert = "At the cap: a new request is refused until one completes."
+			}
+		} else {
+			vm.Summary = format.Count(cs.InFlight) + " in flight"
+			row("Cap", "none in the pack (a deployment setting)")
+		}
+		row("In flight", format.Count(cs.InFlight))
+		row("TTL left", format.TTL(cs.TTL))
+		if cs.TTL < 0 && cs.InFlight > 0 {
+			row("Expiry", "none: members of crashed requests are never dropped")
+		}
+		missing := 0
+		for _, mb := range cs.Members {
+			name, cut := views.ShortName(mb.ID)
+			dm := views.DecodedMember{Name: name, Cut: cut}
+			switch {
+			case cs.ReservationFamily == "":
+			case mb.TooLong:
+				dm.Flag = "not checked: id longer than 4 KiB"
+			case mb.Reservation == "":
+				dm.Flag = "no reservation key can be built from this id"
+			case mb.Reserved:
+				if route.Linkable(mb.Reservation) {
+					dm.Href = route.KeyURL(conn.Name, db, mb.Reservation)
+				}
+			default:
+				dm.Flag = "no reservation"
+				missing++
+			}
+			vm.Members = append(vm.Members, dm)
+		}
+		if n := len(cs.Members); n > 0 {
+			vm.MembersTitle = "In-flight request ids"
+			if cs.More {
+				vm.MembersTitle += fmt.Sprintf(" (%s of %s, one SSCAN page)", format.Count(int64(n)), format.Count(cs.InFlight))
+			}
+			if cs.ReservationFamily != "" {
+				vm.MembersTitle += ", linked to their reservation (family " + cs.ReservationFamily + ")"
+				row("Without a reservation", fmt.Sprintf("%s of the %s read", format.Count(int64(missing)), format.Count(int64(n))))
+				if missing > 0 && vm.Alert == "" {
+					vm.Alert = format.Plural(int64(missing), "in-flight request has", "in-flight requests have") + " no reservation."
+				}
+			}
+		}
+	case res.BreakerHint != nil:
+		h := res.BreakerHint
+		state := views.EscapeName(h.State)
+		if h.Open {
+			vm.Summary = "open, " + format.TTL(h.TTL) + " left"
+			row("State", "open: a replica opened its breaker; others may open theirs sooner (never a reason to close one)")
+		} else {
+			vm.Summary = state + ", " + format.TTL(h.TTL) + " left"
+			row("State", state+" (not the \"open\" marker the gateway writes)")
+		}
+		row("TTL left", format.TTL(h.TTL))
+		if h.TTL < 0 {
+			vm.Alert = "No TTL: an advisory hint must expire, or every replica keeps opening its breaker on it."
+		}
+	case res.Leaderboard != nil:
+		lb := res.Leaderboard
+		vm.Summary = format.Plural(lb.Card, "entry", "entries")
+		row("Entries", format.Count(lb.Card))
+		if lb.Retained > 0 {
+			row("Kept", "top "+format.Count(int64(lb.Retained))+" (pruned)")
+		}
+		if lb.HasTop {
+			top, _ := views.ShortName(lb.Top)
+			vm.Summary += ", top " + top + " (" + format.Score(lb.TopScore) + ")"
+			row("Top entry", top)
+			row("Top score", format.Score(lb.TopScore))
+		}
+		if route.Linkable(key) {
+			link("Live leaderboard", "open the leaderboard page", route.Window{Conn: conn.Name, DB: db, Key: key, N: route.DefaultRows}.URL())
+		}
+	case res.Bloom != nil:
+		b := res.Bloom
+		row("Bits in the string", format.Count(b.Bits)+" ("+format.Plural(b.Bytes, "byte", "bytes")+")")
+		row("Bits in the pack", format.Count(b.Configured))
+		row("Hash functions", strconv.Itoa(b.Hashes))
+		if b.Counted {
+			vm.Summary = fmt.Sprintf("%s bits set (%s full), false positives ≈ %s", format.Count(b.SetBits), format.Percent(b.Fill, 2), fpRate(b.FalsePositive))
+			row("Set bits", format.Count(b.SetBits))
+			row("Fill", format.Percent(b.Fill, 2))
+			row("False positives", fpRate(b.FalsePositive)+" (fill ^ "+strconv.Itoa(b.Hashes)+")")
+		} else {
+			vm.Summary = format.Bytes(b.Bytes) + ", too long to count"
+			row("Set bits", "not counted: longer than "+format.Bytes(decode.MaxBloomBytes))
+		}
+		if b.Bits < b.Configured && b.Bits > 0 {
+			row("Past the string's end", "unset (SETBIT grows it only to the highest bit set)")
+		}
+		if b.HasMembers {
+			v := format.Count(b.Members)
+			if route.Linkable(b.MembersKey) {
+				link("Exact members", v+" in "+views.EscapeName(b.MembersKey), route.KeyURL(conn.Name, db, b.MembersKey))
+			} else {
+				row("Exact members", v)
+			}
+			vm.Summary += ", " + format.Plural(b.Members, "member", "members")
+		}
+		if b.Counted && b.Fill > 0.5 {
+			vm.Alert = "Over half the bits are set: false positives are frequent; the filter needs rebuilding larger."
+		}
+	case res.Cooldown != nil:
+		cd := res.Cooldown
+		if cd.TTL < 0 {
+			vm.Summary = "Cooling down, no TTL"
+			row("TTL left", "none")
+			vm.Alert = "No TTL: the cooldown never ends, so the action stays blocked."
+		} else {
+			vm.Summary = "Cooling down, " + format.Duration(cd.TTL) + " left"
+			row("TTL left", format.TTL(cd.TTL))
+			row("Ends at", format.Time(cd.Ends))
+		}
+	case res.Counter != nil:
+		n := res.Counter
+		if n.Limit > 0 {
+			vm.Summary = fmt.Sprintf("%s of %s", format.Count(n.Value), format.Count(n.Limit))
+			row("Count", format.Count(n.Value))
+			row("Limit", format.Count(n.Limit))
+			row("At the limit", n.OnExceed)
+			if n.Reached {
+				vm.Alert = "Limit reached (" + n.OnExceed + ")."
+			}
+		} else {
+			vm.Summary = format.Count(n.Value)
+			row("Count", format.Count(n.Value))
+		}
+		row("TTL left", format.TTL(n.TTL))
+		if n.TTL >= 0 {
+			vm.Summary += ", resets in " + format.Duration(n.TTL)
+		}
+	case res.Marker != nil:
+		mk := res.Marker
+		what := "Done"
+		if f.Role == schema.RoleNonce {
+			what = "Used"
+		}
+		value, _ := views.ShortName(mk.Value)
+		row("Value", value)
+		if !mk.At.IsZero() {
+			row("Value as a time", format.Time(mk.At))
+		}
+		if mk.TTL < 0 {
+			vm.Summary = what + ", kept for ever"
+			row("TTL left", "none")
+		} else {
+			vm.Summary = what + ", forgotten in " + format.Duration(mk.TTL)
+			row("TTL left", format.TTL(mk.TTL))
+			row("Forgotten at", format.Time(now.Add(mk.TTL)))
+		}
+		if f.Role == schema.RoleNonce {
+			row("Meaning", "a repeat of it is refused as a replay until it expires")
+		} else {
+			row("Meaning", "a repeat of the operation is skipped until it expires")
+		}
+	case res.Stats != nil:
+		parts := make([]string, 0, 2)
+		for _, sf := range res.Stats.Fields {
+			v := "absent"
+			if sf.Present {
+				v = views.EscapeName(sf.Value)
+				if n, err := strconv.ParseInt(sf.Value, 10, 64); err == nil {
+					v = format.Count(n)
+				}
+				if len(parts) < 2 {
+					parts = append(parts, sf.Name+" "+v)
+				}
+			}
+			row(sf.Name, v)
+		}
+		vm.Summary = strings.Join(parts, ", ")
+		if vm.Summary == "" {
+			vm.Summary = "no counters yet"
+		}
 	}
 	return vm
+}
+
+func unitSuffix(u string) string {
+	if u == "" {
+		return ""
+	}
+	return " " + u
+}
+
+// fpRate shows a probability: a percent when it is readable as one, else
+// in scientific notation (1.2e-09).
+func fpRate(p float64) string {
+	if p == 0 {
+		return "0"
+	}
+	if p >= 0.0001 {
+		return format.Percent(p, 2)
+	}
+	return strconv.FormatFloat(p, 'e', 1, 64)
 }
 
 // tokens shows a token count to two decimals at most, rounded down.

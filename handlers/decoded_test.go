@@ -9,7 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // The key page decodes a key by its pack role above the raw value: an
@@ -63,7 +69,70 @@ func TestKeyPageDecodesByRole(t *testing.T) {
 
 	code, _, body = br.do(http.MethodGet, route.KeyURL("main", 5, "totp:security:secret:plain:ada"), nil)
 	doc = valueDoc(t, body)
-	if code != http.StatusOK || doc.Find(`[data-testid="key-decoded"]`).Length() != 0 || strings.Contains(body, "JBSWY3DPEHPK3PXP") {
-		t.Fatalf("sensitive key: %d, decoded panels %d", code, doc.Find(`[data-testid="key-decoded"]`).Length())
+	if code != http.StatusOK || doc.Find(`[data-testid="decoded-withheld"]`).Length() != 1 || doc.Find(`[data-testid="decoded-summary"]`).Length() != 0 || strings.Contains(body, "JBSWY3DPEHPK3PXP") {
+		t.Fatalf("sensitive key: %d, withheld panels %d", code, doc.Find(`[data-testid="decoded-withheld"]`).Length())
+	}
+}
+
+// The gateway's reservation and concurrency roles on the key page: a
+// member's link carries its reservation key byte-exact (not UTF-8, markup
+// in it), a member without a reservation is flagged, a reservation without
+// TTL alerts; the leaderboard links its live page and the bloom its exact
+// set. JSON carries the same model, and a sensitive key's JSON no value.
+func TestKeyPageDecodedLinks(t *testing.T) {
+	rs := redistest.Start(t)
+	f := startConsole(t, rs, server.Config{
+		Conns:   []redisview.ConnConfig{{Name: "gw", URL: rs.URL(0)}, {Name: "ei", URL: rs.URL(0)}},
+		PackFor: map[string]string{"gw": "gateway", "ei": "eisland"}}, nil).up(t)
+	ctx := context.Background()
+	g := rs.Client(0)
+	odd := "req_\xff<i>&\"x\" y"
+	g.Set(ctx, "q:reserved:"+odd, 2048, 5*time.Minute)
+	g.SAdd(ctx, "q:conc:k1", odd, "req_crashed")
+	g.Set(ctx, "q:reserved:req_forgot", 4096, 0)
+
+	_, _, body := get(t, f.srv.URL+route.KeyURL("gw", 0, "q:conc:k1"))
+	doc := valueDoc(t, body)
+	if sum := doc.Find(`[data-testid="decoded-summary"]`).Text(); sum != "2 in flight" {
+		t.Fatalf("conc summary %q", sum)
+	}
+	var hrefs []string
+	doc.Find(`[data-testid="decoded-member"] a`).Each(func(_ int, s *goquery.Selection) { hrefs = append(hrefs, s.AttrOr("href", "")) })
+	if len(hrefs) != 1 || hrefs[0] != route.KeyURL("gw", 0, "q:reserved:"+odd) {
+		t.Fatalf("member links %q", hrefs)
+	}
+	// Following the link finds the very key.
+	_, _, rb := get(t, f.srv.URL+hrefs[0])
+	if sum := valueDoc(t, rb).Find(`[data-testid="decoded-summary"]`).Text(); !strings.HasPrefix(sum, "2048 tokens reserved, ") {
+		t.Fatalf("linked reservation: %q", sum)
+	}
+	if fl := doc.Find(`[data-testid="decoded-member-flag"]`).Text(); fl != "no reservation" {
+		t.Fatalf("flags %q", fl)
+	}
+	_, _, body = get(t, f.srv.URL+route.KeyURL("gw", 0, "q:reserved:req_forgot"))
+	if a := valueDoc(t, body).Find(`[data-testid="decoded-alert"]`).Text(); !strings.Contains(a, "a reservation must expire") {
+		t.Fatalf("reservation without TTL: %q", a)
+	}
+
+	rs.Client(14).ZAdd(ctx, "mg:score:leaderboard:g1", redis.Z{Score: 5, Member: "u1"})
+	_, _, body = get(t, f.srv.URL+route.KeyURL("ei", 14, "mg:score:leaderboard:g1"))
+	if h := valueDoc(t, body).Find(`[data-testid="decoded-link"]`).AttrOr("href", ""); h != (route.Window{Conn: "ei", DB: 14, Key: "mg:score:leaderboard:g1", N: route.DefaultRows}).URL() {
+		t.Fatalf("leaderboard link %q", h)
+	}
+	rs.Client(9).SetBit(ctx, "user:ban:bloom", 7, 1)
+	rs.Client(9).SAdd(ctx, "user:ban:set", "x")
+	_, _, body = get(t, f.srv.URL+route.KeyURL("ei", 9, "user:ban:bloom"))
+	if h := valueDoc(t, body).Find(`[data-testid="decoded-link"]`).AttrOr("href", ""); h != route.KeyURL("ei", 9, "user:ban:set") {
+		t.Fatalf("bloom members link %q", h)
+	}
+
+	_, _, js := get(t, f.srv.URL+route.KeyURL("gw", 0, "q:conc:k1"), "Accept", "application/json")
+	if !strings.Contains(js, `"Summary":"2 in flight"`) && !strings.Contains(js, `"summary":"2 in flight"`) {
+		t.Fatalf("JSON lacks the summary: %s", js)
+	}
+	rs.Client(2).Set(ctx, "verify:code:LOGIN:a@b.c", "5e884898da28047151d0e56f8dc62927", 5*time.Minute)
+	_, _, js = get(t, f.srv.URL+route.KeyURL("ei", 2, "verify:code:LOGIN:a@b.c"), "Accept", "application/json")
+	if strings.Contains(js, "5e884898da28") || !strings.Contains(strings.ToLower(js), `"withheld":true`) {
+		t.Fatalf("sensitive JSON: %s", js)
 	}
 }

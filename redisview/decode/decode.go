@@ -43,12 +43,32 @@ type Result struct {
 	Quota         *Quota
 	Balance       *Balance
 	Bucket4j      *Bucket4j
+
+	Reservation    *Reservation
+	ConcurrencySet *ConcurrencySet
+	BreakerHint    *BreakerHint
+	Leaderboard    *Leaderboard
+	Bloom          *Bloom
+	Cooldown       *Cooldown
+	Counter        *Counter
+	Marker         *Marker // idempotency and nonce
+	Stats          *Stats
+}
+
+// Env is what a decode needs beyond the key's own family: the pack the
+// family belongs to (to find a companion family, such as the reservation
+// a concurrency set's member names) and the database the key is in.
+type Env struct {
+	Pack *schema.Pack
+	DB   int
 }
 
 // Supported reports whether a role has a decoder.
 func Supported(r schema.Role) bool {
 	switch r {
-	case schema.RoleTokenBucket, schema.RoleCounterWindow, schema.RoleSlidingWindow, schema.RoleLock, schema.RoleQuota, schema.RoleBalance, schema.RoleBucket4j:
+	case schema.RoleTokenBucket, schema.RoleCounterWindow, schema.RoleSlidingWindow, schema.RoleLock, schema.RoleQuota, schema.RoleBalance, schema.RoleBucket4j,
+		schema.RoleReservation, schema.RoleConcurrencySet, schema.RoleBreakerHint, schema.RoleLeaderboard, schema.RoleBloom,
+		schema.RoleCooldown, schema.RoleCounter, schema.RoleIdempotency, schema.RoleNonce, schema.RoleStats:
 		return true
 	}
 	return false
@@ -59,6 +79,12 @@ func Supported(r schema.Role) bool {
 // else). Redis errors are returned; a value of the wrong shape is a Result
 // with a Note.
 func Decode(ctx context.Context, c redis.Cmdable, m schema.Match, key string, now time.Time) (Result, error) {
+	return DecodeIn(ctx, c, Env{}, m, key, now)
+}
+
+// DecodeIn is Decode with the pack and database the key is in, which a
+// concurrency set needs to link its members to their reservations.
+func DecodeIn(ctx context.Context, c redis.Cmdable, env Env, m schema.Match, key string, now time.Time) (Result, error) {
 	f := m.Family
 	if f == nil {
 		return Result{}, nil
@@ -105,6 +131,53 @@ func Decode(ctx context.Context, c redis.Cmdable, m schema.Match, key string, no
 		b, err = readBalance(ctx, c, key, p)
 		if err == nil {
 			res.Balance = &b
+		}
+	case *schema.ReservationParams:
+		var r Reservation
+		if r, err = readReservation(ctx, c, f, key, p); err == nil {
+			res.Reservation = &r
+		}
+	case *schema.ConcurrencySetParams:
+		var cs ConcurrencySet
+		if cs, err = readConcurrencySet(ctx, c, env, key, p); err == nil {
+			res.ConcurrencySet = &cs
+		}
+	case *schema.LeaderboardParams:
+		var lb Leaderboard
+		if lb, err = readLeaderboard(ctx, c, key, p); err == nil {
+			res.Leaderboard = &lb
+		}
+	case *schema.BloomParams:
+		var b Bloom
+		if b, err = readBloom(ctx, c, m, key, p); err == nil {
+			res.Bloom = &b
+		}
+	case *schema.CounterParams:
+		var n Counter
+		if n, err = readCounter(ctx, c, key, p); err == nil {
+			res.Counter = &n
+		}
+	case *schema.StatsParams:
+		var st Stats
+		if st, err = readStats(ctx, c, key, p); err == nil {
+			res.Stats = &st
+		}
+	}
+	switch f.Role {
+	case schema.RoleBreakerHint:
+		var h BreakerHint
+		if h, err = readBreakerHint(ctx, c, key); err == nil {
+			res.BreakerHint = &h
+		}
+	case schema.RoleCooldown:
+		var cd Cooldown
+		if cd, err = readCooldown(ctx, c, key, now); err == nil {
+			res.Cooldown = &cd
+		}
+	case schema.RoleIdempotency, schema.RoleNonce:
+		var mk Marker
+		if mk, err = readMarker(ctx, c, key, now); err == nil {
+			res.Marker = &mk
 		}
 	}
 	if f.Role == schema.RoleBucket4j {
