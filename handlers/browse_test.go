@@ -193,7 +193,9 @@ func TestKeyListOfSensitiveFamilyShowsNoValue(t *testing.T) {
 	code, _, body = br.do(http.MethodGet, u, nil, "Accept", "application/json")
 	var vm struct {
 		Sensitive bool
-		Live      struct{ Rows []struct{ Key, Summary string } }
+		Live      struct {
+			Rows []struct{ Key, Summary string }
+		}
 	}
 	if err := json.Unmarshal([]byte(body), &vm); err != nil || code != http.StatusOK {
 		t.Fatalf("JSON: %d %v", code, err)

@@ -146,7 +146,7 @@ type Page struct {
 	End bool
 	// Budget: the walk stopped after MaxScans calls with room left on the
 	// page; the next page continues the walk.
-	Budget bool
+	Budget   bool
 	Scans    int // SCAN calls made
 	Returned int // keys those calls returned (before classification)
 }
