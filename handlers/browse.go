@@ -239,7 +239,7 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 	now := a.now()
 	gone := 0
 	for _, k := range keys {
-		r := views.KeyListRow{Key: k.Name, Href: keyHref(conn.Name, db, k.Name), Type: k.Type, TTL: "none", Size: "n/a"}
+		r := views.KeyListRow{Key: k.Name, Href: keyHref(conn.Name, db, k.Name), Type: k.Type, TTL: format.TTL(-1), Size: "n/a"}
 		for _, v := range k.Match.Vars {
 			r.Vars = append(r.Vars, views.KeyVar{Name: v.Name, Value: v.Value, Decoded: v.Decoded})
 		}

@@ -694,14 +694,14 @@ func DBLive(vm DBPageVM, oob bool) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\" class=\"font-medium text-slate-900 hover:underline\" data-testid=\"family-link\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\" class=\"font-medium text-sky-800 hover:underline\" data-testid=\"family-link\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var33 string
 				templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(f.ID)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_database.templ`, Line: 204, Col: 126}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_database.templ`, Line: 204, Col: 124}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
 				if templ_7745c5c3_Err != nil {
@@ -1017,7 +1017,7 @@ func DBLive(vm DBPageVM, oob bool) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = NameLink(u.Prefix, u.Href, templ.Attributes{"class": "text-slate-900 hover:underline", "data-testid": "prefix-link"}).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = NameLink(u.Prefix, u.Href, templ.Attributes{"class": "text-sky-800 hover:underline", "data-testid": "prefix-link"}).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
