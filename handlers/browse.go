@@ -195,6 +195,9 @@ func keysPageVM(vm *views.KeysPageVM, l keyList, req browse.Request, pg browse.P
 	vm.Progress = fmt.Sprintf("Scanned %s (%s); %s %s on this page.",
 		format.Plural(int64(pg.Returned), "key", "keys"), format.Plural(int64(pg.Scans), "SCAN call", "SCAN calls"),
 		format.Count(int64(len(pg.Keys))), which)
+	if pg.Skipped > 0 {
+		vm.Progress = strings.TrimSuffix(vm.Progress, ".") + fmt.Sprintf(" (that SCAN reply's first %s were on earlier pages).", format.Count(int64(pg.Skipped)))
+	}
 	switch {
 	case pg.End:
 		vm.State, vm.StateText = "end", "End of the database: the walk reached SCAN cursor 0, there is no next page."

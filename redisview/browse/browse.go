@@ -149,6 +149,9 @@ type Page struct {
 	Budget   bool
 	Scans    int // SCAN calls made
 	Returned int // keys those calls returned (before classification)
+	// Skipped counts keys of the list the first SCAN reply held that
+	// earlier pages showed (Cursor.Skip).
+	Skipped int
 }
 
 func (r *Request) defaults() {
@@ -203,6 +206,7 @@ func List(ctx context.Context, conn *redisview.Conn, db int, req Request) (Page,
 			}
 		}
 		done := min(skip, len(matched))
+		pg.Skipped += done
 		matched = matched[done:]
 		if room := req.PageKeys - len(pg.Keys); len(matched) > room {
 			pg.Keys = append(pg.Keys, matched[:room]...)

@@ -90,6 +90,9 @@ func walkAll(t *testing.T, f fixture, req browse.Request) (names []string, pages
 		if req.MaxScans > 0 && pg.Scans > req.MaxScans {
 			t.Fatalf("page made %d SCAN calls, budget %d", pg.Scans, req.MaxScans)
 		}
+		if pg.Skipped != req.At.Skip {
+			t.Fatalf("page at %+v skipped %d keys", req.At, pg.Skipped)
+		}
 		pages = append(pages, pg)
 		for _, k := range pg.Keys {
 			names = append(names, k.Name)
