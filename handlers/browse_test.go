@@ -342,3 +342,27 @@ func TestKeyListLive(t *testing.T) {
 		t.Fatalf("%d SCAN calls while the list was live", calls["scan"]-scans)
 	}
 }
+
+// With Redis down the list says so and claims nothing about the keys; the
+// live part is not there to pretend otherwise. Back up, it lists again.
+func TestKeyListDisconnected(t *testing.T) {
+	f := newFixture(t, false)
+	f.redis.Client(4).HSet(context.Background(), bucketKey("ada"), "tokens", "1", "ts", "1")
+	u := f.srv.URL + route.FamilyKeysURL("main", 4, bucketFamily)
+	f.redis.Stop()
+	waitFor(t, "monitor sees redis down", func() bool { return !f.reg.All()[0].Status().Up })
+	code, _, body := get(t, u)
+	doc := valueDoc(t, body)
+	if msg := doc.Find(`[data-testid="disconnected"]`).Text(); code != http.StatusOK || !strings.Contains(msg, "disconnected since") || !strings.Contains(msg, "no key was read") {
+		t.Fatalf("while down: %d %q", code, msg)
+	}
+	if doc.Find(`[data-testid="key-row"]`).Length() != 0 || doc.Find(`[data-testid="empty"]`).Length() != 0 || doc.Find(`[data-testid="state"]`).Length() != 0 {
+		t.Fatal("the page claims something about keys it could not read")
+	}
+	f.redis.Restart()
+	waitFor(t, "monitor sees redis back", func() bool { return f.reg.All()[0].Status().Up })
+	f.redis.Client(4).HSet(context.Background(), bucketKey("ada"), "tokens", "1", "ts", "1") // a restart may lose it
+	if _, _, body := get(t, u); valueDoc(t, body).Find(`[data-testid="key-row"]`).Length() != 1 {
+		t.Fatal("no row once Redis is back")
+	}
+}
