@@ -192,8 +192,9 @@ func keysPageVM(vm *views.KeysPageVM, l keyList, req browse.Request, pg browse.P
 	if req.Family == nil {
 		which = "matching no family"
 	}
-	vm.Progress = fmt.Sprintf("Scanned %s (%s); %s %s on this page.",
-		format.Plural(int64(pg.Returned), "key", "keys"), format.Plural(int64(pg.Scans), "SCAN call", "SCAN calls"),
+	vm.Progress = fmt.Sprintf("Scanned with %s (COUNT %d): %s the pattern, %s %s on this page.",
+		format.Plural(int64(pg.Scans), "SCAN call", "SCAN calls"), browse.Count,
+		format.Plural(int64(pg.Returned), "key matched", "keys matched"),
 		format.Count(int64(len(pg.Keys))), which)
 	if pg.Skipped > 0 {
 		vm.Progress = strings.TrimSuffix(vm.Progress, ".") + fmt.Sprintf(" (that SCAN reply's first %s were on earlier pages).", format.Count(int64(pg.Skipped)))

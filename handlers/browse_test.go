@@ -135,7 +135,7 @@ func TestKeyListPagesReachEveryKeyOnce(t *testing.T) {
 		if rows.Length() > 50 {
 			t.Fatalf("a page of %d rows", rows.Length())
 		}
-		if prog := doc.Find(`[data-testid="progress"]`).Text(); !strings.Contains(prog, fmt.Sprintf("; %d of this family on this page", rows.Length())) {
+		if prog := doc.Find(`[data-testid="progress"]`).Text(); !strings.Contains(prog, fmt.Sprintf(", %d of this family on this page", rows.Length())) {
 			t.Fatalf("progress %q for %d rows", prog, rows.Length())
 		}
 		rows.Each(func(_ int, r *goquery.Selection) {
