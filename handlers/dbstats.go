@@ -209,6 +209,7 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 			Keys: format.Count(f.Count), KeysPct: pct(f.Count, allKeys),
 			Memory: memString(f.Memory, d.MemoryWhy), MemPct: pct(f.Memory, d.Memory),
 			Violations: format.Count(f.Violations), HasViol: f.Violations > 0,
+			Href: route.FamilyKeysURL(d.Conn, d.DB, f.Family.ID),
 		}
 		var peak int64
 		for _, n := range f.TTL {
@@ -227,7 +228,7 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 		vm.Violations = append(vm.Violations, views.ViolationRow{Key: v.Key, Family: v.Family, Problem: v.Problem, Href: keyHref(d.Conn, d.DB, v.Key)})
 	}
 	for _, u := range d.Unmatched {
-		vm.Unmatched = append(vm.Unmatched, views.PrefixRow{Prefix: u.Prefix, Keys: format.Count(u.Count), Examples: u.Examples})
+		vm.Unmatched = append(vm.Unmatched, views.PrefixRow{Prefix: u.Prefix, Keys: format.Count(u.Count), Examples: u.Examples, Href: prefixListHref(d.Conn, d.DB, u.Prefix)})
 	}
 	for _, b := range d.ByMemory {
 		vm.ByMemory = append(vm.ByMemory, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: format.Bytes(b.Memory), Href: keyHref(d.Conn, d.DB, b.Key)})

@@ -53,6 +53,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Home:         {"/"},
 		route.Overview:     {"/c/main", "/c/nope"},
 		route.Database:     {"/c/main/db/3", "/c/main/db/5", "/c/main/db/x"},
+		route.Keys:         {route.FamilyKeysURL("main", 5, "totp-secret-plain"), route.PrefixKeysURL("main", 0, "conf:"), route.FamilyKeysURL("main", 3, "nope")},
 		route.Key:          {route.KeyURL("main", 3, key), route.KeyURL("main", 0, bad), route.KeyURL("main", 5, totp), route.KeyPath("main", 3)},
 		route.Audit:        {"/audit", "/audit?since=yesterday"},
 		route.Leaderboards: {"/leaderboards"},

@@ -54,6 +54,7 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Home, a.home),
 		view(get, route.Overview, a.overview),
 		view(get, route.Database, a.dbPage),
+		view(get, route.Keys, a.keysPage),
 		view(get, route.Key, a.keyPage),
 		view(get, route.Audit, a.auditPage),
 		view(get, route.Leaderboards, a.leaderboardList),

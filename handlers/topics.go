@@ -37,6 +37,7 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	leaderboardsKind: parseLeaderboardsTopic,
 	leaderboardKind:  parseLeaderboardTopic,
 	auditKind:        parseAuditTopic,
+	keysKind:         parseKeysTopic,
 }
 
 // ParseTopic reads a topic's wire name.

@@ -94,8 +94,13 @@ func TestDatabaseFragmentCutsLongNames(t *testing.T) {
 	if got := d.Find(`[data-testid="violation-key"]`).Text(); !strings.HasSuffix(got, "… (1,048,581 bytes)") || len(got) > 200 {
 		t.Errorf("violation key shown as %.200q", got)
 	}
-	if n := d.Find(`[data-testid="name-unlinked"]`).Length(); n != 3 {
-		t.Errorf("%d names marked unlinked, want 3", n)
+	// The violation, the two biggest keys and the prefix (whose key list
+	// a link would carry it to).
+	if n := d.Find(`[data-testid="name-unlinked"]`).Length(); n != 4 {
+		t.Errorf("%d names marked unlinked, want 4", n)
+	}
+	if d.Find(`a[data-testid="prefix-link"]`).Length() != 0 {
+		t.Error("a prefix too long to link is still a link")
 	}
 	if d.Find(`a[data-testid="violation-key"], a[data-testid="big-key"]`).Length() != 0 {
 		t.Error("a name without a link target is still a link")

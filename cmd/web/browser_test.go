@@ -461,3 +461,76 @@ func TestBrowserKeyPageLive(t *testing.T) {
 		t.Fatalf("browser console errors: %v", e)
 	}
 }
+
+// From the database page a family row opens the family's key list, whose
+// rows update live (a TTL shortened in Redis shows without a reload), and
+// a key's name opens its key page.
+func TestBrowserFamilyKeyList(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	db := rs.Client(4)
+	now := time.Now().UnixMilli()
+	var keys []string
+	for _, user := range []string{"ada", "bob", `<b>eve</b>`} {
+		k := "verify:slider:rate:create:account:" + base64.RawURLEncoding.EncodeToString([]byte(user))
+		keys = append(keys, k)
+		db.HSet(bg, k, "tokens", 3, "ts", now)
+		db.Expire(bg, k, time.Hour)
+	}
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: stats.DefaultSweepBudget})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+
+	fam := `[data-testid="family-slider-rate-create-account"] [data-testid="family-link"]`
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/eisland/db/4"), chromedp.WaitVisible(chromedp.CSS(fam))))
+	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fam)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="key-row"]`))))
+	title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.title`))
+	must(t, err)
+	if !strings.Contains(title, "db4 · family slider-rate-create-account") {
+		t.Fatalf("title %q", title)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="key-row"] [data-testid="key-var"]')].map(e => e.textContent.trim())`))
+	must(t, err)
+	if len(rows) != 3 {
+		t.Fatalf("rows %q", rows)
+	}
+	sum, err := liveText(ctx, `[data-testid="key-summary"]`)
+	must(t, err)
+	if !strings.HasSuffix(sum, "of 12 tokens now") {
+		t.Fatalf("summary %q", sum)
+	}
+	must(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(window.__noReload = true, undefined)`)))
+
+	// Only TTLs under a minute read without "m".
+	for _, k := range keys {
+		db.Expire(bg, k, 30*time.Second)
+	}
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+		const ttls = [...document.querySelectorAll('[data-testid="key-ttl"]')].map(e => e.textContent);
+		return ttls.length === 3 && ttls.every(s => s.endsWith('s') && !s.includes('m'));
+	})()`))
+	must(t, err)
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`[window.__noReload === true, document.querySelectorAll('b').length === 0]`))
+	must(t, err)
+	if state[0] != true || state[1] != true {
+		t.Fatalf("noReload, inert = %v", state)
+	}
+	screenshot(t, ctx, "family-keys.png")
+
+	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="key-row"] a[data-testid="key-link"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="key-meta"]`))))
+	u, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname + location.search`))
+	must(t, err)
+	found := false
+	for _, k := range keys {
+		found = found || u == "/c/eisland/db/4/key?k="+url.QueryEscape(k)
+	}
+	if !found {
+		t.Fatalf("the key link went to %q", u)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}

@@ -422,3 +422,26 @@ func decodeBase64(raw string) (string, bool) {
 	}
 	return string(b), true
 }
+
+// LiteralPrefix is the literal text every key of the pattern starts with
+// (parameters substituted, braces unescaped), or "" when the pattern starts
+// with a placeholder. A key list walks SCAN MATCH <prefix>* with it.
+func (p *Pattern) LiteralPrefix() string {
+	if len(p.segs) == 0 || p.segs[0].ph >= 0 {
+		return ""
+	}
+	return p.segs[0].lit
+}
+
+// LongestLiteral is the pattern's longest literal run (the first of equal
+// length): every key of the pattern contains it, so a walk of a pattern
+// without a literal prefix can still MATCH *<literal>*.
+func (p *Pattern) LongestLiteral() string {
+	best := ""
+	for _, s := range p.segs {
+		if s.ph < 0 && len(s.lit) > len(best) {
+			best = s.lit
+		}
+	}
+	return best
+}

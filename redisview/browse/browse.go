@@ -1,0 +1,340 @@
+// Package browse lists one database's keys of a family, or the keys no
+// family matches that start with a prefix, one bounded page at a time: a
+// SCAN walk with MATCH (and TYPE) that stops after a page of keys or a
+// budget of SCAN calls, whichever comes first, then one pipelined read of
+// the page's keys. It never sends KEYS.
+package browse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// Defaults of a page: at most PageKeys keys, after at most MaxScans SCAN
+// calls of COUNT Count each.
+const (
+	PageKeys = 50
+	MaxScans = 20
+	Count    = 200
+)
+
+// ErrCursor: a page position (?at=) that is not one this package wrote.
+var ErrCursor = errors.New("bad page position")
+
+// Cursor is where a page starts: a SCAN cursor, and how many of the keys
+// of this list that SCAN call returns were on the page before (a SCAN
+// reply may hold more keys than a page; asking the same cursor again gives
+// the same reply while the database does not change).
+type Cursor struct {
+	Scan uint64
+	Skip int
+}
+
+// String is the cursor as ?at= carries it: "CURSOR" or "CURSOR.SKIP";
+// "" is the start.
+func (c Cursor) String() string {
+	switch {
+	case c.Skip > 0:
+		return strconv.FormatUint(c.Scan, 10) + "." + strconv.Itoa(c.Skip)
+	case c.Scan == 0:
+		return ""
+	default:
+		return strconv.FormatUint(c.Scan, 10)
+	}
+}
+
+// ParseCursor reads a Cursor's String.
+func ParseCursor(s string) (Cursor, error) {
+	if s == "" {
+		return Cursor{}, nil
+	}
+	scan, skip, dotted := strings.Cut(s, ".")
+	var c Cursor
+	var err error
+	if c.Scan, err = strconv.ParseUint(scan, 10, 64); err != nil {
+		return Cursor{}, fmt.Errorf("%w %q", ErrCursor, s)
+	}
+	if dotted {
+		if c.Skip, err = strconv.Atoi(skip); err != nil || c.Skip < 1 || c.Skip > 1<<20 {
+			return Cursor{}, fmt.Errorf("%w %q", ErrCursor, s)
+		}
+	}
+	return c, nil
+}
+
+// Request names a list and a page of it.
+type Request struct {
+	// Family lists its keys; nil lists the keys no family of Classifier
+	// matches that start with Prefix ("" for every such key).
+	Family *schema.Family
+	Prefix string
+	// Classifier is the connection's; it decides which keys belong.
+	Classifier *schema.Classifier
+	At         Cursor
+	// Zero values take the defaults.
+	PageKeys, MaxScans, Count int
+}
+
+// Walk is how a list finds its keys: the MATCH pattern and TYPE sent with
+// every SCAN call.
+type Walk struct {
+	Match string
+	Type  string // "" sends no TYPE
+	// WholeDB: the pattern has no literal prefix, so the walk goes through
+	// every key of the database (Match narrows only what SCAN returns).
+	WholeDB bool
+}
+
+// WalkOf is the walk of a request's list.
+func WalkOf(req Request) Walk {
+	if req.Family == nil {
+		return Walk{Match: GlobEscape(req.Prefix) + "*", WholeDB: req.Prefix == ""}
+	}
+	w := Walk{Type: req.Family.Type}
+	if p := req.Family.Pattern.LiteralPrefix(); p != "" {
+		w.Match = GlobEscape(p) + "*"
+	} else {
+		w.Match, w.WholeDB = "*"+GlobEscape(req.Family.Pattern.LongestLiteral())+"*", true
+	}
+	return w
+}
+
+// GlobEscape makes s match itself in a Redis glob pattern.
+func GlobEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// Key is one key of a page.
+type Key struct {
+	Name string
+	// Match holds the placeholder values (zero for a prefix list).
+	Match schema.Match
+	Info
+}
+
+// Info is what one pipelined read says of a key.
+type Info struct {
+	Type string        // "" when the key is gone
+	TTL  time.Duration // -1: no expiry
+	Size int64         // STRLEN, HLEN, LLEN, SCARD, ZCARD or XLEN; -1 when unknown
+}
+
+// Page is one page of a list.
+type Page struct {
+	Walk Walk
+	Keys []Key
+	// Next is where the next page starts; meaningless when End.
+	Next Cursor
+	// End: the walk came back to SCAN cursor 0, the end of the database.
+	End bool
+	// Budget: the walk stopped after MaxScans calls with room left on the
+	// page; the next page continues the walk.
+	Budget   bool
+	Scans    int // SCAN calls made
+	Returned int // keys those calls returned (before classification)
+	// Skipped counts keys of the list the first SCAN reply held that
+	// earlier pages showed (Cursor.Skip).
+	Skipped int
+}
+
+func (r *Request) defaults() {
+	if r.PageKeys <= 0 {
+		r.PageKeys = PageKeys
+	}
+	if r.MaxScans <= 0 {
+		r.MaxScans = MaxScans
+	}
+	if r.Count <= 0 {
+		r.Count = Count
+	}
+}
+
+// belongs reports whether key is on the list, with its match.
+func (r *Request) belongs(db int, key string) (schema.Match, bool) {
+	m, ok := r.Classifier.Match(db, key)
+	if r.Family != nil {
+		return m, ok && m.Family == r.Family
+	}
+	return schema.Match{}, !ok && strings.HasPrefix(key, r.Prefix)
+}
+
+// List reads one page of a list: a bounded SCAN walk, then one pipelined
+// read of the page's keys.
+func List(ctx context.Context, conn *redisview.Conn, db int, req Request) (Page, error) {
+	if req.Classifier == nil {
+		return Page{}, errors.New("browse: no classifier")
+	}
+	req.defaults()
+	c := conn.DB(db)
+	pg := Page{Walk: WalkOf(req)}
+	cur, skip := req.At.Scan, req.At.Skip
+	for pg.Scans < req.MaxScans {
+		var keys []string
+		var next uint64
+		var err error
+		if pg.Walk.Type != "" {
+			keys, next, err = c.ScanType(ctx, cur, pg.Walk.Match, int64(req.Count), pg.Walk.Type).Result()
+		} else {
+			keys, next, err = c.Scan(ctx, cur, pg.Walk.Match, int64(req.Count)).Result()
+		}
+		if err != nil {
+			return Page{}, conn.WrapErr(redisview.ReadError("walking the database with SCAN", err))
+		}
+		pg.Scans++
+		pg.Returned += len(keys)
+		var matched []Key
+		for _, k := range keys {
+			if m, ok := req.belongs(db, k); ok {
+				matched = append(matched, Key{Name: k, Match: m})
+			}
+		}
+		done := min(skip, len(matched))
+		pg.Skipped += done
+		matched = matched[done:]
+		if room := req.PageKeys - len(pg.Keys); len(matched) > room {
+			pg.Keys = append(pg.Keys, matched[:room]...)
+			pg.Next = Cursor{Scan: cur, Skip: done + room}
+			return read(ctx, conn, db, pg)
+		}
+		pg.Keys = append(pg.Keys, matched...)
+		cur, skip = next, 0
+		pg.Next = Cursor{Scan: cur}
+		if cur == 0 {
+			pg.End = true
+			return read(ctx, conn, db, pg)
+		}
+		if len(pg.Keys) == req.PageKeys {
+			return read(ctx, conn, db, pg)
+		}
+	}
+	pg.Budget = true
+	return read(ctx, conn, db, pg)
+}
+
+func read(ctx context.Context, conn *redisview.Conn, db int, pg Page) (Page, error) {
+	names := make([]string, len(pg.Keys))
+	for i, k := range pg.Keys {
+		names[i] = k.Name
+	}
+	infos, err := Read(ctx, conn, db, names, pg.Walk.Type)
+	if err != nil {
+		return Page{}, err
+	}
+	for i := range pg.Keys {
+		pg.Keys[i].Info = infos[i]
+	}
+	return pg, nil
+}
+
+// Read reads type, TTL and size of keys: one pipeline of TYPE, PTTL and the
+// O(1) length command of typ (the family's type), and a second trip only
+// for keys of another type (or all of them when typ is ""). The live list
+// calls it every tick on the keys of its page, with no new SCAN.
+func Read(ctx context.Context, conn *redisview.Conn, db int, keys []string, typ string) ([]Info, error) {
+	out := make([]Info, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	c := conn.DB(db)
+	types := make([]*redis.StatusCmd, len(keys))
+	ttls := make([]*redis.DurationCmd, len(keys))
+	lens := make([]*redis.IntCmd, len(keys))
+	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			types[i] = p.Type(ctx, k)
+			ttls[i] = p.PTTL(ctx, k)
+			lens[i] = lengthCmd(ctx, p, typ, k)
+		}
+		return nil
+	})
+	if err := redisview.PipelineErr(cmds, err); err != nil {
+		return nil, conn.WrapErr(redisview.ReadError("reading the keys of the page", err))
+	}
+	var again []int
+	for i := range keys {
+		t, err := types[i].Result()
+		if err != nil {
+			return nil, conn.WrapErr(redisview.ReadError("TYPE", err))
+		}
+		d, err := ttls[i].Result()
+		if err != nil {
+			return nil, conn.WrapErr(redisview.ReadError("PTTL", err))
+		}
+		info := Info{TTL: -1, Size: -1}
+		if t != "none" {
+			info.Type = t
+			if d >= 0 {
+				info.TTL = d
+			}
+		}
+		switch {
+		case info.Type == "":
+		case info.Type == typ && lens[i] != nil:
+			if n, err := lens[i].Result(); err == nil {
+				info.Size = n
+			}
+		default:
+			again = append(again, i)
+		}
+		out[i] = info
+	}
+	if len(again) == 0 {
+		return out, nil
+	}
+	lens2 := make([]*redis.IntCmd, len(again))
+	cmds, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for j, i := range again {
+			lens2[j] = lengthCmd(ctx, p, out[i].Type, keys[i])
+		}
+		return nil
+	})
+	if err := redisview.PipelineErr(cmds, err); err != nil {
+		return nil, conn.WrapErr(redisview.ReadError("reading the sizes of the page's keys", err))
+	}
+	for j, i := range again {
+		if lens2[j] == nil {
+			continue
+		}
+		if n, err := lens2[j].Result(); err == nil {
+			out[i].Size = n
+		}
+	}
+	return out, nil
+}
+
+// lengthCmd queues the O(1) length command of a key of type t, or nothing
+// for a type without one.
+func lengthCmd(ctx context.Context, p redis.Pipeliner, t, key string) *redis.IntCmd {
+	switch t {
+	case "string":
+		return p.StrLen(ctx, key)
+	case "hash":
+		return p.HLen(ctx, key)
+	case "list":
+		return p.LLen(ctx, key)
+	case "set":
+		return p.SCard(ctx, key)
+	case "zset":
+		return p.ZCard(ctx, key)
+	case "stream":
+		return p.XLen(ctx, key)
+	}
+	return nil
+}
