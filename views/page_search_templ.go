@@ -688,7 +688,7 @@ func SearchPage(p Page, vm SearchVM) templ.Component {
 								return templ_7745c5c3_Err
 							}
 						}
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "</p><table class=\"mt-1 w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Key</th><th class=\"py-1 pr-3 font-medium\">Type</th><th class=\"py-1 pr-3 font-medium\">TTL</th><th class=\"py-1 font-medium\">Found by</th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "</p><table class=\"mt-1 w-full table-fixed text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Key</th><th class=\"w-28 py-1 pr-3 font-medium\">Type</th><th class=\"w-28 py-1 pr-3 font-medium\">TTL</th><th class=\"w-28 py-1 font-medium\">Found by</th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
