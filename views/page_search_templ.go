@@ -264,9 +264,9 @@ func SearchPage(p Page, vm SearchVM) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var14 string
-				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs("Each request scans at most 50 SCAN calls of COUNT 1000 per database, for at most 2 seconds, and stops at 200 keys; the page says where it stopped and links a continuation. Keydeck never runs KEYS.")
+				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs("Each request scans at most about 50,000 keys per database (250 SCAN calls of COUNT 200), for at most 2 seconds, and stops at 200 keys; the page says where it stopped and links a continuation. Keydeck never runs KEYS.")
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_search.templ`, Line: 97, Col: 235}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_search.templ`, Line: 97, Col: 255}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 				if templ_7745c5c3_Err != nil {

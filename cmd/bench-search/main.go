@@ -270,6 +270,7 @@ func slowest(ctx context.Context, c *redis.Client) (string, error) {
 		return "", err
 	}
 	var best redis.SlowLog
+	over, n := 0, 0
 	for _, l := range logs {
 		if len(l.Args) == 0 {
 			continue
@@ -278,6 +279,10 @@ func slowest(ctx context.Context, c *redis.Client) (string, error) {
 		case "info", "slowlog", "config":
 			continue
 		}
+		n++
+		if l.Duration > 2*time.Millisecond {
+			over++
+		}
 		if l.Duration > best.Duration {
 			best = l
 		}
@@ -285,5 +290,5 @@ func slowest(ctx context.Context, c *redis.Client) (string, error) {
 	if len(best.Args) == 0 {
 		return "none logged", nil
 	}
-	return fmt.Sprintf("%s %.80q", best.Duration, strings.Join(best.Args, " ")), nil
+	return fmt.Sprintf("%s %.80q; %d of %d commands over 2 ms", best.Duration, strings.Join(best.Args, " "), over, n), nil
 }
