@@ -149,7 +149,11 @@ func searchVM(vm *views.SearchVM, conn string, q search.Query, r search.Result) 
 		vm.Scans = append(vm.Scans, views.SearchScanVM{DB: s.DB, Match: s.Match, Progress: progress(s, lim), Done: s.Done})
 	}
 	if r.Capped {
-		vm.Notes = append(vm.Notes, fmt.Sprintf("Stopped at the cap of %d keys found (%d listed: a SCAN batch is kept whole); refine the search or continue.", lim.Cap, len(r.Hits)))
+		note := fmt.Sprintf("Stopped at the cap of %d keys; refine the search or continue.", lim.Cap)
+		if r.Dropped > 0 {
+			note = fmt.Sprintf("Stopped at the cap of %d keys. The last SCAN call returned %s more, not listed here and not returned by a continue: refine the search to see them.", lim.Cap, format.Plural(int64(r.Dropped), "matching key", "matching keys"))
+		}
+		vm.Notes = append(vm.Notes, note)
 	}
 	if r.TimedOut {
 		vm.Notes = append(vm.Notes, fmt.Sprintf("Stopped after the %s a request may scan; continue for the rest.", format.Duration(lim.Time)))

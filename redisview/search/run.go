@@ -20,7 +20,7 @@ import (
 type Limits struct {
 	Calls int           // SCAN calls of one scan per request
 	Count int64         // COUNT of each SCAN call
-	Cap   int           // keys found before the search stops (a SCAN batch is kept whole)
+	Cap   int           // keys listed at most; the search stops when it is reached
 	Time  time.Duration // all the scans of a request
 }
 
@@ -63,6 +63,9 @@ type Result struct {
 	Skipped  int // families the value cannot fill
 	Absent   int // families in no database with keys
 	Capped   bool
+	// Dropped counts keys the SCAN call that reached the cap returned past
+	// it: matched, not listed, and not returned again by a continue.
+	Dropped  int
 	TimedOut bool
 	// Continued: a continue request; derived keys were checked on the first.
 	Continued bool
@@ -280,18 +283,24 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 			}
 			seen[k] = true
 			h, ok := st.accept(cls, k)
-			if ok {
-				r.Hits = append(r.Hits, h)
-				st.Found++
+			if !ok {
+				continue
 			}
+			if lim.Cap > 0 && len(r.Hits) >= lim.Cap {
+				r.Dropped++
+				continue
+			}
+			r.Hits = append(r.Hits, h)
+			st.Found++
 		}
 		st.Cursor = next
 		if next == 0 {
 			st.Done = true
-			break
 		}
 		if lim.Cap > 0 && len(r.Hits) >= lim.Cap {
 			r.Capped = true
+		}
+		if st.Done || r.Capped {
 			break
 		}
 	}
