@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep
+.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search
 
 run:
 	$(GO) run ./cmd/web
@@ -63,3 +63,8 @@ bench-viewers:
 # Statistics sweep over 1,000,000 keys in a fresh redis-server.
 bench-sweep:
 	$(GO) run ./cmd/bench-sweep
+
+# Search over 1,000,000 eIsland-shaped keys in a fresh redis-server: a
+# username and an account, commands, time, derived vs scanned, slowest command.
+bench-search:
+	$(GO) run ./cmd/bench-search

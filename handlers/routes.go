@@ -61,6 +61,7 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Leaderboard, a.leaderboardPage),
 		view(get, route.Live, a.websocket),
 		view(get, route.Account, a.accountPage),
+		view(get, route.Search, a.searchPage),
 		view(post, route.SignOutEverywhere, a.signOutEverywhere),
 
 		act(post, route.Preview, a.previewAction),

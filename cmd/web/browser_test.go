@@ -534,3 +534,57 @@ func TestBrowserFamilyKeyList(t *testing.T) {
 		t.Fatalf("browser console errors: %v", e)
 	}
 }
+
+// Support staff type an account name in the header box and press enter:
+// the search lists its slider keys (derived through base64url, not typed
+// by hand), and a click opens a key's page.
+func TestBrowserSearchAccountFromHeader(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	const acct = "Zoë:ops/β"
+	enc := demo.SliderKeyPart(acct)
+	rs.Client(4).Set(bg, "verify:slider:fail:account:"+enc, "2", 10*time.Minute)
+	rs.Client(4).HSet(bg, "verify:slider:rate:create:account:"+enc, "tokens", "3", "ts", time.Now().UnixMilli())
+	rs.Client(4).Set(bg, "verify:slider:fail:account:"+demo.SliderKeyPart("someone else"), "1", time.Minute)
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"}, Sweep: stats.DefaultSweepBudget})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/c/eisland"),
+		chromedp.WaitVisible(chromedp.CSS(`header [data-testid="header-search-input"]`)),
+		chromedp.SendKeys(chromedp.CSS(`header [data-testid="header-search-input"]`), acct+"\r"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="search-hit"]`)),
+	))
+	hits, err := liveText(ctx, `[data-testid="search-db-4"]`)
+	must(t, err)
+	for _, k := range []string{"verify:slider:fail:account:" + enc, "verify:slider:rate:create:account:" + enc} {
+		if !strings.Contains(hits, k) {
+			t.Fatalf("db4 results lack %s: %q", k, hits)
+		}
+	}
+	if strings.Contains(hits, demo.SliderKeyPart("someone else")) {
+		t.Fatalf("another account's key is listed: %q", hits)
+	}
+	q, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="search-input"]').value`))
+	must(t, err)
+	if q != acct {
+		t.Fatalf("the search ran for %q", q)
+	}
+	screenshot(t, ctx, "search.png")
+	must(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="search-family-slider-fail-account"] a[data-testid="search-key"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="key-name"]`)),
+	))
+	name, err := liveText(ctx, `[data-testid="key-name"]`)
+	must(t, err)
+	if name != "verify:slider:fail:account:"+enc {
+		t.Fatalf("key page of %q", name)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}

@@ -1,0 +1,184 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/search"
+	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+// searchLimits bound one search request (tests shrink them).
+var searchLimits = search.DefaultLimits
+
+// searchPage searches a connection's keys across its databases (?q=, and
+// ?cont= to continue the scans). The header box of pages without a
+// connection sends ?conn= to choose one: that is a redirect.
+func (a *App) searchPage(c echo.Context) error {
+	conn, err := a.conns.Get(c.Param("conn"))
+	if err != nil {
+		return err
+	}
+	qp := c.QueryParams()
+	q := qp.Get("q")
+	if len(q) > search.MaxQuery {
+		return fmt.Errorf("%w: the search is %s long; at most %s", route.ErrParam, format.ByteCount(int64(len(q))), format.ByteCount(search.MaxQuery))
+	}
+	if other := qp.Get("conn"); other != "" && other != conn.Name {
+		if _, err := a.conns.Get(other); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, route.SearchURL(other, q))
+	}
+	cursors, err := search.ParseCursors(qp.Get("cont"))
+	if err != nil {
+		return fmt.Errorf("%w: %s", route.ErrParam, err.Error())
+	}
+	query := search.Parse(q, conn.Pack())
+	vm := views.SearchVM{Conn: conn.Name, Action: route.SearchPath(conn.Name), Q: q, Kind: string(query.Kind)}
+	if p := conn.Pack(); p != nil {
+		vm.Pack = p.Name
+	}
+	page := a.page(c, "Search "+conn.Name, conn.Name)
+	if query.Kind == search.Empty {
+		vm.Reading = "Type what to search for."
+		return render(c, http.StatusOK, vm, views.SearchPage(page, vm))
+	}
+	if query.Kind == search.Value && vm.Pack == "" {
+		vm.Reading = "Searched as a value, but " + conn.Name + " has no schema pack (not chosen yet or none fits), so no key can be derived from it."
+		vm.Notes = append(vm.Notes, "Search with a glob pattern instead, e.g. *"+search.EscapeGlob(views.ValidText(q))+"*.")
+		return render(c, http.StatusOK, vm, views.SearchPage(page, vm))
+	}
+	res, err := search.Run(c.Request().Context(), conn, query, cursors, searchLimits)
+	if err != nil {
+		if !errors.Is(err, redisview.ErrRead) {
+			return err
+		}
+		vm.Error = "Nothing could be searched: " + err.Error()
+		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
+			vm.Error = conn.Name + " is " + statusText(st) + ". " + vm.Error
+		}
+		vm.Reading = reading(query, res, vm.Pack)
+		return render(c, http.StatusBadGateway, vm, views.SearchPage(page, vm))
+	}
+	searchVM(&vm, conn.Name, query, res)
+	return render(c, http.StatusOK, vm, views.SearchPage(page, vm))
+}
+
+// reading says how the query was read, in words.
+func reading(q search.Query, r search.Result, pack string) string {
+	switch q.Kind {
+	case search.Glob:
+		return fmt.Sprintf("A glob pattern: SCAN MATCH in each of the %s with keys.", format.Plural(int64(len(r.Keyspace)), "database", "databases"))
+	case search.Family:
+		return "The id of a family of the " + pack + " pack: its key lists."
+	}
+	what := "A value"
+	if q.Name != "" {
+		what = "A value of the placeholders named {" + q.Name + "}"
+	}
+	scans := 0
+	for _, s := range r.Scans {
+		scans += len(s.Families)
+	}
+	s := fmt.Sprintf("%s, read against the %s pack: %s derived from it and checked", what, pack, format.Plural(int64(r.Checked), "exact key", "exact keys"))
+	if r.Continued {
+		s = fmt.Sprintf("%s, read against the %s pack: continuing the scans (the exact keys were checked on the first page)", what, pack)
+	}
+	s += fmt.Sprintf("; %s searched by scan, the value filled in", format.Plural(int64(scans), "family's keys", "families' keys"))
+	if r.Skipped > 0 {
+		s += fmt.Sprintf("; %s skipped (the value cannot fill their placeholders)", format.Plural(int64(r.Skipped), "family", "families"))
+	}
+	return s + "."
+}
+
+// searchVM converts a result into the page's model.
+func searchVM(vm *views.SearchVM, conn string, q search.Query, r search.Result) {
+	vm.Reading = reading(q, r, vm.Pack)
+	vm.Commands = r.Commands
+	if f := q.Family; f != nil {
+		fv := &views.SearchFamilyVM{ID: f.ID, Pattern: f.Pattern.String(), Role: string(f.Role), Domain: f.Domain,
+			Description: f.Description, Sensitive: f.Sensitive}
+		for _, db := range r.FamilyDBs {
+			l := views.SearchListVM{DB: db, Href: route.FamilyKeysURL(conn, db, f.ID)}
+			if n, ok := r.Keyspace[db]; ok {
+				l.Keys = format.Count(n)
+			}
+			fv.Lists = append(fv.Lists, l)
+		}
+		vm.Family = fv
+		return
+	}
+	vm.Found = len(r.Hits)
+	for _, h := range r.Hits {
+		if len(vm.DBs) == 0 || vm.DBs[len(vm.DBs)-1].DB != h.DB {
+			vm.DBs = append(vm.DBs, views.SearchDBVM{DB: h.DB, Href: route.DatabaseURL(conn, h.DB)})
+		}
+		d := &vm.DBs[len(vm.DBs)-1]
+		id, role, domain, sensitive, href := "", "—", "", false, ""
+		if h.Family != nil {
+			id, role, domain, sensitive = h.Family.ID, string(h.Family.Role), h.Family.Domain, h.Family.Sensitive
+			href = route.FamilyKeysURL(conn, h.DB, id)
+		}
+		if len(d.Families) == 0 || d.Families[len(d.Families)-1].Family != id {
+			d.Families = append(d.Families, views.SearchGroupVM{Family: id, Role: role, Domain: domain, Sensitive: sensitive, Href: href})
+		}
+		g := &d.Families[len(d.Families)-1]
+		k := views.SearchKeyVM{Key: h.Key, Type: h.Type, TTL: "none", How: "derived"}
+		if views.Linkable(h.Key) {
+			k.Href = route.KeyURL(conn, h.DB, h.Key)
+		}
+		if h.TTL >= 0 {
+			k.TTL = format.TTL(h.TTL)
+		}
+		if h.Scan {
+			k.How = "scan"
+		}
+		g.Keys = append(g.Keys, k)
+	}
+	lim := searchLimits
+	for _, s := range r.Scans {
+		vm.Scans = append(vm.Scans, views.SearchScanVM{DB: s.DB, Match: s.Match, Progress: progress(s, lim), Done: s.Done})
+	}
+	if r.Capped {
+		note := fmt.Sprintf("Stopped at the cap of %d keys; refine the search or continue.", lim.Cap)
+		if r.Dropped > 0 {
+			note = fmt.Sprintf("Stopped at the cap of %d keys. The last SCAN call returned %s more, not listed here and not returned by a continue: refine the search to see them.", lim.Cap, format.Plural(int64(r.Dropped), "matching key", "matching keys"))
+		}
+		vm.Notes = append(vm.Notes, note)
+	}
+	if r.TimedOut {
+		vm.Notes = append(vm.Notes, fmt.Sprintf("Stopped after the %s a request may scan; continue for the rest.", format.Duration(lim.Time)))
+	}
+	if r.Absent > 0 {
+		vm.Notes = append(vm.Notes, format.Plural(int64(r.Absent), "family the value fits lives", "families the value fits live")+" in no database that has keys now: not searched.")
+	}
+	if cur := r.Cursors(); cur != "" {
+		vm.ContinueURL = route.SearchContinueURL(conn, q.Raw, cur)
+	}
+}
+
+// progress says how far a scan got.
+func progress(s search.ScanState, lim search.Limits) string {
+	found := format.Plural(int64(s.Found), "key", "keys")
+	switch {
+	case s.Earlier:
+		return "finished on an earlier page."
+	case !s.Started:
+		return "not searched on this page (the search stopped first); continue to search it."
+	case s.Done:
+		return fmt.Sprintf("scanned to the end of the database's %s keys in %s; found %s.", format.Count(s.DBKeys), format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), found)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "stopped after scanning about %s of ~%s keys (%s of COUNT %s); found %s. Refine the pattern or continue.",
+		format.Count(s.Examined), format.Count(s.DBKeys), format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), strconv.FormatInt(lim.Count, 10), found)
+	return b.String()
+}

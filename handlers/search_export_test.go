@@ -1,0 +1,11 @@
+package handlers
+
+import "github.com/keydeck/keydeck/redisview/search"
+
+// SetSearchLimits replaces the search's per-request limits until the
+// returned function restores them.
+func SetSearchLimits(l search.Limits) (restore func()) {
+	old := searchLimits
+	searchLimits = l
+	return func() { searchLimits = old }
+}

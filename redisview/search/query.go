@@ -1,0 +1,524 @@
+// Package search finds a connection's keys across its databases from one
+// line a person typed: a glob pattern (SCAN MATCH, bounded), the id of a
+// family of the connection's pack (links to its key lists), or a value —
+// an account, a username, an e-mail address, an IP — from which the exact
+// keys of every family it can fill are derived (base64 encodings applied)
+// and checked in one pipeline per database, while families where it fills
+// only some placeholders are searched by a bounded SCAN with the value
+// filled in. Never KEYS; every scan has a budget and says where it stopped.
+//
+// This file is the pure part: reading the query and planning the reads.
+package search
+
+import (
+	"encoding/base64"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// MaxQuery is the longest query accepted, in bytes.
+const MaxQuery = 1 << 10
+
+// Kind is how a query is read.
+type Kind string
+
+const (
+	Empty  Kind = "empty"
+	Glob   Kind = "glob"   // SCAN MATCH the query in every database with keys
+	Family Kind = "family" // the id of a family of the pack
+	Value  Kind = "value"  // a placeholder value: derive keys, scan where it fills only part
+)
+
+// Query is a parsed search.
+type Query struct {
+	Raw    string
+	Kind   Kind
+	Family *schema.Family // Kind Family
+	// Name restricts a value to the placeholders of that name
+	// ("username=alice"); "" lets the value's shape choose.
+	Name  string
+	Value string // Kind Value: the value, glob escapes removed
+}
+
+// Parse reads q against the connection's pack (nil: none).
+func Parse(q string, pack *schema.Pack) Query {
+	out := Query{Raw: q}
+	switch {
+	case strings.TrimSpace(q) == "":
+		out.Kind = Empty
+	case HasWildcard(q):
+		out.Kind = Glob
+	case pack != nil && pack.Family(q) != nil:
+		out.Kind, out.Family = Family, pack.Family(q)
+	default:
+		out.Kind, out.Value = Value, unescape(q)
+		if name, v, ok := strings.Cut(out.Value, "="); ok && v != "" && packHasPlaceholder(pack, name) {
+			out.Name, out.Value = name, v
+		}
+	}
+	return out
+}
+
+// HasWildcard reports an unescaped *, ? or [ (Redis glob syntax).
+func HasWildcard(q string) bool {
+	for i := 0; i < len(q); i++ {
+		switch q[i] {
+		case '\\':
+			i++
+		case '*', '?', '[':
+			return true
+		}
+	}
+	return false
+}
+
+// unescape removes the backslash before a glob character, so "a\*b"
+// searches the value "a*b"; other backslashes are the value's own.
+func unescape(q string) string {
+	if !strings.Contains(q, `\`) {
+		return q
+	}
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		if q[i] == '\\' && i+1 < len(q) && strings.IndexByte(`*?[]\`, q[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// EscapeGlob makes s match itself in a Redis glob.
+func EscapeGlob(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func packHasPlaceholder(pack *schema.Pack, name string) bool {
+	if pack == nil || name == "" {
+		return false
+	}
+	for _, f := range pack.Families {
+		for _, ph := range f.Pattern.Placeholders() {
+			if strings.EqualFold(ph.Name, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kinds groups the placeholder names the packs use for the same thing:
+// a value that is a username fills {username}, {ownerUsername}, {userId},
+// {account}, {principal} alike.
+var kinds = map[string]string{
+	"username": "user", "ownerusername": "user", "userid": "user", "user": "user",
+	"account": "user", "principal": "user", "member": "user",
+	"email": "email",
+	"ip":    "ip", "clientip": "ip",
+	"keyid": "keyId",
+}
+
+// KindOf is the kind of a placeholder name ("" for none of the known ones).
+func KindOf(name string) string { return kinds[strings.ToLower(name)] }
+
+// ValueKinds are the kinds of placeholder a value may fill, by its shape:
+// an IP address fills IPs; an e-mail address fills e-mails and accounts
+// (people sign in with either); anything else fills users and key ids.
+func ValueKinds(v string) []string {
+	switch {
+	case net.ParseIP(v) != nil:
+		return []string{"ip"}
+	case looksLikeEmail(v):
+		return []string{"email", "user"}
+	default:
+		return []string{"user", "keyId"}
+	}
+}
+
+func looksLikeEmail(v string) bool {
+	at := strings.LastIndexByte(v, '@')
+	return at > 0 && strings.Contains(v[at+1:], ".") && !strings.ContainsAny(v, " :")
+}
+
+// Probe is one exact key to check.
+type Probe struct {
+	Family *schema.Family
+	DB     int
+	Key    string
+}
+
+// Scan is one bounded SCAN MATCH in one database. A value's scans of one
+// database share a cursor: Match is the families' globs merged (their
+// common literal start, then the value), and a key it returns counts only
+// if one of Globs matches it and the pack classifies it as that family.
+type Scan struct {
+	ID       string // "db.n", stable for the same query and keyspace: the continue link's name
+	DB       int
+	Match    string
+	Families []*schema.Family // nil for a glob query
+	Globs    []string         // per family
+}
+
+// Plan is the reads a query needs.
+type Plan struct {
+	Probes []Probe
+	Scans  []Scan
+	// Skipped counts the families the value cannot fill (its shape or
+	// their classes exclude it), Absent those in no database with keys.
+	Skipped, Absent int
+}
+
+// PlanGlob scans every database with keys for the pattern.
+func PlanGlob(glob string, dbs []int) Plan {
+	var p Plan
+	for _, db := range dbs {
+		p.Scans = append(p.Scans, Scan{ID: strconv.Itoa(db) + ".0", DB: db, Match: glob})
+	}
+	return p
+}
+
+// fill is how one family can take the value.
+type fill struct {
+	filled []bool // per placeholder
+	all    bool
+}
+
+// fits decides which placeholders of f the value fills: with name set,
+// those of that name; else, a family's only placeholder, or those whose
+// kind the value's shape allows. A placeholder whose class or length
+// cannot hold the value (encoded as the key holds it) is not filled; ok is
+// false when none is.
+func fits(f *schema.Family, name, value string) (fill, bool) {
+	phs := f.Pattern.Placeholders()
+	fl := fill{filled: make([]bool, len(phs))}
+	vk := ValueKinds(value)
+	n := 0
+	for i, ph := range phs {
+		want := false
+		switch {
+		case name != "":
+			want = strings.EqualFold(ph.Name, name)
+		case len(phs) == 1:
+			want = true
+		default:
+			want = slices.Contains(vk, KindOf(ph.Name))
+		}
+		if want && accepts(f, i, value) {
+			fl.filled[i] = true
+			n++
+		}
+	}
+	fl.all = n == len(phs)
+	return fl, n > 0
+}
+
+// accepts reports whether placeholder i of f can hold value, asking the
+// pattern itself (Key applies the encoding and checks class and length)
+// with every other placeholder given a value its class accepts.
+func accepts(f *schema.Family, i int, value string) bool {
+	vars := map[string]string{}
+	for j, ph := range f.Pattern.Placeholders() {
+		if j == i {
+			vars[ph.Name] = value
+			continue
+		}
+		vars[ph.Name] = filler(ph)
+	}
+	_, err := f.Key(vars)
+	return err == nil
+}
+
+// filler is a plain value the placeholder's class and length accept.
+func filler(ph schema.Placeholder) string {
+	if ph.Len == 0 {
+		return "0"
+	}
+	for n := 1; ph.Class.Decodes() && n <= ph.Len; n++ {
+		if v := strings.Repeat("0", n); len(encode(ph.Class, v)) == ph.Len {
+			return v
+		}
+	}
+	return strings.Repeat("0", ph.Len)
+}
+
+// encode is the value as a key holds it (as schema's Key writes it).
+func encode(c schema.Class, v string) string {
+	switch c {
+	case schema.ClassBase64:
+		return base64.StdEncoding.EncodeToString([]byte(v))
+	case schema.ClassBase64URL:
+		return base64.RawURLEncoding.EncodeToString([]byte(v))
+	}
+	return v
+}
+
+// PlanValue plans a value search over the pack's families in the
+// databases that have keys (dbs, ascending): exact keys where the value
+// fills every placeholder, scans where it fills some.
+func PlanValue(pack *schema.Pack, name, value string, dbs []int) Plan {
+	var p Plan
+	if pack == nil {
+		return p
+	}
+	type group struct {
+		fams  []*schema.Family
+		globs []string
+		enc   []string
+	}
+	byDB := map[int]*group{}
+	for _, f := range pack.Families {
+		var in []int
+		for _, db := range dbs {
+			if f.InDB(db) {
+				in = append(in, db)
+			}
+		}
+		fl, ok := fits(f, name, value)
+		if !ok {
+			p.Skipped++
+			continue
+		}
+		if len(in) == 0 {
+			p.Absent++
+			continue
+		}
+		if fl.all {
+			vars := map[string]string{}
+			for _, ph := range f.Pattern.Placeholders() {
+				vars[ph.Name] = value
+			}
+			key, err := f.Key(vars)
+			if err != nil { // fits said every placeholder accepts it
+				p.Skipped++
+				continue
+			}
+			for _, db := range in {
+				p.Probes = append(p.Probes, Probe{Family: f, DB: db, Key: key})
+			}
+			continue
+		}
+		glob, enc := globOf(f, fl.filled, value)
+		for _, db := range in {
+			g := byDB[db]
+			if g == nil {
+				g = &group{}
+				byDB[db] = g
+			}
+			g.fams = append(g.fams, f)
+			g.globs = append(g.globs, glob)
+			g.enc = append(g.enc, enc)
+		}
+	}
+	for _, db := range dbs {
+		g := byDB[db]
+		if g == nil {
+			continue
+		}
+		// One cursor per database and encoded form: families whose key
+		// holds the value the same way share a SCAN.
+		var encs []string
+		for _, e := range g.enc {
+			if !slices.Contains(encs, e) {
+				encs = append(encs, e)
+			}
+		}
+		for n, e := range encs {
+			s := Scan{ID: strconv.Itoa(db) + "." + strconv.Itoa(n), DB: db}
+			for i := range g.fams {
+				if g.enc[i] == e {
+					s.Families = append(s.Families, g.fams[i])
+					s.Globs = append(s.Globs, g.globs[i])
+				}
+			}
+			s.Match = mergeGlobs(s.Globs, e)
+			p.Scans = append(p.Scans, s)
+		}
+	}
+	return p
+}
+
+// globOf is f's pattern as a glob: the filled placeholders hold the value
+// (encoded, glob-escaped), the others are *. enc is the encoded value of
+// the first filled placeholder.
+func globOf(f *schema.Family, filled []bool, value string) (glob, enc string) {
+	phs := f.Pattern.Placeholders()
+	var b strings.Builder
+	for _, s := range splitPattern(f.Pattern.String()) {
+		if s.ph < 0 {
+			b.WriteString(EscapeGlob(s.lit))
+			continue
+		}
+		if filled[s.ph] {
+			e := encode(phs[s.ph].Class, value)
+			if enc == "" {
+				enc = e
+			}
+			b.WriteString(EscapeGlob(e))
+			continue
+		}
+		b.WriteByte('*')
+	}
+	return b.String(), enc
+}
+
+// mergeGlobs is one glob every key of the globs matches: their common
+// literal start, then *, the encoded value, *. One glob alone is itself.
+func mergeGlobs(globs []string, enc string) string {
+	if len(globs) == 1 {
+		return globs[0]
+	}
+	prefix := literalPrefix(globs[0])
+	for _, g := range globs[1:] {
+		lp := literalPrefix(g)
+		n := 0
+		for n < len(prefix) && n < len(lp) && prefix[n] == lp[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	return EscapeGlob(prefix) + "*" + EscapeGlob(enc) + "*"
+}
+
+// literalPrefix is the unescaped text of a glob before its first *.
+func literalPrefix(glob string) string {
+	var b strings.Builder
+	for i := 0; i < len(glob); i++ {
+		switch glob[i] {
+		case '\\':
+			if i+1 < len(glob) {
+				i++
+				b.WriteByte(glob[i])
+			}
+		case '*', '?', '[':
+			return b.String()
+		default:
+			b.WriteByte(glob[i])
+		}
+	}
+	return b.String()
+}
+
+type seg struct {
+	lit string
+	ph  int // index of the placeholder; -1 for literal text
+}
+
+// splitPattern reads a pattern in pack syntax as Pattern.String renders it
+// (parameters already substituted; {{, }} and $$ for literal characters).
+func splitPattern(src string) []seg {
+	var out []seg
+	var lit strings.Builder
+	n := 0
+	for i := 0; i < len(src); i++ {
+		switch {
+		case strings.HasPrefix(src[i:], "{{"), strings.HasPrefix(src[i:], "}}"), strings.HasPrefix(src[i:], "$$"):
+			lit.WriteByte(src[i])
+			i++
+		case src[i] == '{':
+			end := strings.IndexByte(src[i:], '}')
+			if end < 0 {
+				lit.WriteString(src[i:])
+				i = len(src)
+				continue
+			}
+			if lit.Len() > 0 {
+				out = append(out, seg{lit: lit.String(), ph: -1})
+				lit.Reset()
+			}
+			out = append(out, seg{ph: n})
+			n++
+			i += end
+		default:
+			lit.WriteByte(src[i])
+		}
+	}
+	if lit.Len() > 0 {
+		out = append(out, seg{lit: lit.String(), ph: -1})
+	}
+	return out
+}
+
+// GlobMatch reports whether s matches a Redis glob (*, ?, [abc], [^a-z],
+// \ escapes), as SCAN MATCH decides. It backtracks only to the last *, so
+// it costs O(len(glob) × len(s)) at worst, whatever the key.
+func GlobMatch(glob, s string) bool {
+	gi, si := 0, 0
+	star, mark := -1, 0
+	for si < len(s) {
+		if gi < len(glob) && glob[gi] == '*' {
+			star, mark = gi, si
+			gi++
+			continue
+		}
+		if gi < len(glob) {
+			if n, ok := one(glob[gi:], s[si]); ok {
+				gi += n
+				si++
+				continue
+			}
+		}
+		if star < 0 {
+			return false
+		}
+		mark++
+		gi, si = star+1, mark
+	}
+	for gi < len(glob) && glob[gi] == '*' {
+		gi++
+	}
+	return gi == len(glob)
+}
+
+// one matches the glob element at the start of g against c: it returns the
+// element's length and whether c matches it.
+func one(g string, c byte) (int, bool) {
+	switch g[0] {
+	case '?':
+		return 1, true
+	case '\\':
+		if len(g) >= 2 {
+			return 2, g[1] == c
+		}
+		return 1, c == '\\'
+	case '[':
+		i := 1
+		not := i < len(g) && g[i] == '^'
+		if not {
+			i++
+		}
+		match := false
+		for i < len(g) && g[i] != ']' {
+			switch {
+			case g[i] == '\\' && i+1 < len(g):
+				match = match || g[i+1] == c
+				i += 2
+			case i+2 < len(g) && g[i+1] == '-' && g[i+2] != ']':
+				lo, hi := g[i], g[i+2]
+				if lo > hi {
+					lo, hi = hi, lo
+				}
+				match = match || (c >= lo && c <= hi)
+				i += 3
+			default:
+				match = match || g[i] == c
+				i++
+			}
+		}
+		if i < len(g) {
+			i++ // the ]
+		}
+		return i, match != not
+	}
+	return 1, g[0] == c
+}
