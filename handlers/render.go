@@ -68,5 +68,8 @@ func (a *App) page(c echo.Context, title, active string) views.Page {
 	for _, conn := range a.conns.All() {
 		p.Nav = append(p.Nav, views.NavItem{Name: conn.Name, Href: route.OverviewURL(conn.Name), Active: conn.Name == active})
 	}
+	if active != "" {
+		p.Sections = a.sectionNav(c, active)
+	}
 	return p
 }
