@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep
+.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-keypage
 
 run:
 	$(GO) run ./cmd/web
@@ -63,3 +63,7 @@ bench-viewers:
 # Statistics sweep over 1,000,000 keys in a fresh redis-server.
 bench-sweep:
 	$(GO) run ./cmd/bench-sweep
+
+# Key page on a 100 MB string, 5M-field hash, 5M-member sorted set and 1M-element list.
+bench-keypage:
+	$(GO) run ./cmd/bench-keypage
