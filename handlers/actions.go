@@ -66,7 +66,9 @@ func (a *App) keyPage(c echo.Context) error {
 	if info.TTL >= 0 {
 		vm.TTL = format.TTL(info.TTL)
 	}
-	if info.Memory >= 0 {
+	if info.Memory >= 0 && info.MemoryEstimated {
+		vm.Memory = "≈ " + format.Bytes(info.Memory) + " (estimated from a sample: MEMORY USAGE would walk this big hash table)"
+	} else if info.Memory >= 0 {
 		vm.Memory = format.Bytes(info.Memory)
 	} else if memWhy != "" {
 		vm.Memory = "n/a (" + memWhy + ")"

@@ -41,9 +41,20 @@ const (
 	maxScans = 8
 )
 
-// ErrCursor: the page position does not fit the key's type (a stream ID
-// for a list, a negative offset) — a malformed request.
+// ErrCursor: the page position or an option does not fit the key's type
+// (a stream ID for a list, a negative offset, a score that is not a
+// number) — a malformed request. Its errors say what is wrong.
 var ErrCursor = errors.New("bad page position")
+
+// requestError is an ErrCursor that says only what is wrong.
+type requestError struct{ msg string }
+
+func (e requestError) Error() string        { return e.msg }
+func (e requestError) Is(target error) bool { return target == ErrCursor }
+
+func badRequest(format string, args ...any) error {
+	return requestError{fmt.Sprintf(format, args...)}
+}
 
 // Request names the page to read.
 type Request struct {
@@ -242,7 +253,7 @@ func Read(ctx context.Context, conn *redisview.Conn, db int, key string, req Req
 	case "stream":
 		w, err = streamWindow(req, &pg)
 	default:
-		return pg, fmt.Errorf("%w: Keydeck cannot show a value of type %q", ErrCursor, typ)
+		return pg, fmt.Errorf("Keydeck cannot show a value of type %q", typ)
 	}
 	if err != nil {
 		return pg, err
@@ -263,13 +274,13 @@ func Read(ctx context.Context, conn *redisview.Conn, db int, key string, req Req
 // checkRequest refuses options that do not fit the key's type.
 func checkRequest(typ string, req Request) error {
 	if req.Desc && typ != "stream" {
-		return fmt.Errorf("%w: newest first is for streams, and this key is a %s", ErrCursor, typ)
+		return badRequest("newest first is for streams, and this key is a %s", typ)
 	}
 	if (req.Min != "" || req.Max != "") && typ != "zset" {
-		return fmt.Errorf("%w: a score window is for sorted sets, and this key is a %s", ErrCursor, typ)
+		return badRequest("a score window is for sorted sets, and this key is a %s", typ)
 	}
 	if req.Filter != "" && typ != "hash" && typ != "set" {
-		return fmt.Errorf("%w: a filter is for hashes and sets, and this key is a %s", ErrCursor, typ)
+		return badRequest("a filter is for hashes and sets, and this key is a %s", typ)
 	}
 	return nil
 }
@@ -317,7 +328,7 @@ func scanWindow(typ string, req Request, pg *Page) (window, error) {
 	if req.At != "" {
 		n, err := strconv.ParseUint(req.At, 10, 64)
 		if err != nil || strconv.FormatUint(n, 10) != req.At {
-			return window{}, fmt.Errorf("%w: %q is not a scan cursor (a whole number)", ErrCursor, req.At)
+			return window{}, badRequest("%q is not a scan cursor (a whole number)", req.At)
 		}
 		cursor = req.At
 	}
@@ -341,7 +352,7 @@ func offset(at string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(at, 10, 64)
 	if err != nil || n < 0 || n > maxOffset || strconv.FormatInt(n, 10) != at {
-		return 0, fmt.Errorf("%w: %q is not an offset (a whole number from 0)", ErrCursor, at)
+		return 0, badRequest("%q is not an offset (a whole number from 0)", at)
 	}
 	return n, nil
 }
@@ -358,14 +369,14 @@ func rankWindow(mode string, req Request, pg *Page) (window, error) {
 func scoreWindow(req Request, pg *Page) (window, error) {
 	lo, loF, err := ParseScore(req.Min, "-inf")
 	if err != nil {
-		return window{}, fmt.Errorf("%w: min: %s", ErrCursor, err.Error())
+		return window{}, badRequest("min: %s", err.Error())
 	}
 	hi, hiF, err := ParseScore(req.Max, "+inf")
 	if err != nil {
-		return window{}, fmt.Errorf("%w: max: %s", ErrCursor, err.Error())
+		return window{}, badRequest("max: %s", err.Error())
 	}
 	if loF > hiF {
-		return window{}, fmt.Errorf("%w: min (%s) is above max (%s)", ErrCursor, req.Min, req.Max)
+		return window{}, badRequest("min (%s) is above max (%s)", req.Min, req.Max)
 	}
 	off, err := offset(req.At)
 	if err != nil {
@@ -427,7 +438,7 @@ func streamWindow(req Request, pg *Page) (window, error) {
 	}
 	if req.At != "" {
 		if !streamID(strings.TrimPrefix(req.At, "(")) {
-			return window{}, fmt.Errorf("%w: %q is not a stream entry ID (ms or ms-seq, ( before it to start after it)", ErrCursor, req.At)
+			return window{}, badRequest("%q is not a stream entry ID (ms or ms-seq, ( before it to start after it)", req.At)
 		}
 		at = req.At
 	}
