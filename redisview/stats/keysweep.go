@@ -13,14 +13,14 @@ import (
 
 // KeyInfo is what a sweep learns about one key.
 type KeyInfo struct {
-	Name     string
-	Type     string        // string, hash, list, set, zset, stream; "" when the key vanished
-	TTL      time.Duration // -1 when the key has no expiry
-	Memory   int64         // bytes from MEMORY USAGE; -1 when the server will not say
+	Name   string
+	Type   string        // string, hash, list, set, zset, stream; "" when the key vanished
+	TTL    time.Duration // -1 when the key has no expiry
+	Memory int64         // bytes from MEMORY USAGE; -1 when the server will not say
 	// MemoryEstimated: Memory is Keydeck's estimate from a sample of
 	// element sizes, not MEMORY USAGE's (InspectKey, big hash tables).
 	MemoryEstimated bool
-	Elements int64         // length (STRLEN, HLEN, LLEN, SCARD, ZCARD, XLEN); -1 when unknown
+	Elements        int64 // length (STRLEN, HLEN, LLEN, SCARD, ZCARD, XLEN); -1 when unknown
 }
 
 // SweepBudget bounds what a sweep costs the server.
