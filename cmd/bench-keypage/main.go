@@ -96,10 +96,12 @@ func bench(fields, members, elements int) error {
 			}
 		}
 	}
+	// One 1 MB element in each collection, on a page of its own rows below
+	// (the sorted set's at rank 1,000,000; the list's at index 300,000).
 	huge := strings.Repeat("H", 1<<20)
 	c.HSet(ctx, "big:hash", "huge", huge)
-	c.ZAdd(ctx, "big:zset", redis.Z{Score: -1, Member: huge})
-	c.LPush(ctx, "big:list", huge)
+	c.ZAdd(ctx, "big:zset", redis.Z{Score: float64(hugeRank(members)) - 0.5, Member: huge})
+	c.LSet(ctx, "big:list", int64(hugeIndex(elements)), huge)
 	fmt.Printf("redis-server %s; loaded in %s: 100 MB string, %d-field hash, %d-member sorted set, %d-element list (+ one 1 MB element each)\n",
 		version(ctx, c), time.Since(t0).Round(time.Millisecond), fields+1, members+1, elements+1)
 
@@ -135,13 +137,15 @@ func bench(fields, members, elements int) error {
 		{"zset middle rank page", "big:zset", route.Value{At: mid(members + 1)}},
 		{"zset last rank page", "big:zset", route.Value{At: last(members + 1)}},
 		{"zset score window, middle", "big:zset", route.Value{Min: strconv.Itoa(members / 2), Max: "+inf", At: "100"}},
-		{"zset member lookup", "big:zset", route.Value{Member: fmt.Sprintf("member:%09d", members*3/4)}},
+		{"zset member lookup", "big:zset", route.Value{Member: fmt.Sprintf("member:%09d", members*3/4), At: mid(members + 1)}},
 		{"list first page", "big:list", route.Value{}},
-		{"list middle page", "big:list", route.Value{At: mid(elements + 1)}},
-		{"list last page", "big:list", route.Value{At: last(elements + 1)}},
+		{"list middle page", "big:list", route.Value{At: mid(elements)}},
+		{"list last page", "big:list", route.Value{At: last(elements)}},
+		{"zset page with a 1 MB member", "big:zset", route.Value{At: strconv.Itoa(hugeRank(members))}},
+		{"list page with a 1 MB element", "big:list", route.Value{At: strconv.Itoa(hugeIndex(elements))}},
 	}
 	fmt.Printf("\n%-30s %6s %9s %9s %10s  %s\n", "page", "status", "TTFB", "commands", "redis out", "slowest command (SLOWLOG)")
-	worst := time.Duration(0)
+	var worst, worstHuge time.Duration
 	for _, p := range pages {
 		u := route.KeyValueURL("bench", 0, p.key, p.v)
 		before, err := commandStats(ctx, c)
@@ -161,7 +165,11 @@ func bench(fields, members, elements int) error {
 		}
 		n, breakdown := delta(before, after)
 		slow, slowCmd := slowest(ctx, c)
-		worst = max(worst, slow)
+		if strings.Contains(p.name, "1 MB") {
+			worstHuge = max(worstHuge, slow)
+		} else {
+			worst = max(worst, slow)
+		}
 		fmt.Printf("%-30s %6d %9s %9d %10s  %s %s\n", p.name, code, ttfb.Round(10*time.Microsecond), n,
 			byteCount(outAfter-outBefore), slow, slowCmd)
 		fmt.Printf("%-30s %s\n", "", breakdown)
@@ -170,9 +178,13 @@ func bench(fields, members, elements int) error {
 	if worst >= 2*time.Millisecond {
 		verdict = "OVER the 2 ms target"
 	}
-	fmt.Printf("\nslowest command over every page: %s (%s)\n", worst, verdict)
+	fmt.Printf("\nslowest command over the pages without a 1 MB element: %s (%s)\n", worst, verdict)
+	fmt.Printf("slowest command on a page holding a 1 MB element: %s (Redis copies the element into the script once to cut it)\n", worstHuge)
 	return nil
 }
+
+func hugeRank(members int) int   { return min(1_000_000, members/5) / 100 * 100 }
+func hugeIndex(elements int) int { return min(300_000, elements/3) / 100 * 100 }
 
 type client struct {
 	base string
@@ -296,6 +308,8 @@ func slowest(ctx context.Context, c *redis.Client) (time.Duration, string) {
 				args = args[:4]
 			}
 			for i, a := range args {
+				a = strings.Join(strings.Fields(a), " ")
+				args[i] = a
 				if len(a) > 24 {
 					args[i] = a[:24] + "…"
 				}
