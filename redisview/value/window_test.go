@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,19 +129,25 @@ func TestWindowsStartMiddleEnd(t *testing.T) {
 				t.Errorf("%s: %d seen in %d pages", k, len(seen), pages+1)
 			}
 		}
-		wantEnc := map[string]string{"l": "quicklist", "z": "skiplist", "h": "hashtable", "s": "hashtable"}
+		// Redis 7.2+ (and the demo, which follows 8.x) keeps a list this
+		// small as a listpack; 7.0 has no listpack lists.
+		wantEnc := map[string][]string{"l": {"quicklist", "listpack"}, "z": {"skiplist"}, "h": {"hashtable"}, "s": {"hashtable"}}
+		if !b.real {
+			wantEnc["l"] = []string{"listpack"}
+		}
 		for k, want := range wantEnc {
-			pg := b.read(t, k, value.Request{})
-			if b.real && pg.Encoding != want {
+			if pg := b.read(t, k, value.Request{}); !slices.Contains(want, pg.Encoding) {
 				t.Errorf("%s encoding %q, want %q", k, pg.Encoding, want)
-			}
-			if !b.real && pg.Encoding != "" {
-				t.Errorf("demo %s encoding %q: the demo does not know OBJECT ENCODING", k, pg.Encoding)
 			}
 		}
 		b.w.ZAdd(ctx, "small", redis.Z{Score: 1, Member: "a"})
-		if pg := b.read(t, "small", value.Request{}); b.real && pg.Encoding != "listpack" {
-			t.Errorf("small zset encoding %q", pg.Encoding)
+		b.w.SAdd(ctx, "ints", 1, 2, 3)
+		b.w.Set(ctx, "n", "12345", 0)
+		b.w.Set(ctx, "long", strings.Repeat("x", 45), 0)
+		for k, want := range map[string]string{"small": "listpack", "ints": "intset", "n": "int", "long": "raw"} {
+			if pg := b.read(t, k, value.Request{}); pg.Encoding != want {
+				t.Errorf("%s encoding %q, want %q", k, pg.Encoding, want)
+			}
 		}
 	})
 }
