@@ -67,7 +67,8 @@ func (a *App) keyPage(c echo.Context) error {
 		vm.TTL = format.TTL(info.TTL)
 	}
 	if info.Memory >= 0 && info.MemoryEstimated {
-		vm.Memory = "≈ " + format.Bytes(info.Memory) + " (estimated from a sample: MEMORY USAGE would walk this big hash table)"
+		// MEMORY USAGE would walk a big hash table: sampled instead.
+		vm.Memory = "≈ " + format.Bytes(info.Memory) + " (estimated)"
 	} else if info.Memory >= 0 {
 		vm.Memory = format.Bytes(info.Memory)
 	} else if memWhy != "" {

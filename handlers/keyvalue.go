@@ -242,17 +242,18 @@ func memberLookup(ctx context.Context, conn *redisview.Conn, db int, key, member
 func entryCell(e value.Element) views.ValueCell {
 	var b strings.Builder
 	var notes []string
-	cut := false
 	for i := 0; i+1 < len(e.Fields); i += 2 {
 		if i > 0 {
 			b.WriteString("  ")
 		}
 		f, val := cell(e.Fields[i]), cell(e.Fields[i+1])
 		b.WriteString(f.Text + " = " + val.Text)
-		cut = cut || f.Note != "" || val.Note != ""
-	}
-	if cut {
-		notes = append(notes, "values cut")
+		if f.Note != "" {
+			notes = append(notes, "a field name: "+f.Note)
+		}
+		if val.Note != "" {
+			notes = append(notes, f.Text+": "+val.Note)
+		}
 	}
 	if shown := int64(len(e.Fields) / 2); shown < e.FieldCount {
 		notes = append(notes, fmt.Sprintf("%s of %s fields shown", format.Count(shown), format.Count(e.FieldCount)))
