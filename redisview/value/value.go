@@ -273,6 +273,9 @@ func Read(ctx context.Context, conn *redisview.Conn, db int, key string, req Req
 
 // checkRequest refuses options that do not fit the key's type.
 func checkRequest(typ string, req Request) error {
+	if typ == "none" {
+		return nil // gone: the page says so
+	}
 	if req.Desc && typ != "stream" {
 		return badRequest("newest first is for streams, and this key is a %s", typ)
 	}
