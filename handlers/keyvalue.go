@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -62,9 +63,14 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 	case "none":
 		return views.ValueVM{Error: "The key vanished while its page was read (expired or deleted)."}, nil
 	case "string":
-		stringVM(&vm, pg, v, func(view string) string {
-			return route.KeyValueURL(conn.Name, db, key, route.Value{View: view})
+		// The forms (jump) need the key in a form field, as below.
+		if utf8.ValidString(key) && route.Linkable(key) {
+			vm.FormAction, vm.FormKey = route.KeyPath(conn.Name, db), key
+		}
+		stringVM(&vm, pg, v, func(view, at string) string {
+			return route.KeyValueURL(conn.Name, db, key, route.Value{View: view, At: at})
 		})
+		vm.Jumpable = vm.Jumpable && vm.FormKey != ""
 		return vm, nil
 	case "hash":
 		vm.Columns = []views.ValueColumn{{Name: "Field"}, {Name: "Value"}}
@@ -271,21 +277,28 @@ func cell(p value.Part) views.ValueCell {
 	return c
 }
 
-// stringVM shows the start of a string as text, hex or pretty JSON. Bytes
-// that are not UTF-8 are binary: hex unless text is asked for, where they
-// read as \xNN.
-func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, tab func(string) string) {
+// stringVM shows a window of a string as text, hex or pretty JSON, with
+// links to the windows before and after (64 KiB of text, 16 KiB of hex).
+// Bytes that are not UTF-8 are binary: hex unless text is asked for, where
+// they read as \xNN.
+func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, link func(view, at string) string) {
 	vm.IsString = true
 	raw := pg.String
-	cut := int64(len(raw)) < pg.Length
+	at := pg.Offset
+	whole := at == 0 && int64(len(raw)) == pg.Length
 	check := raw
-	if cut { // the cut may split the last character
+	if at > 0 { // the window may start inside a character
+		for i := 0; i < utf8.UTFMax-1 && len(check) > 0 && !utf8.RuneStart(check[0]); i++ {
+			check = check[1:]
+		}
+	}
+	if at+int64(len(raw)) < pg.Length { // … and end inside one
 		for i := 0; i < utf8.UTFMax-1 && len(check) > 0 && !utf8.ValidString(check); i++ {
 			check = check[:len(check)-1]
 		}
 	}
 	binary := !utf8.ValidString(check)
-	isJSON := !cut && !binary && json.Valid([]byte(raw))
+	isJSON := whole && !binary && json.Valid([]byte(raw))
 	view := v.View
 	if view == "" || (view == "json" && !isJSON) {
 		switch {
@@ -302,23 +315,29 @@ func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, tab func(string) 
 		names = append(names, "json")
 	}
 	for _, n := range names {
-		vm.Views = append(vm.Views, views.ValueTab{Name: n, Href: tab(n), Active: n == view})
+		vm.Views = append(vm.Views, views.ValueTab{Name: n, Href: link(n, v.At), Active: n == view})
+	}
+	win := int64(value.MaxString)
+	if view == "hex" {
+		win = maxHex
+		if len(raw) > maxHex {
+			raw = raw[:maxHex]
+		}
 	}
 	var notes []string
 	if binary {
 		notes = append(notes, "Binary (not UTF-8).")
 	}
-	if cut {
-		notes = append(notes, fmt.Sprintf("The first %s of %s.", format.ByteCount(int64(len(raw))), format.ByteCount(pg.Length)))
+	switch {
+	case whole:
+	case len(raw) == 0:
+		notes = append(notes, fmt.Sprintf("Nothing here: byte %s is past the end (%s).", format.Count(at), format.ByteCount(pg.Length)))
+	default:
+		notes = append(notes, fmt.Sprintf("Bytes %s–%s of %s.", format.Count(at), format.Count(at+int64(len(raw))-1), format.ByteCount(pg.Length)))
 	}
 	switch view {
 	case "hex":
-		h := raw
-		if len(h) > maxHex {
-			h = h[:maxHex]
-			notes = append(notes, "Hex of the first "+format.ByteCount(maxHex)+".")
-		}
-		vm.Text = hex.Dump([]byte(h))
+		vm.Text = hexDump([]byte(raw), at)
 	case "json":
 		var b bytes.Buffer
 		if json.Indent(&b, []byte(raw), "", "  ") == nil {
@@ -329,6 +348,37 @@ func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, tab func(string) 
 		vm.Text = escapeLines(raw)
 	}
 	vm.TextNote = strings.Join(notes, " ")
+	if pg.Length > win {
+		vm.Jumpable = true
+		vm.JumpLabel, vm.JumpHint = "Go to byte", "0 = first"
+		if v.View != "" {
+			vm.JumpHidden = []views.ValueHidden{{Name: "view", Value: v.View}}
+		}
+		if at > 0 {
+			vm.First = link(v.View, "")
+			vm.Prev = link(v.View, strconv.FormatInt(max(0, at-win), 10))
+		}
+		if end := at + int64(len(raw)); len(raw) > 0 && end < pg.Length {
+			vm.Next = link(v.View, strconv.FormatInt(end, 10))
+		}
+		if last := (pg.Length - 1) / win * win; last > at {
+			vm.Last = link(v.View, strconv.FormatInt(last, 10))
+		}
+	}
+}
+
+// hexDump is hex.Dump with offsets counted from base.
+func hexDump(b []byte, base int64) string {
+	lines := strings.SplitAfter(hex.Dump(b), "\n")
+	for i, l := range lines {
+		if len(l) < 8 {
+			continue
+		}
+		if off, err := strconv.ParseInt(l[:8], 16, 64); err == nil {
+			lines[i] = fmt.Sprintf("%08x", base+off) + l[8:]
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // escapeLines escapes each line, keeping the line breaks as breaks.

@@ -214,3 +214,54 @@ func TestKeyPageWindowsAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// A long string pages in 64 KiB windows of text, 16 KiB of hex (with the
+// dump's offsets counted from the window's start); the view travels with
+// the links; a short string has no paging.
+func TestKeyPageStringWindows(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	long := strings.Repeat("0123456789", 20_000) // 200,000 bytes
+	f.redis.Client(0).Set(ctx, "long", long, 0)
+	f.redis.Client(0).Set(ctx, "short", "hi", 0)
+	br := newBrowser(t, f.srv.URL)
+	br.login("ada", "right-password")
+	get := func(u string) *goquery.Document {
+		t.Helper()
+		code, _, body := br.do(http.MethodGet, u, nil)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", u, code)
+		}
+		return valueDoc(t, body)
+	}
+	d := get(route.KeyURL("main", 0, "long"))
+	next, _ := d.Find(`[data-testid="value-next"]`).Attr("href")
+	last, _ := d.Find(`[data-testid="value-last"]`).Attr("href")
+	if next != route.KeyValueURL("main", 0, "long", route.Value{At: "65536"}) || last != route.KeyValueURL("main", 0, "long", route.Value{At: "196608"}) ||
+		d.Find(`[data-testid="value-prev"]`).Length() != 0 || d.Find(`[data-testid="value-jump"]`).Length() != 1 {
+		t.Fatalf("first window: next %q last %q", next, last)
+	}
+	d = get(next)
+	if note := d.Find(`[data-testid="value-note"]`).Text(); !strings.Contains(note, "Bytes 65,536–131,071 of") {
+		t.Fatalf("second window note %q", note)
+	}
+	prev, _ := d.Find(`[data-testid="value-prev"]`).Attr("href")
+	if prev != route.KeyValueURL("main", 0, "long", route.Value{At: "0"}) || d.Find(`[data-testid="value-text"]`).Text() != long[65536:131072] {
+		t.Fatalf("second window: prev %q", prev)
+	}
+	d = get(route.KeyValueURL("main", 0, "long", route.Value{At: "32768", View: "hex"}))
+	text := d.Find(`[data-testid="value-text"]`).Text()
+	next, _ = d.Find(`[data-testid="value-next"]`).Attr("href")
+	if !strings.HasPrefix(text, "00008000  ") || strings.Count(text, "\n") != 16<<10/16 || next != route.KeyValueURL("main", 0, "long", route.Value{At: "49152", View: "hex"}) {
+		t.Fatalf("hex window: %.40q… next %q", text, next)
+	}
+	if hidden, _ := d.Find(`form[data-testid="value-jump"] input[name="view"]`).Attr("value"); hidden != "hex" {
+		t.Fatal("the jump form forgets the hex view")
+	}
+	if d := get(route.KeyURL("main", 0, "short")); d.Find(`[data-testid="value-paging"]`).Length() != 0 {
+		t.Fatal("paging for a two-byte string")
+	}
+	if code, _, body := br.do(http.MethodGet, route.KeyURL("main", 0, "long")+"&at=-5", nil); code != http.StatusBadRequest || !strings.Contains(body, "is not an offset") {
+		t.Fatalf("negative byte offset: %d", code)
+	}
+}

@@ -117,8 +117,10 @@ type Page struct {
 	Withheld bool
 	// Length is the string's byte length or the collection's element count.
 	Length int64
-	// String is the start of a string value (at most MaxString bytes).
+	// String is MaxString bytes (at most) of a string value, from Offset
+	// (the request's At, a byte offset; 0 is the start).
 	String string
+	Offset int64
 	// Elements of a collection, in the order Redis returned them.
 	Elements []Element
 	// At is where this page started; Next where the next one starts (""
@@ -236,6 +238,11 @@ func Read(ctx context.Context, conn *redisview.Conn, db int, key string, req Req
 	case "none":
 		return pg, nil
 	case "string":
+		off, err := offset(req.At)
+		if err != nil {
+			return pg, err
+		}
+		pg.Offset = off
 		if err := readString(ctx, c, key, &pg); err != nil {
 			return pg, conn.WrapErr(redisview.ReadError("reading a key's value", err))
 		}
@@ -293,7 +300,7 @@ func readString(ctx context.Context, c *redis.Client, key string, pg *Page) erro
 	var s, enc *redis.StringCmd
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		n = p.StrLen(ctx, key)
-		s = p.GetRange(ctx, key, 0, MaxString-1)
+		s = p.GetRange(ctx, key, pg.Offset, pg.Offset+MaxString-1)
 		enc = p.ObjectEncoding(ctx, key)
 		return nil
 	})

@@ -372,3 +372,32 @@ func TestScriptsRefusedFallBack(t *testing.T) {
 		t.Fatalf("a 9 MB element without scripts: %v, want ErrTooLarge", err)
 	}
 }
+
+// A string reads in 64 KiB windows from a byte offset; an offset past the
+// end reads nothing; a malformed one is the request's fault.
+func TestStringWindows(t *testing.T) {
+	backends(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		var sb strings.Builder
+		for i := 0; sb.Len() < 150_000; i++ {
+			fmt.Fprintf(&sb, "%07d,", i)
+		}
+		s := sb.String()
+		b.w.Set(ctx, "s", s, 0)
+		for _, at := range []int{0, 70_000, len(s) - 10} {
+			pg := b.read(t, "s", value.Request{At: strconv.Itoa(at)})
+			want := s[at:min(at+value.MaxString, len(s))]
+			if pg.Offset != int64(at) || pg.Length != int64(len(s)) || pg.String != want {
+				t.Fatalf("at %d: offset %d length %d, %d bytes read", at, pg.Offset, pg.Length, len(pg.String))
+			}
+		}
+		if pg := b.read(t, "s", value.Request{At: "999999"}); pg.String != "" {
+			t.Fatalf("past the end: %q", pg.String)
+		}
+		for _, at := range []string{"-1", "x", "01"} {
+			if _, err := value.Read(ctx, b.conn, testDB, "s", value.Request{At: at}); !errors.Is(err, value.ErrCursor) {
+				t.Errorf("at %q: %v", at, err)
+			}
+		}
+	})
+}
