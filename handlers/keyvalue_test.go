@@ -159,6 +159,10 @@ func TestKeyPageWindowsAndErrors(t *testing.T) {
 	if !strings.Contains(res.Text(), "score 234, rank 234") || href != route.KeyValueURL("main", 0, "board", route.Value{At: "200"}) {
 		t.Fatalf("lookup: %q → %s", res.Text(), href)
 	}
+	if code, _, body := br.do(http.MethodGet, route.KeyValueURL("main", 0, "board", route.Value{Member: "p234"}), nil, "Accept", "application/json"); code != http.StatusOK ||
+		!strings.Contains(body, `"Lookup":{"Found":true`) || !strings.Contains(body, `"Encoding":"encoding: skiplist"`) {
+		t.Fatalf("lookup as JSON: %d %.300s", code, body)
+	}
 	if res := get(route.Value{Member: "<nobody>"}, "board").Find(`[data-testid="value-lookup-result"]`).Text(); !strings.Contains(res, "No member “<nobody>”") {
 		t.Fatalf("lookup of a missing member: %q", res)
 	}
