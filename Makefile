@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search
+.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-keypage
 
 run:
 	$(GO) run ./cmd/web
@@ -68,3 +68,7 @@ bench-sweep:
 # username and an account, commands, time, derived vs scanned, slowest command.
 bench-search:
 	$(GO) run ./cmd/bench-search
+
+# Key page on a 100 MB string, 5M-field hash, 5M-member sorted set and 1M-element list.
+bench-keypage:
+	$(GO) run ./cmd/bench-keypage

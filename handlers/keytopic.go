@@ -180,7 +180,10 @@ func (a *App) keyView(ctx context.Context, conn *redisview.Conn, db int, key str
 	if info.TTL >= 0 {
 		vm.TTL = format.TTL(info.TTL)
 	}
-	if info.Memory >= 0 {
+	if info.Memory >= 0 && info.MemoryEstimated {
+		// MEMORY USAGE would walk a big hash table: sampled instead.
+		vm.Memory = "≈ " + format.Bytes(info.Memory) + " (estimated)"
+	} else if info.Memory >= 0 {
 		vm.Memory = format.Bytes(info.Memory)
 	} else if memWhy != "" {
 		vm.Memory = "n/a (" + memWhy + ")"

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -22,10 +24,17 @@ import (
 const maxHex = 16 << 10
 
 // keyValue reads and converts one page of a key's value. A malformed page
-// position is the request's fault (an error); a failed read is said in the
-// panel, beside the rest of the page.
+// position, score window or option that does not fit the key's type is
+// the request's fault (an error); a failed read is said in the panel,
+// beside the rest of the page.
 func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string, v route.Value) (views.ValueVM, error) {
-	pg, err := value.Read(ctx, conn, db, key, value.Request{Type: typ, At: v.At, Filter: v.Filter})
+	if v.Member != "" && typ != "" && typ != "zset" {
+		return views.ValueVM{}, fmt.Errorf("%w: a member lookup is for sorted sets, and this key is a %s", route.ErrParam, typ)
+	}
+	if len(v.Trail) > 0 && typ != "" && typ != "hash" && typ != "set" {
+		return views.ValueVM{}, fmt.Errorf("%w: a scan trail is for hashes and sets, and this key is a %s", route.ErrParam, typ)
+	}
+	pg, err := value.Read(ctx, conn, db, key, value.Request{Type: typ, At: v.At, Filter: v.Filter, Desc: v.Desc, Min: v.Min, Max: v.Max})
 	if errors.Is(err, value.ErrCursor) {
 		return views.ValueVM{}, fmt.Errorf("%w: %s", route.ErrParam, err.Error())
 	}
@@ -38,17 +47,30 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 	if pg.Withheld {
 		return views.ValueVM{Withheld: true}, nil
 	}
-	vm := views.ValueVM{Type: pg.Type, Length: format.Size(pg.Length, pg.Type)}
+	vm := views.ValueVM{Type: pg.Type, Length: format.Size(pg.Length, pg.Type), Encoding: "encoding: " + pg.Encoding}
+	if pg.Encoding == "" {
+		vm.Encoding = "encoding unknown on this server"
+	}
+	// Every link keeps the window (order, score bounds, filter, view); the
+	// scan trail and the member lookup are the link's own.
+	base := route.Value{Filter: v.Filter, View: v.View, Desc: v.Desc, Min: v.Min, Max: v.Max}
 	link := func(at string) string {
-		return route.KeyValueURL(conn.Name, db, key, route.Value{At: at, Filter: v.Filter, View: v.View})
+		u := base
+		u.At = at
+		return route.KeyValueURL(conn.Name, db, key, u)
 	}
 	switch pg.Type {
 	case "none":
 		return views.ValueVM{Error: "The key vanished while its page was read (expired or deleted)."}, nil
 	case "string":
-		stringVM(&vm, pg, v, func(view string) string {
-			return route.KeyValueURL(conn.Name, db, key, route.Value{View: view})
+		// The forms (jump) need the key in a form field, as below.
+		if utf8.ValidString(key) && route.Linkable(key) {
+			vm.FormAction, vm.FormKey = route.KeyPath(conn.Name, db), key
+		}
+		stringVM(&vm, pg, v, func(view, at string) string {
+			return route.KeyValueURL(conn.Name, db, key, route.Value{View: view, At: at})
 		})
+		vm.Jumpable = vm.Jumpable && vm.FormKey != ""
 		return vm, nil
 	case "hash":
 		vm.Columns = []views.ValueColumn{{Name: "Field"}, {Name: "Value"}}
@@ -57,9 +79,9 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 	case "list":
 		vm.Columns = []views.ValueColumn{{Name: "Index", Narrow: true}, {Name: "Element"}}
 	case "zset":
-		// ZRANGE by rank: rank 1 is the lowest score, whatever order
-		// the application reads its board in.
-		vm.Columns = []views.ValueColumn{{Name: "Rank (lowest score first)", Narrow: true}, {Name: "Member"}, {Name: "Score", Narrow: true}}
+		// ZRANK's ranks: 0 is the lowest score, whatever order the
+		// application reads its board in.
+		vm.Columns = []views.ValueColumn{{Name: "Rank (0 = lowest score)", Narrow: true}, {Name: "Member"}, {Name: "Score", Narrow: true}}
 	case "stream":
 		vm.Columns = []views.ValueColumn{{Name: "Entry ID"}, {Name: "Fields"}}
 	}
@@ -73,21 +95,9 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 		case "list":
 			row = []views.ValueCell{{Text: format.Count(e.Index)}, cell(e.Value)}
 		case "zset":
-			row = []views.ValueCell{{Text: format.Count(e.Index + 1)}, cell(e.Name), {Text: format.Score(e.Score)}}
+			row = []views.ValueCell{{Text: format.Count(e.Index)}, cell(e.Name), {Text: format.Score(e.Score)}}
 		case "stream":
-			var b strings.Builder
-			note := ""
-			for i := 0; i+1 < len(e.Fields); i += 2 {
-				if i > 0 {
-					b.WriteString("  ")
-				}
-				f, val := cell(e.Fields[i]), cell(e.Fields[i+1])
-				b.WriteString(f.Text + " = " + val.Text)
-				if f.Note != "" || val.Note != "" {
-					note = "values cut"
-				}
-			}
-			row = []views.ValueCell{cell(e.Name), {Text: b.String(), Note: note}}
+			row = []views.ValueCell{cell(e.Name), entryCell(e)}
 		}
 		vm.Rows = append(vm.Rows, row)
 	}
@@ -97,35 +107,164 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 	if formable {
 		vm.FormAction, vm.FormKey = route.KeyPath(conn.Name, db), key
 	}
-	if pg.Scanned {
+	vm.Jumpable = formable
+	if v.Desc {
+		vm.JumpHidden = append(vm.JumpHidden, views.ValueHidden{Name: "order", Value: "desc"})
+	}
+	if v.Filter != "" && utf8.ValidString(v.Filter) {
+		vm.JumpHidden = append(vm.JumpHidden, views.ValueHidden{Name: "q", Value: v.Filter})
+	}
+	if pg.ByScore {
+		vm.JumpHidden = append(vm.JumpHidden, views.ValueHidden{Name: "min", Value: v.Min}, views.ValueHidden{Name: "max", Value: v.Max})
+	}
+	switch {
+	case pg.Scanned:
+		vm.JumpLabel, vm.JumpHint = "Go to cursor", "scan cursor"
+	case pg.Type == "stream":
+		vm.JumpLabel, vm.JumpHint = "Go to entry ID", "ms or ms-seq"
+	case pg.ByScore:
+		vm.JumpLabel, vm.JumpHint = "Go to offset in window", "0 = first"
+	case pg.Type == "zset":
+		vm.JumpLabel, vm.JumpHint = "Go to rank", "0 = lowest"
+	default:
+		vm.JumpLabel, vm.JumpHint = "Go to index", "0 = first"
+	}
+	if pg.Type == "zset" {
+		vm.ScoreForm, vm.LookupForm = formable, formable
+		vm.Min, vm.Max = views.ValidText(v.Min), views.ValidText(v.Max)
+		if pg.ByScore {
+			vm.ClearWindow = route.KeyValueURL(conn.Name, db, key, route.Value{})
+			vm.WindowNote = fmt.Sprintf("Score window %s … %s: %s", pg.Min, pg.Max, format.Plural(pg.InWindow, "member", "members"))
+			if pg.InWindow > 0 {
+				vm.WindowNote += fmt.Sprintf(", ranks %s–%s", format.Count(pg.FirstRank), format.Count(pg.FirstRank+pg.InWindow-1))
+			}
+			vm.WindowNote += "."
+		}
+		if v.Member != "" {
+			lk, err := memberLookup(ctx, conn, db, key, v.Member)
+			if err != nil {
+				return views.ValueVM{}, err
+			}
+			vm.Lookup, vm.Member = lk, views.ValidText(v.Member)
+		}
+	}
+	if pg.Type == "stream" {
+		asc, desc := base, base
+		asc.Desc, desc.Desc = false, true
+		vm.Orders = []views.ValueTab{
+			{Name: "Oldest first", Href: route.KeyValueURL(conn.Name, db, key, asc), Active: !pg.Desc},
+			{Name: "Newest first", Href: route.KeyValueURL(conn.Name, db, key, desc), Active: pg.Desc},
+		}
+	}
+	switch {
+	case pg.Scanned:
 		vm.Filterable, vm.Filter = formable, views.ValidText(v.Filter)
 		vm.PageNote = format.Size(int64(len(pg.Elements)), pg.Type) + " on this scan page"
 		if v.Filter != "" {
 			vm.PageNote += ", containing “" + views.EscapeName(v.Filter) + "”"
 		}
 		vm.PageNote += " (a scan page's size varies, and one may appear on two pages)"
-	} else if len(pg.Elements) > 0 {
-		vm.Jumpable = formable && pg.Type != "stream"
-		if pg.Type == "stream" {
-			vm.PageNote = format.Plural(int64(len(pg.Elements)), "entry", "entries") + " of " + format.Count(pg.Length)
-		} else {
-			first := pg.Elements[0].Index
-			vm.PageNote = fmt.Sprintf("%s–%s of %s", format.Count(first+1), format.Count(first+int64(len(pg.Elements))), format.Count(pg.Length))
+	case len(pg.Elements) > 0 && pg.Type == "stream":
+		vm.PageNote = format.Plural(int64(len(pg.Elements)), "entry", "entries") + " of " + format.Count(pg.Length)
+		if pg.Desc {
+			vm.PageNote += ", newest first"
+		}
+	case len(pg.Elements) > 0:
+		first := pg.Elements[0].Index
+		total := pg.Length
+		if pg.ByScore {
+			first, total = first-pg.FirstRank, pg.InWindow
+		}
+		vm.PageNote = fmt.Sprintf("%s–%s of %s", format.Count(first+1), format.Count(first+int64(len(pg.Elements))), format.Count(total))
+		if pg.ByScore {
+			vm.PageNote += " in the window"
+		}
+	case pg.Length == 0:
+		vm.PageNote = "Empty."
+	default:
+		vm.PageNote = "Nothing here: the window is past the end."
+	}
+	if pg.Scanned {
+		// A scan cannot go back by itself: the links carry the cursors of
+		// the pages before (at most route.MaxTrail of them).
+		at := v.At
+		if at == "" {
+			at = "0"
+		}
+		if pg.Next != "" {
+			u := base
+			u.At, u.Trail = pg.Next, append(slices.Clone(v.Trail), at)
+			if len(u.Trail) > route.MaxTrail {
+				u.Trail = u.Trail[len(u.Trail)-route.MaxTrail:]
+			}
+			vm.Next = route.KeyValueURL(conn.Name, db, key, u)
+		}
+		if n := len(v.Trail); n > 0 {
+			u := base
+			u.At, u.Trail = v.Trail[n-1], v.Trail[:n-1]
+			if u.At == "0" {
+				u.At = ""
+			}
+			vm.Prev = route.KeyValueURL(conn.Name, db, key, u)
 		}
 	} else {
-		vm.Jumpable = formable && pg.Type != "stream" && pg.Length > 0
-		vm.PageNote = "Nothing here: the window is past the end."
+		if pg.Prev != "" {
+			vm.Prev = link(pg.Prev)
+		}
+		if pg.Next != "" {
+			vm.Next = link(pg.Next)
+		}
+		if pg.Last != "" {
+			vm.Last = link(pg.Last)
+		}
 	}
 	if v.At != "" {
 		vm.First = link("")
 	}
-	if pg.Prev != "" && pg.Prev != "0" {
-		vm.Prev = link(pg.Prev)
-	}
-	if pg.Next != "" {
-		vm.Next = link(pg.Next)
-	}
 	return vm, nil
+}
+
+// memberLookup answers the member box: its score and rank, and the rank
+// page that holds it, or that it is not there.
+func memberLookup(ctx context.Context, conn *redisview.Conn, db int, key, member string) (*views.ValueLookup, error) {
+	m, err := value.Lookup(ctx, conn, db, key, member)
+	shown, _ := views.ShortName(member)
+	switch {
+	case err != nil:
+		return &views.ValueLookup{Text: "The member could not be looked up: " + err.Error()}, nil
+	case m.Withheld:
+		return nil, nil
+	case !m.Found:
+		return &views.ValueLookup{Text: "No member “" + shown + "” in this sorted set."}, nil
+	}
+	return &views.ValueLookup{Found: true,
+		Text: fmt.Sprintf("“%s”: score %s, rank %s (ZRANK, 0 = lowest score).", shown, format.Score(m.Score), format.Count(m.Rank)),
+		Href: route.KeyValueURL(conn.Name, db, key, route.Value{At: m.At}),
+	}, nil
+}
+
+// entryCell shows a stream entry's fields as "field = value" pairs, and
+// says when values or fields were left off.
+func entryCell(e value.Element) views.ValueCell {
+	var b strings.Builder
+	var notes []string
+	for i := 0; i+1 < len(e.Fields); i += 2 {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		f, val := cell(e.Fields[i]), cell(e.Fields[i+1])
+		b.WriteString(f.Text + " = " + val.Text)
+		if f.Note != "" {
+			notes = append(notes, "a field name: "+f.Note)
+		}
+		if val.Note != "" {
+			notes = append(notes, f.Text+": "+val.Note)
+		}
+	}
+	if shown := int64(len(e.Fields) / 2); shown < e.FieldCount {
+		notes = append(notes, fmt.Sprintf("%s of %s fields shown", format.Count(shown), format.Count(e.FieldCount)))
+	}
+	return views.ValueCell{Text: b.String(), Note: strings.Join(notes, "; ")}
 }
 
 // cell shows one part escaped, and says how much of it was left off.
@@ -138,21 +277,28 @@ func cell(p value.Part) views.ValueCell {
 	return c
 }
 
-// stringVM shows the start of a string as text, hex or pretty JSON. Bytes
-// that are not UTF-8 are binary: hex unless text is asked for, where they
-// read as \xNN.
-func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, tab func(string) string) {
+// stringVM shows a window of a string as text, hex or pretty JSON, with
+// links to the windows before and after (64 KiB of text, 16 KiB of hex).
+// Bytes that are not UTF-8 are binary: hex unless text is asked for, where
+// they read as \xNN.
+func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, link func(view, at string) string) {
 	vm.IsString = true
 	raw := pg.String
-	cut := int64(len(raw)) < pg.Length
+	at := pg.Offset
+	whole := at == 0 && int64(len(raw)) == pg.Length
 	check := raw
-	if cut { // the cut may split the last character
+	if at > 0 { // the window may start inside a character
+		for i := 0; i < utf8.UTFMax-1 && len(check) > 0 && !utf8.RuneStart(check[0]); i++ {
+			check = check[1:]
+		}
+	}
+	if at+int64(len(raw)) < pg.Length { // … and end inside one
 		for i := 0; i < utf8.UTFMax-1 && len(check) > 0 && !utf8.ValidString(check); i++ {
 			check = check[:len(check)-1]
 		}
 	}
 	binary := !utf8.ValidString(check)
-	isJSON := !cut && !binary && json.Valid([]byte(raw))
+	isJSON := whole && !binary && json.Valid([]byte(raw))
 	view := v.View
 	if view == "" || (view == "json" && !isJSON) {
 		switch {
@@ -169,23 +315,29 @@ func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, tab func(string) 
 		names = append(names, "json")
 	}
 	for _, n := range names {
-		vm.Views = append(vm.Views, views.ValueTab{Name: n, Href: tab(n), Active: n == view})
+		vm.Views = append(vm.Views, views.ValueTab{Name: n, Href: link(n, v.At), Active: n == view})
+	}
+	win := int64(value.MaxString)
+	if view == "hex" {
+		win = maxHex
+		if len(raw) > maxHex {
+			raw = raw[:maxHex]
+		}
 	}
 	var notes []string
 	if binary {
 		notes = append(notes, "Binary (not UTF-8).")
 	}
-	if cut {
-		notes = append(notes, fmt.Sprintf("The first %s of %s.", format.ByteCount(int64(len(raw))), format.ByteCount(pg.Length)))
+	switch {
+	case whole:
+	case len(raw) == 0:
+		notes = append(notes, fmt.Sprintf("Nothing here: byte %s is past the end (%s).", format.Count(at), format.ByteCount(pg.Length)))
+	default:
+		notes = append(notes, fmt.Sprintf("Bytes %s–%s of %s.", format.Count(at), format.Count(at+int64(len(raw))-1), format.ByteCount(pg.Length)))
 	}
 	switch view {
 	case "hex":
-		h := raw
-		if len(h) > maxHex {
-			h = h[:maxHex]
-			notes = append(notes, "Hex of the first "+format.ByteCount(maxHex)+".")
-		}
-		vm.Text = hex.Dump([]byte(h))
+		vm.Text = hexDump([]byte(raw), at)
 	case "json":
 		var b bytes.Buffer
 		if json.Indent(&b, []byte(raw), "", "  ") == nil {
@@ -196,6 +348,37 @@ func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, tab func(string) 
 		vm.Text = escapeLines(raw)
 	}
 	vm.TextNote = strings.Join(notes, " ")
+	if pg.Length > win {
+		vm.Jumpable = true
+		vm.JumpLabel, vm.JumpHint = "Go to byte", "0 = first"
+		if v.View != "" {
+			vm.JumpHidden = []views.ValueHidden{{Name: "view", Value: v.View}}
+		}
+		if at > 0 {
+			vm.First = link(v.View, "")
+			vm.Prev = link(v.View, strconv.FormatInt(max(0, at-win), 10))
+		}
+		if end := at + int64(len(raw)); len(raw) > 0 && end < pg.Length {
+			vm.Next = link(v.View, strconv.FormatInt(end, 10))
+		}
+		if last := (pg.Length - 1) / win * win; last > at {
+			vm.Last = link(v.View, strconv.FormatInt(last, 10))
+		}
+	}
+}
+
+// hexDump is hex.Dump with offsets counted from base.
+func hexDump(b []byte, base int64) string {
+	lines := strings.SplitAfter(hex.Dump(b), "\n")
+	for i, l := range lines {
+		if len(l) < 8 {
+			continue
+		}
+		if off, err := strconv.ParseInt(l[:8], 16, 64); err == nil {
+			lines[i] = fmt.Sprintf("%08x", base+off) + l[8:]
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // escapeLines escapes each line, keeping the line breaks as breaks.

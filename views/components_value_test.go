@@ -34,3 +34,30 @@ func TestValuePanelRowsAndPaging(t *testing.T) {
 		t.Fatalf("next %q", n)
 	}
 }
+
+// A sorted set's forms keep the window's state in hidden inputs; a lookup
+// answer and a member given as markup render as text.
+func TestValuePanelSortedSetForms(t *testing.T) {
+	d := render(t, ValuePanel(ValueVM{Type: "zset", Length: "3 members", Encoding: "encoding: skiplist",
+		Columns: []ValueColumn{{Name: "Rank"}}, Rows: [][]ValueCell{{{Text: "0"}}},
+		FormAction: "/c/x/db/0/key", FormKey: "board", Jumpable: true, JumpLabel: "Go to offset in window",
+		JumpHidden: []ValueHidden{{Name: "min", Value: "(1"}, {Name: "max", Value: "+inf"}},
+		ScoreForm:  true, Min: "(1", Max: "+inf", LookupForm: true, Member: "<b>m</b>",
+		Lookup: &ValueLookup{Found: true, Text: "“<b>m</b>”: score 2", Href: "/c/x/db/0/key?k=board&at=0"},
+		Last:   "/last"}))
+	if got := d.Find(`[data-testid="value-encoding"]`).Text(); got != "encoding: skiplist" {
+		t.Fatalf("encoding %q", got)
+	}
+	if v, _ := d.Find(`form[data-testid="value-jump"] input[name="min"]`).Attr("value"); v != "(1" {
+		t.Fatalf("jump form min %q", v)
+	}
+	if v, _ := d.Find(`#value-m`).Attr("value"); v != "<b>m</b>" || d.Find("b").Length() != 0 {
+		t.Fatal("member rendered as markup")
+	}
+	if h, _ := d.Find(`[data-testid="value-lookup-page"]`).Attr("href"); h != "/c/x/db/0/key?k=board&at=0" {
+		t.Fatalf("lookup link %q", h)
+	}
+	if h, _ := d.Find(`[data-testid="value-last"]`).Attr("href"); h != "/last" {
+		t.Fatalf("last %q", h)
+	}
+}

@@ -122,32 +122,54 @@ func LoginURL(next string) string {
 
 // Value is where the key page's value starts and how it is shown: At is a
 // scan cursor, an offset or a stream entry ID (its meaning is the key's
-// type's); Filter keeps hash fields and set members that contain it;
-// View shows a string as "text", "hex" or "json" ("" lets the page choose).
-type Value struct{ At, Filter, View string }
+// type's and the window's); Filter keeps hash fields and set members that
+// contain it; View shows a string as "text", "hex" or "json" ("" lets the
+// page choose); Desc shows a stream newest first; Min and Max make a
+// sorted set's page a score window; Member looks one sorted-set member up;
+// Trail is the scan cursors of the pages before this one (oldest first),
+// so a scan can go back.
+type Value struct {
+	At, Filter, View string
+	Desc             bool
+	Min, Max         string
+	Member           string
+	Trail            []string
+}
 
 // MaxFilter bounds a value filter.
 const MaxFilter = 256
+
+// MaxTrail is how many scan pages back the key page remembers.
+const MaxTrail = 16
 
 // KeyValueURL is one key's page showing the page of its value v names.
 // Every parameter travels percent-encoded, byte-exact.
 func KeyValueURL(conn string, db int, key string, v Value) string {
 	u := KeyURL(conn, db, key)
-	if v.At != "" {
-		u += "&at=" + url.QueryEscape(v.At)
+	add := func(name, val string) {
+		if val != "" {
+			u += "&" + name + "=" + url.QueryEscape(val)
+		}
 	}
-	if v.Filter != "" {
-		u += "&q=" + url.QueryEscape(v.Filter)
+	add("at", v.At)
+	add("q", v.Filter)
+	add("view", v.View)
+	if v.Desc {
+		u += "&order=desc"
 	}
-	if v.View != "" {
-		u += "&view=" + url.QueryEscape(v.View)
-	}
+	add("min", v.Min)
+	add("max", v.Max)
+	add("m", v.Member)
+	add("trail", strings.Join(v.Trail, ","))
 	return u
 }
 
-// ParseValue reads the key page's ?at=, ?q= and ?view=.
+// ParseValue reads the key page's ?at=, ?q=, ?view=, ?order=, ?min=,
+// ?max=, ?m= and ?trail=. What fits the key's type (a cursor, an offset, a
+// score) is checked where the type is known (redisview/value).
 func ParseValue(q url.Values) (Value, error) {
-	v := Value{At: q.Get("at"), Filter: q.Get("q"), View: q.Get("view")}
+	v := Value{At: strings.TrimSpace(q.Get("at")), Filter: q.Get("q"), View: q.Get("view"),
+		Min: strings.TrimSpace(q.Get("min")), Max: strings.TrimSpace(q.Get("max")), Member: q.Get("m")}
 	if len(v.At) > 64 || strings.Trim(v.At, "0123456789-(") != "" {
 		return Value{}, badParam("%q is not a page position (a cursor, an offset or a stream entry ID).", v.At)
 	}
@@ -158,6 +180,32 @@ func ParseValue(q url.Values) (Value, error) {
 	case "", "text", "hex", "json":
 	default:
 		return Value{}, badParam("view is text, hex or json, not %q.", v.View)
+	}
+	switch o := q.Get("order"); o {
+	case "", "asc":
+	case "desc":
+		v.Desc = true
+	default:
+		return Value{}, badParam("order is asc or desc, not %q.", o)
+	}
+	for name, b := range map[string]string{"min": v.Min, "max": v.Max} {
+		if len(b) > 64 {
+			return Value{}, badParam("%s is a score of at most 64 characters.", name)
+		}
+	}
+	if len(v.Member) > MaxKey {
+		return Value{}, badParam("A member to look up is at most 64 KiB.")
+	}
+	if t := q.Get("trail"); t != "" {
+		v.Trail = strings.Split(t, ",")
+		if len(v.Trail) > MaxTrail {
+			return Value{}, badParam("trail holds at most %d scan cursors.", MaxTrail)
+		}
+		for _, c := range v.Trail {
+			if n, err := strconv.ParseUint(c, 10, 64); err != nil || strconv.FormatUint(n, 10) != c {
+				return Value{}, badParam("trail is scan cursors separated by commas, not %q.", t)
+			}
+		}
 	}
 	return v, nil
 }

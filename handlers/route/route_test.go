@@ -3,6 +3,7 @@ package route_test
 import (
 	"errors"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -96,19 +97,22 @@ func query(t *testing.T, u string) url.Values {
 // The value parameters survive a link byte for byte, glob characters and
 // invalid UTF-8 included; malformed ones are refused.
 func TestValueURLRoundTrip(t *testing.T) {
-	v := route.Value{At: "(1700000000000-3", Filter: "a*b?[c]\xff&q=x", View: "hex"}
+	v := route.Value{At: "(1700000000000-3", Filter: "a*b?[c]\xff&q=x", View: "hex", Desc: true,
+		Min: "(1.5", Max: "+inf", Member: "m,\xfe&x", Trail: []string{"0", "17"}}
 	u, err := url.Parse(route.KeyValueURL("main", 2, "k\x00ey", v))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := route.ParseValue(u.Query())
-	if err != nil || got != v {
+	if err != nil || !reflect.DeepEqual(got, v) {
 		t.Fatalf("%+v, %v; want %+v", got, err, v)
 	}
 	if key, _ := route.ParseKey(u.Query()); key != "k\x00ey" {
 		t.Fatalf("key %q", key)
 	}
-	for _, q := range []url.Values{{"at": {"1;x"}}, {"view": {"raw"}}, {"q": {strings.Repeat("x", route.MaxFilter+1)}}} {
+	for _, q := range []url.Values{{"at": {"1;x"}}, {"view": {"raw"}}, {"q": {strings.Repeat("x", route.MaxFilter+1)}},
+		{"order": {"up"}}, {"min": {strings.Repeat("1", 65)}}, {"trail": {"1,x"}}, {"trail": {"01"}},
+		{"trail": {strings.Repeat("1,", route.MaxTrail) + "1"}}, {"m": {strings.Repeat("m", route.MaxKey+1)}}} {
 		if _, err := route.ParseValue(q); !errors.Is(err, route.ErrParam) {
 			t.Errorf("%v: %v", q, err)
 		}

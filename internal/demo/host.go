@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,6 +69,9 @@ type peerState struct {
 	// running is set while serve runs this peer's command through
 	// miniredis, so the hook lets it pass.
 	running bool
+	// db is the database the client selected (outside transactions),
+	// for the commands the host answers from miniredis's data.
+	db int
 }
 
 // internalName marks the host's own connections. CLIENT SETNAME refuses
@@ -170,6 +174,13 @@ func (h *host) run(c *server.Peer, st *peerState, cmd string, args []string) []s
 			answer = h.config
 		case "SLOWLOG":
 			answer = h.slowlogCmd
+		case "OBJECT":
+			if len(args) == 2 && strings.EqualFold(args[0], "ENCODING") {
+				answer = func(c *server.Peer, args []string) {
+					h.countLookups(c, cmd, args)
+					h.objectEncoding(c, st.db, args[1])
+				}
+			}
 		}
 		if answer != nil {
 			answer(c, args)
@@ -183,6 +194,8 @@ func (h *host) run(c *server.Peer, st *peerState, cmd string, args []string) []s
 			c.WriteError("ERR DB index is out of range")
 			h.answered++
 			return full
+		} else if err == nil && n >= 0 {
+			st.db = n
 		}
 	}
 	if cmd == "MEMORY" {

@@ -2,9 +2,14 @@
 // time: never a whole key of unknown size. Strings are read up to
 // MaxString bytes (GETRANGE); hashes and sets by HSCAN/SSCAN pages with
 // COUNT (a filter goes to MATCH, glob-escaped); lists, sorted sets and
-// streams by windows (LRANGE, ZRANGE by rank WITHSCORES, XRANGE COUNT).
-// Every element is cut to MaxPart bytes and carries its full byte length,
-// so a page holds at most PageSize elements and about 64 KiB of text.
+// streams by windows (LRANGE, ZRANGE by rank or by score window WITHSCORES,
+// XRANGE or XREVRANGE COUNT). A collection's window is read by one
+// read-only Lua script that cuts every element to MaxPart bytes inside the
+// server and returns its full byte length, so no element over the cut
+// crosses the wire; a server that refuses scripts is read with the same
+// commands, elements cut on arrival, and only when bounded. A page holds
+// at most PageSize elements and about 64 KiB of text. OBJECT ENCODING
+// rides along in the same round trip.
 //
 // A key of a sensitive family is never read: Read returns a Page that says
 // it was withheld, with no value in it.
@@ -14,8 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
+	"math"
 	"strconv"
 	"strings"
 
@@ -37,9 +41,20 @@ const (
 	maxScans = 8
 )
 
-// ErrCursor: the page position does not fit the key's type (a stream ID
-// for a list, a negative offset) — a malformed request.
+// ErrCursor: the page position or an option does not fit the key's type
+// (a stream ID for a list, a negative offset, a score that is not a
+// number) — a malformed request. Its errors say what is wrong.
 var ErrCursor = errors.New("bad page position")
+
+// requestError is an ErrCursor that says only what is wrong.
+type requestError struct{ msg string }
+
+func (e requestError) Error() string        { return e.msg }
+func (e requestError) Is(target error) bool { return target == ErrCursor }
+
+func badRequest(format string, args ...any) error {
+	return requestError{fmt.Sprintf(format, args...)}
+}
 
 // Request names the page to read.
 type Request struct {
@@ -52,6 +67,13 @@ type Request struct {
 	// Filter keeps hash fields and set members containing it (as text, not
 	// a pattern: glob characters in it match themselves).
 	Filter string
+	// Desc reads a stream newest first (XREVRANGE); At is then the
+	// highest ID of the page.
+	Desc bool
+	// Min and Max make a sorted set's page a score window (either may be
+	// "": -inf, +inf): a number, -inf or +inf, "(" before it for an
+	// exclusive bound. At is then the offset in the window.
+	Min, Max string
 }
 
 // Part is one field, member or value, cut to MaxPart bytes.
@@ -82,6 +104,9 @@ type Element struct {
 	Value  Part
 	Score  float64
 	Fields []Part
+	// FieldCount is how many fields the stream entry has (Fields may hold
+	// fewer: at most PageSize pairs).
+	FieldCount int64
 }
 
 // Page is one bounded page of a key's value.
@@ -92,8 +117,10 @@ type Page struct {
 	Withheld bool
 	// Length is the string's byte length or the collection's element count.
 	Length int64
-	// String is the start of a string value (at most MaxString bytes).
+	// String is MaxString bytes (at most) of a string value, from Offset
+	// (the request's At, a byte offset; 0 is the start).
 	String string
+	Offset int64
 	// Elements of a collection, in the order Redis returned them.
 	Elements []Element
 	// At is where this page started; Next where the next one starts (""
@@ -102,18 +129,39 @@ type Page struct {
 	At, Next, Prev string
 	// Filter is the filter the page applied.
 	Filter string
+	// Last is where the last window starts (lists, sorted sets), "" when
+	// this is it or there is one window.
+	Last string
 	// Scanned: hash and set pages come from a scan, whose pages may repeat
 	// an element and whose sizes vary.
 	Scanned bool
+	// Desc: a stream read newest first.
+	Desc bool
+	// ByScore: a sorted set's score window [Min, Max] (as sent to Redis)
+	// holding InWindow members, the first of them at rank FirstRank (-1
+	// when the window is empty). Element indexes are ranks.
+	ByScore   bool
+	Min, Max  string
+	InWindow  int64
+	FirstRank int64
+	// Encoding is OBJECT ENCODING's answer, "" when the server would not
+	// say (the embedded demo does not know the command).
+	Encoding string
+	// Path is how the page was read: "lua" (elements cut inside Redis) or
+	// "commands".
+	Path string
+
+	start int64 // the window's offset (lists, sorted sets)
 }
 
 // ErrTooLarge: the collection's elements are too big to page through here
 // (a page would pull megabytes from Redis before cutting them).
 var ErrTooLarge = errors.New("elements too large to show")
 
-// Bounds on what one page of a collection may pull from Redis before its
-// elements are cut: elements are cut after they arrive, so a page of a
-// list of 10 MB items would carry a gigabyte.
+// Bounds on what one page of a collection may pull from Redis when scripts
+// are refused and elements are cut after they arrive (the script cuts them
+// inside the server): a page of a list of 10 MB items would carry a
+// gigabyte.
 const (
 	// maxMeasured is the most elements a collection may have for its exact
 	// size to be measured (MEMORY USAGE … SAMPLES 0 walks every element).
@@ -123,18 +171,15 @@ const (
 	maxPageBytes = 8 << 20
 )
 
-// bounded refuses to page a collection whose elements could be huge. A
-// compact encoding (listpack, ziplist, intset) holds only elements under
-// the server's small-value thresholds (64 bytes by default); any other
-// collection of up to maxMeasured elements is measured exactly. A larger
-// collection of another encoding cannot be measured without walking it
-// all; it is paged (its elements arrive whole, then are cut).
-func bounded(ctx context.Context, c *redis.Client, key, typ string) error {
-	switch typ {
-	case "hash", "set", "list", "zset", "stream":
-	default:
-		return nil // strings are read by GETRANGE, bounded
-	}
+// bounded refuses to page, with plain commands, a collection whose
+// elements could be huge; it returns the key's encoding ("" when the
+// server will not say). A compact encoding (listpack, ziplist, intset)
+// holds only elements under the server's small-value thresholds (64 bytes
+// by default); any other collection of up to maxMeasured elements is
+// measured exactly. A larger collection of another encoding cannot be
+// measured without walking it all; it is paged (its elements arrive whole,
+// then are cut).
+func bounded(ctx context.Context, c *redis.Client, key, typ string) (string, error) {
 	var enc *redis.StringCmd
 	n := redis.NewIntCmd(ctx, lengthCommand(typ), key)
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -143,25 +188,24 @@ func bounded(ctx context.Context, c *redis.Client, key, typ string) error {
 		return nil
 	})
 	if redisview.IsConnErr(err) {
-		return err
+		return "", err
 	}
-	switch enc.Val() { // "" when OBJECT is refused: measured below
+	e := enc.Val() // "" when OBJECT is refused: measured below
+	switch e {
 	case "listpack", "ziplist", "intset":
-		return nil
+		return e, nil
 	}
 	if n.Err() != nil || n.Val() > maxMeasured {
-		return nil
+		return e, nil
 	}
 	mem, err := c.MemoryUsage(ctx, key, 0).Result()
 	switch {
-	case err == redis.Nil:
-		return nil
 	case err != nil:
-		return nil // the server will not say (ACL, an old server): paged as before
+		return e, nil // gone, or the server will not say (ACL, an old server): paged as before
 	case mem > maxPageBytes:
-		return fmt.Errorf("%w: its %d elements take %d bytes in memory; Keydeck pages only collections it can bound (up to %d bytes)", ErrTooLarge, n.Val(), mem, maxPageBytes)
+		return e, fmt.Errorf("%w: its %d elements take %d bytes in memory and this server refuses Keydeck's scripts, which cut elements inside Redis; without them Keydeck pages only collections it can bound (up to %d bytes)", ErrTooLarge, n.Val(), mem, maxPageBytes)
 	}
-	return nil
+	return e, nil
 }
 
 func lengthCommand(typ string) string {
@@ -170,7 +214,7 @@ func lengthCommand(typ string) string {
 
 // Read reads one page of key in database db of conn.
 func Read(ctx context.Context, conn *redisview.Conn, db int, key string, req Request) (Page, error) {
-	pg := Page{Key: key, At: req.At, Filter: req.Filter}
+	pg := Page{Key: key, At: req.At, Filter: req.Filter, Desc: req.Desc}
 	if conn.Sensitive(db, key) {
 		pg.Withheld = true
 		return pg, nil
@@ -185,41 +229,93 @@ func Read(ctx context.Context, conn *redisview.Conn, db int, key string, req Req
 		typ = t
 	}
 	pg.Type = typ
-	if err := bounded(ctx, c, key, typ); err != nil {
-		if errors.Is(err, ErrTooLarge) {
-			return pg, err
-		}
-		return pg, conn.WrapErr(redisview.ReadError("sizing a key's value", err))
+	if err := checkRequest(typ, req); err != nil {
+		return pg, err
 	}
+	var w window
 	var err error
 	switch typ {
 	case "none":
 		return pg, nil
 	case "string":
-		err = readString(ctx, c, key, &pg)
+		off, err := offset(req.At)
+		if err != nil {
+			return pg, err
+		}
+		pg.Offset = off
+		if err := readString(ctx, c, key, &pg); err != nil {
+			return pg, conn.WrapErr(redisview.ReadError("reading a key's value", err))
+		}
+		return pg, nil
 	case "hash", "set":
-		err = readScan(ctx, c, key, typ, req, &pg)
-	case "list", "zset":
-		err = readWindow(ctx, c, key, typ, req, &pg)
+		w, err = scanWindow(typ, req, &pg)
+	case "list":
+		w, err = rankWindow("lrange", req, &pg)
+	case "zset":
+		if req.Min != "" || req.Max != "" {
+			w, err = scoreWindow(req, &pg)
+		} else {
+			w, err = rankWindow("zrank", req, &pg)
+		}
 	case "stream":
-		err = readStream(ctx, c, key, req, &pg)
+		w, err = streamWindow(req, &pg)
 	default:
-		return pg, fmt.Errorf("%w: Keydeck cannot show a value of type %q", ErrCursor, typ)
+		return pg, fmt.Errorf("Keydeck cannot show a value of type %q", typ)
 	}
-	if err != nil && !errors.Is(err, ErrCursor) {
-		err = conn.WrapErr(redisview.ReadError("reading a key's value", err))
+	if err != nil {
+		return pg, err
 	}
-	return pg, err
+	r, err := readWindow(ctx, conn, c, key, typ, w)
+	if errors.Is(err, ErrTooLarge) {
+		return pg, err
+	}
+	if err == nil {
+		err = pg.fill(w, r)
+	}
+	if err != nil {
+		return pg, conn.WrapErr(redisview.ReadError("reading a key's value", err))
+	}
+	return pg, nil
+}
+
+// checkRequest refuses options that do not fit the key's type.
+func checkRequest(typ string, req Request) error {
+	if typ == "none" {
+		return nil // gone: the page says so
+	}
+	if req.Desc && typ != "stream" {
+		return badRequest("newest first is for streams, and this key is a %s", typ)
+	}
+	if (req.Min != "" || req.Max != "") && typ != "zset" {
+		return badRequest("a score window is for sorted sets, and this key is a %s", typ)
+	}
+	if req.Filter != "" && typ != "hash" && typ != "set" {
+		return badRequest("a filter is for hashes and sets, and this key is a %s", typ)
+	}
+	return nil
 }
 
 func readString(ctx context.Context, c *redis.Client, key string, pg *Page) error {
-	p := c.Pipeline()
-	n := p.StrLen(ctx, key)
-	s := p.GetRange(ctx, key, 0, MaxString-1)
-	if _, err := p.Exec(ctx); err != nil {
+	var n *redis.IntCmd
+	var s, enc *redis.StringCmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		n = p.StrLen(ctx, key)
+		s = p.GetRange(ctx, key, pg.Offset, pg.Offset+MaxString-1)
+		enc = p.ObjectEncoding(ctx, key)
+		return nil
+	})
+	if redisview.IsConnErr(err) {
+		return err
+	}
+	if err := n.Err(); err != nil {
+		return err
+	}
+	if err := s.Err(); err != nil {
 		return err
 	}
 	pg.Length, pg.String = n.Val(), s.Val()
+	pg.Encoding = enc.Val()
+	pg.Path = "commands"
 	return nil
 }
 
@@ -236,115 +332,108 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-func readScan(ctx context.Context, c *redis.Client, key, typ string, req Request, pg *Page) error {
+func scanWindow(typ string, req Request, pg *Page) (window, error) {
 	pg.Scanned = true
-	cursor := uint64(0)
+	cursor := "0"
 	if req.At != "" {
 		n, err := strconv.ParseUint(req.At, 10, 64)
 		if err != nil || strconv.FormatUint(n, 10) != req.At {
-			return fmt.Errorf("%w: %q is not a scan cursor", ErrCursor, req.At)
+			return window{}, badRequest("%q is not a scan cursor (a whole number)", req.At)
 		}
-		cursor = n
+		cursor = req.At
 	}
 	match := ""
 	if req.Filter != "" {
 		match = "*" + globEscape(req.Filter) + "*"
 	}
-	var length *redis.IntCmd
-	if typ == "hash" {
-		length = c.HLen(ctx, key)
-	} else {
-		length = c.SCard(ctx, key)
+	mode := "hscan"
+	if typ == "set" {
+		mode = "sscan"
 	}
-	if err := length.Err(); err != nil {
-		return err
-	}
-	pg.Length = length.Val()
-	for i := 0; i < maxScans; i++ {
-		var items []string
-		var next uint64
-		var err error
-		if typ == "hash" {
-			items, next, err = c.HScan(ctx, key, cursor, match, PageSize).Result()
-		} else {
-			items, next, err = c.SScan(ctx, key, cursor, match, PageSize).Result()
-		}
-		if err != nil {
-			return err
-		}
-		if typ == "hash" {
-			for j := 0; j+1 < len(items); j += 2 {
-				pg.Elements = append(pg.Elements, Element{Index: -1, Name: part(items[j]), Value: part(items[j+1])})
-			}
-		} else {
-			for _, m := range items {
-				pg.Elements = append(pg.Elements, Element{Index: -1, Name: part(m)})
-			}
-		}
-		cursor = next
-		// Without a filter one call is a page; a filter may match little
-		// of what a call walks, so a few more calls fill the page.
-		if cursor == 0 || match == "" || len(pg.Elements) >= PageSize/2 {
-			break
-		}
-	}
-	if cursor != 0 {
-		pg.Next = strconv.FormatUint(cursor, 10)
-	}
-	return nil
+	return window{mode: mode, args: []any{cursor, match, maxScans}}, nil
 }
 
-func readWindow(ctx context.Context, c *redis.Client, key, typ string, req Request, pg *Page) error {
-	start := int64(0)
-	if req.At != "" {
-		n, err := strconv.ParseInt(req.At, 10, 64)
-		if err != nil || n < 0 || strconv.FormatInt(n, 10) != req.At {
-			return fmt.Errorf("%w: %q is not an offset", ErrCursor, req.At)
-		}
-		start = n
+// maxOffset bounds an offset or rank: beyond any collection's length.
+const maxOffset = 1 << 53
+
+func offset(at string) (int64, error) {
+	if at == "" {
+		return 0, nil
 	}
-	stop := start + PageSize - 1
-	p := c.Pipeline()
-	var length *redis.IntCmd
-	var list *redis.StringSliceCmd
-	var zs *redis.ZSliceCmd
-	if typ == "list" {
-		length = p.LLen(ctx, key)
-		list = p.LRange(ctx, key, start, stop)
-	} else {
-		length = p.ZCard(ctx, key)
-		zs = p.ZRangeWithScores(ctx, key, start, stop)
+	n, err := strconv.ParseInt(at, 10, 64)
+	if err != nil || n < 0 || n > maxOffset || strconv.FormatInt(n, 10) != at {
+		return 0, badRequest("%q is not an offset (a whole number from 0)", at)
 	}
-	if _, err := p.Exec(ctx); err != nil {
-		return err
-	}
-	pg.Length = length.Val()
-	if list != nil {
-		for i, v := range list.Val() {
-			pg.Elements = append(pg.Elements, Element{Index: start + int64(i), Value: part(v)})
-		}
-	} else {
-		for i, z := range zs.Val() {
-			m, _ := z.Member.(string)
-			pg.Elements = append(pg.Elements, Element{Index: start + int64(i), Name: part(m), Score: z.Score})
-		}
-	}
-	if stop+1 < pg.Length {
-		pg.Next = strconv.FormatInt(stop+1, 10)
-	}
-	if start > 0 {
-		pg.Prev = strconv.FormatInt(max(0, start-PageSize), 10)
-	}
-	return nil
+	return n, nil
 }
 
-// validID reports a stream entry ID as XADD writes it: ms-seq.
-func validID(s string) bool {
-	ms, seq, ok := strings.Cut(s, "-")
-	if !ok {
-		return false
+func rankWindow(mode string, req Request, pg *Page) (window, error) {
+	start, err := offset(req.At)
+	if err != nil {
+		return window{}, err
 	}
-	for _, d := range []string{ms, seq} {
+	pg.start = start
+	return window{mode: mode, args: []any{start, start + PageSize - 1}}, nil
+}
+
+func scoreWindow(req Request, pg *Page) (window, error) {
+	lo, loF, err := ParseScore(req.Min, "-inf")
+	if err != nil {
+		return window{}, badRequest("min: %s", err.Error())
+	}
+	hi, hiF, err := ParseScore(req.Max, "+inf")
+	if err != nil {
+		return window{}, badRequest("max: %s", err.Error())
+	}
+	if loF > hiF {
+		return window{}, badRequest("min (%s) is above max (%s)", req.Min, req.Max)
+	}
+	off, err := offset(req.At)
+	if err != nil {
+		return window{}, err
+	}
+	pg.ByScore, pg.Min, pg.Max, pg.start = true, lo, hi, off
+	return window{mode: "zscore", args: []any{lo, hi, off}}, nil
+}
+
+// ParseScore reads one end of a score window as ZRANGE BYSCORE takes it: a
+// number, -inf or +inf, "(" before it for an exclusive bound; "" is def.
+// It returns the bound as sent to Redis (the number normalised) and its
+// value (for comparing the ends).
+func ParseScore(s, def string) (string, float64, error) {
+	if s == "" {
+		s = def
+	}
+	ex := strings.HasPrefix(s, "(")
+	t := strings.TrimPrefix(s, "(")
+	var f float64
+	var norm string
+	switch strings.ToLower(t) {
+	case "-inf":
+		f, norm = math.Inf(-1), "-inf"
+	case "+inf", "inf":
+		f, norm = math.Inf(1), "+inf"
+	default:
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || strings.ContainsAny(t, "_xXpPnN") {
+			return "", 0, fmt.Errorf("%q is not a score: give a number, -inf, +inf, or ( before a number for an exclusive bound", s)
+		}
+		f, norm = v, strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	if ex {
+		norm = "(" + norm
+	}
+	return norm, f, nil
+}
+
+// streamID reports a stream entry ID as XRANGE takes it: ms or ms-seq.
+func streamID(s string) bool {
+	ms, seq, hasSeq := strings.Cut(s, "-")
+	ds := []string{ms}
+	if hasSeq {
+		ds = append(ds, seq)
+	}
+	for _, d := range ds {
 		if n, err := strconv.ParseUint(d, 10, 64); err != nil || strconv.FormatUint(n, 10) != d {
 			return false
 		}
@@ -352,42 +441,96 @@ func validID(s string) bool {
 	return true
 }
 
-func readStream(ctx context.Context, c *redis.Client, key string, req Request, pg *Page) error {
-	start := "-"
+func streamWindow(req Request, pg *Page) (window, error) {
+	at, mode := "-", "xrange"
+	if req.Desc {
+		at, mode = "+", "xrev"
+	}
 	if req.At != "" {
-		if !validID(strings.TrimPrefix(req.At, "(")) {
-			return fmt.Errorf("%w: %q is not a stream entry ID", ErrCursor, req.At)
+		if !streamID(strings.TrimPrefix(req.At, "(")) {
+			return window{}, badRequest("%q is not a stream entry ID (ms or ms-seq, ( before it to start after it)", req.At)
 		}
-		start = req.At
+		at = req.At
 	}
-	p := c.Pipeline()
-	length := p.XLen(ctx, key)
-	// One more than a page tells whether there is a next page.
-	entries := p.XRangeN(ctx, key, start, "+", PageSize+1)
-	if _, err := p.Exec(ctx); err != nil {
-		return err
+	return window{mode: mode, args: []any{at, PageSize}}, nil
+}
+
+// fill turns a window's reply into the page.
+func (pg *Page) fill(w window, r reply) error {
+	pg.Encoding, pg.Path = r.enc, r.path
+	if len(r.head) == 0 {
+		return badReply("no length")
 	}
-	pg.Length = length.Val()
-	es := entries.Val()
-	more := len(es) > PageSize
-	if more {
-		es = es[:PageSize]
+	n, ok := num(r.head[0])
+	if !ok {
+		return badReply("length is not an integer")
 	}
-	for _, e := range es {
-		el := Element{Index: -1, Name: part(e.ID)}
-		// go-redis hands the fields over as a map: sorted, a page reads
-		// the same each time.
-		for _, f := range slices.Sorted(maps.Keys(e.Values)) {
-			s, _ := e.Values[f].(string)
-			el.Fields = append(el.Fields, part(f), part(s))
-			if len(el.Fields) >= 2*PageSize {
-				break
+	pg.Length = n
+	ps := &cursorParts{items: r.parts}
+	head := func(i int) any {
+		if i < len(r.head) {
+			return r.head[i]
+		}
+		return nil
+	}
+	switch w.mode {
+	case "hscan", "sscan":
+		for ps.more() {
+			e := Element{Index: -1, Name: ps.part()}
+			if w.mode == "hscan" {
+				e.Value = ps.part()
+			}
+			pg.Elements = append(pg.Elements, e)
+		}
+		if cur := str(head(1)); cur != "0" && cur != "" {
+			pg.Next = cur
+		}
+	case "lrange", "zrank", "zscore":
+		first := pg.start
+		end := pg.Length // where the window ends, in ranks
+		if w.mode == "zscore" {
+			in, _ := num(head(1))
+			r0, _ := num(head(2))
+			pg.InWindow, pg.FirstRank = in, r0
+			first, end = r0+pg.start, in
+		}
+		for i := int64(0); ps.more(); i++ {
+			e := Element{Index: first + i}
+			if w.mode == "lrange" {
+				e.Value = ps.part()
+			} else {
+				e.Name = ps.part()
+				e.Score = ps.score()
+			}
+			pg.Elements = append(pg.Elements, e)
+		}
+		if pg.start+PageSize < end {
+			pg.Next = strconv.FormatInt(pg.start+PageSize, 10)
+		}
+		if pg.start > 0 {
+			pg.Prev = strconv.FormatInt(max(0, pg.start-PageSize), 10)
+		}
+		if end > PageSize {
+			last := (end - 1) / PageSize * PageSize
+			if last != pg.start {
+				pg.Last = strconv.FormatInt(last, 10)
 			}
 		}
-		pg.Elements = append(pg.Elements, el)
+	case "xrange", "xrev":
+		for ps.more() {
+			e := Element{Index: -1, Name: Part{Bytes: str(ps.raw())}}
+			e.Name.Len = len(e.Name.Bytes)
+			keep := ps.int()
+			e.FieldCount = ps.int() / 2
+			for j := int64(0); j < keep && ps.err == nil; j++ {
+				e.Fields = append(e.Fields, ps.part())
+			}
+			pg.Elements = append(pg.Elements, e)
+		}
+		if more, _ := num(head(1)); more == 1 && len(pg.Elements) > 0 {
+			pg.Next = "(" + pg.Elements[len(pg.Elements)-1].Name.Bytes
+		}
+		pg.Prev = str(head(2))
 	}
-	if more {
-		pg.Next = "(" + es[len(es)-1].ID
-	}
-	return nil
+	return ps.err
 }
