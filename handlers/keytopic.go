@@ -38,15 +38,7 @@ var keyLiveNote = fmt.Sprintf("Live updates are off for names over %d KiB: the w
 
 func (t KeyTopic) String() string {
 	q := url.Values{"conn": {t.Conn}, "db": {strconv.Itoa(t.DB)}, "k": {t.Key}}
-	if t.Value.At != "" {
-		q.Set("at", t.Value.At)
-	}
-	if t.Value.Filter != "" {
-		q.Set("q", t.Value.Filter)
-	}
-	if t.Value.View != "" {
-		q.Set("view", t.Value.View)
-	}
+	t.Value.AddTo(q)
 	return keyKind + ":" + modeArg("plain", q)
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,10 +32,13 @@ func TestKeyTopicRoundTrip(t *testing.T) {
 		{Conn: "main", DB: 4, Key: "verify:slider:fail:account:YWRh"},
 		{Conn: "main", DB: 0, Key: "k\xff\x00<b>&amp;:é\u202e", Value: route.Value{At: "17", Filter: "a&b=c:d\xfe", View: "hex"}},
 		{Conn: "main", DB: 15, Key: strings.Repeat("x", route.MaxLinkedName)},
+		// Every parameter of the value window travels, or the live page
+		// would show another window than the page it updates.
+		{Conn: "main", DB: 3, Key: "z", Value: route.Value{At: "5", Desc: true, Min: "(1.5", Max: "+inf", Member: "m\xff<", Trail: []string{"0", "17"}}},
 	} {
 		name := tt.String()
 		got, err := handlers.ParseTopic(name)
-		if err != nil || got != tt {
+		if err != nil || !reflect.DeepEqual(got, tt) {
 			t.Errorf("%q parses to %#v, %v; want %#v", name, got, err, tt)
 		}
 	}

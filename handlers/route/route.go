@@ -146,22 +146,47 @@ const MaxTrail = 16
 // Every parameter travels percent-encoded, byte-exact.
 func KeyValueURL(conn string, db int, key string, v Value) string {
 	u := KeyURL(conn, db, key)
-	add := func(name, val string) {
-		if val != "" {
+	// Values.Encode sorts by name; the order of a link's parameters is the
+	// writer's choice, so links keep the reading order below.
+	for _, name := range valueParams {
+		if val := v.values().Get(name); val != "" {
 			u += "&" + name + "=" + url.QueryEscape(val)
 		}
 	}
-	add("at", v.At)
-	add("q", v.Filter)
-	add("view", v.View)
-	if v.Desc {
-		u += "&order=desc"
-	}
-	add("min", v.Min)
-	add("max", v.Max)
-	add("m", v.Member)
-	add("trail", strings.Join(v.Trail, ","))
 	return u
+}
+
+// valueParams are the key page's value parameters, in link order.
+var valueParams = []string{"at", "q", "view", "order", "min", "max", "m", "trail"}
+
+// values is v as query parameters, the empty ones left out: the one
+// writer of ParseValue's input, for links and for the live topic alike.
+func (v Value) values() url.Values {
+	q := url.Values{}
+	set := func(name, val string) {
+		if val != "" {
+			q.Set(name, val)
+		}
+	}
+	set("at", v.At)
+	set("q", v.Filter)
+	set("view", v.View)
+	if v.Desc {
+		q.Set("order", "desc")
+	}
+	set("min", v.Min)
+	set("max", v.Max)
+	set("m", v.Member)
+	set("trail", strings.Join(v.Trail, ","))
+	return q
+}
+
+// AddTo writes v's parameters into q (a live topic's argument), so that
+// ParseValue(q) gives v back.
+func (v Value) AddTo(q url.Values) {
+	for name, vals := range v.values() {
+		q[name] = vals
+	}
 }
 
 // ParseValue reads the key page's ?at=, ?q=, ?view=, ?order=, ?min=,
