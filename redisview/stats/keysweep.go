@@ -18,6 +18,11 @@ type KeyInfo struct {
 	TTL      time.Duration // -1 when the key has no expiry
 	Memory   int64         // bytes from MEMORY USAGE; -1 when the server will not say
 	Elements int64         // length (STRLEN, HLEN, LLEN, SCARD, ZCARD, XLEN); -1 when unknown
+	// MemoryEstimated: Memory is Redis's extrapolation from a bounded
+	// sample (MEMORY USAGE … SAMPLES 5 of a large hashtable, skiplist,
+	// quicklist or stream), not an exact count. Set by the script path,
+	// which knows the encoding; the pipeline path does not ask.
+	MemoryEstimated bool
 }
 
 // SweepBudget bounds what a sweep costs the server.
@@ -34,26 +39,53 @@ var DefaultSweepBudget = SweepBudget{KeysPerSec: 2000, Count: 200}
 // many nested values and extrapolates, so the command stays O(1)-ish.
 const memorySamples = 5
 
-// keySweep walks one database with SCAN, one bounded step at a time. Each
-// step is three pipelined round trips: SCAN; TYPE, PTTL and MEMORY USAGE of
-// the batch; then the O(1) length command each key's type calls for.
+// keySweep walks one database with SCAN, one bounded step at a time. A
+// step is one call of a read-only script (sweepScript: the SCAN step and
+// every key's type, TTL, length and memory) where the server runs it;
+// elsewhere (scripts refused by ACL or unknown) three pipelined round trips:
+// SCAN; TYPE, PTTL and MEMORY USAGE of the batch; then the O(1) length
+// command each key's type calls for.
 type keySweep struct {
+	conn   *redisview.Conn // nil in tests that sweep a bare client
 	client *redis.Client
 	count  int
 	cursor uint64
 	mem    memoryMode
+	// scripts is how this sweep's server runs the sweep script; kept per
+	// sweep, not per connection, so that a server running the leaderboard
+	// script but not this one (or the reverse) is read the best way for each.
+	scripts     redisview.Scripts
+	noScript    bool // tests: read with pipelines only
+	scriptCount int  // SCAN COUNT of the next script call (adapts)
 }
 
-func newKeySweep(c *redis.Client, count int) *keySweep {
+func newKeySweep(conn *redisview.Conn, c *redis.Client, count int) *keySweep {
 	if count <= 0 {
 		count = DefaultSweepBudget.Count
 	}
-	return &keySweep{client: c, count: count}
+	return &keySweep{conn: conn, client: c, count: count, scriptCount: min(count, maxScriptCount)}
+}
+
+// path says how the sweep reads: "script", or "pipelines" and why.
+func (s *keySweep) path() string {
+	if s.noScript {
+		return "pipelines"
+	}
+	if why := s.scripts.Why(); why != "" {
+		return "pipelines (" + why + ")"
+	}
+	return "script"
 }
 
 // step reads one batch. done is true when this step finished a full pass
 // (the cursor came back to 0); the next step starts a new pass.
 func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err error) {
+	if !s.noScript {
+		batch, done, ok, err := s.scriptStep(ctx)
+		if err != nil || ok {
+			return batch, done, err
+		}
+	}
 	keys, cursor, err := s.client.Scan(ctx, s.cursor, "", int64(s.count)).Result()
 	if err != nil {
 		return nil, false, err
@@ -122,6 +154,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 		}
 	}
 	lens := make([]*redis.IntCmd, len(keys))
+	var plain []*redis.IntCmd // MEMORY USAGE again, without SAMPLES
 	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			info := &batch[i]
@@ -138,7 +171,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 				} else if err != redis.Nil {
 					if withSamples && strings.Contains(strings.ToLower(err.Error()), "syntax") {
 						// The server knows MEMORY USAGE but not SAMPLES: every
-						// key of this batch says so; retried without next time.
+						// key of this batch says so; asked again without it.
 						m.noSamples = true
 					} else {
 						m.off = true
@@ -148,12 +181,25 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 			}
 			lens[i] = lengthCmd(ctx, p, info.Type, k)
 		}
+		if withSamples && m.noSamples && !m.off {
+			// Learnt from this batch: its memory is read again, so no
+			// key goes without.
+			plain = make([]*redis.IntCmd, len(keys))
+			for i, k := range keys {
+				plain[i] = p.MemoryUsage(ctx, k)
+			}
+		}
 		return nil
 	})
 	if redisview.IsConnErr(err) {
 		return nil, err
 	}
 	for i := range batch {
+		if plain != nil {
+			if n, err := plain[i].Result(); err == nil {
+				batch[i].Memory = n
+			}
+		}
 		if lens[i] != nil {
 			if n, err := lens[i].Result(); err == nil {
 				batch[i].Elements = n

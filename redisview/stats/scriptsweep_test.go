@@ -1,0 +1,267 @@
+package stats_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
+)
+
+// mixedData writes every type in both its compact and its large encoding,
+// half of them with a TTL, some keys of eIsland families (one breaking its
+// pack) and some keys no family matches. It returns how many keys are
+// large collections in a non-compact encoding (asked with OBJECT
+// ENCODING): the keys whose memory the script samples.
+func mixedData(t *testing.T, c *redis.Client) (sampled int64) {
+	t.Helper()
+	ctx := context.Background()
+	p := c.Pipeline()
+	p.Set(ctx, "s:int", "12345", 0)
+	p.Set(ctx, "s:embstr", "short value", time.Hour)
+	p.Set(ctx, "s:raw", strings.Repeat("r", 100), 0)
+	p.Set(ctx, "s:big", strings.Repeat("b", 200_000), 3*time.Hour)
+	p.HSet(ctx, "h:small", "a", "1", "b", "2")
+	for i := range 300 {
+		p.HSet(ctx, "h:big", fmt.Sprintf("field-%d", i), fmt.Sprintf("value-%d", i))
+		p.SAdd(ctx, "set:big", fmt.Sprintf("member-%d", i))
+		p.ZAdd(ctx, "z:big", redis.Z{Score: float64(i), Member: fmt.Sprintf("m-%d", i)})
+		p.RPush(ctx, "l:big", fmt.Sprintf("item-%d", i))
+	}
+	p.Expire(ctx, "h:big", 2*time.Hour)
+	p.Expire(ctx, "z:big", 30*time.Second)
+	p.SAdd(ctx, "set:ints", 1, 2, 3, 4, 5, 6, 7, 8)
+	p.SAdd(ctx, "set:small", "x", "y")
+	p.ZAdd(ctx, "z:small", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"})
+	p.RPush(ctx, "l:small", "a", "b", "c")
+	for i := range 8 {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: "x:stream", Values: []any{"n", i}})
+	}
+	big := make([]redis.Z, 200)
+	for i := range big {
+		big[i] = redis.Z{Score: float64(i * 7), Member: fmt.Sprintf("player-%d", i)}
+	}
+	p.ZAdd(ctx, "mg:score:leaderboard:snake", big...)
+	p.ZAdd(ctx, "mg:score:leaderboard:tetris", big[:20]...)
+	p.Set(ctx, "mg:score:leaderboard:2048", "not a zset", 0)
+	for i := range 25 {
+		p.Set(ctx, fmt.Sprintf("mg:score:high:%d:user%d", i%3, i), i*10, time.Duration(i+1)*time.Minute)
+		p.Set(ctx, fmt.Sprintf("legacy:thing:%d", i), "x", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keys, cursor := []string{}, uint64(0)
+	for {
+		ks, cur, err := c.Scan(ctx, cursor, "", 100).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, cursor = append(keys, ks...), cur
+		if cursor == 0 {
+			break
+		}
+	}
+	for _, k := range keys {
+		typ := c.Type(ctx, k).Val()
+		enc := c.ObjectEncoding(ctx, k).Val()
+		var n int64
+		switch typ {
+		case "hash":
+			n = c.HLen(ctx, k).Val()
+		case "set":
+			n = c.SCard(ctx, k).Val()
+		case "zset":
+			n = c.ZCard(ctx, k).Val()
+		case "list":
+			n = c.LLen(ctx, k).Val()
+		case "stream":
+			n = c.XLen(ctx, k).Val()
+		default:
+			continue
+		}
+		if n > 5 && enc != "listpack" && enc != "ziplist" && enc != "intset" {
+			sampled++
+		}
+	}
+	return sampled
+}
+
+// withoutEstimates clears what only the script path knows (which memory
+// figures are sampled) and how each read, to compare the figures.
+func withoutEstimates(d stats.DBDetail) stats.DBDetail {
+	d.MemoryEstimated, d.ReadPath = 0, ""
+	for _, l := range []*[]stats.BigKey{&d.ByMemory, &d.ByElements, &d.ByLength} {
+		*l = append([]stats.BigKey(nil), (*l)...)
+		for i := range *l {
+			(*l)[i].MemoryEstimated = false
+		}
+	}
+	return d
+}
+
+func commandCalls(t *testing.T, c *redis.Client) map[string]int64 {
+	t.Helper()
+	txt, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return redistest.ParseCommandStats(txt)
+}
+
+// On a mixed data set (every type in both encodings, keys with and without
+// TTL, keys of families and unmatched ones) one read-only script per SCAN
+// page gives the same statistics as the pipelines; it labels as estimated
+// exactly the large non-compact values; neither path ever sends KEYS.
+func TestScriptSweepMatchesPipelines(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	admin := rs.Client(0)
+	sampled := mixedData(t, rs.Client(14))
+	if sampled < 5 {
+		t.Fatalf("only %d large non-compact values in the data set", sampled)
+	}
+	c := openConn(t, rs.URL(0))
+	c.ForcePack(schema.BuiltinPack("eisland"))
+
+	admin.ConfigResetStat(ctx)
+	script, err := stats.SweepPass(ctx, c, 14, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := commandCalls(t, admin)
+	if calls["evalsha_ro"]+calls["eval_ro"] == 0 || calls["type"] == 0 {
+		t.Fatalf("the script path ran no script: %v", calls)
+	}
+	admin.ConfigResetStat(ctx)
+	pipes, err := stats.SweepPass(ctx, c, 14, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := commandCalls(t, admin); calls["evalsha_ro"]+calls["eval_ro"]+calls["evalsha"]+calls["eval"] != 0 || calls["type"] == 0 {
+		t.Fatalf("the pipeline path: %v", calls)
+	}
+	if script.ReadPath != "script" || pipes.ReadPath != "pipelines" {
+		t.Fatalf("read paths: %q, %q", script.ReadPath, pipes.ReadPath)
+	}
+	if script.MemoryEstimated != sampled {
+		t.Errorf("script: %d keys with estimated memory, want %d (the large non-compact ones)", script.MemoryEstimated, sampled)
+	}
+	for _, b := range script.ByMemory {
+		if want := b.Key == "h:big" || b.Key == "set:big" || b.Key == "z:big" || b.Key == "l:big" || b.Key == "x:stream" || b.Key == "mg:score:leaderboard:snake"; b.MemoryEstimated && !want {
+			t.Errorf("%s: memory labelled estimated: %+v", b.Key, b)
+		}
+	}
+	if script.Memory <= 200_000 || script.UnmCount == 0 || script.ViolCount == 0 || len(script.Families) < 2 {
+		t.Fatalf("script pass looks empty: %+v", script)
+	}
+	if a, b := withoutEstimates(script), withoutEstimates(pipes); !reflect.DeepEqual(a, b) {
+		t.Fatalf("script and pipelines differ:\nscript    %+v\npipelines %+v", a, b)
+	}
+	if calls := commandCalls(t, admin); calls["keys"] != 0 {
+		t.Fatal("KEYS was sent")
+	}
+}
+
+// A Redis user without @scripting is swept with pipelines, with the same
+// figures, and the detail says why.
+func TestSweepWithoutScriptingACL(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	admin := rs.Client(0)
+	mixedData(t, rs.Client(14))
+	if err := admin.Do(ctx, "ACL", "SETUSER", "noscript", "on", ">pw", "~*", "&*", "+@all", "-@scripting").Err(); err != nil {
+		t.Fatal(err)
+	}
+	full := openConn(t, rs.URL(0))
+	full.ForcePack(schema.BuiltinPack("eisland"))
+	want, err := stats.SweepPass(ctx, full, 14, true)
+	if err != nil || want.ReadPath != "script" {
+		t.Fatalf("full user: %q, %v", want.ReadPath, err)
+	}
+	limited := openConn(t, fmt.Sprintf("redis://noscript:pw@%s/0", rs.Addr))
+	limited.ForcePack(schema.BuiltinPack("eisland"))
+	d := sweepOnce(t, limited, 14)
+	if !strings.HasPrefix(d.ReadPath, "pipelines (") || !strings.Contains(d.ReadPath, "not permitted") {
+		t.Fatalf("read path without @scripting: %q", d.ReadPath)
+	}
+	if d.Err != "" {
+		t.Fatalf("error shown: %q", d.Err)
+	}
+	want.Conn, want.Pass, want.Pack = d.Conn, d.Pass, d.Pack
+	got := d
+	got.Budget, got.TotalKeys, got.CompletedAt, got.Seen, got.UnchangedSince = want.Budget, want.TotalKeys, want.CompletedAt, want.Seen, want.UnchangedSince
+	if a, b := withoutEstimates(got), withoutEstimates(want); !reflect.DeepEqual(a, b) {
+		t.Fatalf("pipelines without @scripting differ from the script:\n%+v\n%+v", a, b)
+	}
+}
+
+// A server that knows MEMORY USAGE but not SAMPLES (bare miniredis) still
+// gets memory for every key from the script's first page on.
+func TestScriptMemoryWithoutSamplesOption(t *testing.T) {
+	m := miniredis.RunT(t)
+	c := openConn(t, "redis://"+m.Addr())
+	cl := redis.NewClient(&redis.Options{Addr: m.Addr(), DisableIdentity: true})
+	t.Cleanup(func() { _ = cl.Close() })
+	for i := range 30 {
+		cl.Set(context.Background(), fmt.Sprintf("k%d", i), strings.Repeat("v", i+1), 0)
+	}
+	for _, script := range []bool{true, false} {
+		d, err := stats.SweepPass(context.Background(), c, 0, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.MemoryWhy != "" || d.Memory <= 0 || d.UnmCount != 30 || len(d.ByMemory) != 10 {
+			t.Fatalf("script %v: %+v", script, d)
+		}
+		t.Logf("script %v: read path %q", script, d.ReadPath)
+	}
+}
+
+// The embedded demo answers the sweep as Redis does: the databases the
+// simulator leaves alone read the same with the script and with pipelines.
+func TestScriptSweepOnDemo(t *testing.T) {
+	ctx := context.Background()
+	d, err := demo.Start(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	c := openConn(t, d.Connections()[0].URL)
+	c.ForcePack(schema.BuiltinPack("eisland"))
+	for _, db := range []int{0, 1, 3, 9} {
+		script, err := stats.SweepPass(ctx, c, db, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipes, err := stats.SweepPass(ctx, c, db, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("db%d: %d keys, %d bytes, read path %q", db, script.UnmCount+sum(script), script.Memory, script.ReadPath)
+		if script.ReadPath != "script" {
+			t.Errorf("db%d: the demo did not run the sweep script: %q", db, script.ReadPath)
+		}
+		if a, b := withoutEstimates(script), withoutEstimates(pipes); !reflect.DeepEqual(a, b) {
+			t.Errorf("db%d: script and pipelines differ on the demo:\nscript    %+v\npipelines %+v", db, a, b)
+		}
+	}
+}
+
+func sum(d stats.DBDetail) int64 {
+	var n int64
+	for _, f := range d.Families {
+		n += f.Count
+	}
+	return n
+}
