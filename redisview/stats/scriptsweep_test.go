@@ -265,3 +265,57 @@ func sum(d stats.DBDetail) int64 {
 	}
 	return n
 }
+
+// While nothing changes, a completed pass stays current: no new pass reads
+// the database (no SCAN, no script), the detail says since when it is
+// unchanged; one SET starts a new pass, which sees the new key.
+func TestSweepSkipsUnchangedDatabase(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	admin, data := rs.Client(0), rs.Client(5)
+	for i := range 50 {
+		data.Set(ctx, fmt.Sprintf("k:%d", i), "v", 0)
+	}
+	c := openConn(t, rs.URL(0))
+	pctx, cancel := context.WithCancel(ctx)
+	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Minute, quiet())
+	t.Cleanup(func() { cancel(); pool.Wait() })
+	s, release := pool.Acquire(c, 5)
+	defer release()
+	waitPass := func(n int) stats.DBDetail {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			d := s.Detail(stats.TotalKeys(ctx, c, 5))
+			if d.Pass >= n {
+				return d
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no pass %d: %+v", n, d)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	first := waitPass(1)
+	if first.UnmCount != 50 || first.ReadPath != "script" {
+		t.Fatalf("first pass: %d keys, %q", first.UnmCount, first.ReadPath)
+	}
+	admin.ConfigResetStat(ctx)
+	time.Sleep(5 * time.Second) // more than two pass intervals
+	d := s.Detail(stats.TotalKeys(ctx, c, 5))
+	if d.Pass != 1 || d.UnchangedSince.IsZero() || d.UnchangedSince.After(first.CompletedAt) {
+		t.Fatalf("unchanged database: pass %d, unchanged since %v (completed %v)", d.Pass, d.UnchangedSince, first.CompletedAt)
+	}
+	calls := commandCalls(t, admin)
+	if n := calls["scan"] + calls["evalsha_ro"] + calls["evalsha"] + calls["type"]; n != 0 || calls["info"] == 0 {
+		t.Fatalf("an unchanged database was read again: %v", calls)
+	}
+	data.Set(ctx, "k:new", "v", 0)
+	d = waitPass(2)
+	if d.UnmCount != 51 {
+		t.Fatalf("pass after a SET: %d keys", d.UnmCount)
+	}
+	if calls := commandCalls(t, admin); calls["keys"] != 0 {
+		t.Fatal("KEYS was sent")
+	}
+}
