@@ -24,68 +24,59 @@ import (
 //
 // ARGV: cursor, SCAN COUNT, memory mode ("s": MEMORY USAGE with SAMPLES;
 // "p": plain MEMORY USAGE, for a server that does not know the option — the
-// embedded demo; the script falls back to it by itself on a syntax error
-// and says so in its reply; "-": no MEMORY USAGE, the server refused it),
-// memorySamples.
+// embedded demo; "-": no MEMORY USAGE, the server refused it),
+// memorySamples. A refused MEMORY USAGE fails the whole call; the Go side
+// tells why from the error and calls again in the mode that fits.
 //
-// Reply: {cursor, {{key, type, pttl, length, memory, estimated}, …},
-// commands called, memory error or "", samples refused (0/1)}.
+// Reply: {cursor, {key, type, pttl, length, memory, estimated, key, …},
+// commands called}: flat, and without pcall around the per-key calls,
+// because every table and protected call costs Redis CPU per key (a
+// nested reply with pcall cost a third more than the pipelines; this one
+// costs about what they do).
 var sweepScript = redis.NewScript(`
-local r = redis.call('SCAN', ARGV[1], 'COUNT', ARGV[2])
+local call = redis.call
+local r = call('SCAN', ARGV[1], 'COUNT', ARGV[2])
 local calls = 1
-local samples = ARGV[3] == 's'
-local nomem = ARGV[3] == '-'
+local mode = ARGV[3]
 local size = tonumber(ARGV[4])
-local nosamples = 0
 local lencmd = {string='STRLEN', hash='HLEN', list='LLEN', set='SCARD', zset='ZCARD', stream='XLEN'}
 local compact = {listpack=true, ziplist=true, intset=true}
 local out = {}
-local memerr = ''
-for i, k in ipairs(r[2]) do
-  local t = redis.call('TYPE', k)
-  if type(t) == 'table' then t = t['ok'] end
-  local ttl = redis.call('PTTL', k)
-  calls = calls + 2
+local j = 0
+for _, k in ipairs(r[2]) do
+  local t = call('TYPE', k)
+  if type(t) == 'table' then t = t.ok end
+  local ttl = call('PTTL', k)
   local n, mem, est = -1, -1, 0
   local lc = lencmd[t]
+  calls = calls + 2
   if lc then
-    n = redis.call(lc, k)
+    n = call(lc, k)
     calls = calls + 1
-  end
-  if t ~= 'none' and not nomem and memerr == '' then
-    local s = '0'
-    if t ~= 'string' and n > size then
-      local e = redis.pcall('OBJECT', 'ENCODING', k)
-      calls = calls + 1
-      if type(e) ~= 'string' or not compact[e] then
-        s = ARGV[4]
-        est = 1
+    if mode ~= '-' then
+      local s = '0'
+      if n > size and t ~= 'string' then
+        local e = redis.pcall('OBJECT', 'ENCODING', k)
+        calls = calls + 1
+        if type(e) ~= 'string' or not compact[e] then
+          s = ARGV[4]
+          est = 1
+        end
       end
-    end
-    local m
-    if samples then
-      m = redis.pcall('MEMORY', 'USAGE', k, 'SAMPLES', s)
-      calls = calls + 1
-      if type(m) == 'table' and m['err'] and string.find(string.lower(m['err']), 'syntax', 1, true) then
-        samples = false
-        nosamples = 1
+      if mode == 's' then
+        mem = call('MEMORY', 'USAGE', k, 'SAMPLES', s)
+      else
+        mem = call('MEMORY', 'USAGE', k)
+        est = 0
       end
-    end
-    if not samples then
-      m = redis.pcall('MEMORY', 'USAGE', k)
       calls = calls + 1
-      est = 0
-    end
-    if type(m) == 'number' then
-      mem = m
-    elseif type(m) == 'table' and m['err'] then
-      memerr = m['err']
-      est = 0
+      if not mem then mem = -1 end
     end
   end
-  out[i] = {k, t, ttl, n, mem, est}
+  out[j+1] = k; out[j+2] = t; out[j+3] = ttl; out[j+4] = n; out[j+5] = mem; out[j+6] = est
+  j = j + 6
 end
-return {r[1], out, calls, memerr, nosamples}
+return {r[1], out, calls}
 `)
 
 // Script page sizing: one script call must stay well under 2 ms of server
@@ -102,9 +93,6 @@ const (
 // errScriptReply is a script reply of an unexpected shape: the server is
 // not what the script expects; the sweep reads with pipelines.
 var errScriptReply = errors.New("unexpected reply from the sweep script")
-
-// errNeedsEval: MEMORY USAGE was refused inside EVALSHA_RO as a write.
-var errNeedsEval = errors.New("MEMORY USAGE refused in a read-only script")
 
 // scriptStep reads one page with the sweep script. ok is false when the
 // script cannot run on this server (refused by ACL, scripting disabled or
@@ -135,14 +123,7 @@ func (s *keySweep) scriptStep(ctx context.Context) (batch []KeyInfo, done, ok bo
 		v, rerr := cmd.Result()
 		rtt := time.Since(t0)
 		if rerr == nil {
-			batch, cursor, calls, perr := s.absorbScript(v, mode)
-			if errors.Is(perr, errNeedsEval) {
-				// The server counts MEMORY USAGE among writes in read-only
-				// scripts (miniredis, so the embedded demo): the same
-				// script, which writes nothing, runs with EVALSHA.
-				s.scripts.Set(redisview.ScriptEval, "", time.Now())
-				continue
-			}
+			batch, cursor, calls, perr := s.absorbScript(v)
 			if perr == nil {
 				if s.conn != nil {
 					s.conn.ScriptCalls(calls)
@@ -157,8 +138,24 @@ func (s *keySweep) scriptStep(ctx context.Context) (batch []KeyInfo, done, ok bo
 			return nil, false, false, rerr
 		}
 		msg := strings.ToLower(rerr.Error())
-		if mode == redisview.ScriptEvalRO && strings.Contains(msg, "unknown command") {
+		switch {
+		case mode == redisview.ScriptEvalRO && strings.Contains(msg, "unknown command"):
 			s.scripts.Set(redisview.ScriptEval, "", time.Now())
+			continue
+		case mode == redisview.ScriptEvalRO && (strings.Contains(msg, "read-only script") || strings.Contains(msg, "not allowed in read-only")):
+			// The server counts MEMORY USAGE among writes in read-only
+			// scripts (miniredis, so the embedded demo): the same script,
+			// which writes nothing, runs with EVALSHA.
+			s.scripts.Set(redisview.ScriptEval, "", time.Now())
+			continue
+		case mem == "s" && strings.Contains(msg, "syntax error"):
+			// MEMORY USAGE without its SAMPLES option (the demo).
+			s.mem.noSamples = true
+			continue
+		case mem != "-" && strings.Contains(msg, "memory"):
+			// MEMORY USAGE refused (ACL): the sweep goes on without memory.
+			s.mem.off = true
+			s.mem.Why = redisview.Refusal("MEMORY USAGE", rerr)
 			continue
 		}
 		name := "EVAL_RO"
@@ -182,9 +179,9 @@ func (s *keySweep) adapt(rtt time.Duration) {
 }
 
 // absorbScript turns the script's reply into the page's keys.
-func (s *keySweep) absorbScript(v any, mode redisview.ScriptMode) (batch []KeyInfo, cursor uint64, calls int64, err error) {
+func (s *keySweep) absorbScript(v any) (batch []KeyInfo, cursor uint64, calls int64, err error) {
 	parts, ok := v.([]any)
-	if !ok || len(parts) != 5 {
+	if !ok || len(parts) != 3 {
 		return nil, 0, 0, errScriptReply
 	}
 	cur, ok := parts[0].(string)
@@ -195,21 +192,14 @@ func (s *keySweep) absorbScript(v any, mode redisview.ScriptMode) (batch []KeyIn
 	if perr != nil {
 		return nil, 0, 0, errScriptReply
 	}
-	rows, _ := parts[1].([]any)
+	flat, _ := parts[1].([]any)
 	calls, _ = parts[2].(int64)
-	memErr, _ := parts[3].(string)
-	if mode == redisview.ScriptEvalRO && strings.Contains(strings.ToLower(memErr), "read-only script") {
-		return nil, 0, 0, errNeedsEval
+	if len(flat)%6 != 0 {
+		return nil, 0, 0, errScriptReply
 	}
-	if ns, _ := parts[4].(int64); ns == 1 {
-		s.mem.noSamples = true
-	}
-	batch = make([]KeyInfo, 0, len(rows))
-	for _, r := range rows {
-		f, ok := r.([]any)
-		if !ok || len(f) != 6 {
-			return nil, 0, 0, errScriptReply
-		}
+	batch = make([]KeyInfo, 0, len(flat)/6)
+	for i := 0; i < len(flat); i += 6 {
+		f := flat[i : i+6]
 		name, ok1 := f[0].(string)
 		typ, ok2 := f[1].(string)
 		ttl, ok3 := f[2].(int64)
@@ -227,10 +217,6 @@ func (s *keySweep) absorbScript(v any, mode redisview.ScriptMode) (batch []KeyIn
 			k.TTL = time.Duration(ttl) * time.Millisecond
 		}
 		batch = append(batch, k)
-	}
-	if memErr != "" && !s.mem.off {
-		s.mem.off = true
-		s.mem.Why = redisview.Refusal("MEMORY USAGE", errors.New(memErr))
 	}
 	return batch, cursor, calls, nil
 }

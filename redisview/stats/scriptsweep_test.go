@@ -319,3 +319,33 @@ func TestSweepSkipsUnchangedDatabase(t *testing.T) {
 		t.Fatal("KEYS was sent")
 	}
 }
+
+// A Redis user who may not run MEMORY USAGE is still swept, by the script
+// or the pipelines, with every other figure, and the page says why memory
+// is missing.
+func TestSweepWithoutMemoryACL(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	admin := rs.Client(0)
+	mixedData(t, rs.Client(14))
+	if err := admin.Do(ctx, "ACL", "SETUSER", "nomem", "on", ">pw", "~*", "&*", "+@all", "-memory").Err(); err != nil {
+		t.Fatal(err)
+	}
+	full := openConn(t, rs.URL(0))
+	want, err := stats.SweepPass(ctx, full, 14, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := openConn(t, fmt.Sprintf("redis://nomem:pw@%s/0", rs.Addr))
+	got, err := stats.SweepPass(ctx, limited, 14, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("read path %q, memory: %q", got.ReadPath, got.MemoryWhy)
+	if got.MemoryWhy == "" || got.Memory != 0 || len(got.ByMemory) != 0 {
+		t.Fatalf("memory without MEMORY USAGE: %q %d %+v", got.MemoryWhy, got.Memory, got.ByMemory)
+	}
+	if got.UnmCount != want.UnmCount || !reflect.DeepEqual(got.Unmatched, want.Unmatched) || len(got.ByElements) != len(want.ByElements) {
+		t.Fatalf("figures differ without MEMORY USAGE: %+v vs %+v", got.Unmatched, want.Unmatched)
+	}
+}
