@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,7 @@ type options struct {
 	budget        stats.SweepBudget
 	window, idle  time.Duration
 	slowlogMicros int
+	paths         string
 }
 
 func main() {
@@ -75,6 +77,7 @@ func main() {
 	flag.DurationVar(&o.window, "window", 60*time.Second, "CPU window at the default budget")
 	flag.DurationVar(&o.idle, "idle", 20*time.Second, "idle baseline, and the unchanged-database window")
 	flag.IntVar(&o.slowlogMicros, "slowlog", 100, "SLOWLOG logs commands slower than this many µs")
+	flag.StringVar(&o.paths, "paths", "script,pipelines", "read paths to measure, in this order")
 	flag.Parse()
 	o.budget = stats.SweepBudget{KeysPerSec: *rate, Count: *count}
 	if err := bench(o); err != nil {
@@ -112,10 +115,15 @@ func bench(o options) error {
 	if err := admin.Do(ctx, "ACL", "SETUSER", "noscript", "on", ">pw", "~*", "&*", "+@all", "-@scripting").Err(); err != nil {
 		return err
 	}
-	for _, path := range []struct{ name, url string }{
-		{"script", "redis://" + addr},
-		{"pipelines (no @scripting)", "redis://noscript:pw@" + addr},
-	} {
+	if err := probeHuge(ctx, admin); err != nil {
+		return err
+	}
+	urls := map[string]string{"script": "redis://" + addr, "pipelines": "redis://noscript:pw@" + addr}
+	for _, name := range strings.Split(o.paths, ",") {
+		path := struct{ name, url string }{name, urls[name]}
+		if path.url == "" {
+			return fmt.Errorf("-paths: %q is neither script nor pipelines", name)
+		}
 		fmt.Printf("\n=== read path: %s ===\n", path.name)
 		if err := benchPath(ctx, o, admin, path.url, truth); err != nil {
 			return err
@@ -185,6 +193,7 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 	defer conn.Close()
 	conn.ForcePack(schema.BuiltinPack("eisland"))
 	admin.Do(ctx, "SLOWLOG", "RESET")
+	admin.ConfigResetStat(ctx)
 
 	// Idle baseline: the server with its data and no sweep.
 	idle, err := cpuOver(ctx, admin, o.idle)
@@ -268,6 +277,9 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 	}
 	fmt.Printf("slowlog (both runs, >%dµs): %d entries; slowest keydeck command %s %.100s; %d keydeck commands over 2ms (target: none)\n",
 		o.slowlogMicros, sl.n, sl.keydeck, sl.slowest, sl.over2ms)
+	if lat, err := latency(ctx, admin); err == nil {
+		fmt.Printf("latency (INFO latencystats, both runs): %s\n", lat)
+	}
 	fmt.Printf("noise floor:              slowest O(1) command %s %.80s (only the scheduler makes those slow)\n", sl.noise, sl.noiseCmd)
 
 	// The database does not change: the sweeper keeps watching it and no
@@ -413,6 +425,87 @@ func load(ctx context.Context, c *redis.Client, n int) (map[string]int64, error)
 		}
 	}
 	return truth, flush()
+}
+
+// latency reads the p50/p99/p99.9 of the sweep's commands (Redis 7).
+func latency(ctx context.Context, c *redis.Client) (string, error) {
+	txt, err := c.Info(ctx, "latencystats").Result()
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, line := range strings.Split(txt, "\n") {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		cmd := strings.TrimPrefix(name, "latency_percentiles_usec_")
+		if !ok || cmd == name {
+			continue
+		}
+		switch cmd {
+		case "evalsha_ro", "evalsha", "scan", "type", "pttl", "memory|usage", "strlen", "hlen":
+			out = append(out, cmd+" "+v+" µs")
+		}
+	}
+	return strings.Join(out, "; "), nil
+}
+
+// probeHuge times, on each huge key, the commands a sweep runs for it
+// (TYPE, PTTL, its length, OBJECT ENCODING, MEMORY USAGE … SAMPLES 5, or
+// SAMPLES 0 for the string), seven times each with every command logged,
+// and prints the median of each: the key's cost inside a sweep page,
+// without the scheduler's noise.
+func probeHuge(ctx context.Context, c *redis.Client) error {
+	c14 := redis.NewClient(&redis.Options{Addr: c.Options().Addr, DB: db})
+	defer c14.Close()
+	c.ConfigSet(ctx, "slowlog-log-slower-than", "0")
+	defer c.ConfigSet(ctx, "slowlog-log-slower-than", c.ConfigGet(ctx, "slowlog-log-slower-than").Val()["slowlog-log-slower-than"])
+	lens := map[string]string{"huge:hash": "HLEN", "huge:zset": "ZCARD", "huge:set": "SCARD", "huge:list": "LLEN", "huge:string": "STRLEN"}
+	fmt.Println("\nhuge keys: median server time of each command a sweep runs for them")
+	for _, k := range huge {
+		samples := "5"
+		if k == "huge:string" {
+			samples = "0"
+		}
+		cmds := [][]any{{"TYPE", k}, {"PTTL", k}, {lens[k], k}, {"OBJECT", "ENCODING", k}, {"MEMORY", "USAGE", k, "SAMPLES", samples}}
+		c.Do(ctx, "SLOWLOG", "RESET")
+		for range 7 {
+			for _, a := range cmds {
+				if err := c14.Do(ctx, a...).Err(); err != nil {
+					return fmt.Errorf("%v: %w", a, err)
+				}
+			}
+		}
+		logs, err := c.SlowLogGet(ctx, 1000).Result()
+		if err != nil {
+			return err
+		}
+		by := map[string][]time.Duration{}
+		for _, l := range logs {
+			if len(l.Args) > 1 && !strings.EqualFold(l.Args[0], "slowlog") && !strings.EqualFold(l.Args[0], "config") {
+				by[strings.ToUpper(l.Args[0])] = append(by[strings.ToUpper(l.Args[0])], l.Duration)
+			}
+		}
+		var parts []string
+		var total time.Duration
+		for _, a := range cmds {
+			name := strings.ToUpper(a[0].(string))
+			d := by[name]
+			slices.Sort(d)
+			med := time.Duration(0)
+			if len(d) > 0 {
+				med = d[len(d)/2]
+			}
+			total += med
+			label := fmt.Sprint(a[0])
+			if len(a) == 5 {
+				label += " … SAMPLES " + samples
+			} else if len(a) == 3 {
+				label += " " + fmt.Sprint(a[1])
+			}
+			parts = append(parts, fmt.Sprintf("%s %dµs", label, med.Microseconds()))
+		}
+		fmt.Printf("  %-12s %s; together %dµs (target: a page under 2ms)\n", k, strings.Join(parts, ", "), total.Microseconds())
+	}
+	return nil
 }
 
 // slowStats sums SLOWLOG up: Keydeck's slowest command, how many of its

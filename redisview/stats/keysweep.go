@@ -55,8 +55,9 @@ type keySweep struct {
 	// sweep, not per connection, so that a server running the leaderboard
 	// script but not this one (or the reverse) is read the best way for each.
 	scripts     redisview.Scripts
-	noScript    bool // tests: read with pipelines only
-	scriptCount int  // SCAN COUNT of the next script call (adapts)
+	noScript    bool          // tests: read with pipelines only
+	scriptCount int           // SCAN COUNT of the next script call (adapts)
+	rtt         time.Duration // smoothed round trip of the script calls
 }
 
 func newKeySweep(conn *redisview.Conn, c *redis.Client, count int) *keySweep {

@@ -80,14 +80,18 @@ return {r[1], out, calls}
 `)
 
 // Script page sizing: one script call must stay well under 2 ms of server
-// time (measured on Redis 7.0: about 3.5 µs per small key, so 200 keys
-// take about 0.7 ms). The count adapts to the round trip: halved when a
-// call took over scriptSlow, grown back while calls take under scriptFast.
+// time. Measured on Redis 7.0: about 3.5 µs per small key, so a page of
+// 200 keys takes about 0.7 ms, and a large key adds a few µs (its memory is
+// sampled). Larger pages cost Redis less per key (each call has a fixed
+// cost), so the count stays at the budget's (at most maxScriptCount) and
+// shrinks only while the smoothed round trip — an upper bound of the
+// server's time — stays over scriptSlow: a single slow round trip on a busy
+// client machine says nothing about the server.
 const (
 	maxScriptCount = 200
-	minScriptCount = 10
-	scriptSlow     = time.Millisecond
-	scriptFast     = 400 * time.Microsecond
+	minScriptCount = 20
+	scriptSlow     = 1500 * time.Microsecond
+	scriptFast     = 600 * time.Microsecond
 )
 
 // errScriptReply is a script reply of an unexpected shape: the server is
@@ -167,13 +171,17 @@ func (s *keySweep) scriptStep(ctx context.Context) (batch []KeyInfo, done, ok bo
 	}
 }
 
-// adapt sizes the next page from how long this one took.
+// adapt sizes the next page from the smoothed round trip.
 func (s *keySweep) adapt(rtt time.Duration) {
+	if s.rtt == 0 {
+		s.rtt = rtt
+	}
+	s.rtt = (4*s.rtt + rtt) / 5
 	limit := min(s.count, maxScriptCount)
 	switch {
-	case rtt > scriptSlow:
-		s.scriptCount = max(minScriptCount, s.scriptCount/2)
-	case rtt < scriptFast && s.scriptCount < limit:
+	case s.rtt > scriptSlow:
+		s.scriptCount = max(minScriptCount, s.scriptCount*3/4)
+	case s.rtt < scriptFast && s.scriptCount < limit:
 		s.scriptCount = min(limit, s.scriptCount+s.scriptCount/4+1)
 	}
 }
