@@ -456,8 +456,9 @@ func latency(ctx context.Context, c *redis.Client) (string, error) {
 func probeHuge(ctx context.Context, c *redis.Client) error {
 	c14 := redis.NewClient(&redis.Options{Addr: c.Options().Addr, DB: db})
 	defer c14.Close()
+	was := c.ConfigGet(ctx, "slowlog-log-slower-than").Val()["slowlog-log-slower-than"]
 	c.ConfigSet(ctx, "slowlog-log-slower-than", "0")
-	defer c.ConfigSet(ctx, "slowlog-log-slower-than", c.ConfigGet(ctx, "slowlog-log-slower-than").Val()["slowlog-log-slower-than"])
+	defer c.ConfigSet(ctx, "slowlog-log-slower-than", was)
 	lens := map[string]string{"huge:hash": "HLEN", "huge:zset": "ZCARD", "huge:set": "SCARD", "huge:list": "LLEN", "huge:string": "STRLEN"}
 	fmt.Println("\nhuge keys: median server time of each command a sweep runs for them")
 	for _, k := range huge {
