@@ -2,8 +2,9 @@
 // holding 1,000,000 keys in eIsland's mini-game families (database 14) plus
 // a few huge keys (a 1,000,000-field hash in hashtable encoding, a
 // 1,000,000-member zset and set, a 1,000,000-item list, a 100 MB string),
-// once per read path: the sweep script (one read-only script per SCAN page)
-// and the pipelines (the same sweep as a Redis user without @scripting).
+// once per read path: the pipelines (the default: SCAN, then pipelined
+// TYPE/PTTL/MEMORY USAGE and lengths) and the sweep script (one read-only
+// script per SCAN page, stats.SweepBudget.Script).
 //
 // For each path it reports:
 //
@@ -112,20 +113,17 @@ func bench(o options) error {
 	fmt.Printf("loaded %d keys and %d huge keys into db%d in %s\n", o.keys, len(huge), db, time.Since(t0).Round(time.Millisecond))
 	admin := redis.NewClient(&redis.Options{Addr: addr})
 	defer admin.Close()
-	if err := admin.Do(ctx, "ACL", "SETUSER", "noscript", "on", ">pw", "~*", "&*", "+@all", "-@scripting").Err(); err != nil {
-		return err
-	}
 	if err := probeHuge(ctx, admin); err != nil {
 		return err
 	}
-	urls := map[string]string{"script": "redis://" + addr, "pipelines": "redis://noscript:pw@" + addr}
+	urls := map[string]string{"script": "redis://" + addr, "pipelines": "redis://" + addr}
 	for _, name := range strings.Split(o.paths, ",") {
 		path := struct{ name, url string }{name, urls[name]}
 		if path.url == "" {
 			return fmt.Errorf("-paths: %q is neither script nor pipelines", name)
 		}
 		fmt.Printf("\n=== read path: %s ===\n", path.name)
-		if err := benchPath(ctx, o, admin, path.url, truth); err != nil {
+		if err := benchPath(ctx, o, admin, path.url, path.name == "script", truth); err != nil {
 			return err
 		}
 	}
@@ -184,7 +182,7 @@ func callsPerKey(before, after map[string]int64, keys int64, script bool) (sentP
 	return float64(s) / k, float64(e) / k
 }
 
-func benchPath(ctx context.Context, o options, admin *redis.Client, url string, truth map[string]int64) error {
+func benchPath(ctx context.Context, o options, admin *redis.Client, url string, script bool, truth map[string]int64) error {
 	log := slog.New(slog.DiscardHandler)
 	conn, err := redisview.Open(redisview.ConnConfig{Name: "bench", URL: url}, log)
 	if err != nil {
@@ -203,6 +201,7 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 
 	// The default budget, over a window.
 	def := stats.DefaultSweepBudget
+	def.Script = script
 	sctx, cancel := context.WithCancel(ctx)
 	pool := stats.NewSweepers(sctx, def, time.Minute, log)
 	s, release := pool.Acquire(conn, db)
@@ -225,7 +224,6 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 	cancel()
 	pool.Wait()
 	read := d.Seen - seen0
-	script := d.ReadPath == "script"
 	sentK, execK := callsPerKey(cs0, cs1, read, script)
 	fmt.Printf("read path reported:       %s\n", d.ReadPath)
 	fmt.Printf("default budget %d keys/s: %d keys read in %s (%.0f keys/s); one pass of %d keys takes %s at this rate\n",
@@ -236,7 +234,9 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 
 	// A full pass at the bench rate: accuracy, pass time.
 	sctx, cancel = context.WithCancel(ctx)
-	pool = stats.NewSweepers(sctx, o.budget, time.Minute, log)
+	budget := o.budget
+	budget.Script = script
+	pool = stats.NewSweepers(sctx, budget, time.Minute, log)
 	defer func() { cancel(); pool.Wait() }()
 	start := time.Now()
 	s, release = pool.Acquire(conn, db)

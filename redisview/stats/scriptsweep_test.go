@@ -191,7 +191,7 @@ func TestSweepWithoutScriptingACL(t *testing.T) {
 	}
 	limited := openConn(t, fmt.Sprintf("redis://noscript:pw@%s/0", rs.Addr))
 	limited.ForcePack(schema.BuiltinPack("eisland"))
-	d := sweepOnce(t, limited, 14)
+	d := sweepOnceWith(t, limited, 14, stats.SweepBudget{KeysPerSec: 100000, Count: 500, Script: true})
 	if !strings.HasPrefix(d.ReadPath, "pipelines (") || !strings.Contains(d.ReadPath, "not permitted") {
 		t.Fatalf("read path without @scripting: %q", d.ReadPath)
 	}
@@ -278,7 +278,7 @@ func TestSweepSkipsUnchangedDatabase(t *testing.T) {
 	}
 	c := openConn(t, rs.URL(0))
 	pctx, cancel := context.WithCancel(ctx)
-	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Minute, quiet())
+	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500, Script: true}, time.Minute, quiet())
 	t.Cleanup(func() { cancel(); pool.Wait() })
 	s, release := pool.Acquire(c, 5)
 	defer release()

@@ -58,6 +58,7 @@ func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
 func (s *Sweeper) run(ctx context.Context) {
 	cl := s.conn.DB(s.db)
 	ks := newKeySweep(s.conn, cl, s.budget.Count)
+	ks.noScript = !s.budget.Script
 	s.mu.Lock()
 	s.cur = newAccumulator(time.Now())
 	s.mu.Unlock()
