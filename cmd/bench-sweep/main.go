@@ -450,7 +450,8 @@ func latency(ctx context.Context, c *redis.Client) (string, error) {
 
 // probeHuge times, on each huge key, the commands a sweep runs for it
 // (TYPE, PTTL, its length, OBJECT ENCODING, MEMORY USAGE … SAMPLES 5, or
-// SAMPLES 0 for the string), seven times each with every command logged,
+// SAMPLES 0 for the string, or for the big hash and set the random sample
+// their memory is estimated from), seven times each with every command logged,
 // and prints the median of each: the key's cost inside a sweep page,
 // without the scheduler's noise.
 func probeHuge(ctx context.Context, c *redis.Client) error {
@@ -467,6 +468,12 @@ func probeHuge(ctx context.Context, c *redis.Client) error {
 			samples = "0"
 		}
 		cmds := [][]any{{"TYPE", k}, {"PTTL", k}, {lens[k], k}, {"OBJECT", "ENCODING", k}, {"MEMORY", "USAGE", k, "SAMPLES", samples}}
+		switch k { // no MEMORY USAGE on big hash tables: a sample of lengths
+		case "huge:hash":
+			cmds[4] = []any{"HRANDFIELD", k, 16, "WITHVALUES"}
+		case "huge:set":
+			cmds[4] = []any{"SRANDMEMBER", k, 16}
+		}
 		c.Do(ctx, "SLOWLOG", "RESET")
 		for range 7 {
 			for _, a := range cmds {
@@ -497,10 +504,13 @@ func probeHuge(ctx context.Context, c *redis.Client) error {
 			}
 			total += med
 			label := fmt.Sprint(a[0])
-			if len(a) == 5 {
+			switch {
+			case len(a) == 5:
 				label += " … SAMPLES " + samples
-			} else if len(a) == 3 {
+			case len(a) == 3 && a[0] == "OBJECT":
 				label += " " + fmt.Sprint(a[1])
+			case len(a) >= 3:
+				label += " … " + fmt.Sprint(a[2])
 			}
 			parts = append(parts, fmt.Sprintf("%s %dµs", label, med.Microseconds()))
 		}

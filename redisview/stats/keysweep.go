@@ -23,6 +23,9 @@ type KeyInfo struct {
 	// quicklist or stream), not an exact count. Set by the script path,
 	// which knows the encoding; the pipeline path does not ask.
 	MemoryEstimated bool
+	// needsEstimate: a hash or set of more than bigTable elements, whose
+	// MEMORY USAGE is not asked (keySweep.estimateTables fills it in).
+	needsEstimate bool
 }
 
 // SweepBudget bounds what a sweep costs the server.
@@ -110,6 +113,9 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 	if err != nil {
 		return nil, false, err
 	}
+	if err := s.estimateTables(ctx, batch); err != nil {
+		return nil, false, err
+	}
 	return batch, done, nil
 }
 
@@ -125,26 +131,20 @@ type memoryMode struct {
 	Why       string // why memory is unknown
 }
 
-// inspect reads type, TTL, memory and length of keys in two pipelined round
-// trips: TYPE, PTTL and MEMORY USAGE; then the O(1) length command each
-// key's type calls for.
+// inspect reads type, TTL, memory and length of keys in pipelined round
+// trips: TYPE and PTTL; then the O(1) length command each key's type calls
+// for, with MEMORY USAGE of every key but hashes and sets; then MEMORY
+// USAGE of the hashes and sets that hold at most bigTable elements. A
+// bigger one is marked needsEstimate: MEMORY USAGE would walk its hash
+// table's buckets (see bigTable).
 func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string) ([]KeyInfo, error) {
 	batch := make([]KeyInfo, len(keys))
 	types := make([]*redis.StatusCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
-	mems := make([]*redis.IntCmd, len(keys))
-	withSamples := !m.noSamples // as queued: every key of the batch alike
 	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			types[i] = p.Type(ctx, k)
 			ttls[i] = p.PTTL(ctx, k)
-			switch {
-			case m.off:
-			case m.noSamples:
-				mems[i] = p.MemoryUsage(ctx, k)
-			default:
-				mems[i] = p.MemoryUsage(ctx, k, memorySamples)
-			}
 		}
 		return nil
 	})
@@ -164,40 +164,26 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 			}
 		}
 	}
+	for i, k := range keys {
+		info := &batch[i]
+		info.Name, info.Memory, info.Elements, info.TTL = k, -1, -1, -1
+		if t, err := types[i].Result(); err == nil && t != "none" {
+			info.Type = t
+		}
+		if d, err := ttls[i].Result(); err == nil && d >= 0 {
+			info.TTL = d
+		}
+	}
+	table := func(i int) bool { return batch[i].Type == "hash" || batch[i].Type == "set" }
+
 	lens := make([]*redis.IntCmd, len(keys))
-	var plain []*redis.IntCmd // MEMORY USAGE again, without SAMPLES
+	mems := make([]*redis.IntCmd, len(keys))
+	withSamples := !m.noSamples // as queued: every key of the batch alike
 	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			info := &batch[i]
-			info.Name, info.Memory, info.Elements, info.TTL = k, -1, -1, -1
-			if t, err := types[i].Result(); err == nil && t != "none" {
-				info.Type = t
-			}
-			if d, err := ttls[i].Result(); err == nil && d >= 0 {
-				info.TTL = d
-			}
-			if mems[i] != nil {
-				if n, err := mems[i].Result(); err == nil {
-					info.Memory = n
-				} else if err != redis.Nil {
-					if withSamples && strings.Contains(strings.ToLower(err.Error()), "syntax") {
-						// The server knows MEMORY USAGE but not SAMPLES: every
-						// key of this batch says so; asked again without it.
-						m.noSamples = true
-					} else {
-						m.off = true
-						m.Why = redisview.Refusal("MEMORY USAGE", err)
-					}
-				}
-			}
-			lens[i] = lengthCmd(ctx, p, info.Type, k)
-		}
-		if withSamples && m.noSamples && !m.off {
-			// Learnt from this batch: its memory is read again, so no
-			// key goes without.
-			plain = make([]*redis.IntCmd, len(keys))
-			for i, k := range keys {
-				plain[i] = p.MemoryUsage(ctx, k)
+			lens[i] = lengthCmd(ctx, p, batch[i].Type, k)
+			if batch[i].Type != "" && !table(i) {
+				mems[i] = m.queueMemory(ctx, p, k)
 			}
 		}
 		return nil
@@ -206,18 +192,80 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 		return nil, err
 	}
 	for i := range batch {
-		if plain != nil {
-			if n, err := plain[i].Result(); err == nil {
-				batch[i].Memory = n
-			}
-		}
 		if lens[i] != nil {
 			if n, err := lens[i].Result(); err == nil {
 				batch[i].Elements = n
 			}
 		}
+		m.absorbMemory(mems[i], &batch[i], withSamples)
+	}
+
+	// The hashes and sets, now that their size is known; and, when this
+	// batch taught that the server does not know SAMPLES, every key again
+	// without it, so no key goes without memory.
+	retry := withSamples && m.noSamples && !m.off
+	withSamples = !m.noSamples
+	again := make([]*redis.IntCmd, len(keys))
+	queued := 0
+	for i := range batch {
+		switch {
+		case batch[i].Type == "" || m.off:
+		case table(i) && batch[i].Elements > bigTable:
+			batch[i].needsEstimate = true
+		case table(i) || (retry && mems[i] != nil):
+			queued++
+		}
+	}
+	if queued == 0 {
+		return batch, nil
+	}
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			if batch[i].Type != "" && !batch[i].needsEstimate && (table(i) || (retry && mems[i] != nil)) {
+				again[i] = m.queueMemory(ctx, p, k)
+			}
+		}
+		return nil
+	})
+	if redisview.IsConnErr(err) {
+		return nil, err
+	}
+	for i := range batch {
+		m.absorbMemory(again[i], &batch[i], withSamples)
 	}
 	return batch, nil
+}
+
+// queueMemory queues MEMORY USAGE of key as the server takes it; nil when
+// the server refused it.
+func (m *memoryMode) queueMemory(ctx context.Context, p redis.Pipeliner, key string) *redis.IntCmd {
+	switch {
+	case m.off:
+		return nil
+	case m.noSamples:
+		return p.MemoryUsage(ctx, key)
+	}
+	return p.MemoryUsage(ctx, key, memorySamples)
+}
+
+// absorbMemory takes a MEMORY USAGE reply (cmd may be nil).
+func (m *memoryMode) absorbMemory(cmd *redis.IntCmd, info *KeyInfo, withSamples bool) {
+	if cmd == nil {
+		return
+	}
+	n, err := cmd.Result()
+	switch {
+	case err == nil:
+		info.Memory = n
+	case err == redis.Nil:
+	case withSamples && strings.Contains(strings.ToLower(err.Error()), "syntax"):
+		// The server knows MEMORY USAGE but not SAMPLES: every key of
+		// this batch says so; asked again without it.
+		m.noSamples = true
+	default:
+		m.off = true
+		m.Why = redisview.Refusal("MEMORY USAGE", err)
+	}
 }
 
 // InspectKey reads one key's type, TTL, memory and length. Its Type is ""

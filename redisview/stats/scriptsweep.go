@@ -18,14 +18,16 @@ import (
 // and for collections whose encoding is compact (listpack, ziplist, intset)
 // or that hold at most memorySamples elements; a larger collection in a
 // hashtable, skiplist, quicklist or stream encoding gets SAMPLES
-// memorySamples (as on the pipeline path), a bounded sample Redis extrapolates from, and is flagged as
-// an estimate. The script only reads; the keys it touches are the ones
-// its own SCAN returned (no KEYS).
+// memorySamples (as on the pipeline path), a bounded sample Redis
+// extrapolates from, and is flagged as an estimate — except a hash or set
+// of more than bigTable elements, which gets no MEMORY USAGE at all (its
+// row says estimate 2; estimateTables samples it). The script only reads;
+// the keys it touches are the ones its own SCAN returned (no KEYS).
 //
 // ARGV: cursor, SCAN COUNT, memory mode ("s": MEMORY USAGE with SAMPLES;
 // "p": plain MEMORY USAGE, for a server that does not know the option — the
 // embedded demo; "-": no MEMORY USAGE, the server refused it),
-// memorySamples. A refused MEMORY USAGE fails the whole call; the Go side
+// memorySamples, bigTable. A refused MEMORY USAGE fails the whole call; the Go side
 // tells why from the error and calls again in the mode that fits.
 //
 // Reply: {cursor, {key, type, pttl, length, memory, estimated, key, …},
@@ -39,6 +41,7 @@ local r = call('SCAN', ARGV[1], 'COUNT', ARGV[2])
 local calls = 1
 local mode = ARGV[3]
 local size = tonumber(ARGV[4])
+local big = tonumber(ARGV[5])
 local lencmd = {string='STRLEN', hash='HLEN', list='LLEN', set='SCARD', zset='ZCARD', stream='XLEN'}
 local compact = {listpack=true, ziplist=true, intset=true}
 local out = {}
@@ -53,7 +56,9 @@ for _, k in ipairs(r[2]) do
   if lc then
     n = call(lc, k)
     calls = calls + 1
-    if mode ~= '-' then
+    if mode ~= '-' and (t == 'hash' or t == 'set') and n > big then
+      est = 2
+    elseif mode ~= '-' then
       local s = '0'
       if n > size and t ~= 'string' then
         local e = redis.pcall('OBJECT', 'ENCODING', k)
@@ -116,7 +121,7 @@ func (s *keySweep) scriptStep(ctx context.Context) (batch []KeyInfo, done, ok bo
 		case s.mem.noSamples:
 			mem = "p"
 		}
-		args := []any{s.cursor, count, mem, memorySamples}
+		args := []any{s.cursor, count, mem, memorySamples, bigTable}
 		t0 := time.Now()
 		var cmd *redis.Cmd
 		if mode == redisview.ScriptEvalRO {
@@ -129,6 +134,9 @@ func (s *keySweep) scriptStep(ctx context.Context) (batch []KeyInfo, done, ok bo
 		if rerr == nil {
 			batch, cursor, calls, perr := s.absorbScript(v)
 			if perr == nil {
+				if err := s.estimateTables(ctx, batch); err != nil {
+					return nil, false, false, err
+				}
 				if s.conn != nil {
 					s.conn.ScriptCalls(calls)
 				}
@@ -217,7 +225,7 @@ func (s *keySweep) absorbScript(v any) (batch []KeyInfo, cursor uint64, calls in
 		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
 			return nil, 0, 0, errScriptReply
 		}
-		k := KeyInfo{Name: name, TTL: -1, Memory: mem, Elements: n, MemoryEstimated: est == 1 && mem >= 0}
+		k := KeyInfo{Name: name, TTL: -1, Memory: mem, Elements: n, MemoryEstimated: est == 1 && mem >= 0, needsEstimate: est == 2}
 		if typ != "none" {
 			k.Type = typ
 		}
