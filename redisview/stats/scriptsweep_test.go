@@ -240,19 +240,29 @@ func TestScriptSweepOnDemo(t *testing.T) {
 	c := openConn(t, d.Connections()[0].URL)
 	c.ForcePack(schema.BuiltinPack("eisland"))
 	for _, db := range []int{0, 1, 3, 9} {
-		script, err := stats.SweepPass(ctx, c, db, true)
-		if err != nil {
-			t.Fatal(err)
+		// The simulator rarely writes these databases (a cache filled on
+		// a miss); a pair of passes that straddles a write is read again.
+		var a, b stats.DBDetail
+		for range 5 {
+			script, err := stats.SweepPass(ctx, c, db, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pipes, err := stats.SweepPass(ctx, c, db, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if script.ReadPath != "script" {
+				t.Fatalf("db%d: the demo did not run the sweep script: %q", db, script.ReadPath)
+			}
+			if script.Memory <= 0 || script.MemoryWhy != "" {
+				t.Fatalf("db%d: no memory through the script: %d %q", db, script.Memory, script.MemoryWhy)
+			}
+			if a, b = withoutEstimates(script), withoutEstimates(pipes); reflect.DeepEqual(a, b) {
+				break
+			}
 		}
-		pipes, err := stats.SweepPass(ctx, c, db, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("db%d: %d keys, %d bytes, read path %q", db, script.UnmCount+sum(script), script.Memory, script.ReadPath)
-		if script.ReadPath != "script" {
-			t.Errorf("db%d: the demo did not run the sweep script: %q", db, script.ReadPath)
-		}
-		if a, b := withoutEstimates(script), withoutEstimates(pipes); !reflect.DeepEqual(a, b) {
+		if !reflect.DeepEqual(a, b) {
 			t.Errorf("db%d: script and pipelines differ on the demo:\nscript    %+v\npipelines %+v", db, a, b)
 		}
 	}
