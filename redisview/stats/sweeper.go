@@ -16,6 +16,9 @@ const minPassInterval = 2 * time.Second
 // Sweeper keeps per-family statistics of one database by sweeping it
 // continuously within a budget. One runs per database however many pages
 // show it; it starts with the first viewer and stops a while after the last.
+// A new pass starts only when the database changed since the last pass
+// started, or that pass is older than freshFor (see signature): a watched
+// database nobody writes costs one INFO every minPassInterval.
 type Sweeper struct {
 	conn   *redisview.Conn
 	db     int
