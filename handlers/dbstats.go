@@ -145,7 +145,7 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 	vm := views.DBPageVM{
 		Conn: d.Conn, DB: d.DB, WSURL: route.LiveURL(DBTopic{Conn: d.Conn, DB: d.DB}.String()), Err: d.Err,
 		Total:     optString(mapOpt(d.TotalKeys, format.Count)),
-		Budget:    "sweep budget " + format.Count(int64(d.Budget.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(d.Budget.Count)),
+		Budget:    "sweep budget " + format.Count(int64(d.Budget.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(d.Budget.Count)) + readPath(d.ReadPath),
 		Estimated: d.Estimated,
 		ViolCount: format.Count(d.ViolCount),
 		UnmCount:  format.Count(d.UnmCount),
@@ -163,6 +163,9 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 		vm.Status = "Estimated from " + format.Percent(d.Coverage, 0) + " of keys (" + format.Count(d.Seen) + " read) — the first sweep is running"
 	case d.Pass == 0:
 		vm.Status = "Sweeping…"
+	case !d.UnchangedSince.IsZero():
+		vm.Status = "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
+			"; unchanged since " + format.Clock(d.UnchangedSince) + " (no write since), so no new pass runs"
 	default:
 		// No "N s ago": a fragment that changed every second would be re-sent every tick.
 		vm.Status = "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
@@ -231,7 +234,11 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 		vm.Unmatched = append(vm.Unmatched, views.PrefixRow{Prefix: u.Prefix, Keys: format.Count(u.Count), Examples: u.Examples, Href: prefixListHref(d.Conn, d.DB, u.Prefix)})
 	}
 	for _, b := range d.ByMemory {
-		vm.ByMemory = append(vm.ByMemory, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: format.Bytes(b.Memory), Href: keyHref(d.Conn, d.DB, b.Key)})
+		size := format.Bytes(b.Memory)
+		if b.MemoryEstimated {
+			size = "≈ " + size // sampled (MEMORY USAGE … SAMPLES 5)
+		}
+		vm.ByMemory = append(vm.ByMemory, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: size, Href: keyHref(d.Conn, d.DB, b.Key)})
 	}
 	for _, b := range d.ByElements {
 		vm.ByElements = append(vm.ByElements, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: format.Size(b.Elements, b.Type), Href: keyHref(d.Conn, d.DB, b.Key)})
@@ -243,6 +250,17 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 		vm.MemoryNote = "Memory per key is unavailable: " + d.MemoryWhy + "."
 	}
 	return vm
+}
+
+// readPath says how the sweep reads the database, after its budget.
+func readPath(p string) string {
+	switch {
+	case p == "":
+		return ""
+	case p == "script":
+		return "; one read-only script per SCAN page"
+	}
+	return "; read with " + p
 }
 
 func orUnmatched(fam string) string {

@@ -71,6 +71,8 @@ type BigKey struct {
 	Type     string
 	Memory   int64
 	Elements int64
+	// MemoryEstimated: Memory is extrapolated from a bounded sample.
+	MemoryEstimated bool
 }
 
 const (
@@ -84,6 +86,7 @@ const (
 type dbAccumulator struct {
 	seen       int64
 	memory     int64
+	memEst     int64 // keys whose memory is a sampled estimate
 	fams       map[*schema.Family]*FamilyStats
 	violations []Violation
 	violCount  int64
@@ -108,12 +111,15 @@ func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
 	a.seen++
 	if k.Memory > 0 {
 		a.memory += k.Memory
+		if k.MemoryEstimated {
+			a.memEst++
+		}
 	}
 	var fam *schema.Family
 	if cls != nil {
 		fam, _ = cls.Classify(db, k.Name)
 	}
-	big := BigKey{Key: k.Name, Type: k.Type, Memory: k.Memory, Elements: k.Elements}
+	big := BigKey{Key: k.Name, Type: k.Type, Memory: k.Memory, Elements: k.Elements, MemoryEstimated: k.MemoryEstimated}
 	if fam == nil {
 		a.unmCount++
 		p := prefixOf(k.Name)
@@ -227,7 +233,17 @@ type DBDetail struct {
 	ByLength   []BigKey // strings by length in bytes (Elements holds it)
 	Memory     int64
 	MemoryWhy  string // why memory is unknown, if it is
-	Err        string
+	// MemoryEstimated counts the keys whose memory is Redis's
+	// extrapolation from a bounded sample (large hashtable, skiplist,
+	// quicklist and stream values), not an exact figure.
+	MemoryEstimated int64
+	// ReadPath is how the sweep reads: "script" (one read-only script per
+	// SCAN page) or "pipelines (why)".
+	ReadPath string
+	// UnchangedSince is set while no new pass runs because nothing changed
+	// since the last pass started (then): its figures are current.
+	UnchangedSince time.Time
+	Err            string
 }
 
 // detail turns an accumulator into the page's data, scaled to total when
@@ -282,4 +298,5 @@ func (a *dbAccumulator) detail(d *DBDetail, total int64, partial bool) {
 	d.ByElements = slices.Clone(a.byElements)
 	d.ByLength = slices.Clone(a.byLength)
 	d.Memory = sc(a.memory)
+	d.MemoryEstimated = sc(a.memEst)
 }

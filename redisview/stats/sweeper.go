@@ -16,6 +16,9 @@ const minPassInterval = 2 * time.Second
 // Sweeper keeps per-family statistics of one database by sweeping it
 // continuously within a budget. One runs per database however many pages
 // show it; it starts with the first viewer and stops a while after the last.
+// A new pass starts only when the database changed since the last pass
+// started, or that pass is older than freshFor (see signature): a watched
+// database nobody writes costs one INFO every minPassInterval.
 type Sweeper struct {
 	conn   *redisview.Conn
 	db     int
@@ -28,6 +31,12 @@ type Sweeper struct {
 	passes int
 	err    string
 	memWhy string
+	path   string // how the sweep reads (keySweep.path)
+	// lastSig is the database's signature as the last completed pass
+	// started; unchanged is set (to that pass's start) while passes are
+	// skipped because nothing changed since.
+	lastSig   signature
+	unchanged time.Time
 	// read is closed once the first batch is read (or fails), so a page
 	// opened as the sweeper starts shows figures, not an empty frame.
 	read     chan struct{}
@@ -50,28 +59,57 @@ func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
 }
 
 func (s *Sweeper) run(ctx context.Context) {
-	ks := newKeySweep(s.conn.DB(s.db), s.budget.Count)
+	cl := s.conn.DB(s.db)
+	ks := newKeySweep(s.conn, cl, s.budget.Count)
+	ks.noScript = !s.budget.Script
 	s.mu.Lock()
 	s.cur = newAccumulator(time.Now())
 	s.mu.Unlock()
+	starting := true
+	var passSig signature // as the running pass started
 	for ctx.Err() == nil {
+		if starting {
+			// A new pass runs only when the last one is stale or the
+			// database changed since it started (see signature).
+			sig, err := readSignature(ctx, cl, s.db)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				if redisview.IsConnErr(err) {
+					s.fail(ctx, err)
+					continue
+				}
+				sig = signature{} // INFO refused: never skip a pass
+			}
+			s.mu.Lock()
+			if s.last != nil && sig.ok && sig == s.lastSig && time.Since(s.last.finished) < freshFor {
+				s.unchanged = s.last.started
+				s.err = ""
+				s.mu.Unlock()
+				s.markRead()
+				sleepCtx(ctx, minPassInterval)
+				continue
+			}
+			s.unchanged = time.Time{}
+			s.cur.started = time.Now()
+			s.mu.Unlock()
+			passSig, starting = sig, false
+		}
 		t0 := time.Now()
 		batch, done, err := ks.step(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			s.mu.Lock()
-			s.err = s.conn.SafeErr(err)
-			s.mu.Unlock()
-			s.markRead()
-			sleepCtx(ctx, time.Second)
+			s.fail(ctx, err)
 			continue
 		}
 		cls := s.conn.Classifier()
 		s.mu.Lock()
 		s.err = ""
 		s.memWhy = ks.mem.Why
+		s.path = ks.path()
 		for _, k := range batch {
 			s.cur.add(s.db, k, cls)
 		}
@@ -80,7 +118,9 @@ func (s *Sweeper) run(ctx context.Context) {
 			s.cur.finished = time.Now()
 			passStart = s.cur.started
 			s.last, s.cur = s.cur, newAccumulator(time.Now())
+			s.lastSig = passSig
 			s.passes++
+			starting = true
 		}
 		s.mu.Unlock()
 		s.markRead()
@@ -93,12 +133,16 @@ func (s *Sweeper) run(ctx context.Context) {
 		if wait > 0 {
 			sleepCtx(ctx, wait)
 		}
-		if done {
-			s.mu.Lock()
-			s.cur.started = time.Now()
-			s.mu.Unlock()
-		}
 	}
+}
+
+// fail records a failed read and waits a second before the next try.
+func (s *Sweeper) fail(ctx context.Context, err error) {
+	s.mu.Lock()
+	s.err = s.conn.SafeErr(err)
+	s.mu.Unlock()
+	s.markRead()
+	sleepCtx(ctx, time.Second)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
@@ -115,7 +159,8 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 func (s *Sweeper) Detail(total redisview.Opt[int64]) DBDetail {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d := DBDetail{Conn: s.conn.Name, DB: s.db, TotalKeys: total, Budget: s.budget, Pass: s.passes, Err: s.err, MemoryWhy: s.memWhy}
+	d := DBDetail{Conn: s.conn.Name, DB: s.db, TotalKeys: total, Budget: s.budget, Pass: s.passes, Err: s.err, MemoryWhy: s.memWhy,
+		ReadPath: s.path, UnchangedSince: s.unchanged}
 	if p := s.conn.Pack(); p != nil {
 		d.Pack = p.Name
 	}
@@ -155,6 +200,7 @@ type Sweepers struct {
 
 type keptPass struct {
 	last   *dbAccumulator
+	sig    signature
 	passes int
 }
 
@@ -200,7 +246,7 @@ func (p *Sweepers) Acquire(c *redisview.Conn, db int) (s *Sweeper, release func(
 		ctx, cancel := context.WithCancel(p.ctx)
 		s := &Sweeper{conn: c, db: db, budget: p.budget, log: p.log, read: make(chan struct{})}
 		if kp, ok := p.recent[k]; ok && time.Since(kp.last.finished) <= recentFor {
-			s.last, s.passes = kp.last, kp.passes
+			s.last, s.lastSig, s.passes = kp.last, kp.sig, kp.passes
 			s.markRead()
 		}
 		delete(p.recent, k)
@@ -233,7 +279,7 @@ func (p *Sweepers) release(k sweepKey, r *sweeperRef) {
 			delete(p.m, k)
 			r.s.mu.Lock()
 			if r.s.last != nil {
-				p.recent[k] = keptPass{r.s.last, r.s.passes}
+				p.recent[k] = keptPass{r.s.last, r.s.lastSig, r.s.passes}
 			}
 			r.s.mu.Unlock()
 		}

@@ -33,8 +33,14 @@ func openConn(t *testing.T, url string) *redisview.Conn {
 // sweepOnce runs db's sweeper until a pass completes and returns its detail.
 func sweepOnce(t *testing.T, c *redisview.Conn, db int) stats.DBDetail {
 	t.Helper()
+	return sweepOnceWith(t, c, db, stats.SweepBudget{KeysPerSec: 100000, Count: 500})
+}
+
+// sweepOnceWith is sweepOnce with the given budget (and read path).
+func sweepOnceWith(t *testing.T, c *redisview.Conn, db int, budget stats.SweepBudget) stats.DBDetail {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	pool := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Minute, quiet())
+	pool := stats.NewSweepers(ctx, budget, time.Minute, quiet())
 	t.Cleanup(func() { cancel(); pool.Wait() })
 	s, release := pool.Acquire(c, db)
 	defer release()

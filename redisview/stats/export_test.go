@@ -1,0 +1,33 @@
+package stats
+
+import (
+	"context"
+	"time"
+
+	"github.com/keydeck/keydeck/redisview"
+)
+
+// SweepPass runs one full pass over db, with the sweep script where the
+// server runs it (script) or with pipelines only, and returns its detail.
+func SweepPass(ctx context.Context, c *redisview.Conn, db int, script bool) (DBDetail, error) {
+	ks := newKeySweep(c, c.DB(db), 500)
+	ks.noScript = !script
+	acc := newAccumulator(time.Now())
+	for {
+		batch, done, err := ks.step(ctx)
+		if err != nil {
+			return DBDetail{}, err
+		}
+		for _, k := range batch {
+			acc.add(db, k, c.Classifier())
+		}
+		if done {
+			break
+		}
+	}
+	d := DBDetail{Conn: c.Name, DB: db, Pass: 1}
+	acc.detail(&d, acc.seen, false)
+	d.MemoryWhy = ks.mem.Why
+	d.ReadPath = ks.path()
+	return d, nil
+}

@@ -1,0 +1,418 @@
+package stats_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
+)
+
+// mixedData writes every type in both its compact and its large encoding,
+// half of them with a TTL, some keys of eIsland families (one breaking its
+// pack) and some keys no family matches. It returns how many keys are
+// large collections in a non-compact encoding (asked with OBJECT
+// ENCODING): the keys whose memory the script samples.
+func mixedData(t *testing.T, c *redis.Client) (sampled int64) {
+	t.Helper()
+	ctx := context.Background()
+	p := c.Pipeline()
+	p.Set(ctx, "s:int", "12345", 0)
+	p.Set(ctx, "s:embstr", "short value", time.Hour)
+	p.Set(ctx, "s:raw", strings.Repeat("r", 100), 0)
+	p.Set(ctx, "s:big", strings.Repeat("b", 200_000), 3*time.Hour)
+	p.HSet(ctx, "h:small", "a", "1", "b", "2")
+	for i := range 300 {
+		p.HSet(ctx, "h:big", fmt.Sprintf("field-%d", i), fmt.Sprintf("value-%d", i))
+		p.SAdd(ctx, "set:big", fmt.Sprintf("member-%d", i))
+		p.ZAdd(ctx, "z:big", redis.Z{Score: float64(i), Member: fmt.Sprintf("m-%d", i)})
+		p.RPush(ctx, "l:big", fmt.Sprintf("item-%d", i))
+	}
+	p.Expire(ctx, "h:big", 2*time.Hour)
+	p.Expire(ctx, "z:big", 30*time.Second)
+	p.SAdd(ctx, "set:ints", 1, 2, 3, 4, 5, 6, 7, 8)
+	p.SAdd(ctx, "set:small", "x", "y")
+	p.ZAdd(ctx, "z:small", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"})
+	p.RPush(ctx, "l:small", "a", "b", "c")
+	for i := range 8 {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: "x:stream", Values: []any{"n", i}})
+	}
+	big := make([]redis.Z, 200)
+	for i := range big {
+		big[i] = redis.Z{Score: float64(i * 7), Member: fmt.Sprintf("player-%d", i)}
+	}
+	p.ZAdd(ctx, "mg:score:leaderboard:snake", big...)
+	p.ZAdd(ctx, "mg:score:leaderboard:tetris", big[:20]...)
+	p.Set(ctx, "mg:score:leaderboard:2048", "not a zset", 0)
+	for i := range 25 {
+		p.Set(ctx, fmt.Sprintf("mg:score:high:%d:user%d", i%3, i), i*10, time.Duration(i+1)*time.Minute)
+		p.Set(ctx, fmt.Sprintf("legacy:thing:%d", i), "x", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keys, cursor := []string{}, uint64(0)
+	for {
+		ks, cur, err := c.Scan(ctx, cursor, "", 100).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, cursor = append(keys, ks...), cur
+		if cursor == 0 {
+			break
+		}
+	}
+	for _, k := range keys {
+		typ := c.Type(ctx, k).Val()
+		enc := c.ObjectEncoding(ctx, k).Val()
+		var n int64
+		switch typ {
+		case "hash":
+			n = c.HLen(ctx, k).Val()
+		case "set":
+			n = c.SCard(ctx, k).Val()
+		case "zset":
+			n = c.ZCard(ctx, k).Val()
+		case "list":
+			n = c.LLen(ctx, k).Val()
+		case "stream":
+			n = c.XLen(ctx, k).Val()
+		default:
+			continue
+		}
+		if n > 5 && enc != "listpack" && enc != "ziplist" && enc != "intset" {
+			sampled++
+		}
+	}
+	return sampled
+}
+
+// withoutEstimates clears what only the script path knows (which memory
+// figures are sampled) and how each read, to compare the figures.
+func withoutEstimates(d stats.DBDetail) stats.DBDetail {
+	d.MemoryEstimated, d.ReadPath = 0, ""
+	for _, l := range []*[]stats.BigKey{&d.ByMemory, &d.ByElements, &d.ByLength} {
+		*l = append([]stats.BigKey(nil), (*l)...)
+		for i := range *l {
+			(*l)[i].MemoryEstimated = false
+		}
+	}
+	return d
+}
+
+func commandCalls(t *testing.T, c *redis.Client) map[string]int64 {
+	t.Helper()
+	txt, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return redistest.ParseCommandStats(txt)
+}
+
+// On a mixed data set (every type in both encodings, keys with and without
+// TTL, keys of families and unmatched ones) one read-only script per SCAN
+// page gives the same statistics as the pipelines; it labels as estimated
+// exactly the large non-compact values; neither path ever sends KEYS.
+func TestScriptSweepMatchesPipelines(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	admin := rs.Client(0)
+	sampled := mixedData(t, rs.Client(14))
+	if sampled < 5 {
+		t.Fatalf("only %d large non-compact values in the data set", sampled)
+	}
+	c := openConn(t, rs.URL(0))
+	c.ForcePack(schema.BuiltinPack("eisland"))
+
+	admin.ConfigResetStat(ctx)
+	script, err := stats.SweepPass(ctx, c, 14, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := commandCalls(t, admin)
+	if calls["evalsha_ro"]+calls["eval_ro"] == 0 || calls["type"] == 0 {
+		t.Fatalf("the script path ran no script: %v", calls)
+	}
+	admin.ConfigResetStat(ctx)
+	pipes, err := stats.SweepPass(ctx, c, 14, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := commandCalls(t, admin); calls["evalsha_ro"]+calls["eval_ro"]+calls["evalsha"]+calls["eval"] != 0 || calls["type"] == 0 {
+		t.Fatalf("the pipeline path: %v", calls)
+	}
+	if script.ReadPath != "script" || pipes.ReadPath != "pipelines" {
+		t.Fatalf("read paths: %q, %q", script.ReadPath, pipes.ReadPath)
+	}
+	if script.MemoryEstimated != sampled {
+		t.Errorf("script: %d keys with estimated memory, want %d (the large non-compact ones)", script.MemoryEstimated, sampled)
+	}
+	for _, b := range script.ByMemory {
+		if want := b.Key == "h:big" || b.Key == "set:big" || b.Key == "z:big" || b.Key == "l:big" || b.Key == "x:stream" || b.Key == "mg:score:leaderboard:snake"; b.MemoryEstimated && !want {
+			t.Errorf("%s: memory labelled estimated: %+v", b.Key, b)
+		}
+	}
+	if script.Memory <= 200_000 || script.UnmCount == 0 || script.ViolCount == 0 || len(script.Families) < 2 {
+		t.Fatalf("script pass looks empty: %+v", script)
+	}
+	if a, b := withoutEstimates(script), withoutEstimates(pipes); !reflect.DeepEqual(a, b) {
+		t.Fatalf("script and pipelines differ:\nscript    %+v\npipelines %+v", a, b)
+	}
+	if calls := commandCalls(t, admin); calls["keys"] != 0 {
+		t.Fatal("KEYS was sent")
+	}
+}
+
+// A Redis user without @scripting is swept with pipelines, with the same
+// figures, and the detail says why.
+func TestSweepWithoutScriptingACL(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	admin := rs.Client(0)
+	mixedData(t, rs.Client(14))
+	if err := admin.Do(ctx, "ACL", "SETUSER", "noscript", "on", ">pw", "~*", "&*", "+@all", "-@scripting").Err(); err != nil {
+		t.Fatal(err)
+	}
+	full := openConn(t, rs.URL(0))
+	full.ForcePack(schema.BuiltinPack("eisland"))
+	want, err := stats.SweepPass(ctx, full, 14, true)
+	if err != nil || want.ReadPath != "script" {
+		t.Fatalf("full user: %q, %v", want.ReadPath, err)
+	}
+	limited := openConn(t, fmt.Sprintf("redis://noscript:pw@%s/0", rs.Addr))
+	limited.ForcePack(schema.BuiltinPack("eisland"))
+	d := sweepOnceWith(t, limited, 14, stats.SweepBudget{KeysPerSec: 100000, Count: 500, Script: true})
+	if !strings.HasPrefix(d.ReadPath, "pipelines (") || !strings.Contains(d.ReadPath, "not permitted") {
+		t.Fatalf("read path without @scripting: %q", d.ReadPath)
+	}
+	if d.Err != "" {
+		t.Fatalf("error shown: %q", d.Err)
+	}
+	want.Conn, want.Pass, want.Pack = d.Conn, d.Pass, d.Pack
+	got := d
+	got.Budget, got.TotalKeys, got.CompletedAt, got.Seen, got.UnchangedSince = want.Budget, want.TotalKeys, want.CompletedAt, want.Seen, want.UnchangedSince
+	if a, b := withoutEstimates(got), withoutEstimates(want); !reflect.DeepEqual(a, b) {
+		t.Fatalf("pipelines without @scripting differ from the script:\n%+v\n%+v", a, b)
+	}
+}
+
+// A server that knows MEMORY USAGE but not SAMPLES (bare miniredis) still
+// gets memory for every key from the script's first page on.
+func TestScriptMemoryWithoutSamplesOption(t *testing.T) {
+	m := miniredis.RunT(t)
+	c := openConn(t, "redis://"+m.Addr())
+	cl := redis.NewClient(&redis.Options{Addr: m.Addr(), DisableIdentity: true})
+	t.Cleanup(func() { _ = cl.Close() })
+	for i := range 30 {
+		cl.Set(context.Background(), fmt.Sprintf("k%d", i), strings.Repeat("v", i+1), 0)
+	}
+	for _, script := range []bool{true, false} {
+		d, err := stats.SweepPass(context.Background(), c, 0, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.MemoryWhy != "" || d.Memory <= 0 || d.UnmCount != 30 || len(d.ByMemory) != 10 {
+			t.Fatalf("script %v: %+v", script, d)
+		}
+		t.Logf("script %v: read path %q", script, d.ReadPath)
+	}
+}
+
+// The embedded demo answers the sweep as Redis does: the databases the
+// simulator leaves alone read the same with the script and with pipelines.
+func TestScriptSweepOnDemo(t *testing.T) {
+	ctx := context.Background()
+	d, err := demo.Start(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	c := openConn(t, d.Connections()[0].URL)
+	c.ForcePack(schema.BuiltinPack("eisland"))
+	for _, db := range []int{0, 1, 3, 9} {
+		// The simulator rarely writes these databases (a cache filled on
+		// a miss); a pair of passes that straddles a write is read again.
+		var a, b stats.DBDetail
+		for range 5 {
+			script, err := stats.SweepPass(ctx, c, db, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pipes, err := stats.SweepPass(ctx, c, db, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if script.ReadPath != "script" {
+				t.Fatalf("db%d: the demo did not run the sweep script: %q", db, script.ReadPath)
+			}
+			if script.Memory <= 0 || script.MemoryWhy != "" {
+				t.Fatalf("db%d: no memory through the script: %d %q", db, script.Memory, script.MemoryWhy)
+			}
+			if a, b = withoutEstimates(script), withoutEstimates(pipes); reflect.DeepEqual(a, b) {
+				break
+			}
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("db%d: script and pipelines differ on the demo:\nscript    %+v\npipelines %+v", db, a, b)
+		}
+	}
+}
+
+func sum(d stats.DBDetail) int64 {
+	var n int64
+	for _, f := range d.Families {
+		n += f.Count
+	}
+	return n
+}
+
+// While nothing changes, a completed pass stays current: no new pass reads
+// the database (no SCAN, no script), the detail says since when it is
+// unchanged; one SET starts a new pass, which sees the new key.
+func TestSweepSkipsUnchangedDatabase(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	admin, data := rs.Client(0), rs.Client(5)
+	for i := range 50 {
+		data.Set(ctx, fmt.Sprintf("k:%d", i), "v", 0)
+	}
+	c := openConn(t, rs.URL(0))
+	pctx, cancel := context.WithCancel(ctx)
+	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500, Script: true}, time.Minute, quiet())
+	t.Cleanup(func() { cancel(); pool.Wait() })
+	s, release := pool.Acquire(c, 5)
+	defer release()
+	waitPass := func(n int) stats.DBDetail {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			d := s.Detail(stats.TotalKeys(ctx, c, 5))
+			if d.Pass >= n {
+				return d
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no pass %d: %+v", n, d)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	first := waitPass(1)
+	if first.UnmCount != 50 || first.ReadPath != "script" {
+		t.Fatalf("first pass: %d keys, %q", first.UnmCount, first.ReadPath)
+	}
+	admin.ConfigResetStat(ctx)
+	time.Sleep(5 * time.Second) // more than two pass intervals
+	d := s.Detail(stats.TotalKeys(ctx, c, 5))
+	if d.Pass != 1 || d.UnchangedSince.IsZero() || d.UnchangedSince.After(first.CompletedAt) {
+		t.Fatalf("unchanged database: pass %d, unchanged since %v (completed %v)", d.Pass, d.UnchangedSince, first.CompletedAt)
+	}
+	calls := commandCalls(t, admin)
+	if n := calls["scan"] + calls["evalsha_ro"] + calls["evalsha"] + calls["type"]; n != 0 || calls["info"] == 0 {
+		t.Fatalf("an unchanged database was read again: %v", calls)
+	}
+	data.Set(ctx, "k:new", "v", 0)
+	d = waitPass(2)
+	if d.UnmCount != 51 {
+		t.Fatalf("pass after a SET: %d keys", d.UnmCount)
+	}
+	if calls := commandCalls(t, admin); calls["keys"] != 0 {
+		t.Fatal("KEYS was sent")
+	}
+}
+
+// A Redis user who may not run MEMORY USAGE is still swept, by the script
+// or the pipelines, with every other figure, and the page says why memory
+// is missing.
+func TestSweepWithoutMemoryACL(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	admin := rs.Client(0)
+	mixedData(t, rs.Client(14))
+	if err := admin.Do(ctx, "ACL", "SETUSER", "nomem", "on", ">pw", "~*", "&*", "+@all", "-memory").Err(); err != nil {
+		t.Fatal(err)
+	}
+	full := openConn(t, rs.URL(0))
+	want, err := stats.SweepPass(ctx, full, 14, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := openConn(t, fmt.Sprintf("redis://nomem:pw@%s/0", rs.Addr))
+	got, err := stats.SweepPass(ctx, limited, 14, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("read path %q, memory: %q", got.ReadPath, got.MemoryWhy)
+	if got.MemoryWhy == "" || got.Memory != 0 || len(got.ByMemory) != 0 {
+		t.Fatalf("memory without MEMORY USAGE: %q %d %+v", got.MemoryWhy, got.Memory, got.ByMemory)
+	}
+	if got.UnmCount != want.UnmCount || !reflect.DeepEqual(got.Unmatched, want.Unmatched) || len(got.ByElements) != len(want.ByElements) {
+		t.Fatalf("figures differ without MEMORY USAGE: %+v vs %+v", got.Unmatched, want.Unmatched)
+	}
+}
+
+// A hash or set of more than 10,000 elements gets no MEMORY USAGE, on
+// either path (Redis walks a big hash table's buckets for its samples:
+// 10–15 ms on a half-rehashed one): its memory is an estimate from a
+// sample of element lengths, labelled, within a third of the truth.
+func TestSweepEstimatesBigTables(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	admin, data := rs.Client(0), rs.Client(2)
+	for i := 0; i < 20000; i += 1000 {
+		p := data.Pipeline()
+		for j := i; j < i+1000; j++ {
+			p.HSet(ctx, "big:hash", fmt.Sprintf("field:%d", j), strings.Repeat("v", j%40))
+			p.SAdd(ctx, "big:set", fmt.Sprintf("member:%07d", j))
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data.Set(ctx, "small", "x", 0)
+	truth := map[string]int64{}
+	for _, k := range []string{"big:hash", "big:set"} {
+		truth[k] = data.MemoryUsage(ctx, k, 0).Val()
+	}
+	c := openConn(t, rs.URL(0))
+	for _, script := range []bool{false, true} {
+		admin.ConfigSet(ctx, "slowlog-log-slower-than", "0")
+		admin.ConfigSet(ctx, "slowlog-max-len", "10000")
+		admin.Do(ctx, "SLOWLOG", "RESET")
+		d, err := stats.SweepPass(ctx, c, 2, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs := admin.SlowLogGet(ctx, 10000).Val()
+		for _, l := range logs {
+			if len(l.Args) >= 3 && strings.EqualFold(l.Args[0], "memory") && strings.HasPrefix(l.Args[2], "big:") {
+				t.Errorf("script %v: %v sent", script, l.Args)
+			}
+		}
+		got := map[string]stats.BigKey{}
+		for _, b := range d.ByMemory {
+			got[b.Key] = b
+		}
+		for k, want := range truth {
+			b := got[k]
+			if !b.MemoryEstimated || b.Memory < want*2/3 || b.Memory > want*4/3 {
+				t.Errorf("script %v: %s memory %d (estimated %v), MEMORY USAGE SAMPLES 0 says %d", script, k, b.Memory, b.MemoryEstimated, want)
+			}
+		}
+		if b := got["small"]; b.Memory <= 0 || b.MemoryEstimated {
+			t.Errorf("script %v: small key %+v", script, b)
+		}
+		if d.MemoryEstimated != 2 {
+			t.Errorf("script %v: %d estimates, want 2", script, d.MemoryEstimated)
+		}
+	}
+}
