@@ -172,6 +172,7 @@ func (w *Walker) step(ctx context.Context) error {
 	}
 	// Walk on.
 	var scans int64
+	finished := false
 	for range w.budget.Scans {
 		if st.dbs == nil {
 			if st.dbs, err = w.databases(ctx, pack); err != nil {
@@ -182,6 +183,7 @@ func (w *Walker) step(ctx context.Context) error {
 		}
 		if st.dbIdx >= len(st.dbs) {
 			w.finishPass(now)
+			finished = true
 			break
 		}
 		db := st.dbs[st.dbIdx]
@@ -199,8 +201,16 @@ func (w *Walker) step(ctx context.Context) error {
 			st.dbIdx++
 			if st.dbIdx >= len(st.dbs) {
 				w.finishPass(now)
+				finished = true
 				break
 			}
+		}
+	}
+	if finished {
+		// The new pass's rows were read without their members: read them
+		// whole now (TopN per family), so no frame shows them unchecked.
+		if configs, err = w.refresh(ctx, pack, now); err != nil {
+			return err
 		}
 	}
 	w.publish(configs, scans, now)
