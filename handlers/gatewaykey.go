@@ -51,6 +51,9 @@ func (a *App) gatewayKeyPage(c echo.Context) error {
 	w, release := a.quotaWalkers.Acquire(conn)
 	defer release()
 	ctx := c.Request().Context()
+	if s := conn.Status(); s.Up || s.Checked.IsZero() {
+		w.WaitRead(ctx, firstRead) // for the breaker hints
+	}
 	st, err := quotas.ReadSubject(ctx, conn, id, a.now())
 	if errors.Is(err, quotas.ErrBadID) {
 		return fmt.Errorf("%w: key id: %v", route.ErrParam, err)
