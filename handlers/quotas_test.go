@@ -55,7 +55,7 @@ func opsConsole(t *testing.T, secret []byte) (*console, *redistest.Server) {
 	g.Set(ctx, old, state, time.Minute)
 
 	cfg := server.Config{
-		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}, {Name: "gateway", URL: rs.URL(0)}, {Name: "vertique", URL: rs.URL(0)}},
+		Conns:   []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}, {Name: "gateway", URL: rs.URL(0)}, {Name: "vertique", URL: rs.URL(0)}},
 		PackFor: map[string]string{"eisland": "eisland", "gateway": "gateway", "vertique": "vertique"},
 	}
 	if secret != nil {
@@ -87,7 +87,10 @@ func TestQuotasPage(t *testing.T) {
 		Families []struct {
 			ID    string
 			Limit string
-			Rows  []struct{ Key, Used, Percent, Amount, Subject, SubjectHref string; Flags, Orphans []string }
+			Rows  []struct {
+				Key, Used, Percent, Amount, Subject, SubjectHref string
+				Flags, Orphans                                   []string
+			}
 		}
 		Configs []struct{ Key, Amount string }
 		Empty   string
