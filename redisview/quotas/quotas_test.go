@@ -316,3 +316,47 @@ func TestReadSubject(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWalkStep measures one walker step on 100,000 budgets and
+// 100,000 other keys: the commands it sends and its latency. Run with
+// go test -run '^$' -bench WalkStep ./redisview/quotas/
+func BenchmarkWalkStep(b *testing.B) {
+	srv := redistest.Start(b)
+	ctx := context.Background()
+	c := srv.Client(0)
+	month := time.Now().UTC().Format("200601")
+	for i := 0; i < 100_000; i += 1000 {
+		p := c.Pipeline()
+		for j := i; j < i+1000; j++ {
+			p.Set(ctx, "q:tokens:gk_"+strconv.Itoa(j)+":"+month, j, time.Hour)
+			p.Set(ctx, "cache:exact:ns:"+strconv.Itoa(j), "x", time.Hour)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	conn, err := redisview.Open(redisview.ConnConfig{Name: "t", URL: srv.URL(0)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	conn.ForcePack(schema.BuiltinPack("gateway"))
+	w := quotas.NewWalker(conn, quotas.Budget{}, nil)
+	before, _ := srv.CommandCalls(ctx)
+	b.ResetTimer()
+	for range b.N {
+		if err := w.Step(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	after, _ := srv.CommandCalls(ctx)
+	var total int64
+	for k, n := range after {
+		if k != "info" {
+			total += n - before[k]
+		}
+	}
+	b.ReportMetric(float64(total)/float64(b.N), "cmds/step")
+	b.ReportMetric(float64(after["scan"]-before["scan"])/float64(b.N), "scans/step")
+}
