@@ -181,7 +181,7 @@ func (a *App) gatewayKeyVM(conn *redisview.Conn, id string, st quotas.SubjectSta
 		if cs.Limit > 0 {
 			vm.InFlight.Limit = format.Count(cs.Limit)
 		} else {
-			vm.InFlight.Limit = "cap not in Redis"
+			vm.InFlight.Limit = "not in Redis (a deployment setting)"
 		}
 		if cs.MoreMems {
 			vm.InFlight.More = "First " + strconv.Itoa(cs.Checked) + " of " + format.Count(cs.Used) + " requests read."

@@ -108,7 +108,7 @@ func (a *App) vertiqueSecretVM(vm *views.VertiqueVM) {
 		vm.Secret = "No secret configured: the inventory cannot tell the current generation, and the lookup cannot derive keys. " + secretHowTo
 	case a.vertique.Demo:
 		vm.Secret = "Using the embedded demo's own secret (it protects nothing: the demo's data is synthetic). Its fingerprint is " + vertique.Fingerprint(a.vertique.Secret) + "."
-		vm.HasSecret = true
+		vm.HasSecret, vm.DemoExample = true, true
 	default:
 		vm.Secret = "Secret from " + a.vertique.From + "; its fingerprint is " + vertique.Fingerprint(a.vertique.Secret) + "."
 		vm.HasSecret = true
