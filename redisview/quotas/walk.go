@@ -44,8 +44,8 @@ type FamilyRows struct {
 	DB     int
 	Family *schema.Family
 	Rows   []Row
-	// Keys is how many keys of the family the last complete pass saw
-	// (during the first pass: seen so far).
+	// Keys is how many keys of the family the last complete pass saw, or
+	// the running pass has seen so far when that is more.
 	Keys int64
 	// Cut: the family has more keys than the rows kept.
 	Cut bool
@@ -352,10 +352,9 @@ func (w *Walker) publish(configs []Row, scans int64, now time.Time) {
 			}
 		}
 		fr := FamilyRows{DB: fk.db, Family: st.pack.Family(fk.id), Rows: w.best(live)}
-		fr.Keys = st.counts[fk]
-		if n := st.keys[fk]; n > fr.Keys && st.counts == nil {
-			fr.Keys = n
-		}
+		// The last complete pass's count, or as many as the running pass
+		// has seen when that is more (a family that has just appeared).
+		fr.Keys = max(st.counts[fk], st.keys[fk], int64(len(fr.Rows)))
 		fr.Cut = fr.Keys > int64(len(fr.Rows))
 		if fr.Family != nil {
 			fams = append(fams, fr)
