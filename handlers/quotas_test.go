@@ -45,6 +45,7 @@ func opsConsole(t *testing.T, secret []byte) (*console, *redistest.Server) {
 	g.Expire(ctx, "q:conc:gk_a", 5*time.Minute)
 	g.Set(ctx, "cb:hint:openai:gpt-4o", "open", 30*time.Second)
 	g.Set(ctx, "cfg:routing:version", 42, 0)
+	g.Set(ctx, "q:tokens:<b>bold</b>\xff:"+gm, 5, time.Hour) // a hostile key id
 	f, _ := vertique.Family(schema.BuiltinPack("vertique"))
 	state := demo.EncodeBucketState(demo.BucketState{Format: 1,
 		Bandwidths: []demo.Bandwidth{{Capacity: 5, InitialTokens: 5, RefillPeriodNanos: int64(15 * time.Minute), RefillTokens: 5, Intervally: true, TimeOfFirstRefillMillis: demo.NotAligned}},
@@ -88,8 +89,9 @@ func TestQuotasPage(t *testing.T) {
 			ID    string
 			Limit string
 			Rows  []struct {
-				Key, Used, Percent, Amount, Subject, SubjectHref string
-				Flags, Orphans                                   []string
+				Key, Subject                       any // a name not UTF-8 is {"b64": …}
+				Used, Percent, Amount, SubjectHref string
+				Flags, Orphans                     []string
 			}
 		}
 		Configs []struct{ Key, Amount string }
@@ -103,7 +105,7 @@ func TestQuotasPage(t *testing.T) {
 		byID[fam.ID] = i
 	}
 	tok := vm.Families[byID["monthly-tokens"]]
-	if len(tok.Rows) != 1 || tok.Rows[0].Used != "123,456 tokens" || !strings.Contains(tok.Limit, "limit not in Redis") ||
+	if len(tok.Rows) != 2 || tok.Rows[0].Used != "123,456 tokens" || !strings.Contains(tok.Limit, "limit not in Redis") ||
 		tok.Rows[0].Subject != "gk_a" || tok.Rows[0].SubjectHref != "/c/gateway/gateway/key?id=gk_a" {
 		t.Errorf("token budgets %+v", tok)
 	}
@@ -117,6 +119,17 @@ func TestQuotasPage(t *testing.T) {
 	}
 	if len(vm.Configs) != 1 || vm.Configs[0].Amount != "42" {
 		t.Errorf("configs %+v", vm.Configs)
+	}
+	// The hostile key id is escaped in the page, linked byte-exact, and
+	// carried as bytes in JSON.
+	_, _, html := get(t, f.srv.URL+"/c/gateway/quotas")
+	if strings.Contains(html, "<b>bold</b>") || !strings.Contains(html, `&lt;b&gt;bold&lt;/b&gt;\xff`) ||
+		!strings.Contains(html, "/c/gateway/gateway/key?id=%3Cb%3Ebold%3C%2Fb%3E%FF") {
+		t.Errorf("hostile key id not escaped or not linked byte-exact")
+	}
+	_, _, js := get(t, f.srv.URL+"/c/gateway/quotas", "Accept", "application/json")
+	if strings.Contains(js, "\ufffd") || !strings.Contains(js, `"b64"`) {
+		t.Errorf("a key id that is not UTF-8 is not carried as bytes in JSON")
 	}
 	// A pack without such families: an empty state, not an error.
 	code, _, body = get(t, f.srv.URL+"/c/vertique/quotas")

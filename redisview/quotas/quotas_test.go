@@ -169,6 +169,18 @@ func TestGatewayQuotas(t *testing.T) {
 	if len(s.Configs) != 1 || s.Configs[0].Key != "cfg:routing:version" || s.Configs[0].Amount != "42" {
 		t.Errorf("configs %+v, want cfg:routing:version = 42", s.Configs)
 	}
+	// A key of the wrong type is a row with a note, not an error.
+	c.Set(ctx, "q:conc:gk_str", "x", time.Minute)
+	s = walkAll(t, w)
+	found := false
+	for _, r := range family(t, s, "concurrency").Rows {
+		if r.Key == "q:conc:gk_str" {
+			found = r.Note == "not a set"
+		}
+	}
+	if !found {
+		t.Error("a string at a concurrency set's name is not shown as \"not a set\"")
+	}
 	// A value too long for a count is not read whole.
 	c.Set(ctx, "q:tokens:gk_c:"+month, string(make([]byte, 10_000)), time.Hour)
 	s = walkAll(t, w)
