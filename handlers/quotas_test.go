@@ -262,3 +262,33 @@ func TestVertiqueLookupWithoutSecret(t *testing.T) {
 		t.Error("a key was derived without a secret")
 	}
 }
+
+// With Redis down, each page says so and claims nothing about the data.
+func TestOpsPagesWhenRedisIsDown(t *testing.T) {
+	f, rs := opsConsole(t, []byte(vtSecret))
+	// Read once while up, so the walker has rows to show as old ones.
+	if code, _, _ := get(t, f.srv.URL+"/c/gateway/quotas"); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	rs.Stop()
+	waitFor(t, "the monitor sees redis down", func() bool { return !f.reg.All()[1].Status().Up })
+	for _, tt := range []struct{ path, want string }{
+		{"/c/gateway/quotas", `data-testid="disconnected"`},
+		{"/c/eisland/quotas", "Redis is unreachable"},
+		{"/c/gateway/gateway/key?id=gk_a", `data-testid="gwkey-error"`},
+		{"/c/vertique/vertique", `data-testid="vt-error"`},
+	} {
+		code, _, body := get(t, f.srv.URL+tt.path)
+		if code != http.StatusOK || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d, want 200 with %s: %.600s", tt.path, code, tt.want, body)
+		}
+		if strings.Contains(body, vtSecret) {
+			t.Errorf("%s shows the secret", tt.path)
+		}
+	}
+	// The gateway key page claims no empty state it did not read.
+	_, _, body := get(t, f.srv.URL+"/c/gateway/gateway/key?id=gk_a")
+	if strings.Contains(body, "No keys for this id") {
+		t.Error("a page that read nothing says the id has no keys")
+	}
+}
