@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/server"
@@ -290,5 +293,55 @@ func TestOpsPagesWhenRedisIsDown(t *testing.T) {
 	_, _, body := get(t, f.srv.URL+"/c/gateway/gateway/key?id=gk_a")
 	if strings.Contains(body, "No keys for this id") {
 		t.Error("a page that read nothing says the id has no keys")
+	}
+}
+
+// The gateway key and vertique bucket topics push the state as it changes;
+// a vertique topic naming a key of another family is refused.
+func TestOpsTopicsPushChanges(t *testing.T) {
+	f, rs := opsConsole(t, []byte(vtSecret))
+	ctx := context.Background()
+	dial := func(topic string) *websocket.Conn {
+		t.Helper()
+		u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + route.LiveURL(topic)
+		ws, res, err := websocket.DefaultDialer.Dial(u, http.Header{"Origin": {f.srv.URL}})
+		if err != nil {
+			t.Fatalf("dial %s: %v (%+v)", topic, err, res)
+		}
+		t.Cleanup(func() { ws.Close() })
+		return ws
+	}
+	waitFrame := func(ws *websocket.Conn, want string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		last := ""
+		for time.Now().Before(deadline) {
+			_ = ws.SetReadDeadline(deadline)
+			_, msg, err := ws.ReadMessage()
+			if err != nil {
+				t.Fatalf("read: %v (last frame %.300s)", err, last)
+			}
+			if last = string(msg); strings.Contains(last, want) {
+				return
+			}
+		}
+		t.Fatalf("no frame with %q; last %.500s", want, last)
+	}
+	gm := time.Now().UTC().Format("200601")
+	ws := dial(handlers.GatewayKeyTopic{Conn: "gateway", ID: "gk_a"}.String())
+	waitFrame(ws, "123,456")
+	rs.Client(0).IncrBy(ctx, "q:tokens:gk_a:"+gm, 1000)
+	waitFrame(ws, "124,456")
+
+	fam, _ := vertique.Family(schema.BuiltinPack("vertique"))
+	key, _ := vertique.Key(fam, []byte(vtSecret), "login-attempts", "3", vertique.CanonicalKey("alice"))
+	vt := dial(handlers.VertiqueBucketTopic{Conn: "vertique", Key: key}.String())
+	waitFrame(vt, "2 of 5 tokens now")
+	rs.Client(0).Del(ctx, key)
+	waitFrame(vt, "No bucket at this key")
+
+	u := f.srv.URL + route.LiveURL(handlers.VertiqueBucketTopic{Conn: "vertique", Key: "cfg:routing:version"}.String())
+	if code, _, _ := get(t, u); code != http.StatusNotFound {
+		t.Errorf("a vertique topic on another family's key: %d, want 404", code)
 	}
 }
