@@ -345,3 +345,44 @@ func TestOpsTopicsPushChanges(t *testing.T) {
 		t.Errorf("a vertique topic on another family's key: %d, want 404", code)
 	}
 }
+
+// Redis load does not grow with viewers: ten viewers of the quotas page
+// cost what one does (one walker per connection, one poller per topic that
+// only renders its snapshot).
+func TestQuotasLoadDoesNotGrowWithViewers(t *testing.T) {
+	f, rs := opsConsole(t, nil)
+	ctx := context.Background()
+	dial := func() {
+		u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + route.LiveURL(handlers.QuotasTopic{Conn: "gateway"}.String())
+		ws, _, err := websocket.DefaultDialer.Dial(u, http.Header{"Origin": {f.srv.URL}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Close() })
+		go func() {
+			for {
+				if _, _, err := ws.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	reads := func(d time.Duration) int64 {
+		before, _ := rs.CommandCalls(ctx)
+		time.Sleep(d)
+		after, _ := rs.CommandCalls(ctx)
+		return after["getrange"] - before["getrange"]
+	}
+	dial()
+	time.Sleep(1500 * time.Millisecond)
+	one := reads(3 * time.Second)
+	for range 9 {
+		dial()
+	}
+	time.Sleep(500 * time.Millisecond)
+	ten := reads(3 * time.Second)
+	t.Logf("GETRANGE calls in 3 s: %d with one viewer, %d with ten", one, ten)
+	if one == 0 || ten > 2*one {
+		t.Errorf("GETRANGE calls in 3 s: %d with one viewer, %d with ten; want about the same", one, ten)
+	}
+}
