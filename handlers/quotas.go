@@ -216,8 +216,11 @@ func quotaRowVM(conn string, subject quotas.Subject, r quotas.Row) views.QuotaRo
 		} else if r.Family.Role == schema.RoleQuota {
 			v.Limit = "not in Redis"
 		}
-		if !r.ResetsAt.IsZero() {
-			v.Resets = format.Time(r.ResetsAt)
+		switch {
+		case r.Past:
+			v.Resets = "past period " + views.EscapeName(r.Period)
+		case !r.ResetsAt.IsZero():
+			v.Resets = "resets " + format.Time(r.ResetsAt)
 		}
 		if r.Family.Role == schema.RoleConcurrencySet && r.Checked > 0 {
 			v.Orphans = append(v.Orphans, r.Orphans...)

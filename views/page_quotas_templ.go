@@ -40,7 +40,7 @@ type QuotaRowVM struct {
 	Used, Limit, Percent string
 	Bar                  int    // percent used, 0–100
 	Level                string // ok, warn, full ("" without a limit)
-	Resets               string
+	Resets               string // "resets …", or "past period 202611"
 	Amount               string // balance, reservation, hint state, config value
 	TTL, Age             string
 	Flags                []string
@@ -634,14 +634,14 @@ func quotaRow(r QuotaRowVM) templ.Component {
 			}
 		}
 		if r.Resets != "" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<div class=\"text-xs text-slate-400\">resets ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<div class=\"text-xs text-slate-400\" data-testid=\"quota-resets\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var30 string
 			templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(r.Resets)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_quotas.templ`, Line: 156, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_quotas.templ`, Line: 156, Col: 77}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 			if templ_7745c5c3_Err != nil {

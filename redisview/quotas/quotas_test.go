@@ -130,6 +130,9 @@ func TestGatewayQuotas(t *testing.T) {
 	c.Expire(ctx, "q:tokens:gk_a:"+month, 40*24*time.Hour)
 	c.IncrBy(ctx, "q:tokens:gk_b:"+month, 900_000)
 	c.Expire(ctx, "q:tokens:gk_b:"+month, 40*24*time.Hour)
+	// Last month's budget, larger, is a record: after this month's.
+	lastMonth := time.Date(now.UTC().Year(), now.UTC().Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, -1, 0).Format("200601")
+	c.Set(ctx, "q:tokens:gk_a:"+lastMonth, 5_000_000, 10*24*time.Hour)
 	// Two requests in flight for gk_a: one reserved 3 minutes ago, one
 	// whose reservation is gone.
 	c.Set(ctx, "q:reserved:req_1", 4096, 2*time.Minute)
@@ -145,8 +148,12 @@ func TestGatewayQuotas(t *testing.T) {
 	s := walkAll(t, w)
 
 	tok := family(t, s, "monthly-tokens")
-	if len(tok.Rows) != 2 || tok.Rows[0].Key != "q:tokens:gk_b:"+month || tok.Rows[0].Used != 900_000 || tok.Rows[0].Limit != 0 {
+	if len(tok.Rows) != 3 || tok.Rows[0].Key != "q:tokens:gk_b:"+month || tok.Rows[0].Used != 900_000 || tok.Rows[0].Limit != 0 ||
+		tok.Rows[1].Key != "q:tokens:gk_a:"+month || tok.Rows[0].Past || tok.Rows[0].Period != month {
 		t.Fatalf("token budgets %+v, want gk_b's 900,000 first, no limit", tok.Rows)
+	}
+	if r := tok.Rows[2]; r.Key != "q:tokens:gk_a:"+lastMonth || !r.Past || r.Period != lastMonth || r.Used != 5_000_000 {
+		t.Errorf("last month's budget %+v, want it last, as a past period", r)
 	}
 	if tok.Rows[0].Var("keyId") != "gk_b" {
 		t.Errorf("keyId = %q", tok.Rows[0].Var("keyId"))

@@ -66,6 +66,11 @@ type Row struct {
 	Percent     float64 // Used / Limit × 100; meaningful when Limit > 0
 	Unit        string
 	ResetsAt    time.Time // quota: the next period boundary
+	// Period is the quota's period as its key names it (202612), when the
+	// pattern has a yyyyMM (or yyyyMMdd) placeholder; Past: an earlier
+	// period than now's, a record rather than a live budget.
+	Period string
+	Past   bool
 
 	// balance and reservation: the amount as written; config: the value.
 	Amount string
@@ -107,10 +112,14 @@ func (r Row) rank() float64 {
 	}
 	switch r.Family.Role {
 	case schema.RoleQuota, schema.RoleConcurrencySet:
-		if r.Limit > 0 {
-			return r.Percent
+		past := 0.0
+		if r.Past {
+			past = -1e15 // this period's budgets before past ones
 		}
-		return float64(r.Used) + float64(len(r.Orphans))*1e12
+		if r.Limit > 0 {
+			return past + r.Percent
+		}
+		return past + float64(r.Used) + float64(len(r.Orphans))*1e12
 	case schema.RoleReservation:
 		if r.NoTTL {
 			return math.Inf(1)
@@ -235,6 +244,7 @@ func (q *pending) decode(now time.Time) error {
 			r.Percent = float64(u) / float64(p.Limit) * 100
 		}
 		r.ResetsAt = nextPeriod(p.Period, p.Location(), now)
+		r.Period, r.Past = keyPeriod(f, r.Vars, p, now)
 	case *schema.BalanceParams:
 		if _, err := strconv.ParseFloat(s, 64); err != nil {
 			r.Note = "the value is not a decimal amount"
@@ -261,6 +271,28 @@ func (q *pending) decode(now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// keyPeriod finds the period a quota key names: the value of its digits
+// placeholder of 6 (month: yyyyMM) or 8 (day: yyyyMMdd) characters, and
+// whether it is before now's period in the pack's zone.
+func keyPeriod(f *schema.Family, vars []schema.Var, p *schema.QuotaParams, now time.Time) (string, bool) {
+	layout, n := "200601", 6
+	if p.Period == "day" {
+		layout, n = "20060102", 8
+	}
+	for _, ph := range f.Pattern.Placeholders() {
+		if ph.Class != schema.ClassDigits || ph.Len != n {
+			continue
+		}
+		for _, v := range vars {
+			if v.Name == ph.Name {
+				cur := now.In(p.Location()).Format(layout)
+				return v.Value, v.Value < cur
+			}
+		}
+	}
+	return "", false
 }
 
 func isWrongType(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") }
