@@ -360,7 +360,7 @@ func QuotasLive(vm QuotasVM, oob bool) templ.Component {
 			}
 		}
 		if len(vm.Configs) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<section class=\"panel mt-4\" data-testid=\"quota-configs\"><h2 class=\"panel-title\">Configuration</h2><table class=\"w-full text-sm\"><tbody class=\"divide-y divide-slate-100\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<section class=\"panel mt-4\" data-testid=\"quota-configs\"><h2 class=\"panel-title\">Configuration counters</h2><table class=\"w-full text-sm\"><tbody class=\"divide-y divide-slate-100\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

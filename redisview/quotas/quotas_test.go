@@ -72,6 +72,8 @@ func TestEislandQuotasSortedByPercent(t *testing.T) {
 	db11.IncrBy(ctx, "tmt:quota:monthly:"+month, 1_250_000) // 25%
 	db11.ExpireAt(ctx, "tmt:quota:monthly:"+month, now.Add(18*24*time.Hour))
 	db12.Set(ctx, "agent:balance:alice", "1200.50000000", 0)
+	srv.Client(10).Set(ctx, "payment:pricing:pro-month:amount-fen", "1500", 0)
+	srv.Client(10).Set(ctx, "payment:pricing:free:desc", "<b>Free</b> plan", 0)
 	db12.Set(ctx, "agent:balance:bob", "0.00000000", 0)
 	db12.Set(ctx, "agent:balance:carol", "37.12345678", 0)
 
@@ -105,6 +107,11 @@ func TestEislandQuotasSortedByPercent(t *testing.T) {
 	}
 	if b.Rows[0].Key != "agent:balance:bob" || b.Rows[1].Key != "agent:balance:carol" || b.Rows[1].Amount != "37.12345678" {
 		t.Errorf("balance rows %s (%s), %s (%s); want bob then carol", b.Rows[0].Key, b.Rows[0].Amount, b.Rows[1].Key, b.Rows[1].Amount)
+	}
+
+	// Config amounts are shown; text configs are no budget.
+	if len(s.Configs) != 1 || s.Configs[0].Key != "payment:pricing:pro-month:amount-fen" || s.Configs[0].Amount != "1500" || s.Configs[0].DB != 10 {
+		t.Errorf("configs %+v, want the amount only", s.Configs)
 	}
 
 	// Live: an INCRBY shows at the next step, without a new pass.

@@ -44,7 +44,7 @@ func Shown(f *schema.Family) bool {
 }
 
 // IsConfig: a config family of one string key (cfg:routing:version), read
-// directly rather than walked.
+// directly rather than walked; shown when its value is an integer.
 func IsConfig(f *schema.Family) bool {
 	return f.Role == schema.RoleConfig && !f.Sensitive && f.Type == "string" && len(f.Pattern.Placeholders()) == 0
 }

@@ -361,7 +361,12 @@ func (w *Walker) publish(configs []Row, scans int64, now time.Time) {
 		}
 	}
 	SortFamilies(fams)
-	configs = slices.DeleteFunc(configs, func(r Row) bool { return r.Gone })
+	// Config counters and amounts (cfg:routing:version): a config whose
+	// value is text (a description) is no budget and is left out.
+	configs = slices.DeleteFunc(configs, func(r Row) bool {
+		_, err := strconv.ParseInt(r.Amount, 10, 64)
+		return r.Gone || r.Note != "" || err != nil
+	})
 	w.mu.Lock()
 	w.snap.Families, w.snap.Configs = fams, configs
 	w.snap.Seen = st.seen
