@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,6 +155,13 @@ func TestGatewayQuotas(t *testing.T) {
 	w := quotas.NewWalker(conn, quotas.Budget{}, func() time.Time { return now })
 	s := walkAll(t, w)
 
+	var order []string
+	for _, f := range s.Families {
+		order = append(order, f.Family.ID)
+	}
+	if strings.Join(order, ",") != "monthly-tokens,concurrency,reservation,breaker-hint" {
+		t.Errorf("families in order %v: want budgets, then what spends them, hints last", order)
+	}
 	tok := family(t, s, "monthly-tokens")
 	if len(tok.Rows) != 3 || tok.Rows[0].Key != "q:tokens:gk_b:"+month || tok.Rows[0].Used != 900_000 || tok.Rows[0].Limit != 0 ||
 		tok.Rows[1].Key != "q:tokens:gk_a:"+month || tok.Rows[0].Past || tok.Rows[0].Period != month {

@@ -377,8 +377,15 @@ func (w *Walker) publish(configs []Row, scans int64, now time.Time) {
 	w.mu.Unlock()
 }
 
+// roleOrder puts budgets before what spends them, and hints last.
+func roleOrder(r schema.Role) int {
+	return slices.Index([]schema.Role{schema.RoleQuota, schema.RoleBalance, schema.RoleConcurrencySet, schema.RoleReservation, schema.RoleBreakerHint}, r)
+}
+
 // SortFamilies orders families by the percent used of their first row
-// (families measured against a limit first), then by database and id.
+// (families measured against a limit first), then budgets before what
+// spends them (quota, balance, concurrency set, reservation, breaker hint),
+// then by database and id.
 func SortFamilies(fams []FamilyRows) {
 	slices.SortStableFunc(fams, func(a, b FamilyRows) int {
 		pa, oka := a.Top()
@@ -392,6 +399,8 @@ func SortFamilies(fams []FamilyRows) {
 			return -1
 		case pa < pb:
 			return 1
+		case roleOrder(a.Family.Role) != roleOrder(b.Family.Role):
+			return roleOrder(a.Family.Role) - roleOrder(b.Family.Role)
 		case a.DB != b.DB:
 			return a.DB - b.DB
 		}
