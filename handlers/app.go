@@ -9,8 +9,10 @@ import (
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
+	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
+	"github.com/keydeck/keydeck/redisview/vertique"
 )
 
 // Connections is what handlers need of the configured Redis servers.
@@ -41,6 +43,12 @@ type Deps struct {
 	Auth     Auth
 	Demo     bool
 	Now      func() time.Time
+	// QuotaWalkers walk each connection's quotas while a page shows them;
+	// nil: New makes them, stopping with Ctx.
+	QuotaWalkers QuotaWalkers
+	// Vertique is the secret vertique derives bucket keys with; zero: the
+	// vertique page's lookup says how to give one.
+	Vertique VertiqueSecret
 	// Ctx ends with the server: open websockets close then (a hijacked
 	// connection outlives http.Server.Shutdown otherwise).
 	Ctx context.Context
@@ -69,6 +77,10 @@ type App struct {
 	lbIndex   LeaderboardIndex
 	keyWatch  KeyWatch
 	shares    *liveShares // each user's and address's live views
+
+	quotaWalkers QuotaWalkers
+	vertique     VertiqueSecret
+	vtInventory  vertique.Cache
 }
 
 // New builds the App.
@@ -123,6 +135,11 @@ func New(d Deps) *App {
 		lbIndex:   d.Leaderboards,
 		keyWatch:  d.KeyWatch,
 		shares:    newLiveShares(),
+		vertique:  d.Vertique,
+	}
+	a.quotaWalkers = d.QuotaWalkers
+	if a.quotaWalkers == nil {
+		a.quotaWalkers = quotas.NewWalkers(d.Ctx, quotas.DefaultBudget, time.Second, time.Minute, d.Now)
 	}
 	for _, c := range d.Conns.All() {
 		a.overviews[c.Name] = stats.NewOverviewReader(c)

@@ -64,6 +64,9 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Preview: {route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 3, Key: key}.PreviewURL(),
 			route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 5, Key: totp}.PreviewURL()},
 		route.UndoPreview: {route.Undo{Conn: "main", DB: 3, Record: out.ID}.URL()},
+		route.Quotas:      {route.QuotasURL("main"), route.QuotasURL("nope")},
+		route.GatewayKey:  {route.GatewayKeyURL("main", "gk_\xff"), route.GatewayKeyPath("main")},
+		route.Vertique:    {route.VertiqueURL("main"), route.VertiqueURL("main") + "?policy=p"},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))

@@ -62,6 +62,9 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Live, a.websocket),
 		view(get, route.Account, a.accountPage),
 		view(get, route.Search, a.searchPage),
+		view(get, route.Quotas, a.quotasPage),
+		view(get, route.GatewayKey, a.gatewayKeyPage),
+		view(get, route.Vertique, a.vertiquePage),
 		view(post, route.SignOutEverywhere, a.signOutEverywhere),
 
 		act(post, route.Preview, a.previewAction),

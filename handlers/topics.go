@@ -38,6 +38,9 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	leaderboardKind:  parseLeaderboardTopic,
 	auditKind:        parseAuditTopic,
 	keysKind:         parseKeysTopic,
+	quotasKind:       parseQuotasTopic,
+	gatewayKeyKind:   parseGatewayKeyTopic,
+	vertiqueKind:     parseVertiqueTopic,
 }
 
 // ParseTopic reads a topic's wire name.

@@ -588,3 +588,57 @@ func TestBrowserSearchAccountFromHeader(t *testing.T) {
 		t.Fatalf("browser console errors: %v", e)
 	}
 }
+
+// The quotas page of a gateway on real Redis: a budget's row updates in
+// the open page after an INCRBY from outside, with no reload, and its key
+// id opens the gateway API key page with that budget on it.
+func TestBrowserQuotasLive(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	c := rs.Client(0)
+	month := time.Now().UTC().Format("200601")
+	budget := "q:tokens:gk_live:" + month
+	c.IncrBy(bg, budget, 1000)
+	c.Expire(bg, budget, 40*24*time.Hour)
+	c.Set(bg, "cfg:routing:version", 7, 0)
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "gateway", URL: rs.URL(0)}}, PackFor: map[string]string{"gateway": "gateway"}, Sweep: stats.DefaultSweepBudget})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+
+	row := `[data-testid="quota-family-monthly-tokens"] [data-testid="quota-row"]`
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/gateway/quotas"), chromedp.WaitVisible(chromedp.CSS(row))))
+	used, err := liveText(ctx, row+` [data-testid="quota-used"]`)
+	must(t, err)
+	if !strings.Contains(used, "1,000 tokens") {
+		t.Fatalf("budget row shows %q, want 1,000 tokens", used)
+	}
+	must(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(window.__noReload = true, undefined)`)))
+	c.IncrBy(bg, budget, 41_345)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+		const e = document.querySelector('`+row+` [data-testid="quota-used"]');
+		return !!e && e.textContent.includes('42,345 tokens');
+	})()`))
+	must(t, err)
+	noReload, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__noReload === true`))
+	must(t, err)
+	if !noReload {
+		t.Fatal("the page reloaded")
+	}
+	screenshot(t, ctx, "quotas.png")
+
+	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(row+` [data-testid="quota-subject"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="gwkey-budget"]`))))
+	id, err := liveText(ctx, `[data-testid="gwkey-id"]`)
+	must(t, err)
+	this, err := liveText(ctx, `[data-testid="gwkey-budget-used"]`)
+	must(t, err)
+	if strings.TrimSpace(id) != "gk_live" || !strings.Contains(this, "42,345 tokens") {
+		t.Fatalf("gateway key page: id %q, this month %q", id, this)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}

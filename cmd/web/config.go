@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/redisview"
@@ -40,6 +42,11 @@ type Config struct {
 	ReadyzDetail   bool
 	Audit          string // NAME/DB; "" = database 15 of the first connection
 	AuditMaxLen    int64
+	// VertiqueSecretEnv and VertiqueSecretFile name where vertique's
+	// rateLimit.keyDerivation.secret is (at most one); the secret itself
+	// is read by vertiqueSecret, never kept in Config.
+	VertiqueSecretEnv  string
+	VertiqueSecretFile string
 
 	// demoStarted, when set (by tests), is told the embedded demo's servers
 	// once they run, before the console starts.
@@ -134,6 +141,8 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	fs.BoolVar(&cfg.ReadyzDetail, "readyz-detail", false, "tell anonymous /readyz callers which connections are down (signed-in users always see it)")
 	fs.StringVar(&cfg.Audit, "audit", "", "where the audit log lives: NAME/DB (default: database 15 of the first connection)")
 	fs.Int64Var(&cfg.AuditMaxLen, "audit-maxlen", 100000, "approximate cap of the audit stream's length")
+	fs.StringVar(&cfg.VertiqueSecretEnv, "vertique-secret-env", "", "name of the environment variable holding vertique's key-derivation secret (never shown or logged)")
+	fs.StringVar(&cfg.VertiqueSecretFile, "vertique-secret-file", "", "file holding vertique's key-derivation secret (never shown or logged; one trailing newline is dropped)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
@@ -200,6 +209,9 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 			return cfg, fmt.Errorf("invalid value for flag --audit: no connection named %q", name)
 		}
 	}
+	if cfg.VertiqueSecretEnv != "" && cfg.VertiqueSecretFile != "" {
+		return cfg, errors.New("invalid value for flag --vertique-secret-env: give it or --vertique-secret-file, not both")
+	}
 	if cfg.AuditMaxLen < 100 {
 		return cfg, fmt.Errorf("invalid value %d for flag --audit-maxlen: want at least 100", cfg.AuditMaxLen)
 	}
@@ -263,4 +275,32 @@ func cleanFlagErr(err error) error {
 		return fmt.Errorf("invalid value for flag --redis: %s", rest)
 	}
 	return errors.New(msg)
+}
+
+// vertiqueSecret reads vertique's key-derivation secret from where the
+// flags name it. Errors name the variable or the file, never the secret. In
+// the embedded demo with neither flag, the demo's own secret is used (and
+// the page says so).
+func vertiqueSecret(cfg Config, getenv func(string) string, readFile func(string) ([]byte, error)) (handlers.VertiqueSecret, error) {
+	switch {
+	case cfg.VertiqueSecretEnv != "":
+		v := getenv(cfg.VertiqueSecretEnv)
+		if v == "" {
+			return handlers.VertiqueSecret{}, fmt.Errorf("invalid value for flag --vertique-secret-env: environment variable %s is unset or empty", cfg.VertiqueSecretEnv)
+		}
+		return handlers.VertiqueSecret{Secret: []byte(v), From: "environment variable " + cfg.VertiqueSecretEnv}, nil
+	case cfg.VertiqueSecretFile != "":
+		b, err := readFile(cfg.VertiqueSecretFile)
+		if err != nil {
+			return handlers.VertiqueSecret{}, fmt.Errorf("invalid value for flag --vertique-secret-file: cannot read %s", cfg.VertiqueSecretFile)
+		}
+		b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+		if len(b) == 0 {
+			return handlers.VertiqueSecret{}, fmt.Errorf("invalid value for flag --vertique-secret-file: %s is empty", cfg.VertiqueSecretFile)
+		}
+		return handlers.VertiqueSecret{Secret: b, From: "file " + cfg.VertiqueSecretFile}, nil
+	case cfg.Demo():
+		return handlers.VertiqueSecret{Secret: []byte(demo.DemoSecret), From: "the embedded demo", Demo: true}, nil
+	}
+	return handlers.VertiqueSecret{}, nil
 }

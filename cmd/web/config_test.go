@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/redisview"
 )
 
@@ -107,6 +111,61 @@ func TestParseFlagsProxyMatch(t *testing.T) {
 		cfg, err := parseFlags("keydeck", strings.Fields(args), none)
 		if err != nil || cfg.ProxyMatch != want {
 			t.Errorf("%q: %q %v, want %q", args, cfg.ProxyMatch, err, want)
+		}
+	}
+}
+
+// vertique's secret comes from the environment variable or the file the
+// flags name; errors name where, never what; the demo uses its own.
+func TestVertiqueSecretFlags(t *testing.T) {
+	const secret = "s3cret-value-never-printed"
+	env := func(k string) string {
+		if k == "VT_SECRET" {
+			return secret
+		}
+		return ""
+	}
+	file := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	redis := []string{"--redis", "v=redis://127.0.0.1:6379"}
+	for _, tt := range []struct {
+		args     []string
+		want     string // the secret read; "" none
+		from     string
+		demo     bool
+		parseErr bool
+		readErr  bool
+	}{
+		{args: append([]string{"--vertique-secret-env", "VT_SECRET"}, redis...), want: secret, from: "environment variable VT_SECRET"},
+		{args: append([]string{"--vertique-secret-file", file}, redis...), want: secret, from: "file " + file},
+		{args: append([]string{"--vertique-secret-env", "NOT_SET"}, redis...), readErr: true},
+		{args: append([]string{"--vertique-secret-file", file + ".missing"}, redis...), readErr: true},
+		{args: []string{"--vertique-secret-env", "VT_SECRET", "--vertique-secret-file", file}, parseErr: true},
+		{args: redis},
+		{args: nil, want: demo.DemoSecret, demo: true},
+	} {
+		cfg, err := parseFlags("keydeck", tt.args, env)
+		if (err != nil) != tt.parseErr {
+			t.Errorf("%q: parse error %v", tt.args, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		got, err := vertiqueSecret(cfg, env, os.ReadFile)
+		if (err != nil) != tt.readErr {
+			t.Errorf("%q: read error %v", tt.args, err)
+		}
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows the secret: %v", err)
+		}
+		if string(got.Secret) != tt.want || got.Demo != tt.demo || (tt.from != "" && got.From != tt.from) {
+			t.Errorf("%q: secret %q from %q (demo %v)", tt.args, got.Secret, got.From, got.Demo)
+		}
+		if strings.Contains(fmt.Sprintf("%v %+v %#v", got, got, got), secret) && tt.want != "" {
+			t.Errorf("%q: the secret prints", tt.args)
 		}
 	}
 }

@@ -155,6 +155,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	vsecret, err := vertiqueSecret(cfg, os.Getenv, os.ReadFile)
+	if err != nil {
+		return err
+	}
 	conns := cfg.Conns
 	if cfg.Demo() {
 		d, err := demo.Start(ctx, log.With("component", "demo"))
@@ -182,7 +186,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	hupDone.Go(func() { forwardHUP(ctx, hup, reload, cfg.UsersFile != "", log) })
 
 	srv, err := server.Start(ctx, server.Config{
-		Conns: conns, Packs: packs, PackFor: cfg.PackFor, Demo: cfg.Demo(), Addr: cfg.Addr,
+		Conns: conns, Packs: packs, PackFor: cfg.PackFor, Demo: cfg.Demo(), Addr: cfg.Addr, Vertique: vsecret,
 		Auth: handlers.Auth{SessionTTL: cfg.SessionTTL, Secret: []byte(cfg.SessionSecret), ReadOnly: cfg.ReadOnly,
 			TrustedProxies: cfg.TrustedProxies, UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole,
 			ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail},

@@ -105,6 +105,10 @@ func weatherEntry(rng *rand.Rand, now time.Time) (key, value string, ttl time.Du
 	}
 }
 
+// QWeatherNearLimit is the least the demo's QWeather quota starts at: 92%
+// of the plan's 50,000 calls.
+const QWeatherNearLimit = 46_000
+
 // DB 11: weather caches and the two monthly quotas.
 func seedWeather(s *seeder) {
 	for range 45 {
@@ -113,7 +117,9 @@ func seedWeather(s *seeder) {
 	}
 	dayOfMonth := s.now.In(cst).Day()
 	toMonthEnd := endOfMonth(s.now).Sub(s.now)
-	s.set("qweather:quota:provider:qweather:"+yyyymm(s.now), dayOfMonth*1200+s.rng.IntN(900), toMonthEnd)
+	// The weather page is busy this month: its QWeather plan is near its
+	// 50,000 calls (92–96%), the budget the quotas page must put first.
+	s.set("qweather:quota:provider:qweather:"+yyyymm(s.now), max(dayOfMonth*1200, QWeatherNearLimit+s.rng.IntN(2_000)), toMonthEnd)
 	s.set("tmt:quota:monthly:"+yyyymm(s.now), dayOfMonth*110_000+s.rng.IntN(90_000), toMonthEnd)
 }
 

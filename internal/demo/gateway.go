@@ -50,6 +50,9 @@ func gatewayRPSArgs(nowMs int64) []any {
 	return []any{nowMs, GatewayRPSCapacity, GatewayRPSRefillPerSec, 1}
 }
 
+// OrphanRequestID is the seeded in-flight request whose reservation is gone.
+const OrphanRequestID = "req_orphaned0000000000000000000000"
+
 func requestID(rng *rand.Rand) string { return "req_" + hexString(rng, 20) }
 
 // cacheEntry is one exact-match cached completion for namespace ns.
@@ -109,6 +112,12 @@ func seedGatewayKeys(s *seeder) {
 		}
 		s.p.PExpire(s.ctx, conc, s.left(gatewayConcurrencyTTL))
 	}
+	// A request that crashed after its reservation expired: still a member
+	// of its key's concurrency set, with no q:reserved left. The console
+	// flags such members.
+	s.p.SAdd(s.ctx, "q:conc:"+gatewayKeyIDs[1], OrphanRequestID)
+	s.p.PExpire(s.ctx, "q:conc:"+gatewayKeyIDs[1], s.left(gatewayConcurrencyTTL))
+
 	// The deliberate schema violation: a reservation written on a code path
 	// that forgot its TTL. It never expires, and the console must flag it.
 	s.set("q:reserved:"+requestID(s.rng), 8192, 0)

@@ -463,14 +463,16 @@ func TestSeedVertiqueBuckets(t *testing.T) {
 		t.Errorf("buckets without TTL: %q", v)
 	}
 	shape := regexp.MustCompile(`^vertique:rate-limit:v1:[0-9a-f]{8}:[0-9a-f]{64}$`)
-	ttlOf := map[string]time.Duration{}
+	ttlOf, oldTTL := map[string]time.Duration{}, map[string]time.Duration{}
 	for _, p := range vertiquePolicies() {
 		for _, caller := range p.Callers {
 			ttlOf[p.key(DemoSecret, caller)] = vertiqueTTL(p.Bandwidths)
+			oldTTL[p.key(previousDemoSecret, caller)] = vertiqueTTL(p.Bandwidths)
 		}
 	}
 	kinds := map[string]bool{}
 	old := 0
+	var oldLongest time.Duration
 	for k, info := range keys {
 		if !shape.MatchString(k) {
 			t.Errorf("key %q does not have the vertique shape", k)
@@ -493,11 +495,14 @@ func TestSeedVertiqueBuckets(t *testing.T) {
 			if info.pttl > full {
 				t.Errorf("%s: TTL %v beyond time to full + slack %v", k, info.pttl, full)
 			}
-		} else {
+		} else if full, ok := oldTTL[k]; ok {
 			old++
-			if info.pttl > 2*time.Minute {
-				t.Errorf("old-generation %s has TTL %v, want it about to expire", k, info.pttl)
+			if info.pttl > full {
+				t.Errorf("old-generation %s has TTL %v beyond time to full + slack %v", k, info.pttl, full)
 			}
+			oldLongest = max(oldLongest, info.pttl)
+		} else {
+			t.Errorf("%s is of neither generation", k)
 		}
 	}
 	for _, want := range []string{"format1", "format2", "bandwidths1", "bandwidths2", "intervally=true", "intervally=false"} {
@@ -507,6 +512,10 @@ func TestSeedVertiqueBuckets(t *testing.T) {
 	}
 	if old == 0 {
 		t.Error("no buckets of the previous key generation")
+	}
+	// The demo shows two generations for hours, not minutes.
+	if oldLongest < 12*time.Hour {
+		t.Errorf("the old generation's longest TTL is %v: it would vanish from a running demo within the day", oldLongest)
 	}
 	t.Logf("vertique keys: %d (%d of the old generation)", len(keys), old)
 }

@@ -158,14 +158,18 @@ func seedVertiqueBuckets(s *seeder, secret string) {
 			s.set(p.key(secret, caller), EncodeBucketState(st), remaining(full, since))
 		}
 	}
-	// The generation before the last rotation: nobody can derive these keys
-	// any more, they only wait for their TTL.
+	// The generation before the last rotation, 2 to 30 minutes ago: nobody
+	// can derive these keys any more, they only wait for the TTL of their
+	// last write (time to full + slack: up to a day for export-jobs, so a
+	// demo left running still shows two generations for hours).
 	old := vertiquePolicies()
 	for i := range 8 {
 		p := old[i%len(old)]
 		caller := p.Callers[(i/len(old))%len(p.Callers)]
-		st := replayBurst(s, p, s.now.Add(-vertiqueTTL(p.Bandwidths)+2*time.Minute))
-		s.set(p.key(previousDemoSecret, caller), EncodeBucketState(st), time.Duration(10+s.rng.IntN(110))*time.Second)
+		full := vertiqueTTL(p.Bandwidths)
+		since := min(time.Duration(2+s.rng.IntN(28))*time.Minute, full*9/10)
+		st := replayBurst(s, p, s.now.Add(-since))
+		s.set(p.key(previousDemoSecret, caller), EncodeBucketState(st), remaining(full, since))
 	}
 }
 

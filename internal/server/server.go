@@ -46,6 +46,9 @@ type Config struct {
 	PackFor map[string]string
 	// Demo makes every page say it shows the embedded demo.
 	Demo bool
+	// Vertique is the secret the vertique page derives bucket keys with
+	// (never shown, logged or sent); zero: the page says how to give one.
+	Vertique handlers.VertiqueSecret
 
 	// Addr is where the console will listen. Without sign-in (no users and
 	// no trusted proxy) everyone is admin, so an address other than
@@ -172,7 +175,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.handler = echo.New()
 	s.handler.HideBanner, s.handler.HidePort = true, true
 	s.app = handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
-		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now})
+		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
+		Vertique: cfg.Vertique})
 	s.app.Routes(s.handler)
 	return s, nil
 }

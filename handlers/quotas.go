@@ -1,0 +1,257 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/quotas"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+// QuotaWalkers is what the quotas pages need of the per-connection walks
+// (quotas.Walkers): one walker per connection, held while a page or topic
+// shows it.
+type QuotaWalkers interface {
+	Acquire(conn *redisview.Conn) (*quotas.Walker, func())
+}
+
+// quotasPage shows every quota, balance, reservation, concurrency set and
+// breaker hint of a connection, most used first; the websocket keeps it
+// live.
+func (a *App) quotasPage(c echo.Context) error {
+	conn, err := a.conns.Get(c.Param("conn"))
+	if err != nil {
+		return err
+	}
+	w, release := a.quotaWalkers.Acquire(conn)
+	defer release()
+	if st := conn.Status(); st.Up || st.Checked.IsZero() {
+		w.WaitRead(c.Request().Context(), firstRead)
+	}
+	vm := quotasVM(conn, w.Snapshot())
+	return render(c, http.StatusOK, vm, views.QuotasPage(a.page(c, "Quotas · "+conn.Name, conn.Name), vm))
+}
+
+const quotasKind = "quotas"
+
+// QuotasTopic is a connection's quotas and budgets: "quotas:NAME".
+type QuotasTopic struct{ Conn string }
+
+func (t QuotasTopic) String() string  { return quotasKind + ":" + t.Conn }
+func (QuotasTopic) Role() action.Role { return action.Viewer }
+
+func parseQuotasTopic(arg string) (Topic, error) {
+	if !redisview.ValidName(arg) {
+		return nil, ErrUnknownTopic
+	}
+	return QuotasTopic{Conn: arg}, nil
+}
+
+// source renders the walker's snapshot: the one walk of the connection
+// serves every viewer, the poller only renders.
+func (t QuotasTopic) source(a *App) (func() live.Source, error) {
+	conn, err := a.conns.Get(t.Conn)
+	if err != nil {
+		return nil, err
+	}
+	return func() live.Source {
+		w, release := a.quotaWalkers.Acquire(conn)
+		return &walkerSource{release: release, poll: func(ctx context.Context) ([]byte, error) {
+			return renderBytes(ctx, views.QuotasLive(quotasVM(conn, w.Snapshot()), true))
+		}}
+	}, nil
+}
+
+// walkerSource renders from a held walker and lets it go on Close.
+type walkerSource struct {
+	poll    func(ctx context.Context) ([]byte, error)
+	release func()
+}
+
+func (s *walkerSource) Poll(ctx context.Context) ([]byte, error) { return s.poll(ctx) }
+func (s *walkerSource) Close() error                             { s.release(); return nil }
+
+// quotasVM turns a walk's snapshot into the page's view model.
+func quotasVM(conn *redisview.Conn, s quotas.Snapshot) views.QuotasVM {
+	vm := views.QuotasVM{Conn: conn.Name, WSURL: route.LiveURL(QuotasTopic{Conn: conn.Name}.String())}
+	st := conn.Status()
+	if !st.Up && !st.Checked.IsZero() {
+		vm.Disconnected = "Redis is unreachable — " + statusText(st) + "."
+		if s.Read.IsZero() {
+			vm.Disconnected += " Nothing has been read, so nothing is known about its quotas."
+		} else {
+			vm.Disconnected += " The rows below were read at " + format.Clock(s.Read) + "."
+		}
+	}
+	if s.Err != nil {
+		vm.Err = "The last read failed: " + conn.SafeErr(s.Err)
+	}
+	pack := conn.Pack()
+	if pack == nil {
+		vm.Empty = "No schema pack matches this connection, so no key is known to be a quota or a budget."
+		return vm
+	}
+	shown := false
+	for _, f := range pack.Families {
+		shown = shown || quotas.Shown(f)
+	}
+	if !shown {
+		vm.Empty = "The " + pack.Name + " pack has no quota, balance, reservation, concurrency-set, breaker-hint or single-key config family."
+		return vm
+	}
+	subject, _ := quotas.SubjectOf(pack)
+	switch {
+	case !s.Started:
+		vm.Status = "Not known yet: the walk has not read anything."
+	case s.Pass == 0:
+		vm.Status = "First walk running: " + format.Plural(s.Seen, "key", "keys") + " read so far; rows are the most used found yet (" + s.Budget.String() + ")."
+	default:
+		vm.Status = "Rows re-read every second; the most used keys of each family from the walk completed at " + format.Clock(s.CompletedAt) +
+			" and the one running (" + s.Budget.String() + ")."
+	}
+	for _, fr := range s.Families {
+		f := fr.Family
+		fv := views.QuotaFamilyVM{ID: f.ID, Role: string(f.Role), Domain: f.Domain, Pattern: f.Pattern.String(), DB: fr.DB,
+			Keys: format.Count(fr.Keys), Limit: familyLimit(f)}
+		switch {
+		case fr.Cut:
+			fv.Label = "Top " + strconv.Itoa(len(fr.Rows)) + " of " + format.Plural(fr.Keys, "key", "keys") + ", " + rankWords(f.Role)
+		default:
+			fv.Label = format.Plural(fr.Keys, "key", "keys") + ", " + rankWords(f.Role)
+		}
+		for _, r := range fr.Rows {
+			fv.Rows = append(fv.Rows, quotaRowVM(conn.Name, subject, r))
+		}
+		vm.Families = append(vm.Families, fv)
+	}
+	for _, r := range s.Configs {
+		vm.Configs = append(vm.Configs, quotaRowVM(conn.Name, subject, r))
+	}
+	if s.Started && len(vm.Families) == 0 && len(vm.Configs) == 0 {
+		if s.Pass > 0 {
+			vm.Empty = "No key of these families exists (walk completed at " + format.Clock(s.CompletedAt) + ")."
+		} else {
+			vm.Empty = "No key of these families found yet: the first walk is running."
+		}
+	}
+	return vm
+}
+
+// familyLimit says what a family's rows are measured against.
+func familyLimit(f *schema.Family) string {
+	switch p := f.Params.(type) {
+	case *schema.QuotaParams:
+		if p.Limit > 0 {
+			return format.Count(p.Limit) + " " + p.Unit + " per " + p.Period
+		}
+		return "limit not in Redis: the pack says it is set per subject elsewhere"
+	case *schema.ConcurrencySetParams:
+		if p.Limit > 0 {
+			return "cap " + format.Count(p.Limit) + " in flight"
+		}
+		return "cap not in Redis (a deployment setting)"
+	case *schema.ReservationParams:
+		if f.TTL.Max > 0 {
+			return "must expire; written with a TTL of " + format.Duration(f.TTL.Max)
+		}
+		return "must expire"
+	}
+	return ""
+}
+
+func rankWords(r schema.Role) string {
+	switch r {
+	case schema.RoleQuota, schema.RoleConcurrencySet:
+		return "most used first"
+	case schema.RoleReservation:
+		return "no TTL first, then oldest"
+	case schema.RoleBalance:
+		return "lowest first"
+	case schema.RoleBreakerHint:
+		return "open first"
+	}
+	return ""
+}
+
+// quotaRowVM shows one row; the subject's id (the placeholder the pack's
+// API key families share) links to its gateway key page.
+func quotaRowVM(conn string, subject quotas.Subject, r quotas.Row) views.QuotaRowVM {
+	v := views.QuotaRowVM{Key: r.Key, Href: keyHref(conn, r.DB, r.Key), TTL: format.TTL(r.TTL), Note: r.Note}
+	if subject.Name != "" {
+		if id := r.Var(subject.Name); id != "" && route.Linkable(id) {
+			v.Subject, v.SubjectHref = id, route.GatewayKeyURL(conn, id)
+		}
+	}
+	if r.Note != "" {
+		return v
+	}
+	unit := ""
+	if r.Unit != "" {
+		unit = " " + r.Unit
+	}
+	switch r.Family.Role {
+	case schema.RoleQuota, schema.RoleConcurrencySet:
+		v.Used = format.Count(r.Used) + unit
+		if r.Limit > 0 {
+			v.Limit = format.Count(r.Limit)
+			v.Percent = strconv.FormatFloat(r.Percent, 'f', 1, 64) + "%"
+			v.Bar = min(100, int(r.Percent))
+			switch {
+			case r.Percent >= 100:
+				v.Level = "full"
+			case r.Percent >= 80:
+				v.Level = "warn"
+			default:
+				v.Level = "ok"
+			}
+		} else if r.Family.Role == schema.RoleQuota {
+			v.Limit = "not in Redis"
+		}
+		switch {
+		case r.Past:
+			v.Resets = "past period " + views.EscapeName(r.Period)
+		case !r.ResetsAt.IsZero():
+			v.Resets = "resets " + format.Time(r.ResetsAt)
+		}
+		if r.Family.Role == schema.RoleConcurrencySet && r.Checked > 0 {
+			v.Orphans = append(v.Orphans, r.Orphans...)
+			if len(r.Orphans) > 0 {
+				v.Flags = append(v.Flags, format.Plural(int64(len(r.Orphans)), "member", "members")+" without a reservation")
+			}
+			if r.MoreMems {
+				v.Flags = append(v.Flags, "first "+strconv.Itoa(r.Checked)+" members checked")
+			}
+		}
+	case schema.RoleBalance:
+		v.Amount = views.EscapeName(r.Amount) + unit
+	case schema.RoleReservation:
+		v.Amount = views.EscapeName(r.Amount) + unit
+		if r.NoTTL {
+			v.Flags = append(v.Flags, "no TTL: never expires")
+			v.Level = "full"
+		}
+		if r.Age > 0 {
+			v.Age = format.Duration(r.Age)
+		}
+	case schema.RoleBreakerHint:
+		v.Amount = views.EscapeName(r.State)
+		if r.Open {
+			v.Level = "warn"
+		}
+	case schema.RoleConfig:
+		v.Amount = views.EscapeName(r.Amount)
+	}
+	if viol := r.Family.TTL.Violation(r.TTL); viol != "" && !r.NoTTL {
+		v.Flags = append(v.Flags, viol)
+	}
+	return v
+}
