@@ -62,6 +62,7 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Live, a.websocket),
 		view(get, route.Account, a.accountPage),
 		view(get, route.Search, a.searchPage),
+		view(get, route.Bans, a.bansPage),
 		view(post, route.SignOutEverywhere, a.signOutEverywhere),
 
 		act(post, route.Preview, a.previewAction),
@@ -71,6 +72,7 @@ func (a *App) RouteTable() []Route {
 		act(get, route.Preview, a.previewAction, sameSiteNavigation),
 		act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation),
 		act(post, route.Execute, a.executeAction),
+		act(post, route.BansRebuild, a.rebuildBans),
 	}
 }
 

@@ -62,6 +62,16 @@ func ListsOf(p *schema.Pack) []List {
 			out = append(out, l)
 		}
 	}
+	// Ban lists first: they are what support comes for.
+	slices.SortStableFunc(out, func(a, b List) int {
+		switch {
+		case a.Bans == b.Bans:
+			return 0
+		case a.Bans:
+			return -1
+		}
+		return 1
+	})
 	return out
 }
 
