@@ -1,0 +1,236 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+)
+
+// hostileBanned are banned names a page must carry byte-exact: HTML,
+// unicode beyond the BMP, colons and spaces, a 1 KB name, invalid UTF-8.
+var hostileBanned = []string{
+	`eve"><script>alert(1)</script>'`, "🦊 fox:ops admin", "韩梅梅", strings.Repeat("界", 342), "bad\xff\xfename",
+}
+
+func seedBans(t *testing.T, f *console, names ...string) {
+	t.Helper()
+	ctx := context.Background()
+	db := f.redis.Client(9)
+	db.SetBit(ctx, "user:ban:bloom", 1000003-1, 0)
+	for _, n := range names {
+		db.SAdd(ctx, "user:ban:set", n)
+		for _, off := range redisview.BloomPositions(n, 1000003, 6) {
+			db.SetBit(ctx, "user:ban:bloom", off, 1)
+		}
+	}
+}
+
+// bansJSON is the part of the page's JSON a support tool reads.
+type bansJSON struct {
+	Check json.RawMessage
+	Lists []struct {
+		ID, BloomKey, SetKey string
+		Bans                 bool
+		Check                *struct {
+			Name      json.RawMessage
+			Positions []struct{ Offset, Bit int64 }
+			BloomHit  bool
+			InSet     bool
+			Verdict   string
+			Words     string
+		}
+		Health struct {
+			Members    string
+			Consistent bool
+			Mismatch   bool
+		}
+		Members struct {
+			Count string
+			Rows  []struct{ Name json.RawMessage }
+		}
+	}
+}
+
+// jsonName decodes a name as viewJSON writes it: a string, or {"b64": …}
+// for bytes that are not UTF-8.
+func jsonName(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b struct{ B64 string }
+	if err := json.Unmarshal(raw, &b); err != nil {
+		t.Fatalf("name %s", raw)
+	}
+	out, err := base64.StdEncoding.DecodeString(b.B64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func (b *browser) bansJSON(path string) bansJSON {
+	b.t.Helper()
+	code, _, body := b.do(http.MethodGet, path, nil, "Accept", "application/json")
+	if code != http.StatusOK {
+		b.t.Fatalf("%s: %d %.300s", path, code, body)
+	}
+	var v bansJSON
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		b.t.Fatalf("%s: %v", path, err)
+	}
+	return v
+}
+
+func userBan(t *testing.T, v bansJSON) int {
+	for i, l := range v.Lists {
+		if l.ID == "user-ban-bloom" {
+			return i
+		}
+	}
+	t.Fatalf("no user-ban-bloom list: %+v", v)
+	return -1
+}
+
+var hrefRe = regexp.MustCompile(`href="([^"]*)"[^>]*data-testid="(ban-member-check|unban-action|ban-action|ban-member-unban)"`)
+
+func links(body, testid string) []string {
+	var out []string
+	for _, m := range hrefRe.FindAllStringSubmatch(body, -1) {
+		if m[2] == testid {
+			out = append(out, html.UnescapeString(m[1]))
+		}
+	}
+	return out
+}
+
+func TestBansPageVerdictsJSONAndRoles(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	seedBans(t, f, append([]string{"plain-cheater"}, hostileBanned...)...)
+	vera, sam, ada := newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL)
+	for b, who := range map[*browser]string{vera: "vera", sam: "sam", ada: "ada"} {
+		if code := b.login(who, "right-password"); code != http.StatusSeeOther {
+			t.Fatalf("sign in %s: %d", who, code)
+		}
+	}
+
+	// Every hostile name, checked by deep link, comes back byte-exact with
+	// the verdict the application gives.
+	for _, name := range append(hostileBanned, "not-banned <i>x</i>") {
+		v := vera.bansJSON("/c/main/bans?check=" + url.QueryEscape(name))
+		l := v.Lists[userBan(t, v)]
+		if l.Check == nil || jsonName(t, l.Check.Name) != name {
+			t.Fatalf("check of %q: %+v", name, l.Check)
+		}
+		want, words := "listed", "banned"
+		if strings.HasPrefix(name, "not-banned") {
+			want, words = "not-listed", "not banned"
+		}
+		if l.Check.Verdict != want || l.Check.Words != words || l.Check.InSet != (want == "listed") || len(l.Check.Positions) != 6 {
+			t.Fatalf("check of %q: %+v", name, l.Check)
+		}
+		for i, off := range redisview.BloomPositions(name, 1000003, 6) {
+			if p := l.Check.Positions[i]; p.Offset != off || (p.Bit == 1) != (want == "listed") {
+				t.Fatalf("%q position %d: %+v, want offset %d", name, i, p, off)
+			}
+		}
+	}
+
+	// The viewer sees verdicts and health, never an action.
+	code, _, page := vera.do(http.MethodGet, "/c/main/bans?check="+url.QueryEscape(hostileBanned[0]), nil)
+	if code != http.StatusOK || !strings.Contains(page, `data-testid="ban-verdict">banned<`) || !strings.Contains(page, `data-testid="ban-health"`) {
+		t.Fatalf("viewer page %d %.500s", code, page)
+	}
+	for _, bad := range []string{`data-testid="unban-action"`, `data-testid="ban-member-unban"`, `data-testid="ban-action"`, `data-testid="rebuild-`, "<script>alert"} {
+		if strings.Contains(page, bad) {
+			t.Fatalf("viewer page holds %s", bad)
+		}
+	}
+	// The member rows' check links carry each name byte-exact.
+	got := map[string]bool{}
+	for _, href := range links(page, "ban-member-check") {
+		u, err := url.Parse(href)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[u.Query().Get("check")] = true
+	}
+	for _, name := range hostileBanned {
+		if !got[name] {
+			t.Fatalf("no check link carries %q (links: %v)", name, got)
+		}
+	}
+
+	// Support gets ban and unban links; admin alone the rebuild.
+	_, _, page = sam.do(http.MethodGet, "/c/main/bans?check="+url.QueryEscape(hostileBanned[1]), nil)
+	unban := links(page, "unban-action")
+	if len(unban) != 1 || len(links(page, "ban-member-unban")) != len(hostileBanned)+1 || strings.Contains(page, `data-testid="rebuild-`) {
+		t.Fatalf("support page: %d unban links, %d row links", len(unban), len(links(page, "ban-member-unban")))
+	}
+	if _, _, adminPage := ada.do(http.MethodGet, "/c/main/bans", nil); !strings.Contains(adminPage, `data-testid="rebuild-user-ban-bloom"`) {
+		t.Fatal("admin page lacks the rebuild form")
+	}
+
+	// Support unbans through the link: preview, confirm; the verdict is
+	// now a false positive, and the bits stayed.
+	code, _, preview := sam.do(http.MethodGet, unban[0], nil)
+	if code != http.StatusOK || !strings.Contains(preview, "UNBAN") || !strings.Contains(preview, "bits stay set") {
+		t.Fatalf("preview %d %.800s", code, preview)
+	}
+	tok := regexpToken.FindStringSubmatch(preview)
+	if tok == nil {
+		t.Fatal("no confirmation token")
+	}
+	code, _, done := sam.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {sam.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
+	if code != http.StatusOK || !strings.Contains(done, `data-testid="result-ok"`) {
+		t.Fatalf("execute %d %.800s", code, done)
+	}
+	v := vera.bansJSON("/c/main/bans?check=" + url.QueryEscape(hostileBanned[1]))
+	c := v.Lists[userBan(t, v)].Check
+	if c.Verdict != "false-positive" || c.Words != "bloom says maybe, set says no: not banned — false positive" || !c.BloomHit || c.InSet {
+		t.Fatalf("after unban: %+v", c)
+	}
+	recs, _, err := f.run.ReadAudit(context.Background(), action.Filter{Action: "unban"})
+	if err != nil || len(recs) == 0 || recs[0].Action != "unban" || recs[0].Args["name"] != hostileBanned[1] || recs[0].User != "sam" {
+		t.Fatalf("audit %+v %v", recs, err)
+	}
+
+	// Read-only blooms: check and health, no actions even for admin.
+	_, _, adminPage := ada.do(http.MethodGet, "/c/main/bans?check=x", nil)
+	section := adminPage[strings.Index(adminPage, `data-testid="banlist-version-app-bloom"`):]
+	section = section[:strings.Index(section, "</section>")]
+	if !strings.Contains(section, "read-only filter") || strings.Contains(section, "Unban") || strings.Contains(section, `data-testid="ban-action"`) {
+		t.Fatalf("version bloom section: %.600s", section)
+	}
+}
+
+func TestBansPageMismatchDisablesActions(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	db := f.redis.Client(9)
+	db.SetBit(ctx, "user:ban:bloom", 1000003-1, 0)
+	for _, n := range []string{"a", "b", "c", "d"} {
+		db.SAdd(ctx, "user:ban:set", n)
+		for _, off := range redisview.BloomPositions(n, 1<<20, 6) { // another bit count
+			db.SetBit(ctx, "user:ban:bloom", off, 1)
+		}
+	}
+	code, _, page := get(t, f.srv.URL+"/c/main/bans?check=a")
+	if code != http.StatusOK || !strings.Contains(page, `data-testid="consistency-mismatch"`) || !strings.Contains(page, "silently ignored") ||
+		!strings.Contains(page, "Ban and unban are disabled") {
+		t.Fatalf("page %d %.300s", code, page)
+	}
+	if strings.Contains(page, `data-testid="ban-member-unban"`) || strings.Contains(page, `data-testid="ban-action"`) {
+		t.Fatal("actions offered on a mismatched bloom")
+	}
+}
