@@ -64,6 +64,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Preview: {route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 3, Key: key}.PreviewURL(),
 			route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 5, Key: totp}.PreviewURL()},
 		route.UndoPreview: {route.Undo{Conn: "main", DB: 3, Record: out.ID}.URL()},
+		route.Bans:        {route.BanCheckURL("main", "m\xfe<b>"), route.BansURL("main"), route.BansURL("main") + "?cursor=x", "/c/nope/bans"},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))
