@@ -234,3 +234,72 @@ func TestBansPageMismatchDisablesActions(t *testing.T) {
 		t.Fatal("actions offered on a mismatched bloom")
 	}
 }
+
+func TestBanActionsOnKeyPages(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	seedBans(t, f, "x")
+	ctx := context.Background()
+	f.redis.Client(0).SetBit(ctx, "version:app:bloom", 10, 1)
+	f.redis.Client(0).SAdd(ctx, "version:app:set", "v1")
+	sam, vera := newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL)
+	sam.login("sam", "right-password")
+	vera.login("vera", "right-password")
+	for _, tc := range []struct {
+		db   int
+		key  string
+		want bool
+	}{{9, "user:ban:set", true}, {9, "user:ban:bloom", true}, {0, "version:app:bloom", false}, {0, "version:app:set", false}} {
+		_, _, page := sam.do(http.MethodGet, "/c/main/db/"+string(rune('0'+tc.db))+"/key?k="+url.QueryEscape(tc.key), nil)
+		for _, kind := range []string{"ban", "unban"} {
+			if got := strings.Contains(page, `data-testid="action-`+kind+`"`); got != tc.want {
+				t.Errorf("support on %s: %s offered %v, want %v", tc.key, kind, got, tc.want)
+			}
+		}
+		if strings.Contains(page, `data-testid="action-rebuild-bloom"`) {
+			t.Errorf("rebuild offered on the key page of %s", tc.key)
+		}
+		_, _, page = vera.do(http.MethodGet, "/c/main/db/"+string(rune('0'+tc.db))+"/key?k="+url.QueryEscape(tc.key), nil)
+		if strings.Contains(page, `data-testid="action-ban"`) || strings.Contains(page, `data-testid="action-unban"`) {
+			t.Errorf("viewer offered ban actions on %s", tc.key)
+		}
+	}
+}
+
+func TestRebuildThroughThePage(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	db := f.redis.Client(9)
+	db.SetBit(ctx, "user:ban:bloom", 1000003-1, 0)
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		db.SAdd(ctx, "user:ban:set", n)
+		for _, off := range redisview.BloomPositions("seed:"+n, 1000003, 6) { // another seed
+			db.SetBit(ctx, "user:ban:bloom", off, 1)
+		}
+	}
+	sam, ada := newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL)
+	sam.login("sam", "right-password")
+	ada.login("ada", "right-password")
+	if code, _, _ := sam.do(http.MethodPost, "/c/main/bans/rebuild", url.Values{"_csrf": {sam.csrf("/")}, "list": {"user-ban-bloom"}}); code != http.StatusForbidden {
+		t.Fatalf("support rebuild: %d", code)
+	}
+	if n, _ := db.Exists(ctx, "user:ban:bloom:keydeck-rebuild").Result(); n != 0 {
+		t.Fatal("support's refused rebuild wrote the aside key")
+	}
+	code, _, preview := ada.do(http.MethodPost, "/c/main/bans/rebuild", url.Values{"_csrf": {ada.csrf("/c/main/bans")}, "list": {"user-ban-bloom"}})
+	if code != http.StatusOK || !strings.Contains(preview, "REPLACE the bloom") {
+		t.Fatalf("rebuild preview %d %.600s", code, preview)
+	}
+	tok := regexpToken.FindStringSubmatch(preview)
+	code, _, done := ada.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {ada.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
+	if code != http.StatusOK || !strings.Contains(done, `data-testid="result-ok"`) {
+		t.Fatalf("execute %d %.600s", code, done)
+	}
+	v := ada.bansJSON("/c/main/bans?check=c")
+	if c := v.Lists[userBan(t, v)].Check; c.Verdict != "listed" {
+		t.Fatalf("after the rebuild: %+v", c)
+	}
+	recs, _, _ := f.run.ReadAudit(ctx, action.Filter{Action: "rebuild-bloom"})
+	if len(recs) == 0 || recs[0].User != "ada" {
+		t.Fatalf("audit %+v", recs)
+	}
+}

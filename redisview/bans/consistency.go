@@ -57,6 +57,9 @@ type Checker struct {
 	Every time.Duration
 }
 
+// RecheckMismatch is the pause after a pass that found a mismatch.
+const RecheckMismatch = 3 * time.Second
+
 // ScanCount is the COUNT of one SSCAN of the check.
 var ScanCount int64 = 250
 
@@ -115,7 +118,14 @@ func (k *Checker) Step(ctx context.Context, c redis.Cmdable, now time.Time, page
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.cur == nil {
-		if k.last != nil && now.Sub(k.last.Finished) < k.Every {
+		pause := k.Every
+		if k.last != nil && k.last.Bad > 0 {
+			// A mismatch is looked at again soon: a rebuild or a fixed
+			// pack should clear the warning (and re-enable ban and unban)
+			// within seconds.
+			pause = min(pause, RecheckMismatch)
+		}
+		if k.last != nil && now.Sub(k.last.Finished) < pause {
 			return k.statusLocked(), nil
 		}
 		total, err := c.SCard(ctx, k.list.SetKey).Result()
