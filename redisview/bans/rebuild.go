@@ -84,4 +84,3 @@ func BuildAside(ctx context.Context, c redis.Cmdable, l List) (Built, error) {
 	b.SetBits = h.SetBits
 	return b, nil
 }
-
