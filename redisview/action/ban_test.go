@@ -3,11 +3,16 @@ package action
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/bans"
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 const (
@@ -275,4 +280,68 @@ func TestRebuildRefusedWhenSetChanged(t *testing.T) {
 	f.db(9).SAdd(f.ctx, banSet, "c")
 	_, err = f.r.Preview(f.ctx, admin, f.conn, KindRebuildBloom, f.req(9, banBloom, ArgMembers, fmt.Sprint(built.Members)))
 	wantErr(t, err, ErrInvalid, "build it again")
+}
+
+// On the embedded demo (no DUMP: the rebuild is recorded element-wise)
+// its seeded ban list answers as on real Redis: unban, ban, their undo,
+// and a rebuild and its undo.
+func TestBansOnEmbeddedDemo(t *testing.T) {
+	f := setup(t, Options{})
+	d, err := demo.Start(f.ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	f.conn = f.open(d.Connections()[0].URL)
+	f.conn.ForcePack(schema.BuiltinPack("eisland"))
+	opts, _ := redis.ParseURL(d.Connections()[0].URL + "/9")
+	opts.DisableIdentity = true
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { c.Close() })
+	l := f.banList()
+	check := func(name string) bans.Verdict {
+		t.Helper()
+		ch, err := bans.CheckName(f.ctx, c, l, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch.Verdict
+	}
+	for _, n := range []string{"韩梅梅", "🦊fox", `eve"><script>alert(1)</script>'`} {
+		if v := check(n); v != bans.Listed {
+			t.Fatalf("seeded %q: %s", n, v)
+		}
+	}
+	if v := check("alice-not-banned"); v != bans.NotListed {
+		t.Fatalf("alice: %s", v)
+	}
+	f.mustRun(support, KindUnban, f.req(9, banSet, ArgName, "韩梅梅"))
+	if v := check("韩梅梅"); v != bans.FalsePositive {
+		t.Fatalf("after unban: %s", v)
+	}
+	f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+	if v := check("韩梅梅"); v != bans.Listed {
+		t.Fatalf("after undo of the unban: %s", v)
+	}
+	f.mustRun(support, KindBan, f.req(9, banBloom, ArgName, "new <b>ban</b>"))
+	if v := check("new <b>ban</b>"); v != bans.Listed {
+		t.Fatalf("after ban: %s", v)
+	}
+	f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+	if v := check("new <b>ban</b>"); v != bans.FalsePositive {
+		t.Fatalf("after undo of the ban: %s", v)
+	}
+	before, _ := c.Get(f.ctx, banBloom).Result()
+	built, err := bans.BuildAside(f.ctx, c, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mustRun(admin, KindRebuildBloom, f.req(9, banBloom, ArgMembers, fmt.Sprint(built.Members)))
+	if v := check("new <b>ban</b>"); v != bans.NotListed {
+		t.Fatalf("after the rebuild the undone ban's bits should be gone: %s", v)
+	}
+	f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+	if after, _ := c.Get(f.ctx, banBloom).Result(); after != before {
+		t.Fatal("undo of the rebuild did not restore the previous bloom")
+	}
 }
