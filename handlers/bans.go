@@ -215,9 +215,11 @@ func healthVM(l bans.List, h bans.Health, st bans.Status) views.BanHealthVM {
 		v.Shape = "allocated whole"
 	}
 	if st.Inconsistent() {
-		c := st.Current
-		if st.Last != nil && st.Last.Bad > 0 {
-			c = st.Last
+		// The larger finding: the last complete pass, or the running one
+		// once it has found more.
+		c := st.Last
+		if c == nil || st.Current != nil && st.Current.Bad > c.Bad {
+			c = st.Current
 		}
 		v.Mismatch, v.Bad, v.Examples = true, format.Count(c.Bad), c.Examples
 		if !c.Complete {
