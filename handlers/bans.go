@@ -79,6 +79,10 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 	if route.Linkable(l.SetKey) {
 		v.SetHref = route.KeyURL(conn.Name, l.DB, l.SetKey)
 	}
+	if l.Sensitive {
+		v.Err = "Sensitive: the pack marks this bloom or its set sensitive, so its members and verdicts are never shown."
+		return v
+	}
 	errText := func(what string, err error) string {
 		msg := what + ": " + conn.SafeErr(err)
 		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {

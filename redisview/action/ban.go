@@ -126,6 +126,10 @@ func banList(env Env, k Kind, req Request) (bans.List, error) {
 	if !ok || !l.Bans {
 		return bans.List{}, invalidf("%s applies only to %s; %s in database %d is not one", k.Title(), banLists, quoteKey(req.Key), req.DB)
 	}
+	if l.Sensitive {
+		// Its previews would name members the pack says are never shown.
+		return bans.List{}, fmt.Errorf("%w: the pack marks %s or %s sensitive; %s does not act on it", ErrForbidden, quoteKey(l.BloomKey), quoteKey(l.SetKey), k.Title())
+	}
 	return l, nil
 }
 

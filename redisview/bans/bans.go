@@ -38,8 +38,11 @@ type List struct {
 	// support may ban and unban; otherwise it is shown read-only.
 	Bans        bool
 	Description string
-	Bloom       *schema.Family
-	Set         *schema.Family
+	// Sensitive: the pack marks the bloom or its set sensitive, so no
+	// name, member or verdict of it is ever shown.
+	Sensitive bool
+	Bloom     *schema.Family
+	Set       *schema.Family
 }
 
 // ErrNoList: the connection's pack has no such bloom with an exact set.
@@ -98,7 +101,7 @@ func listOf(f *schema.Family) (List, bool) {
 		return List{}, false
 	}
 	return List{ID: f.ID, Domain: f.Domain, DB: f.DBs[0], BloomKey: bk, SetKey: sk, Bits: bp.Bits, Hashes: bp.Hashes,
-		Scheme: bp.Scheme, Bans: bp.Purpose == "ban", Description: f.Description, Bloom: f, Set: set}, true
+		Scheme: bp.Scheme, Bans: bp.Purpose == "ban", Description: f.Description, Sensitive: f.Sensitive || set.Sensitive, Bloom: f, Set: set}, true
 }
 
 // Find returns the list whose bloom family has id, or ErrNoList.

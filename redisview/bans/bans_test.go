@@ -101,6 +101,20 @@ func TestListsFromPack(t *testing.T) {
 	}
 }
 
+func TestSensitiveListIsMarked(t *testing.T) {
+	p, err := schema.Load("s.yaml", []byte(strings.Replace(smallPack, "    role: bloom-members\n", "    role: bloom-members\n    sensitive: true\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := bans.ListsOf(p)
+	if len(ls) != 1 || !ls[0].Sensitive {
+		t.Fatalf("lists %+v", ls)
+	}
+	if ls := bans.ListsOf(schema.BuiltinPack("eisland")); ls[0].Sensitive {
+		t.Fatal("eIsland's ban list marked sensitive")
+	}
+}
+
 func TestVerdicts(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
