@@ -322,10 +322,29 @@ func (t BansTopic) source(a *App) (func() live.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	topic := t.String()
 	return func() live.Source {
-		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
-			vm := a.bansVM(ctx, conn, t.Query, t.Act && a.actions != nil && !a.auth.ReadOnly, bansTickPages)
-			return renderBytes(ctx, views.BansLive(vm, true))
-		})
+		// Keyspace notifications on the blooms and sets kick the topic: a
+		// ban or unban shows at once rather than at the next poll.
+		var watched []bans.List
+		if a.keyWatch != nil {
+			watched = bans.Lists(conn)
+			for _, l := range watched {
+				a.keyWatch.Add(conn.Name, l.DB, l.BloomKey, topic)
+				a.keyWatch.Add(conn.Name, l.DB, l.SetKey, topic)
+			}
+		}
+		return &lbSource{
+			poll: func(ctx context.Context) ([]byte, error) {
+				vm := a.bansVM(ctx, conn, t.Query, t.Act && a.actions != nil && !a.auth.ReadOnly, bansTickPages)
+				return renderBytes(ctx, views.BansLive(vm, true))
+			},
+			close: func() {
+				for _, l := range watched {
+					a.keyWatch.Remove(conn.Name, l.DB, l.BloomKey, topic)
+					a.keyWatch.Remove(conn.Name, l.DB, l.SetKey, topic)
+				}
+			},
+		}
 	}, nil
 }
