@@ -160,6 +160,12 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 		mq.Filter, mq.Cursor = q.Filter, q.Cursor
 	}
 	v.Members = views.BanMembersVM{Filter: mq.Filter, ListID: l.ID, FormURL: route.BansURL(conn.Name)}
+	if !l.Bans && q.List != l.ID {
+		// A read-only filter's members are listed on request only: the
+		// page is about bans.
+		v.Members.ShowURL = mq.URL()
+		return v
+	}
 	page, err := bans.Members(ctx, db, l, mq.Filter, mq.Cursor, bans.PageSize)
 	if err != nil {
 		v.Err = errText("Cannot list the set", err)
