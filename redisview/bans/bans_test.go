@@ -480,3 +480,48 @@ func TestCommandsStayUnder2ms(t *testing.T) {
 	t.Logf("per command: %s", strings.Join(stats, "; "))
 	t.Logf("50,000 members: health %v, consistency pass %v in %d steps of 4 pages, rebuild aside %v", healthTook, passTook, steps, buildTook)
 }
+
+// On eIsland's own bloom (1,000,003 bits, 6 hashes) a false positive is
+// found by search once the bloom is well filled: 150,000 bans set about
+// 59 % of the bits, so about one name in 25 hits every bit.
+func TestFalsePositiveOnEislandBloom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 150,000 bans")
+	}
+	t.Parallel()
+	srv := redistest.Start(t)
+	conn := open(t, srv, schema.BuiltinPack("eisland"))
+	l := userBans(t, conn)
+	db := srv.Client(9)
+	ctx := context.Background()
+	allocate(t, db, l.BloomKey, l.Bits)
+	for i := 0; i < 150000; i += 5000 {
+		pipe := db.Pipeline()
+		for j := i; j < i+5000; j++ {
+			name := fmt.Sprintf("banned-%06d", j)
+			pipe.SAdd(ctx, l.SetKey, name)
+			for _, off := range redisview.BloomPositions(name, 1000003, 6) {
+				pipe.SetBit(ctx, l.BloomKey, off, 1)
+			}
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := FindFalsePositive(t, conn.DB(9), l, 5000)
+	ch, err := bans.CheckName(ctx, conn.DB(9), l, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Words != "bloom says maybe, set says no: not banned — false positive" {
+		t.Fatalf("%q: %+v", name, ch)
+	}
+	h, err := bans.ReadHealth(ctx, conn.DB(9), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Fill < 0.55 || h.Fill > 0.63 || h.FalsePositive < 0.02 || h.FalsePositive > 0.07 {
+		t.Fatalf("health %+v", h)
+	}
+	t.Logf("false positive %q; fill %.3f, rate %.4f (expected from members %.4f)", name, h.Fill, h.FalsePositive, h.Expected)
+}
