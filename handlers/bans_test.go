@@ -303,3 +303,40 @@ func TestRebuildThroughThePage(t *testing.T) {
 		t.Fatalf("audit %+v", recs)
 	}
 }
+
+// A ban through the key page's form carries a hostile name byte-exact to
+// the set and the bloom.
+func TestBanThroughKeyPageFormByteExact(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	seedBans(t, f, "someone")
+	const name = "bad\xff<b>name</b> ops:x 🦊"
+	sam := newBrowser(t, f.srv.URL)
+	sam.login("sam", "right-password")
+	form := url.Values{"_csrf": {sam.csrf("/c/main/db/9/key?k=user%3Aban%3Aset")}, "kind": {"ban"}, "conn": {"main"}, "db": {"9"}, "key": {"user:ban:set"}, "arg.name": {name}}
+	code, _, preview := sam.do(http.MethodPost, "/actions/preview", form)
+	if code != http.StatusOK || !strings.Contains(preview, "BAN") || strings.Contains(preview, "<b>name</b>") {
+		t.Fatalf("preview %d %.600s", code, preview)
+	}
+	tok := regexpToken.FindStringSubmatch(preview)
+	if tok == nil {
+		t.Fatalf("no token: %.600s", preview)
+	}
+	if code, _, done := sam.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {sam.csrf("/")}, "token": {html.UnescapeString(tok[1])}}); code != http.StatusOK {
+		t.Fatalf("execute %d %.600s", code, done)
+	}
+	ctx := context.Background()
+	if ok, _ := f.redis.Client(9).SIsMember(ctx, "user:ban:set", name).Result(); !ok {
+		t.Fatal("the exact name is not in the set")
+	}
+	for _, off := range redisview.BloomPositions(name, 1000003, 6) {
+		if b, _ := f.redis.Client(9).GetBit(ctx, "user:ban:bloom", off).Result(); b != 1 {
+			t.Fatalf("bit %d of the exact name not set", off)
+		}
+	}
+	v := newBrowser(t, f.srv.URL)
+	v.login("vera", "right-password")
+	j := v.bansJSON("/c/main/bans?check=" + url.QueryEscape(name))
+	if c := j.Lists[userBan(t, j)].Check; jsonName(t, c.Name) != name || c.Words != "banned" {
+		t.Fatalf("check %+v", c)
+	}
+}
