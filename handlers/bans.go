@@ -237,7 +237,10 @@ func healthVM(l bans.List, h bans.Health, st bans.Status) views.BanHealthVM {
 		}
 	} else if st.Last != nil {
 		v.Consistent = true
-		v.Checked = fmt.Sprintf("all %s members", format.Count(st.Last.Checked))
+		v.Checked = fmt.Sprintf("every member checked (%s)", format.Count(st.Last.Checked))
+		if st.Last.Checked == 0 {
+			v.Checked = "the set was empty: nothing to check"
+		}
 		v.CheckedAt = format.Clock(st.Last.Finished)
 	}
 	if c := st.Current; c != nil {

@@ -674,6 +674,7 @@ func TestBrowserSupportUnbansLive(t *testing.T) {
 	if !strings.Contains(rows, "unban") || !strings.Contains(rows, "sam (support)") || !strings.Contains(rows, name) || !strings.Contains(rows, "outcome: ok") {
 		t.Fatalf("audit page lacks the unban: %q", rows)
 	}
+	screenshot(t, ctx, "bans-audit.png")
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
 	}
