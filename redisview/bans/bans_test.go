@@ -101,6 +101,32 @@ func TestListsFromPack(t *testing.T) {
 	}
 }
 
+func TestCheckerStepsAtOnePace(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	conn := open(t, srv, schema.BuiltinPack("eisland"))
+	l := userBans(t, conn)
+	ctx := context.Background()
+	for i := range 2000 {
+		srv.Client(9).SAdd(ctx, l.SetKey, fmt.Sprint(i))
+	}
+	ck := bans.CheckerFor(conn, l)
+	now := time.Now()
+	st, err := ck.Step(ctx, conn.DB(9), now, 1)
+	if err != nil || st.Current == nil {
+		t.Fatalf("%+v %v", st, err)
+	}
+	first := st.Current.Checked
+	// Another viewer's tick 100 ms later does not scan again…
+	if st, _ = ck.Step(ctx, conn.DB(9), now.Add(100*time.Millisecond), 1); st.Current.Checked != first {
+		t.Fatalf("scanned again within MinGap: %d, then %d", first, st.Current.Checked)
+	}
+	// …a tick after MinGap does.
+	if st, _ = ck.Step(ctx, conn.DB(9), now.Add(ck.MinGap), 1); st.Current.Checked <= first {
+		t.Fatalf("did not scan after MinGap: %d", st.Current.Checked)
+	}
+}
+
 func TestSensitiveListIsMarked(t *testing.T) {
 	p, err := schema.Load("s.yaml", []byte(strings.Replace(smallPack, "    role: bloom-members\n", "    role: bloom-members\n    sensitive: true\n", 1)))
 	if err != nil {
@@ -319,6 +345,7 @@ func TestConsistencyDetectsOtherSchemeAndRebuildFixes(t *testing.T) {
 				}
 			}
 			ck := bans.CheckerFor(conn, l)
+			ck.MinGap = 0
 			var st bans.Status
 			steps := 0
 			for st.Last == nil {
@@ -429,6 +456,7 @@ func TestCommandsStayUnder2ms(t *testing.T) {
 		t.Fatalf("health %+v", h)
 	}
 	ck := bans.CheckerFor(conn, l)
+	ck.MinGap = 0
 	start = time.Now()
 	steps := 0
 	for st := (bans.Status{}); st.Last == nil; steps++ {

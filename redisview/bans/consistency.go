@@ -55,6 +55,11 @@ type Checker struct {
 	last   *Consistency
 	// Every is the pause between the end of a pass and the next.
 	Every time.Duration
+	// MinGap is the least time between two steps that scan: every live
+	// view of the list steps the one checker, and however many there
+	// are, the set is walked at one pace.
+	MinGap   time.Duration
+	lastScan time.Time
 }
 
 // RecheckMismatch is the pause after a pass that found a mismatch.
@@ -77,7 +82,7 @@ func CheckerFor(conn *redisview.Conn, l List) *Checker {
 	if c, ok := checkers.Load(k); ok {
 		return c.(*Checker)
 	}
-	c, _ := checkers.LoadOrStore(k, &Checker{list: l, Every: 30 * time.Second})
+	c, _ := checkers.LoadOrStore(k, &Checker{list: l, Every: 30 * time.Second, MinGap: 500 * time.Millisecond})
 	return c.(*Checker)
 }
 
@@ -108,7 +113,7 @@ func (k *Checker) statusLocked() Status {
 func (k *Checker) Restart() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.cur, k.last, k.cursor = nil, nil, 0
+	k.cur, k.last, k.cursor, k.lastScan = nil, nil, 0, time.Time{}
 }
 
 // Step checks up to pages SSCAN pages of members, starting a pass when
@@ -117,6 +122,9 @@ func (k *Checker) Restart() {
 func (k *Checker) Step(ctx context.Context, c redis.Cmdable, now time.Time, pages int) (Status, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if !k.lastScan.IsZero() && now.Sub(k.lastScan) >= 0 && now.Sub(k.lastScan) < k.MinGap {
+		return k.statusLocked(), nil
+	}
 	if k.cur == nil {
 		pause := k.Every
 		if k.last != nil && k.last.Bad > 0 {
@@ -134,6 +142,7 @@ func (k *Checker) Step(ctx context.Context, c redis.Cmdable, now time.Time, page
 		}
 		k.cur, k.cursor = &Consistency{Total: total, Started: now}, 0
 	}
+	k.lastScan = now
 	for range max(pages, 1) {
 		members, next, err := c.SScan(ctx, k.list.SetKey, k.cursor, "*", ScanCount).Result()
 		if err != nil {
