@@ -307,7 +307,7 @@ func TestBansOnEmbeddedDemo(t *testing.T) {
 		}
 		return ch.Verdict
 	}
-	for _, n := range []string{"韩梅梅", "🦊fox", `eve"><script>alert(1)</script>'`} {
+	for _, n := range []string{"韩梅梅", "🦊fox", `eve"><script>alert(1)</script>'`, "ops:root admin"} {
 		if v := check(n); v != bans.Listed {
 			t.Fatalf("seeded %q: %s", n, v)
 		}
