@@ -90,13 +90,18 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 		}
 		return msg
 	}
+	fail := func(what string, err error) {
+		if v.Err == "" { // the first says it; the others would repeat it
+			v.Err = errText(what, err)
+		}
+	}
 	st, err := bans.CheckerFor(conn, l).Step(ctx, db, a.now(), pages)
 	if err != nil {
-		v.Err = errText("Cannot check the bloom against its set", err)
+		fail("Cannot check the bloom against its set", err)
 	}
 	h, err := bans.ReadHealth(ctx, db, l)
 	if err != nil {
-		v.Err = errText("Cannot read the bloom", err)
+		fail("Cannot read the bloom", err)
 	} else {
 		v.Health = healthVM(l, h, st)
 	}
@@ -168,10 +173,10 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 	}
 	page, err := bans.Members(ctx, db, l, mq.Filter, mq.Cursor, bans.PageSize)
 	if err != nil {
-		v.Err = errText("Cannot list the set", err)
+		fail("Cannot list the set", err)
 		return v
 	}
-	v.Members.Count = format.Count(page.Count)
+	v.Members.Read, v.Members.Count = true, format.Count(page.Count)
 	for _, m := range page.Members {
 		r := views.BanMemberRow{Name: m, UserHref: userHref(m), UnbanHref: preview(action.KindUnban, m)}
 		if route.Linkable(m) {
@@ -205,7 +210,7 @@ func fpr(p float64) string {
 }
 
 func healthVM(l bans.List, h bans.Health, st bans.Status) views.BanHealthVM {
-	v := views.BanHealthVM{Exists: h.Exists, Size: format.Bytes(h.Bytes), Bits: format.Count(h.Bits), Hashes: h.Hashes,
+	v := views.BanHealthVM{Read: true, Exists: h.Exists, Size: format.Bytes(h.Bytes), Bits: format.Count(h.Bits), Hashes: h.Hashes,
 		Members: format.Count(h.Members), Expected: fpr(h.Expected)}
 	if h.Counted {
 		v.SetBits, v.Fill, v.FalsePositive = format.Count(h.SetBits), format.Percent(h.Fill, 4), fpr(h.FalsePositive)

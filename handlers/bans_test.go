@@ -340,3 +340,21 @@ func TestBanThroughKeyPageFormByteExact(t *testing.T) {
 		t.Fatalf("check %+v", c)
 	}
 }
+
+// With Redis gone the page says what it could not read, and claims
+// nothing about the bloom (not "does not exist", not "consistent").
+func TestBansPageDisconnected(t *testing.T) {
+	f := newFixture(t, false)
+	seedBans(t, f, "x")
+	f.redis.Stop()
+	waitFor(t, "monitor sees redis down", func() bool { return !f.reg.All()[0].Status().Up })
+	code, _, page := get(t, f.srv.URL+"/c/main/bans?check=x")
+	if code != http.StatusOK || !strings.Contains(page, "is disconnected") || !strings.Contains(page, `data-testid="ban-health-unknown"`) {
+		t.Fatalf("page %d %.600s", code, page)
+	}
+	for _, claim := range []string{`data-testid="bloom-missing"`, `data-testid="consistency-ok"`, `data-testid="ban-verdict">not banned`, `data-testid="ban-members-empty"`} {
+		if strings.Contains(page, claim) {
+			t.Fatalf("a disconnected page claims %s", claim)
+		}
+	}
+}
