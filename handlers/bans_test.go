@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 )
@@ -356,5 +358,18 @@ func TestBansPageDisconnected(t *testing.T) {
 		if strings.Contains(page, claim) {
 			t.Fatalf("a disconnected page claims %s", claim)
 		}
+	}
+}
+
+// A connection whose pack has no bloom with an exact set says so.
+func TestBansPageEmpty(t *testing.T) {
+	rs := redistest.Start(t)
+	f := startConsole(t, rs, server.Config{Conns: []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, PackFor: map[string]string{"main": "gateway"}}, nil).up(t)
+	code, _, page := get(t, f.srv.URL+"/c/main/bans?check=x")
+	if code != http.StatusOK || !strings.Contains(page, `data-testid="bans-empty"`) || !strings.Contains(page, "describes no bloom filter") || strings.Contains(page, `data-testid="ban-check"`) {
+		t.Fatalf("page %d %.600s", code, page)
+	}
+	if code, _, _ := get(t, f.srv.URL+"/c/nope/bans"); code != http.StatusNotFound {
+		t.Fatalf("unknown connection: %d", code)
 	}
 }
