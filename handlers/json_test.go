@@ -67,6 +67,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Quotas:      {route.QuotasURL("main"), route.QuotasURL("nope")},
 		route.GatewayKey:  {route.GatewayKeyURL("main", "gk_\xff"), route.GatewayKeyPath("main")},
 		route.Vertique:    {route.VertiqueURL("main"), route.VertiqueURL("main") + "?policy=p"},
+		route.Bans:        {route.BanCheckURL("main", "m\xfe<b>"), route.BansURL("main"), route.BansURL("main") + "?cursor=x", "/c/nope/bans"},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))

@@ -65,6 +65,7 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Quotas, a.quotasPage),
 		view(get, route.GatewayKey, a.gatewayKeyPage),
 		view(get, route.Vertique, a.vertiquePage),
+		view(get, route.Bans, a.bansPage),
 		view(post, route.SignOutEverywhere, a.signOutEverywhere),
 
 		act(post, route.Preview, a.previewAction),
@@ -74,6 +75,7 @@ func (a *App) RouteTable() []Route {
 		act(get, route.Preview, a.previewAction, sameSiteNavigation),
 		act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation),
 		act(post, route.Execute, a.executeAction),
+		act(post, route.BansRebuild, a.rebuildBans),
 	}
 }
 

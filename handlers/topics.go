@@ -41,6 +41,7 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	quotasKind:       parseQuotasTopic,
 	gatewayKeyKind:   parseGatewayKeyTopic,
 	vertiqueKind:     parseVertiqueTopic,
+	bansKind:         parseBansTopic,
 }
 
 // ParseTopic reads a topic's wire name.

@@ -642,3 +642,94 @@ func TestBrowserQuotasLive(t *testing.T) {
 		t.Fatalf("browser console errors: %v", e)
 	}
 }
+
+// Support checks a banned unicode name on the bans page and unbans it from
+// a second tab: the first tab's verdict flips to "not banned" live, and
+// the audit log shows the unban.
+func TestBrowserSupportUnbansLive(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	const name, bits = "韩梅梅 🦊", 1000003
+	db := rs.Client(9)
+	db.SetBit(bg, "user:ban:bloom", bits-1, 0)
+	for _, n := range []string{name, "eve<script>", "ops:admin"} {
+		db.SAdd(bg, "user:ban:set", n)
+		for _, off := range redisview.BloomPositions(n, bits, 6) {
+			db.SetBit(bg, "user:ban:bloom", off, 1)
+		}
+	}
+	hash, _ := bcrypt.GenerateFromPassword([]byte("support-password"), bcrypt.MinCost)
+	users := filepath.Join(t.TempDir(), "users.yaml")
+	if err := os.WriteFile(users, []byte("users:\n  - name: sam\n    role: support\n    password_hash: \""+string(hash)+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"},
+		Sweep: stats.DefaultSweepBudget, UsersFile: users, SessionTTL: time.Hour, AuditMaxLen: 1000})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+	const verdict = `[data-testid="banlist-user-ban-bloom"] [data-testid="ban-verdict"]`
+
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/c/eisland/bans"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="username"]`), "sam"),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="password"]`), "support-password"),
+		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="ban-check-input"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="ban-check-input"]`), name+"\r"),
+		chromedp.WaitVisible(chromedp.CSS(verdict)),
+	))
+	if v, err := liveText(ctx, verdict); err != nil || v != "banned" {
+		t.Fatalf("verdict %q (%v), want banned", v, err)
+	}
+	checked, err := liveText(ctx, `[data-testid="banlist-user-ban-bloom"] [data-testid="ban-check-name"]`)
+	must(t, err)
+	if checked != name {
+		t.Fatalf("checked %q, want %q", checked, name)
+	}
+	screenshot(t, ctx, "bans-check.png")
+
+	// A second tab of the same session unbans through the check's link.
+	tab, closeTab := chromedp.NewContext(ctx)
+	defer closeTab()
+	must(t, chromedp.Do(tab,
+		chromedp.Navigate(base+"/c/eisland/bans?check="+url.QueryEscape(name)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="unban-action"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="unban-action"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
+	))
+	summary, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(`[data-testid="confirm"]`)))
+	must(t, err)
+	if !strings.Contains(summary, "UNBAN") || !strings.Contains(summary, name) {
+		t.Fatalf("confirmation %q", summary)
+	}
+	must(t, chromedp.Do(tab,
+		chromedp.Click(chromedp.CSS(`[data-testid="confirm-button"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="result-ok"]`)),
+	))
+	if ok, _ := db.SIsMember(bg, "user:ban:set", name).Result(); ok {
+		t.Fatal("the name is still in the ban set")
+	}
+
+	// The first tab, untouched, shows the new verdict.
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.textContent.startsWith("bloom says maybe, set says no: not banned"); })()`, verdict)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js)); err != nil {
+		v, _ := liveText(ctx, verdict)
+		t.Fatalf("the verdict did not flip live: %q (%v)", v, err)
+	}
+	screenshot(t, ctx, "bans-unbanned.png")
+
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="audit-row"]`))))
+	rows, err := liveText(ctx, `[data-testid="audit"]`)
+	must(t, err)
+	if !strings.Contains(rows, "unban") || !strings.Contains(rows, "sam (support)") || !strings.Contains(rows, name) || !strings.Contains(rows, "outcome: ok") {
+		t.Fatalf("audit page lacks the unban: %q", rows)
+	}
+	screenshot(t, ctx, "bans-audit.png")
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}

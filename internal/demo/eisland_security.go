@@ -263,7 +263,7 @@ func seedFeedback(s *seeder) {
 
 // DB 9: banned users, including the hostile names the console must escape.
 func seedBans(s *seeder) {
-	banned := []string{`eve"><script>alert(1)</script>'`, "🦊fox", "韩梅梅"}
+	banned := []string{`eve"><script>alert(1)</script>'`, "🦊fox", "韩梅梅", "ops:root admin"}
 	for _, u := range s.users[60:] {
 		if len(banned) == 26 {
 			break

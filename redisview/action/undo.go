@@ -72,8 +72,10 @@ type undoPlan struct {
 	keys    []string
 	priors  []priorKey
 	members map[string]MemberRef
+	notes   []string // targets the action's kind leaves as they are (see partKeeper)
 }
 
+func (p undoPlan) Notes() []string               { return p.notes }
 func (p undoPlan) undoes() string                { return p.record }
 func (p undoPlan) Keys() []string                { return p.keys }
 func (p undoPlan) Members() map[string]MemberRef { return p.members }
@@ -129,6 +131,10 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	}
 	p := undoPlan{record: id, members: map[string]MemberRef{}}
 	for _, t := range intent.Targets {
+		if why := keptOnUndo(rec.Action, t); why != "" {
+			p.notes = append(p.notes, why)
+			continue
+		}
 		pk := priorKey{key: t.Key, after: after[t.Key], absent: t.Type == "none",
 			shape:        State{Key: t.Key, Type: t.Type, PTTL: t.PTTL, Size: t.Size, Unit: t.Unit},
 			snapshotRead: afterCapture[t.Key] == captureSnapshot}

@@ -175,6 +175,10 @@ type BloomParams struct {
 	Hashes  int    `yaml:"hashes"`
 	Scheme  string `yaml:"scheme"`  // crc32-javahash-double (DESIGN.md)
 	Members *Ref   `yaml:"members"` // the exact set, if any
+	// Purpose is what the application uses the bloom for: "filter" (the
+	// default: a cache-penetration filter, shown read-only) or "ban" (a
+	// ban list: support may ban and unban names through it).
+	Purpose string `yaml:"purpose"`
 }
 
 // BloomMembersParams: role bloom-members.
@@ -302,6 +306,12 @@ func checkParams(f *Family, p any) error {
 		}
 		if p.Scheme == "" {
 			p.Scheme = "crc32-javahash-double"
+		}
+		if p.Purpose == "" {
+			p.Purpose = "filter"
+		}
+		if err := oneOf("purpose", p.Purpose, "filter", "ban"); err != nil {
+			return err
 		}
 		return oneOf("scheme", p.Scheme, "crc32-javahash-double")
 	case *BloomMembersParams:

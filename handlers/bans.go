@@ -1,0 +1,364 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/bans"
+	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+// Consistency-check pages per step: a page load takes one, a live tick a
+// few (each SSCAN page is followed by one GETBIT pipeline).
+const (
+	bansPagePages = 1
+	bansTickPages = 4
+)
+
+// bansPage checks a name against every bloom of the connection's pack
+// that has an exact set, and shows their health and members; live.
+func (a *App) bansPage(c echo.Context) error {
+	conn, err := a.conns.Get(c.Param("conn"))
+	if err != nil {
+		return err
+	}
+	q, err := route.ParseBansQuery(conn.Name, c.QueryParams())
+	if err != nil {
+		return err
+	}
+	act := a.canBan(actor(c))
+	vm := a.bansVM(c.Request().Context(), conn, q, act, bansPagePages)
+	vm.WSURL = route.LiveURL(BansTopic{Query: q, Act: act}.String())
+	vm.CheckURL = route.BansURL(conn.Name)
+	if a.actions != nil && !a.auth.ReadOnly && a.actions.Allowed(actor(c), action.KindRebuildBloom) {
+		for _, l := range bans.Lists(conn) {
+			if l.Bans {
+				vm.Rebuilds = append(vm.Rebuilds, views.RebuildForm{List: l.ID, BloomKey: l.BloomKey, SetKey: l.SetKey, URL: route.BansRebuildURL(conn.Name)})
+			}
+		}
+	}
+	return render(c, http.StatusOK, vm, views.BansPage(a.page(c, "Bans", conn.Name), vm))
+}
+
+// canBan: the actor may ban and unban (support and up, not read-only).
+func (a *App) canBan(act action.Actor) bool {
+	return a.actions != nil && !a.auth.ReadOnly && a.actions.Allowed(act, action.KindBan) && a.actions.Allowed(act, action.KindUnban)
+}
+
+func (a *App) bansVM(ctx context.Context, conn *redisview.Conn, q route.BansQuery, act bool, pages int) views.BansVM {
+	vm := views.BansVM{Conn: conn.Name, Check: q.Check}
+	lists := bans.Lists(conn)
+	if len(lists) == 0 {
+		if conn.Pack() == nil {
+			vm.Note = "No schema pack for this connection (yet), so no key is known to be a bloom filter."
+		} else {
+			vm.Note = "The pack " + conn.Pack().Name + " describes no bloom filter with an exact set (roles bloom and bloom-members)."
+		}
+	}
+	for _, l := range lists {
+		vm.Lists = append(vm.Lists, a.banListVM(ctx, conn, l, q, act, pages))
+	}
+	return vm
+}
+
+func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, q route.BansQuery, act bool, pages int) views.BanListVM {
+	db := conn.DB(l.DB)
+	v := views.BanListVM{ID: l.ID, Domain: l.Domain, DB: l.DB, BloomKey: l.BloomKey, SetKey: l.SetKey, Bans: l.Bans, Description: l.Description}
+	if route.Linkable(l.BloomKey) {
+		v.BloomHref = route.KeyURL(conn.Name, l.DB, l.BloomKey)
+	}
+	if route.Linkable(l.SetKey) {
+		v.SetHref = route.KeyURL(conn.Name, l.DB, l.SetKey)
+	}
+	if l.Sensitive {
+		v.Err = "Sensitive: the pack marks this bloom or its set sensitive, so its members and verdicts are never shown."
+		return v
+	}
+	errText := func(what string, err error) string {
+		msg := what + ": " + conn.SafeErr(err)
+		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
+			msg = conn.Name + " is " + statusText(st) + ". " + msg
+		}
+		return msg
+	}
+	fail := func(what string, err error) {
+		if v.Err == "" { // the first says it; the others would repeat it
+			v.Err = errText(what, err)
+		}
+	}
+	st, err := bans.CheckerFor(conn, l).Step(ctx, db, a.now(), pages)
+	if err != nil {
+		fail("Cannot check the bloom against its set", err)
+	}
+	h, err := bans.ReadHealth(ctx, db, l)
+	if err != nil {
+		fail("Cannot read the bloom", err)
+	} else {
+		v.Health = healthVM(l, h, st)
+	}
+	canAct := act && l.Bans && err == nil
+	switch {
+	case act && l.Bans && st.Inconsistent():
+		canAct = false
+		v.ActionsNote = "Ban and unban are disabled: the bloom does not match its set (see above)."
+	case act && !l.Bans:
+		v.ActionsNote = "Read-only: the pack says this bloom is a filter (purpose filter), not a ban list."
+	}
+	v.Actions = canAct
+	preview := func(kind, name string) string {
+		if !canAct || !route.Linkable(name) {
+			return ""
+		}
+		return route.Action{Kind: kind, Conn: conn.Name, DB: l.DB, Key: l.SetKey, Args: map[string]string{action.ArgName: name}}.PreviewURL()
+	}
+	userHref := func(name string) string {
+		if !l.Bans || !route.Linkable(name) {
+			return ""
+		}
+		return route.UserURL(conn.Name, name)
+	}
+	if q.Check != "" {
+		cv := &views.BanCheckVM{Name: q.Check}
+		ch, err := bans.CheckName(ctx, db, l, q.Check)
+		if err != nil {
+			cv.Err = errText("cannot read", err)
+			cv.Tone = "warn"
+		} else {
+			cv.BloomHit, cv.InSet, cv.Verdict, cv.Words = ch.BloomHit, ch.InSet, string(ch.Verdict), ch.Words
+			for _, p := range ch.Positions {
+				cv.Positions = append(cv.Positions, views.BanPositionVM{Offset: p.Offset, Bit: p.Bit})
+			}
+			switch ch.Verdict {
+			case bans.Listed, bans.Missed:
+				cv.Tone = "bad"
+			case bans.FalsePositive:
+				cv.Tone = "warn"
+			default:
+				cv.Tone = "good"
+			}
+			if !l.Bans {
+				cv.Tone = "good"
+			}
+			if ch.InSet {
+				cv.UnbanHref = preview(action.KindUnban, q.Check)
+			}
+			if !(ch.InSet && ch.BloomHit) {
+				cv.BanHref = preview(action.KindBan, q.Check)
+			}
+			cv.UserHref = userHref(q.Check)
+		}
+		v.Check = cv
+	}
+	// The page of members: the query's for the list it names, the first
+	// page of the others.
+	mq := route.BansQuery{Conn: conn.Name, Check: q.Check, List: l.ID}
+	if q.List == l.ID {
+		mq.Filter, mq.Cursor = q.Filter, q.Cursor
+	}
+	v.Members = views.BanMembersVM{Filter: mq.Filter, ListID: l.ID, FormURL: route.BansURL(conn.Name)}
+	if !l.Bans && q.List != l.ID {
+		// A read-only filter's members are listed on request only: the
+		// page is about bans.
+		v.Members.ShowURL = mq.URL()
+		return v
+	}
+	page, err := bans.Members(ctx, db, l, mq.Filter, mq.Cursor, bans.PageSize)
+	if err != nil {
+		fail("Cannot list the set", err)
+		return v
+	}
+	v.Members.Read, v.Members.Count = true, format.Count(page.Count)
+	for _, m := range page.Members {
+		r := views.BanMemberRow{Name: m, UserHref: userHref(m), UnbanHref: preview(action.KindUnban, m)}
+		if route.Linkable(m) {
+			r.CheckHref = route.BansQuery{Conn: conn.Name, Check: m, List: l.ID, Filter: mq.Filter, Cursor: mq.Cursor}.URL()
+		}
+		v.Members.Rows = append(v.Members.Rows, r)
+	}
+	if page.Next != 0 {
+		next := mq
+		next.Cursor = page.Next
+		v.Members.NextURL = next.URL()
+		v.Members.Partial = len(page.Members) < bans.PageSize
+	}
+	if mq.Cursor != 0 {
+		first := mq
+		first.Cursor = 0
+		v.Members.FirstURL = first.URL()
+	}
+	return v
+}
+
+// fpr formats a probability: "0.000000012 %" is unreadable, "1.2e-10" is not.
+func fpr(p float64) string {
+	switch {
+	case p == 0:
+		return "0"
+	case p >= 0.0001:
+		return format.Percent(p, 2)
+	}
+	return strconv.FormatFloat(p, 'e', 1, 64)
+}
+
+func healthVM(l bans.List, h bans.Health, st bans.Status) views.BanHealthVM {
+	v := views.BanHealthVM{Read: true, Exists: h.Exists, Size: format.Bytes(h.Bytes), Bits: format.Count(h.Bits), Hashes: h.Hashes,
+		Members: format.Count(h.Members), Expected: fpr(h.Expected)}
+	if h.Counted {
+		v.SetBits, v.Fill, v.FalsePositive = format.Count(h.SetBits), format.Percent(h.Fill, 4), fpr(h.FalsePositive)
+		v.Creep = h.FalsePositive > 2*h.Expected && h.FalsePositive > 1e-9
+	} else {
+		v.SetBits, v.Fill, v.FalsePositive = "not counted", "not counted", "not known"
+	}
+	want := (l.Bits + 7) / 8
+	switch {
+	case !h.Exists:
+		v.Shape = "absent"
+	case h.Short:
+		v.Shape = fmt.Sprintf("shorter than the %s its %s bits take (bits past its end read as 0: harmless)", format.Bytes(want), format.Count(l.Bits))
+	case h.Long:
+		v.Shape = fmt.Sprintf("longer than the %s its %s bits take (the application never reads past them)", format.Bytes(want), format.Count(l.Bits))
+	default:
+		v.Shape = "allocated whole"
+	}
+	if st.Inconsistent() {
+		// The larger finding: the last complete pass, or the running one
+		// once it has found more.
+		c := st.Last
+		if c == nil || st.Current != nil && st.Current.Bad > c.Bad {
+			c = st.Current
+		}
+		v.Mismatch, v.Bad, v.Examples = true, format.Count(c.Bad), c.Examples
+		if !c.Complete {
+			v.Bad = "at least " + v.Bad
+		}
+	} else if st.Last != nil {
+		v.Consistent = true
+		v.Checked = fmt.Sprintf("every member checked (%s)", format.Count(st.Last.Checked))
+		if st.Last.Checked == 0 {
+			v.Checked = "the set was empty: nothing to check"
+		}
+		v.CheckedAt = format.Clock(st.Last.Finished)
+	}
+	if c := st.Current; c != nil {
+		v.Running = true
+		pct := 0
+		if c.Total > 0 {
+			pct = int(min(100, c.Checked*100/c.Total))
+		}
+		v.Progress = pct
+		v.Checked = fmt.Sprintf("%s of %s members (%d %%)", format.Count(c.Checked), format.Count(c.Total), pct)
+	} else if st.Last == nil {
+		v.PendingNote = "Consistency with the set: not known yet."
+	}
+	return v
+}
+
+// rebuildBans builds a ban list's bloom aside from its set (admin), then
+// shows the preview of swapping it in.
+func (a *App) rebuildBans(c echo.Context) error {
+	conn, err := a.conns.Get(c.Param("conn"))
+	if err != nil {
+		return err
+	}
+	back := route.BansURL(conn.Name)
+	act := actor(c)
+	if a.actions == nil || !a.actions.Allowed(act, action.KindRebuildBloom) {
+		return withBack(fmt.Errorf("%w: rebuilding a bloom needs the admin role", action.ErrForbidden), back)
+	}
+	l, err := bans.Find(conn, c.FormValue("list"))
+	if err != nil || !l.Bans {
+		return withBack(fmt.Errorf("%w: %q is not a ban list of %s", action.ErrInvalid, c.FormValue("list"), conn.Name), back)
+	}
+	b, err := bans.BuildAside(c.Request().Context(), conn.DB(l.DB), l)
+	if err != nil {
+		return withBack(fmt.Errorf("%w: the bloom could not be built aside: %s", action.ErrInvalid, conn.SafeErr(err)), back)
+	}
+	a.log.Info("bloom built aside for a rebuild", "user", act.User, "conn", conn.Name, "db", l.DB, "key", b.Key, "members", b.Members)
+	bans.CheckerFor(conn, l).Restart()
+	req := action.Request{Conn: conn.Name, DB: l.DB, Key: l.BloomKey, Args: map[string]string{action.ArgMembers: strconv.FormatInt(b.Members, 10)}}
+	return a.preview(c, action.KindRebuildBloom, req, back)
+}
+
+const bansKind = "bans"
+
+// BansTopic is a connection's live bans page, "bans:MODE:<query>": one
+// poller per query and mode. The act mode's fragments carry ban and unban
+// links, for support and up.
+type BansTopic struct {
+	Query route.BansQuery
+	Act   bool
+}
+
+func (t BansTopic) String() string {
+	mode := "plain"
+	if t.Act {
+		mode = "act"
+	}
+	v := t.Query.Values()
+	v.Set("conn", t.Query.Conn)
+	return bansKind + ":" + modeArg(mode, v)
+}
+
+func (t BansTopic) Role() action.Role {
+	if t.Act {
+		return action.Support
+	}
+	return action.Viewer
+}
+
+func parseBansTopic(arg string) (Topic, error) {
+	mode, q, err := parseModeArg(arg, "plain", "act")
+	if err != nil {
+		return nil, err
+	}
+	conn := q.Get("conn")
+	if !redisview.ValidName(conn) {
+		return nil, ErrUnknownTopic
+	}
+	bq, err := route.ParseBansQuery(conn, q)
+	if err != nil {
+		return nil, err
+	}
+	return BansTopic{Query: bq, Act: mode == "act"}, nil
+}
+
+func (t BansTopic) source(a *App) (func() live.Source, error) {
+	conn, err := a.conns.Get(t.Query.Conn)
+	if err != nil {
+		return nil, err
+	}
+	topic := t.String()
+	return func() live.Source {
+		// Keyspace notifications on the blooms and sets kick the topic: a
+		// ban or unban shows at once rather than at the next poll.
+		var watched []bans.List
+		if a.keyWatch != nil {
+			watched = bans.Lists(conn)
+			for _, l := range watched {
+				a.keyWatch.Add(conn.Name, l.DB, l.BloomKey, topic)
+				a.keyWatch.Add(conn.Name, l.DB, l.SetKey, topic)
+			}
+		}
+		return &lbSource{
+			poll: func(ctx context.Context) ([]byte, error) {
+				vm := a.bansVM(ctx, conn, t.Query, t.Act && a.actions != nil && !a.auth.ReadOnly, bansTickPages)
+				return renderBytes(ctx, views.BansLive(vm, true))
+			},
+			close: func() {
+				for _, l := range watched {
+					a.keyWatch.Remove(conn.Name, l.DB, l.BloomKey, topic)
+					a.keyWatch.Remove(conn.Name, l.DB, l.SetKey, topic)
+				}
+			},
+		}
+	}, nil
+}
