@@ -198,7 +198,14 @@ func (s *Session) Step(ctx context.Context) (Result, error) {
 			return s.result(), err
 		}
 	}
+	// A step ends by its time budget, or halfway to ctx's deadline (a
+	// live topic's poll timeout), whichever is sooner.
 	deadline := time.Now().Add(s.lim.Time)
+	if d, ok := ctx.Deadline(); ok {
+		if half := time.Now().Add(time.Until(d) / 2); half.Before(deadline) {
+			deadline = half
+		}
+	}
 	if !s.pending {
 		s.from = len(r.Hits)
 	}
