@@ -242,7 +242,32 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 	}
 	now := a.now()
 	gone := 0
-	for _, k := range keys {
+	// The role summaries are read all at once (browse.DecodeAll): a tick
+	// costs the round trips of the deepest decoder, not one per command
+	// of each row.
+	var toRead []int
+	var names []string
+	var ms []schema.Match
+	decoded := make([]views.DecodedVM, len(keys))
+	for i, k := range keys {
+		if fam == nil || k.Type == "" {
+			continue
+		}
+		if d, read := decodeRead(k.Match, k.Type); !read {
+			decoded[i] = d
+			continue
+		}
+		toRead = append(toRead, i)
+		names = append(names, k.Name)
+		ms = append(ms, k.Match)
+	}
+	if len(toRead) > 0 {
+		out, _ := browse.DecodeAll(ctx, conn, db, names, ms, now)
+		for j, i := range toRead {
+			decoded[i] = decodedVM(conn, db, keys[i].Name, keys[i].Match, out[j].Result, out[j].Err, now)
+		}
+	}
+	for i, k := range keys {
 		r := views.KeyListRow{Key: k.Name, Href: keyHref(conn.Name, db, k.Name), Type: k.Type, TTL: format.TTL(-1), Size: "n/a"}
 		for _, v := range k.Match.Vars {
 			r.Vars = append(r.Vars, views.KeyVar{Name: v.Name, Value: v.Value, Decoded: v.Decoded})
@@ -261,20 +286,16 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 		}
 		if fam != nil {
 			r.Summary = "—"
-			switch {
+			switch d := decoded[i]; {
 			case fam.Sensitive:
 				r.Summary, r.Withheld = "withheld", true
 			case r.Gone:
-			default:
-				d := keyDecoded(ctx, conn, db, k.Name, k.Type, k.Match, now)
-				switch {
-				case d.Withheld:
-					r.Summary, r.Withheld = "withheld", true
-				case d.Summary != "":
-					r.Summary = d.Summary
-				case d.Note != "":
-					r.Summary = d.Note
-				}
+			case d.Withheld:
+				r.Summary, r.Withheld = "withheld", true
+			case d.Summary != "":
+				r.Summary = d.Summary
+			case d.Note != "":
+				r.Summary = d.Note
 			}
 		}
 		vm.Rows = append(vm.Rows, r)
