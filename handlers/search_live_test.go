@@ -141,7 +141,7 @@ func TestSearchLiveCapAndBudget(t *testing.T) {
 	restore()
 	defer handlers.SetSearchLive(search.Limits{Calls: 2, Count: 20, Cap: 5000, Time: 5 * time.Second, Total: 100})()
 	last := waitFrame(t, topicFrames(t, f, handlers.SearchTopic{Conn: "main", Q: "bulk:0*"}.String()), "budget",
-		`data-state="budget"`, "Stopped after scanning about 100 keys", `data-testid="search-continue"`)
+		`data-state="budget"`, "Stopped after scanning about 1", "keys, the budget of a live search", `data-testid="search-continue"`)
 	if !strings.Contains(last, "cont=") {
 		t.Errorf("budget frame's continue link: %.600s", last)
 	}

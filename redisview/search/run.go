@@ -54,7 +54,8 @@ type ScanState struct {
 	Scan
 	DBKeys   int64 // keys in the database (INFO keyspace)
 	Calls    int   // SCAN calls this request (of a Session: so far)
-	Examined int64 // keys looked at, about (calls × COUNT, at most DBKeys)
+	Examined int64 // keys looked at, about: calls × COUNT (or the keys SCAN returned, when more), at most DBKeys; DBKeys once Done
+	Returned int64 // keys SCAN returned (MATCH applied)
 	Found    int
 	Cursor   uint64 // where a continue starts; 0 when Done
 	Done     bool   // the cursor came back to 0 (on this request or an earlier one)
@@ -78,7 +79,7 @@ type Result struct {
 	TimedOut bool
 	// Budget: a Session stopped after Limits.Total keys scanned.
 	Budget bool
-	// Scanned: keys the scans looked at, about (calls × COUNT).
+	// Scanned: keys the scans looked at, about (the sum of their Examined).
 	Scanned int64
 	// Continued: a continue request; derived keys were checked on the first.
 	Continued bool
@@ -395,7 +396,6 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 			return redisview.ReadError(fmt.Sprintf("scanning db%d", st.DB), err)
 		}
 		st.Calls++
-		r.Scanned += lim.Count
 		for _, k := range keys {
 			h, ok := st.accept(cls, k)
 			if !ok || r.seen[hitKey{st.DB, k}] {
@@ -413,6 +413,15 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 		if next == 0 {
 			st.Done = true
 		}
+		st.Returned += int64(len(keys))
+		was := st.Examined
+		st.Examined = min(max(int64(st.Calls)*lim.Count, st.Returned), max(st.DBKeys, 0))
+		if st.Done {
+			// A SCAN may return more than COUNT (the demo's returns the
+			// whole database at once).
+			st.Examined = max(st.DBKeys, st.Returned)
+		}
+		r.Scanned += st.Examined - was
 		if lim.Cap > 0 && len(r.Hits) >= lim.Cap {
 			r.Capped = true
 		}
@@ -420,7 +429,6 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 			break
 		}
 	}
-	st.Examined = min(int64(st.Calls)*lim.Count, max(st.DBKeys, 0))
 	return nil
 }
 

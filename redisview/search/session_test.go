@@ -77,7 +77,7 @@ func TestSessionStepsToTheEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !s.Done() || !r.Budget || r.Scanned != 300 || len(r.Hits) >= 1500 || r.Cursors() == "" {
+	if !s.Done() || !r.Budget || r.Scanned < 300 || r.Scanned >= 400 || len(r.Hits) >= 1500 || r.Cursors() == "" {
 		t.Fatalf("budget %v, scanned %d, hits %d, cursors %q", r.Budget, r.Scanned, len(r.Hits), r.Cursors())
 	}
 }
