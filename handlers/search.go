@@ -274,6 +274,10 @@ func (s *searchSource) Poll(ctx context.Context) ([]byte, error) {
 	}
 	res, err := s.sess.Step(ctx)
 	searchLiveVM(&vm, s.conn.Name, q, res, s.lim, s.sess.Done(), err)
+	if s.sess.Done() && err == nil {
+		// The last frame is sent again to later viewers as it is: say when.
+		vm.LiveText += " As of " + format.Clock(s.a.now()) + "; search again for a fresh read."
+	}
 	if err != nil && res.Keyspace == nil {
 		vm.DBs, vm.Scans = nil, nil // nothing read yet: nothing claimed
 	}

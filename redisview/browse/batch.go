@@ -25,7 +25,9 @@ import (
 // pipelines it sent.
 //
 // fn must send its commands only through c, and must not wait for
-// anything but c's replies (c's commands wait for the other fns').
+// anything but c's replies (c's commands wait for the other fns'); c has
+// no transactions, WATCH or subscriptions (a MULTI would interleave with
+// the others' commands).
 func Batch(ctx context.Context, real redis.Cmdable, n int, fn func(i int, c redis.Cmdable)) (roundTrips int) {
 	if n <= 0 {
 		return 0
