@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,7 +29,9 @@ import (
 )
 
 // crawled counts what the crawl checked.
-var crawled struct{ secrets, decoded, prefixes int }
+var crawled crawlCounts
+
+type crawlCounts struct{ secrets, decoded, prefixes int }
 
 // crawlDBPage is what the crawl reads of a database page's JSON.
 type crawlDBPage struct {
@@ -60,11 +63,41 @@ func TestCrawlTheDemo(t *testing.T) {
 	for _, dc := range d.Connections() {
 		conns = append(conns, redisview.ConnConfig{Name: dc.Name, URL: dc.URL})
 	}
+	crawl(t, conns, nil)
+}
+
+// The same crawl on real redis-servers holding the demo's seeds: real
+// SCAN returns COUNT-sized pages, not the whole database at once.
+func TestCrawlSeededRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls every family of the seeds")
+	}
+	ctx := context.Background()
+	now := time.Now()
+	ei, gw, vq := redistest.Start(t), redistest.Start(t), redistest.Start(t)
+	if err := demo.SeedEIsland(ctx, func(db int) redis.Cmdable { return ei.Client(db) }, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.SeedGateway(ctx, gw.Client(0), now); err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.SeedVertique(ctx, vq.Client(0), now, demo.DemoSecret); err != nil {
+		t.Fatal(err)
+	}
+	crawl(t, []redisview.ConnConfig{{Name: "eisland", URL: ei.URL(0)}, {Name: "gateway", URL: gw.URL(0)}, {Name: "vertique", URL: vq.URL(0)}},
+		map[string]string{"eisland": "eisland", "gateway": "gateway", "vertique": "vertique"})
+}
+
+// crawl starts a console on conns and walks every family row of every
+// database with keys (read straight from each server).
+func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string) {
+	t.Helper()
+	crawled = crawlCounts{}
 	rs := redistest.Start(t)
-	f := startConsole(t, rs, server.Config{Demo: true, Conns: conns, Sweep: stats.SweepBudget{KeysPerSec: 1_000_000, Count: 1000}}, nil).up(t)
+	f := startConsole(t, rs, server.Config{Demo: true, Conns: conns, PackFor: packFor, Sweep: stats.SweepBudget{KeysPerSec: 1_000_000, Count: 1000}}, nil).up(t)
 	ctx := context.Background()
 	families, keyPages := 0, 0
-	for i, dc := range d.Connections() {
+	for i, dc := range conns {
 		conn := f.reg.All()[i]
 		waitFor(t, dc.Name+" gets a pack", func() bool { return conn.Pack() != nil })
 		opt, err := redis.ParseURL(dc.URL)
@@ -84,8 +117,9 @@ func TestCrawlTheDemo(t *testing.T) {
 			}
 		}
 		if len(dbs) == 0 {
-			t.Fatalf("%s: the demo has no keys", dc.Name)
+			t.Fatalf("%s: no keys", dc.Name)
 		}
+		slices.Sort(dbs)
 		for _, db := range dbs {
 			o := *opt
 			o.DB = db
@@ -121,7 +155,7 @@ func TestCrawlTheDemo(t *testing.T) {
 		t.Errorf("only %d decoded panels and %d sensitive values checked", crawled.decoded, crawled.secrets)
 	}
 	if families < 20 || keyPages < families*9/10 {
-		t.Errorf("crawled %d families and %d key pages: the demo is smaller than expected, or its keys vanish", families, keyPages)
+		t.Errorf("crawled %d families and %d key pages: the data is smaller than expected, or its keys vanish", families, keyPages)
 	}
 }
 
