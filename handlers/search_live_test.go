@@ -189,3 +189,64 @@ func TestSearchTopicRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Two people watching the same search share one scan: the SCAN calls two
+// viewers cost together are those one viewer costs alone.
+func TestSearchLiveTwoViewersOneScan(t *testing.T) {
+	f := newLiveFixture(t)
+	ctx := context.Background()
+	defer handlers.SetSearchLive(search.Limits{Calls: 3, Count: 20, Cap: 5000, Time: 5 * time.Second, Total: 1 << 40})()
+	p := f.redis.Client(7).Pipeline()
+	for i := range 400 {
+		p.Set(ctx, fmt.Sprintf("bulk:%05d", i), i, 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	scans := func() int64 {
+		t.Helper()
+		c, err := f.redis.CommandCalls(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c["scan"]
+	}
+	dial := func(q string) (*websocket.Conn, <-chan string) {
+		t.Helper()
+		u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + route.LiveURL(handlers.SearchTopic{Conn: "main", Q: q}.String())
+		ws, res, err := websocket.DefaultDialer.Dial(u, http.Header{"Origin": {f.srv.URL}})
+		if err != nil {
+			t.Fatalf("dial: %v (%+v)", err, res)
+		}
+		ch := make(chan string, 256)
+		go func() {
+			defer close(ch)
+			for {
+				_, msg, err := ws.ReadMessage()
+				if err != nil {
+					return
+				}
+				ch <- string(msg)
+			}
+		}()
+		return ws, ch
+	}
+	// Two searches walking the same databases with the same SCAN calls
+	// (only MATCH differs): one watched alone, one by two viewers at once.
+	before := scans()
+	a, fa := dial("bulk:*")
+	defer a.Close()
+	waitFrame(t, fa, "one viewer: the end", `data-state="end"`, "400 keys found")
+	alone := scans() - before
+	before = scans()
+	b, fb := dial("bulk:?*")
+	c, fc := dial("bulk:?*")
+	defer b.Close()
+	defer c.Close()
+	waitFrame(t, fb, "viewer b: the end", `data-state="end"`, "400 keys found")
+	waitFrame(t, fc, "viewer c: the end", `data-state="end"`, "400 keys found")
+	both := scans() - before
+	if alone < 10 || both != alone {
+		t.Fatalf("one viewer cost %d SCAN calls, two viewers %d", alone, both)
+	}
+}
