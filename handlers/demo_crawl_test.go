@@ -190,6 +190,7 @@ func crawlFamily(t *testing.T, f *console, dbc *redis.Client, conn string, db in
 	where := fmt.Sprintf("%s db%d %s", conn, db, id)
 	list := route.FamilyKeysURL(conn, db, id)
 	code, _, body := get(t, f.srv.URL+list)
+	_, _, listJSON := get(t, f.srv.URL+list, "Accept", "application/json")
 	if code != http.StatusOK {
 		t.Errorf("%s: key list %d %.300s", where, code, body)
 		return false
@@ -236,8 +237,8 @@ func crawlFamily(t *testing.T, f *console, dbc *redis.Client, conn string, db in
 				}
 				crawled.secrets++
 				for _, form := range []string{v, html.EscapeString(v), strconv.Quote(v)[1 : len(strconv.Quote(v))-1]} {
-					if strings.Contains(page, form) || strings.Contains(js, form) {
-						t.Errorf("%s: the page or JSON of sensitive key %q shows its value %q", where, key, v)
+					if strings.Contains(page, form) || strings.Contains(js, form) || strings.Contains(body, form) || strings.Contains(listJSON, form) {
+						t.Errorf("%s: the key page, key list or their JSON of sensitive key %q shows its value %q", where, key, v)
 					}
 				}
 			}
