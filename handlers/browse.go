@@ -22,13 +22,16 @@ import (
 )
 
 // keyList names one key list and a page of it: ?family=ID, or ?prefix=P
-// for the keys no family matches, and ?at= for a page after the first.
+// for the keys no family matches (with &flat=1, only those with no ':'
+// after P: one group of the database page), and ?at= for a page after the
+// first.
 type keyList struct {
 	Conn     string
 	DB       int
 	Family   string
 	Prefix   string
 	IsPrefix bool
+	Flat     bool
 	At       browse.Cursor
 }
 
@@ -42,7 +45,10 @@ func parseKeyList(conn string, db int, q url.Values) (keyList, error) {
 		return keyList{}, fmt.Errorf("%w: name a family (?family=ID) or a prefix (?prefix=P)", route.ErrParam)
 	case q.Has("family") && l.Family == "":
 		return keyList{}, fmt.Errorf("%w: the family is empty", route.ErrParam)
+	case q.Has("flat") && (q.Get("flat") != "1" || !l.IsPrefix):
+		return keyList{}, fmt.Errorf("%w: flat=1 applies to a prefix list only", route.ErrParam)
 	}
+	l.Flat = q.Get("flat") == "1"
 	at, err := browse.ParseCursor(q.Get("at"))
 	if err != nil {
 		return keyList{}, fmt.Errorf("%w: %s", route.ErrParam, err.Error())
@@ -56,6 +62,9 @@ func (l keyList) Values() url.Values {
 	q := url.Values{"conn": {l.Conn}, "db": {strconv.Itoa(l.DB)}}
 	if l.IsPrefix {
 		q.Set("prefix", l.Prefix)
+		if l.Flat {
+			q.Set("flat", "1")
+		}
 	} else {
 		q.Set("family", l.Family)
 	}
@@ -70,6 +79,9 @@ func (l keyList) URL(at browse.Cursor) string {
 	u := route.FamilyKeysURL(l.Conn, l.DB, l.Family)
 	if l.IsPrefix {
 		u = route.PrefixKeysURL(l.Conn, l.DB, l.Prefix)
+		if l.Flat {
+			u += "&flat=1"
+		}
 	}
 	if s := at.String(); s != "" {
 		u += "&at=" + url.QueryEscape(s)
@@ -95,7 +107,7 @@ func (l keyList) request(conn *redisview.Conn) (browse.Request, error) {
 		return browse.Request{}, echo.NewHTTPError(http.StatusServiceUnavailable,
 			"Not known yet which keys belong to which family: no schema pack ("+why+").")
 	}
-	req := browse.Request{Classifier: cls, Prefix: l.Prefix, At: l.At}
+	req := browse.Request{Classifier: cls, Prefix: l.Prefix, Flat: l.Flat, At: l.At}
 	if l.IsPrefix {
 		return req, nil
 	}
@@ -168,6 +180,23 @@ func keysHeadVM(l keyList, req browse.Request) views.KeysPageVM {
 				short += "…"
 			}
 			vm.Heading += ", starting with “" + short + "”"
+		}
+		vm.Flat = l.Flat
+		p, cut := views.ShortName(l.Prefix)
+		if cut {
+			p += "…"
+		}
+		switch {
+		case l.Flat && l.Prefix == "":
+			vm.Heading += ", with no ':' in the name"
+			vm.Scope = "The keys of the database page's group “(no colon)”: names without a ':'."
+		case l.Flat:
+			vm.Heading += ", with no further ':'"
+			vm.Scope = "The keys of the database page's group “" + p + "*”: names with no ':' after “" + p + "”. Deeper names (“" + p + "x:…”) are groups of their own on the database page and are not listed here."
+		case l.Prefix == "":
+			vm.Scope = "Every key of the database that no family matches."
+		default:
+			vm.Scope = "Every key that no family matches and starts with “" + p + "”, deeper names included."
 		}
 	}
 	match, _ := views.ShortName(w.Match)
@@ -242,7 +271,32 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 	}
 	now := a.now()
 	gone := 0
-	for _, k := range keys {
+	// The role summaries are read all at once (browse.DecodeAll): a tick
+	// costs the round trips of the deepest decoder, not one per command
+	// of each row.
+	var toRead []int
+	var names []string
+	var ms []schema.Match
+	decoded := make([]views.DecodedVM, len(keys))
+	for i, k := range keys {
+		if fam == nil || k.Type == "" {
+			continue
+		}
+		if d, read := decodeRead(k.Match, k.Type); !read {
+			decoded[i] = d
+			continue
+		}
+		toRead = append(toRead, i)
+		names = append(names, k.Name)
+		ms = append(ms, k.Match)
+	}
+	if len(toRead) > 0 {
+		out, _ := browse.DecodeAll(ctx, conn, db, names, ms, now)
+		for j, i := range toRead {
+			decoded[i] = decodedVM(conn, db, keys[i].Name, keys[i].Match, out[j].Result, out[j].Err, now)
+		}
+	}
+	for i, k := range keys {
 		r := views.KeyListRow{Key: k.Name, Href: keyHref(conn.Name, db, k.Name), Type: k.Type, TTL: format.TTL(-1), Size: "n/a"}
 		for _, v := range k.Match.Vars {
 			r.Vars = append(r.Vars, views.KeyVar{Name: v.Name, Value: v.Value, Decoded: v.Decoded})
@@ -261,20 +315,16 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 		}
 		if fam != nil {
 			r.Summary = "—"
-			switch {
+			switch d := decoded[i]; {
 			case fam.Sensitive:
 				r.Summary, r.Withheld = "withheld", true
 			case r.Gone:
-			default:
-				d := keyDecoded(ctx, conn, db, k.Name, k.Type, k.Match, now)
-				switch {
-				case d.Withheld:
-					r.Summary, r.Withheld = "withheld", true
-				case d.Summary != "":
-					r.Summary = d.Summary
-				case d.Note != "":
-					r.Summary = d.Note
-				}
+			case d.Withheld:
+				r.Summary, r.Withheld = "withheld", true
+			case d.Summary != "":
+				r.Summary = d.Summary
+			case d.Note != "":
+				r.Summary = d.Note
 			}
 		}
 		vm.Rows = append(vm.Rows, r)
@@ -390,11 +440,23 @@ func (s *keysSource) Close() error { return nil }
 // to every key that matches no family.
 func prefixListHref(conn string, db int, group string) string {
 	p, ok := strings.CutSuffix(group, "*")
-	if !ok {
-		p = ""
+	flat := false
+	switch {
+	case group == "(no colon)":
+		p, flat = "", true
+	case !ok:
+		p = "" // "(other prefixes)": the groups past the sweep's limit
+	default:
+		// "a:*" is the keys "a:x" (no further ':'); "a:b:*" every key
+		// under "a:b:".
+		flat = strings.Count(p, ":") == 1
 	}
 	if !route.Linkable(p) {
 		return ""
 	}
-	return route.PrefixKeysURL(conn, db, p)
+	u := route.PrefixKeysURL(conn, db, p)
+	if flat {
+		u += "&flat=1"
+	}
+	return u
 }

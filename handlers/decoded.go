@@ -20,24 +20,37 @@ import (
 // role without a decoder shows nothing; a sensitive family says it was not
 // decoded, without a read; a key of the wrong type is not decoded.
 func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ string, m schema.Match, now time.Time) views.DecodedVM {
-	f := m.Family
-	if f == nil {
-		return views.DecodedVM{}
-	}
 	// A sensitive family is withheld whatever its role, with no read and
 	// an empty summary, so a list showing summaries shows nothing of it.
-	if f.Sensitive {
-		return views.DecodedVM{Role: string(f.Role), Withheld: true}
-	}
-	if !decode.Supported(f.Role) {
-		return views.DecodedVM{}
-	}
-	vm := views.DecodedVM{Role: string(f.Role)}
-	if v := f.TypeViolation(typ); v != "" {
-		vm.Note = "Not decoded: " + v + "."
+	if vm, read := decodeRead(m, typ); !read {
 		return vm
 	}
 	res, err := decode.DecodeIn(ctx, conn.DB(db), decode.Env{Pack: conn.Pack(), DB: db}, m, key, now)
+	return decodedVM(conn, db, key, m, res, err, now)
+}
+
+// decodeRead reports whether keyDecoded would read the key (a decoder
+// applies); if not, vm is what it shows without a read.
+func decodeRead(m schema.Match, typ string) (vm views.DecodedVM, read bool) {
+	f := m.Family
+	switch {
+	case f == nil:
+		return views.DecodedVM{}, false
+	case f.Sensitive:
+		return views.DecodedVM{Role: string(f.Role), Withheld: true}, false
+	case !decode.Supported(f.Role):
+		return views.DecodedVM{}, false
+	}
+	if v := f.TypeViolation(typ); v != "" {
+		return views.DecodedVM{Role: string(f.Role), Note: "Not decoded: " + v + "."}, false
+	}
+	return views.DecodedVM{}, true
+}
+
+// decodedVM converts what decode read of a key of family m.
+func decodedVM(conn *redisview.Conn, db int, key string, m schema.Match, res decode.Result, err error, now time.Time) views.DecodedVM {
+	f := m.Family
+	vm := views.DecodedVM{Role: string(f.Role)}
 	switch {
 	case err != nil:
 		vm.Note = "Could not be decoded: " + conn.WrapErr(redisview.ReadError("reading the key by its role", err)).Error()

@@ -1,16 +1,20 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -57,7 +61,15 @@ func (a *App) searchPage(c echo.Context) error {
 		vm.Notes = append(vm.Notes, "Search with a glob pattern instead, e.g. *"+search.EscapeGlob(views.ValidText(q))+"*.")
 		return render(c, http.StatusOK, vm, views.SearchPage(page, vm))
 	}
-	res, err := search.Run(c.Request().Context(), conn, query, cursors, searchLimits)
+	// A first request of a page checks the derived keys only, and the
+	// page's live topic runs the scans; JSON and continue requests run one
+	// bounded request of scans.
+	lim := searchLimits
+	live := cursors == nil && !wantsJSON(c.Request()) && (query.Kind == search.Glob || query.Kind == search.Value)
+	if live {
+		lim.Calls = 0
+	}
+	res, err := search.Run(c.Request().Context(), conn, query, cursors, lim)
 	if err != nil {
 		if !errors.Is(err, redisview.ErrRead) {
 			return err
@@ -70,6 +82,14 @@ func (a *App) searchPage(c echo.Context) error {
 		return render(c, http.StatusBadGateway, vm, views.SearchPage(page, vm))
 	}
 	searchVM(&vm, conn.Name, query, res)
+	if live && len(res.Scans) > 0 && !res.Capped {
+		vm.WSURL = route.LiveURL(SearchTopic{Conn: conn.Name, Q: q}.String())
+		vm.LiveState = "waiting"
+		vm.LiveText = "The scans start in the background as soon as the page is open, their progress and finds shown here live. Without JavaScript, continue the scans by hand."
+		for i := range vm.Scans {
+			vm.Scans[i].Progress = fmt.Sprintf("about %s keys to scan; not started yet.", format.Count(res.Scans[i].DBKeys))
+		}
+	}
 	return render(c, http.StatusOK, vm, views.SearchPage(page, vm))
 }
 
@@ -181,4 +201,151 @@ func progress(s search.ScanState, lim search.Limits) string {
 	fmt.Fprintf(&b, "stopped after scanning about %s of ~%s keys (%s of COUNT %s); found %s. Refine the pattern or continue.",
 		format.Count(s.Examined), format.Count(s.DBKeys), format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), strconv.FormatInt(lim.Count, 10), found)
 	return b.String()
+}
+
+const searchKind = "search"
+
+// SearchTopic is a search page's live results, "search:conn=C&q=Q": its
+// source runs the search's scans slice by slice (search.LiveLimits), so
+// everyone watching the same search shares one scan.
+type SearchTopic struct {
+	Conn string
+	Q    string
+}
+
+func (t SearchTopic) String() string {
+	return searchKind + ":" + url.Values{"conn": {t.Conn}, "q": {t.Q}}.Encode()
+}
+
+// Role: the fragment carries no controls.
+func (SearchTopic) Role() action.Role { return action.Viewer }
+
+func parseSearchTopic(arg string) (Topic, error) {
+	q, err := url.ParseQuery(arg)
+	if err != nil {
+		return nil, err
+	}
+	t := SearchTopic{Conn: q.Get("conn"), Q: q.Get("q")}
+	if !redisview.ValidName(t.Conn) || strings.TrimSpace(t.Q) == "" || len(t.Q) > search.MaxQuery || t.String() != searchKind+":"+arg {
+		return nil, ErrUnknownTopic // one name per search: one poller per view
+	}
+	return t, nil
+}
+
+// searchLive bounds a live search (tests shrink them).
+var searchLive = search.LiveLimits
+
+func (t SearchTopic) source(a *App) (func() live.Source, error) {
+	conn, err := a.conns.Get(t.Conn)
+	if err != nil {
+		return nil, err
+	}
+	return func() live.Source { return &searchSource{a: a, conn: conn, t: t, lim: searchLive} }, nil
+}
+
+// searchSource steps one search session a tick (and kicks itself while
+// scans remain, so a big server is scanned in seconds, not a slice a
+// second); once the session is done it sends its last fragment again
+// without reading Redis.
+type searchSource struct {
+	a    *App
+	conn *redisview.Conn
+	t    SearchTopic
+	lim  search.Limits
+	sess *search.Session
+	last []byte // the fragment once the session is done
+}
+
+func (s *searchSource) Poll(ctx context.Context) ([]byte, error) {
+	if s.last != nil {
+		return s.last, nil
+	}
+	q := search.Parse(s.t.Q, s.conn.Pack())
+	vm := views.SearchVM{Conn: s.conn.Name, Q: s.t.Q, Kind: string(q.Kind)}
+	if p := s.conn.Pack(); p != nil {
+		vm.Pack = p.Name
+	}
+	if q.Kind == search.Value && vm.Pack == "" {
+		vm.LiveState, vm.LiveText = "waiting", "Not known yet which families a value fills: "+s.conn.Name+" has no schema pack yet."
+		return renderBytes(ctx, views.SearchResults(vm, true))
+	}
+	if s.sess == nil {
+		s.sess = search.NewSession(s.conn, q, s.lim)
+	}
+	res, err := s.sess.Step(ctx)
+	searchLiveVM(&vm, s.conn.Name, q, res, s.lim, s.sess.Done(), err)
+	if s.sess.Done() && err == nil {
+		// The last frame is sent again to later viewers as it is: say when.
+		vm.LiveText += " As of " + format.Clock(s.a.now()) + "; search again for a fresh read."
+	}
+	if err != nil && res.Keyspace == nil {
+		vm.DBs, vm.Scans = nil, nil // nothing read yet: nothing claimed
+	}
+	b, rerr := renderBytes(ctx, views.SearchResults(vm, true))
+	if rerr != nil {
+		return nil, rerr
+	}
+	if s.sess.Done() && err == nil {
+		s.last = b
+	} else if err == nil {
+		s.a.hub.Kick(s.t.String())
+	}
+	return b, nil
+}
+
+// searchLiveVM is the live fragment's model: what was found so far, each
+// scan's progress and where the search stands.
+func searchLiveVM(vm *views.SearchVM, conn string, q search.Query, r search.Result, lim search.Limits, done bool, err error) {
+	searchVM(vm, conn, q, r)
+	vm.Notes, vm.ContinueURL = nil, ""
+	if r.Absent > 0 {
+		vm.Notes = append(vm.Notes, format.Plural(int64(r.Absent), "family the value fits lives", "families the value fits live")+" in no database that has keys now: not searched.")
+	}
+	for i, st := range r.Scans {
+		vm.Scans[i].Progress = liveProgress(st, done)
+	}
+	found := format.Plural(int64(len(r.Hits)), "key", "keys")
+	scanned := format.Count(r.Scanned)
+	switch {
+	case err != nil:
+		vm.LiveState = "error"
+		vm.LiveText = fmt.Sprintf("The scan could not go on: %s. It tries again at the next tick; %s found so far.", err.Error(), found)
+	case r.Capped:
+		vm.LiveState = "cap"
+		vm.LiveText = fmt.Sprintf("Stopped at the cap of %d keys found (after about %s keys scanned): refine the search to see the rest.", lim.Cap, scanned)
+		if r.Dropped > 0 {
+			vm.LiveText += fmt.Sprintf(" The last SCAN call returned %s more, not listed.", format.Plural(int64(r.Dropped), "matching key", "matching keys"))
+		}
+	case r.Budget:
+		vm.LiveState = "budget"
+		vm.LiveText = fmt.Sprintf("Stopped after scanning about %s keys, the budget of a live search; %s found. Refine the search, or continue the scans by hand.", scanned, found)
+		if cur := r.Cursors(); cur != "" {
+			vm.ContinueURL = route.SearchContinueURL(conn, q.Raw, cur)
+		}
+	case done:
+		vm.LiveState = "end"
+		vm.LiveText = fmt.Sprintf("Done: every scan reached the end of its database (about %s keys scanned); %s found.", scanned, found)
+		if len(r.Scans) == 0 {
+			vm.LiveText = fmt.Sprintf("Done: nothing to scan; %s found.", found)
+		}
+	default:
+		vm.LiveState = "scanning"
+		vm.LiveText = fmt.Sprintf("Scanning in the background: about %s keys scanned so far, %s found; the list grows as keys are found. Everyone watching this search shares one scan.", scanned, found)
+	}
+}
+
+// liveProgress says how far one scan of a live search got.
+func liveProgress(s search.ScanState, done bool) string {
+	found := strconv.Itoa(s.Found) + " found"
+	switch {
+	case s.Done:
+		return fmt.Sprintf("scanned to the end (~%s keys, %s); %s.", format.Count(s.DBKeys), format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), found)
+	case s.Calls == 0 && done:
+		return "not scanned (the search stopped first)."
+	case s.Calls == 0:
+		return fmt.Sprintf("about %s keys to scan; not started yet.", format.Count(s.DBKeys))
+	case done:
+		return fmt.Sprintf("stopped after %s of ~%s keys scanned; %s.", format.Count(s.Examined), format.Count(s.DBKeys), found)
+	}
+	return fmt.Sprintf("%s of ~%s keys scanned, %s; scanning…", format.Count(s.Examined), format.Count(s.DBKeys), found)
 }

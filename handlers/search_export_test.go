@@ -9,3 +9,11 @@ func SetSearchLimits(l search.Limits) (restore func()) {
 	searchLimits = l
 	return func() { searchLimits = old }
 }
+
+// SetSearchLive replaces the live search's limits until the returned
+// function restores them.
+func SetSearchLive(l search.Limits) (restore func()) {
+	old := searchLive
+	searchLive = l
+	return func() { searchLive = old }
+}

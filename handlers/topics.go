@@ -42,6 +42,7 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	gatewayKeyKind:   parseGatewayKeyTopic,
 	vertiqueKind:     parseVertiqueTopic,
 	bansKind:         parseBansTopic,
+	searchKind:       parseSearchTopic,
 }
 
 // ParseTopic reads a topic's wire name.

@@ -234,7 +234,57 @@ func measure(ctx context.Context, admin *redis.Client, conn *redisview.Conn, q s
 	}
 	show("first request", first)
 	show("whole search", all)
-	fmt.Printf("  slowest command (SLOWLOG, all %d requests): %s\n\n", all.requests, slowest)
+	fmt.Printf("  slowest command (SLOWLOG, all %d requests): %s\n", all.requests, slowest)
+	return live(ctx, admin, conn, query)
+}
+
+// live steps the search as the search page's live topic does
+// (search.LiveLimits), back to back: the topic adds the hub's gap between
+// polls (MinGap, 200 ms at the default 1 s interval) to each step.
+func live(ctx context.Context, admin *redis.Client, conn *redisview.Conn, query search.Query) error {
+	before, err := calls(ctx, admin)
+	if err != nil {
+		return err
+	}
+	admin.Do(ctx, "SLOWLOG", "RESET")
+	s := search.NewSession(conn, query, search.LiveLimits)
+	var r search.Result
+	steps := 0
+	t := time.Now()
+	for !s.Done() {
+		if r, err = s.Step(ctx); err != nil {
+			return err
+		}
+		steps++
+	}
+	took := time.Since(t)
+	after, err := calls(ctx, admin)
+	if err != nil {
+		return err
+	}
+	diff := map[string]int64{}
+	for cmd, v := range after {
+		diff[cmd] = v - before[cmd]
+	}
+	diff["info"]--
+	derived, scanned, scanCalls := 0, 0, 0
+	for _, h := range r.Hits {
+		if h.Scan {
+			scanned++
+		} else {
+			derived++
+		}
+	}
+	for _, sc := range r.Scans {
+		scanCalls += sc.Calls
+	}
+	slowest, err := slowest(ctx, admin)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %-14s %2d step(s),   %8s (+ %d × the hub's gap between polls); commands %s; %d derived, %d found by scan in %d SCAN calls; ~%d keys scanned\n",
+		"live topic", steps, took.Round(100*time.Microsecond), max(steps-1, 0), cmdList(diff), derived, scanned, scanCalls, r.Scanned)
+	fmt.Printf("  slowest command (SLOWLOG, live): %s\n\n", slowest)
 	return nil
 }
 

@@ -77,6 +77,11 @@ type Request struct {
 	// matches that start with Prefix ("" for every such key).
 	Family *schema.Family
 	Prefix string
+	// Flat keeps, of a prefix list, only the keys with no ':' after the
+	// prefix: the database page's group "a:*" is the keys "a:x", not
+	// "a:b:x" (group "a:b:*"), and its "(no colon)" group is Prefix ""
+	// and Flat.
+	Flat bool
 	// Classifier is the connection's; it decides which keys belong.
 	Classifier *schema.Classifier
 	At         Cursor
@@ -172,7 +177,10 @@ func (r *Request) belongs(db int, key string) (schema.Match, bool) {
 	if r.Family != nil {
 		return m, ok && m.Family == r.Family
 	}
-	return schema.Match{}, !ok && strings.HasPrefix(key, r.Prefix)
+	if ok || !strings.HasPrefix(key, r.Prefix) {
+		return schema.Match{}, false
+	}
+	return schema.Match{}, !r.Flat || !strings.Contains(key[len(r.Prefix):], ":")
 }
 
 // List reads one page of a list: a bounded SCAN walk, then one pipelined

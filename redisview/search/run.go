@@ -21,7 +21,10 @@ type Limits struct {
 	Calls int           // SCAN calls of one scan per request
 	Count int64         // COUNT of each SCAN call
 	Cap   int           // keys listed at most; the search stops when it is reached
-	Time  time.Duration // all the scans of a request
+	Time  time.Duration // all the scans of a request (of a Session's step)
+	// Total bounds a Session: it stops once its scans have looked at
+	// about this many keys (calls × COUNT); 0: no bound.
+	Total int64
 }
 
 // DefaultLimits: 250 SCAN calls × COUNT 200 (about 50,000 keys) per
@@ -29,6 +32,12 @@ type Limits struct {
 // 200 so that one SCAN with MATCH stays under 2 ms on a big database (at
 // COUNT 1000 bench-search saw 4 ms).
 var DefaultLimits = Limits{Calls: 250, Count: 200, Cap: 200, Time: 2 * time.Second}
+
+// LiveLimits bound a live search's Session: each step (one tick of the
+// page's topic) at most 100 SCAN calls × COUNT 200 (about 20,000 keys) per
+// database for at most half a second; the whole search at most 200 keys
+// found and 2,000,000 keys scanned.
+var LiveLimits = Limits{Calls: 100, Count: 200, Cap: 200, Time: 500 * time.Millisecond, Total: 2_000_000}
 
 // Hit is one key found.
 type Hit struct {
@@ -44,8 +53,9 @@ type Hit struct {
 type ScanState struct {
 	Scan
 	DBKeys   int64 // keys in the database (INFO keyspace)
-	Calls    int   // SCAN calls this request
-	Examined int64 // keys looked at this request, about (calls × COUNT, at most DBKeys)
+	Calls    int   // SCAN calls this request (of a Session: so far)
+	Examined int64 // keys looked at, about: calls × COUNT (or the keys SCAN returned, when more), at most DBKeys; DBKeys once Done
+	Returned int64 // keys SCAN returned (MATCH applied)
 	Found    int
 	Cursor   uint64 // where a continue starts; 0 when Done
 	Done     bool   // the cursor came back to 0 (on this request or an earlier one)
@@ -67,13 +77,25 @@ type Result struct {
 	// it: matched, not listed, and not returned again by a continue.
 	Dropped  int
 	TimedOut bool
+	// Budget: a Session stopped after Limits.Total keys scanned.
+	Budget bool
+	// Scanned: keys the scans looked at, about (the sum of their Examined).
+	Scanned int64
 	// Continued: a continue request; derived keys were checked on the first.
 	Continued bool
 	// FamilyDBs: for a family id, its databases (those the pack names, or
 	// every database with keys for a family of any database).
 	FamilyDBs []int
-	// Commands issued by this request (INFO, pipelines' commands, SCANs).
+	// Commands issued by this request (INFO, pipelines' commands, SCANs);
+	// of a Session, by its last step.
 	Commands int
+
+	seen map[hitKey]bool // keys listed, so a key SCAN returns twice is listed once
+}
+
+type hitKey struct {
+	db  int
+	key string
 }
 
 // Cursors is the continue link's parameter: each unfinished scan's id and
@@ -127,14 +149,121 @@ func digits(s string) bool {
 // Run answers q on conn. cursors is nil on a first request, else the
 // scans to continue (ParseCursors); scans it does not name are done.
 func Run(ctx context.Context, conn *redisview.Conn, q Query, cursors map[string]uint64, lim Limits) (Result, error) {
-	r := Result{Query: q, Continued: cursors != nil}
+	s := newSession(conn, q, lim, cursors)
+	return s.Step(ctx)
+}
+
+// Session is a search run in slices: its first Step reads the keyspace and
+// checks the derived keys, and every Step runs at most lim.Calls SCAN
+// calls per unfinished scan (for at most lim.Time), adding what they find,
+// until every scan is done, the cap is reached or lim.Total keys have been
+// scanned. A live search page steps one session per tick; its result keeps
+// every key once. Steps must not overlap.
+type Session struct {
+	conn    *redisview.Conn
+	lim     Limits
+	cursors map[string]uint64
+	r       Result
+	plan    Plan
+	cls     *schema.Classifier
+	started bool
+	done    bool
+	from    int  // r.Hits[from:] are not described yet
+	pending bool // a step is under way or failed before describing r.Hits[from:]
+}
+
+// NewSession starts a search that Step runs slice by slice.
+func NewSession(conn *redisview.Conn, q Query, lim Limits) *Session {
+	return newSession(conn, q, lim, nil)
+}
+
+func newSession(conn *redisview.Conn, q Query, lim Limits, cursors map[string]uint64) *Session {
+	return &Session{conn: conn, lim: lim, cursors: cursors, r: Result{Query: q, Continued: cursors != nil}}
+}
+
+// Done: every scan finished, the cap or the total budget reached; a
+// further Step reads nothing.
+func (s *Session) Done() bool { return s.done }
+
+// Step runs one slice and returns the search so far (Commands counts this
+// step's). After an error the session may be stepped again: the slice that
+// failed is retried.
+func (s *Session) Step(ctx context.Context) (Result, error) {
+	r := &s.r
+	r.Commands, r.TimedOut = 0, false
+	if s.done {
+		return s.result(), nil
+	}
+	if !s.started {
+		if err := s.start(ctx); err != nil {
+			return s.result(), err
+		}
+	}
+	// A step ends by its time budget, or halfway to ctx's deadline (a
+	// live topic's poll timeout), whichever is sooner.
+	deadline := time.Now().Add(s.lim.Time)
+	if d, ok := ctx.Deadline(); ok {
+		if half := time.Now().Add(time.Until(d) / 2); half.Before(deadline) {
+			deadline = half
+		}
+	}
+	if !s.pending {
+		s.from = len(r.Hits)
+	}
+	// Hits a failed step found but could not describe are described by
+	// the next.
+	s.pending = true
+	for i := range r.Scans {
+		st := &r.Scans[i]
+		if st.Done || r.Capped || r.TimedOut || r.Budget {
+			continue
+		}
+		if err := r.scan(ctx, s.conn, s.cls, st, s.lim, deadline); err != nil {
+			return s.result(), err
+		}
+	}
+	if err := r.describe(ctx, s.conn, s.from); err != nil {
+		return s.result(), err
+	}
+	s.pending = false
+	slices.SortStableFunc(r.Hits, func(a, b Hit) int {
+		if a.DB != b.DB {
+			return a.DB - b.DB
+		}
+		if c := strings.Compare(famID(a.Family), famID(b.Family)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	s.done = r.Capped || r.Budget
+	if !s.done {
+		s.done = true
+		for _, st := range r.Scans {
+			s.done = s.done && st.Done
+		}
+	}
+	return s.result(), nil
+}
+
+// result is a copy the caller may keep while the session goes on.
+func (s *Session) result() Result {
+	r := s.r
+	r.Hits = slices.Clone(r.Hits)
+	r.Scans = slices.Clone(r.Scans)
+	return r
+}
+
+// start reads the keyspace, plans the reads and checks the derived keys.
+func (s *Session) start(ctx context.Context) error {
+	r, q, conn := &s.r, s.r.Query, s.conn
 	if q.Kind == Empty {
-		return r, nil
+		s.started, s.done = true, true
+		return nil
 	}
 	info, err := conn.Client().Info(ctx, "keyspace").Result()
 	r.Commands++
 	if err != nil {
-		return r, redisview.ReadError("reading INFO keyspace", err)
+		return redisview.ReadError("reading INFO keyspace", err)
 	}
 	r.Keyspace = map[int]int64{}
 	var dbs []int
@@ -154,56 +283,38 @@ func Run(ctx context.Context, conn *redisview.Conn, q Query, cursors map[string]
 		} else {
 			r.FamilyDBs = dbs
 		}
-		return r, nil
+		s.started, s.done = true, true
+		return nil
 	case Glob:
 		plan = PlanGlob(q.Raw, dbs)
 	case Value:
 		plan = PlanValue(pack, q.Name, q.Value, dbs)
 	}
 	r.Skipped, r.Absent = plan.Skipped, plan.Absent
-	if cursors == nil {
+	r.seen = map[hitKey]bool{}
+	if s.cursors == nil {
 		if err := r.probe(ctx, conn, plan.Probes); err != nil {
-			return r, err
+			r.Hits, r.seen = nil, nil
+			return err
 		}
 	}
-	var cls *schema.Classifier
 	if pack != nil {
-		cls = pack.Classifier()
+		s.cls = pack.Classifier()
 	}
-	deadline := time.Now().Add(lim.Time)
-	for _, s := range plan.Scans {
-		st := ScanState{Scan: s, DBKeys: r.Keyspace[s.DB]}
-		if cursors != nil {
-			c, ok := cursors[s.ID]
+	r.Scans = nil
+	for _, sc := range plan.Scans {
+		st := ScanState{Scan: sc, DBKeys: r.Keyspace[sc.DB]}
+		if s.cursors != nil {
+			c, ok := s.cursors[sc.ID]
 			if !ok {
 				st.Done, st.Earlier = true, true
-				r.Scans = append(r.Scans, st)
-				continue
 			}
 			st.Cursor = c
 		}
-		if r.Capped || r.TimedOut {
-			r.Scans = append(r.Scans, st)
-			continue
-		}
-		if err := r.scan(ctx, conn, cls, &st, lim, deadline); err != nil {
-			return r, err
-		}
 		r.Scans = append(r.Scans, st)
 	}
-	if err := r.describe(ctx, conn); err != nil {
-		return r, err
-	}
-	slices.SortStableFunc(r.Hits, func(a, b Hit) int {
-		if a.DB != b.DB {
-			return a.DB - b.DB
-		}
-		if c := strings.Compare(famID(a.Family), famID(b.Family)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Key, b.Key)
-	})
-	return r, nil
+	s.plan, s.started = plan, true
+	return nil
 }
 
 func famID(f *schema.Family) string {
@@ -247,6 +358,10 @@ func (r *Result) probe(ctx context.Context, conn *redisview.Conn, probes []Probe
 			if t == "none" {
 				continue
 			}
+			if r.seen[hitKey{db, p.Key}] {
+				continue
+			}
+			r.seen[hitKey{db, p.Key}] = true
 			r.Hits = append(r.Hits, Hit{DB: db, Key: p.Key, Family: p.Family, Type: t, TTL: ttlOf(ttls[i])})
 		}
 	}
@@ -261,35 +376,36 @@ func ttlOf(c *redis.DurationCmd) time.Duration {
 	return d
 }
 
-// scan runs one scan within the limits, adding what it finds.
+// scan runs one slice of a scan within the limits (lim.Calls SCAN calls,
+// the deadline, the cap and the total budget), adding what it finds.
 func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Classifier, st *ScanState, lim Limits, deadline time.Time) error {
 	st.Started = true
 	cl := conn.DB(st.DB)
-	seen := map[string]bool{}
-	for st.Calls < lim.Calls {
+	for calls := 0; calls < lim.Calls; calls++ {
 		if time.Now().After(deadline) {
 			r.TimedOut = true
 			break
 		}
+		if lim.Total > 0 && r.Scanned >= lim.Total {
+			r.Budget = true
+			break
+		}
 		keys, next, err := cl.Scan(ctx, st.Cursor, st.Match, lim.Count).Result()
 		r.Commands++
-		st.Calls++
 		if err != nil {
 			return redisview.ReadError(fmt.Sprintf("scanning db%d", st.DB), err)
 		}
+		st.Calls++
 		for _, k := range keys {
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
 			h, ok := st.accept(cls, k)
-			if !ok {
+			if !ok || r.seen[hitKey{st.DB, k}] {
 				continue
 			}
 			if lim.Cap > 0 && len(r.Hits) >= lim.Cap {
 				r.Dropped++
 				continue
 			}
+			r.seen[hitKey{st.DB, k}] = true
 			r.Hits = append(r.Hits, h)
 			st.Found++
 		}
@@ -297,6 +413,15 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 		if next == 0 {
 			st.Done = true
 		}
+		st.Returned += int64(len(keys))
+		was := st.Examined
+		st.Examined = min(max(int64(st.Calls)*lim.Count, st.Returned), max(st.DBKeys, 0))
+		if st.Done {
+			// A SCAN may return more than COUNT (the demo's returns the
+			// whole database at once).
+			st.Examined = max(st.DBKeys, st.Returned)
+		}
+		r.Scanned += st.Examined - was
 		if lim.Cap > 0 && len(r.Hits) >= lim.Cap {
 			r.Capped = true
 		}
@@ -304,7 +429,6 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 			break
 		}
 	}
-	st.Examined = min(int64(st.Calls)*lim.Count, max(st.DBKeys, 0))
 	return nil
 }
 
@@ -328,12 +452,12 @@ func (st *ScanState) accept(cls *schema.Classifier, key string) (Hit, bool) {
 	return h, false
 }
 
-// describe reads TYPE and PTTL of the keys scans found, one pipeline per
-// database; a key gone since is dropped.
-func (r *Result) describe(ctx context.Context, conn *redisview.Conn) error {
+// describe reads TYPE and PTTL of the keys scans found (r.Hits[from:]),
+// one pipeline per database; a key gone since is dropped.
+func (r *Result) describe(ctx context.Context, conn *redisview.Conn, from int) error {
 	var idx []int
 	for i, h := range r.Hits {
-		if h.Scan {
+		if h.Scan && i >= from {
 			idx = append(idx, i)
 		}
 	}

@@ -271,8 +271,10 @@ func TestSearchOnTheDemo(t *testing.T) {
 	if !derived || !scanned {
 		t.Errorf("derived slider bucket %v, mini-game keys by scan %v: %+v", derived, scanned, r.Hits)
 	}
+	// The demo's simulated traffic may delete or expire a key between the
+	// SCAN that listed it and the TYPE that describes it: it is dropped.
 	r = run(t, c, "*", nil, search.DefaultLimits)
-	if !r.Capped || len(r.Hits) != search.DefaultLimits.Cap || r.Dropped == 0 || r.Cursors() == "" {
+	if !r.Capped || len(r.Hits) > search.DefaultLimits.Cap || len(r.Hits) < search.DefaultLimits.Cap-10 || r.Dropped == 0 || r.Cursors() == "" {
 		t.Errorf("glob *: capped %v, %d listed, %d dropped, cursors %q", r.Capped, len(r.Hits), r.Dropped, r.Cursors())
 	}
 }
