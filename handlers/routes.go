@@ -62,6 +62,8 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Live, a.websocket),
 		view(get, route.Account, a.accountPage),
 		view(get, route.Search, a.searchPage),
+		view(get, route.Limits, a.limitsPage),
+		view(get, route.Locks, a.locksPage),
 		view(post, route.SignOutEverywhere, a.signOutEverywhere),
 
 		act(post, route.Preview, a.previewAction),

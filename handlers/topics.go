@@ -38,6 +38,8 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	leaderboardKind:  parseLeaderboardTopic,
 	auditKind:        parseAuditTopic,
 	keysKind:         parseKeysTopic,
+	limitsKind:       parseOpsTopic(limitsKind),
+	locksKind:        parseOpsTopic(locksKind),
 }
 
 // ParseTopic reads a topic's wire name.
