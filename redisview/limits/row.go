@@ -135,7 +135,7 @@ func left(ttl, elapsed time.Duration) time.Duration {
 
 // At is the row's state at now: a bucket refilled by the pack's rate, a
 // window and a lock whose TTL ran on.
-func (r *Row) At(now time.Time) State {
+func (r Row) At(now time.Time) State {
 	var s State
 	el := max(0, now.Sub(r.ReadAt))
 	if r.PTTL >= 0 && el >= r.PTTL && r.PTTL > 0 {
@@ -190,6 +190,7 @@ func (r *Row) At(now time.Time) State {
 		}
 		if m := r.Family.TTL.Max; m > 0 && r.PTTL >= 0 && r.PTTL <= m {
 			s.Age = m - s.TTL
+			s.Used, s.Limit = float64(s.Age), float64(m) // oldest first
 		}
 		s.Locked = !s.Gone
 	}
@@ -199,7 +200,7 @@ func (r *Row) At(now time.Time) State {
 // Matches reports whether the row's placeholder values (decoded: an
 // account in base64url is matched as its text) or its key contain q,
 // ignoring case. An empty q matches every row.
-func (r *Row) Matches(q string) bool {
+func (r Row) Matches(q string) bool {
 	q = strings.TrimSpace(q)
 	if q == "" {
 		return true
