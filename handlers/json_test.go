@@ -64,6 +64,8 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Preview: {route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 3, Key: key}.PreviewURL(),
 			route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 5, Key: totp}.PreviewURL()},
 		route.UndoPreview: {route.Undo{Conn: "main", DB: 3, Record: out.ID}.URL()},
+		route.Limits:      {route.LimitsURL("main"), route.LimitsURL("main") + "?q=alice", route.LimitsURL("nope")},
+		route.Locks:       {route.LocksURL("main"), route.LocksURL("nope")},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))

@@ -1,0 +1,225 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/views"
+)
+
+func b64url(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+// seedLimits writes, the way eIsland does, a drained slider bucket
+// (alice), a barely used one (bob), a locked login (eve) and one with two
+// failures (frank).
+func seedLimits(t *testing.T, rs *redistest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	hit := func(account string, n int) {
+		key := "verify:slider:rate:create:account:" + b64url(account)
+		for range n {
+			if err := demo.SliderTokenBucket.Run(ctx, rs.Client(4), []string{key}, time.Now().UnixMilli(), 12, 12.0/60/1000, 1, 120).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	hit("alice@example.com", 12)
+	hit("bob@example.com", 1)
+	now := time.Now()
+	for user, n := range map[string]int{"eve": 5, "frank": 2} {
+		key := "auth:limit:login:failures:" + user
+		for i := range n {
+			ms := now.Add(-time.Duration(i+1) * time.Second).UnixMilli()
+			rs.Client(6).ZAdd(ctx, key, redis.Z{Score: float64(ms), Member: fmt.Sprintf("%d:%d", ms, i)})
+		}
+		rs.Client(6).Expire(ctx, key, 15*time.Minute)
+	}
+	rs.Client(6).Set(ctx, "auth:limit:login:lock:eve", strconv.FormatInt(now.Add(10*time.Minute).UnixMilli(), 10), 10*time.Minute)
+}
+
+func limitsJSON(t *testing.T, u string) views.LimitsVM {
+	t.Helper()
+	code, _, body := get(t, u, "Accept", "application/json")
+	if code != 200 {
+		t.Fatalf("%s: %d %s", u, code, body)
+	}
+	var vm views.LimitsVM
+	if err := json.Unmarshal([]byte(body), &vm); err != nil {
+		t.Fatalf("%s: %v\n%s", u, err, body)
+	}
+	return vm
+}
+
+func group(vm views.LimitsVM, fam string) *views.LimitGroup {
+	for i := range vm.Groups {
+		if vm.Groups[i].Family == fam {
+			return &vm.Groups[i]
+		}
+	}
+	return nil
+}
+
+// waitRows polls the page's JSON until the family shows want rows.
+func waitRows(t *testing.T, u, fam string, want int) views.LimitsVM {
+	t.Helper()
+	var vm views.LimitsVM
+	waitFor(t, fam+" rows on "+u, func() bool {
+		vm = limitsJSON(t, u)
+		g := group(vm, fam)
+		return g != nil && len(g.Rows) == want
+	})
+	return vm
+}
+
+func TestLimitsPage(t *testing.T) {
+	f := newFixture(t, false)
+	seedLimits(t, f.redis)
+	u := f.srv.URL + route.LimitsURL("main")
+	vm := waitRows(t, u, "login-failures", 2)
+
+	logins := group(vm, "login-failures")
+	if logins.Rows[0].Subject[0].Value != "eve" || !logins.Rows[0].Throttled || !strings.HasPrefix(logins.Rows[0].State, "locked until ") {
+		t.Fatalf("the locked login is not first: %+v", logins.Rows)
+	}
+	if logins.Rows[0].Level != "5 of 5 in the last 5m" || logins.Rows[1].Level != "2 of 5 in the last 5m" || logins.Rows[1].Throttled {
+		t.Fatalf("levels %+v", logins.Rows)
+	}
+	if !strings.Contains(logins.Limit, "limit 5 per 5m") {
+		t.Fatalf("limit %q", logins.Limit)
+	}
+	// Unlock… opens the unlock-login preview of eve's window.
+	if len(logins.Rows[0].Actions) != 1 || logins.Rows[0].Actions[0].Title != "Unlock…" {
+		t.Fatalf("actions %+v", logins.Rows[0].Actions)
+	}
+	pu, _ := url.Parse(logins.Rows[0].Actions[0].Href)
+	if pu.Path != route.Preview || pu.Query().Get("kind") != action.KindUnlockLogin || pu.Query().Get("key") != "auth:limit:login:failures:eve" || pu.Query().Get("db") != "6" {
+		t.Fatalf("unlock link %q", logins.Rows[0].Actions[0].Href)
+	}
+
+	buckets := group(vm, "slider-rate-create-account")
+	if buckets == nil || len(buckets.Rows) != 2 {
+		t.Fatalf("buckets %+v", buckets)
+	}
+	alice, bob := buckets.Rows[0], buckets.Rows[1]
+	if alice.Subject[0].Value != "alice@example.com" || !alice.Throttled || alice.Level != "0 of 12 tokens left" || alice.Pct < 95 {
+		t.Fatalf("alice %+v", alice)
+	}
+	if bob.Subject[0].Value != "bob@example.com" || bob.Throttled || !strings.HasPrefix(bob.Level, "11 of 12") {
+		t.Fatalf("bob %+v", bob)
+	}
+	// Families with a throttled row come first.
+	if !vm.Groups[0].Rows[0].Throttled {
+		t.Fatalf("first family %s has no throttled row", vm.Groups[0].Family)
+	}
+
+	// The filter matches decoded placeholder values.
+	fvm := limitsJSON(t, u+"?q=ALICE")
+	if len(fvm.Groups) != 1 || fvm.Groups[0].Family != "slider-rate-create-account" || len(fvm.Groups[0].Rows) != 1 || fvm.Groups[0].Rows[0].Subject[0].Value != "alice@example.com" {
+		t.Fatalf("filtered %+v", fvm.Groups)
+	}
+	if vm := limitsJSON(t, u+"?q=nobody-at-all"); len(vm.Groups) != 0 || !strings.Contains(vm.Empty, "nobody-at-all") {
+		t.Fatalf("no match: %+v", vm)
+	}
+
+	// HTML: the page, its live topic, the filter box.
+	code, _, body := get(t, u+"?q=eve")
+	if code != 200 || !strings.Contains(body, `data-testid="limit-row"`) || !strings.Contains(body, "Rate limits · main") ||
+		!strings.Contains(body, url.QueryEscape(handlers.OpsTopic{Kind: "limits", Conn: "main", Filter: "eve", Act: true}.String())) {
+		t.Fatalf("page %d: %.2000s", code, body)
+	}
+
+	// Unlocked elsewhere: the row goes from the live fragment.
+	topic := handlers.OpsTopic{Kind: "limits", Conn: "main", Filter: "eve"}.String()
+	f.frames(t, topic, func(msg []byte) bool { return !strings.Contains(string(msg), "locked until") })
+	f.redis.Client(6).Del(context.Background(), "auth:limit:login:lock:eve", "auth:limit:login:failures:eve")
+	f.frames(t, topic, func(msg []byte) bool {
+		return strings.Contains(string(msg), "auth:limit:login:lock:eve") || strings.Contains(string(msg), "locked until")
+	})
+}
+
+func TestLimitsPageEmptyAndDisconnected(t *testing.T) {
+	rs := redistest.Start(t)
+	f := startConsole(t, rs, server.Config{
+		Conns:   []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}},
+		PackFor: map[string]string{"main": "vertique"},
+	}, nil).up(t)
+	vm := limitsJSON(t, f.srv.URL+route.LimitsURL("main"))
+	if len(vm.Groups) != 0 || !strings.Contains(vm.Empty, "no rate-limit family in this pack") && !strings.Contains(vm.Empty, "No rate-limit family in this pack") {
+		t.Fatalf("empty state %+v", vm)
+	}
+	rs.Stop()
+	waitFor(t, "monitor sees redis down", func() bool { return !f.reg.All()[0].Status().Up })
+	vm = limitsJSON(t, f.srv.URL+route.LimitsURL("main"))
+	if !strings.Contains(vm.Disconnected, "unreachable") {
+		t.Fatalf("disconnected %+v", vm)
+	}
+	if code, _, _ := get(t, f.srv.URL+"/c/nosuch/limits"); code != 404 {
+		t.Fatalf("unknown connection: %d", code)
+	}
+}
+
+func TestLocksPage(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	const (
+		key    = "payment:lock:create:pro-month:gina"
+		holder = "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21"
+		stuck  = "payment:lock:create:pro-month:hank"
+	)
+	if !f.redis.Client(10).SetNX(ctx, key, holder, 15*time.Second).Val() {
+		t.Fatal("SET NX PX refused")
+	}
+	f.redis.Client(10).Set(ctx, stuck, holder, 0)
+	u := f.srv.URL + route.LocksURL("main")
+	var vm views.LocksVM
+	waitFor(t, "two locks", func() bool {
+		code, _, body := get(t, u, "Accept", "application/json")
+		vm = views.LocksVM{}
+		if code != 200 || json.Unmarshal([]byte(body), &vm) != nil {
+			return false
+		}
+		for _, g := range vm.Groups {
+			if g.Family == "lock-create-pro-month" {
+				return len(g.Rows) == 2
+			}
+		}
+		return false
+	})
+	var g views.LockGroup
+	for _, x := range vm.Groups {
+		if x.Family == "lock-create-pro-month" {
+			g = x
+		}
+	}
+	if !g.Rows[0].NoTTL || g.Rows[0].Subject[0].Value != "hank" {
+		t.Fatalf("the lock without a TTL is not first, flagged: %+v", g.Rows)
+	}
+	gina := g.Rows[1]
+	if gina.Holder != holder || gina.NoTTL || gina.TTL == "" || gina.Age == "" || len(gina.Actions) != 1 || gina.Actions[0].Title != "Release…" {
+		t.Fatalf("gina %+v", gina)
+	}
+	if !strings.Contains(vm.Short, "may be missed") || !strings.Contains(vm.Short, "notify-keyspace-events") {
+		t.Fatalf("short locks line %q", vm.Short)
+	}
+	// Released: gone from the live fragment.
+	topic := handlers.OpsTopic{Kind: "locks", Conn: "main", Filter: "gina"}.String()
+	f.frames(t, topic, func(msg []byte) bool { return !strings.Contains(string(msg), holder) })
+	f.redis.Client(10).Del(ctx, key)
+	f.frames(t, topic, func(msg []byte) bool { return strings.Contains(string(msg), holder) })
+}
