@@ -110,6 +110,7 @@ var actions = []action{
 	{1, (*Simulator).upload},
 	{7, (*Simulator).gatewayRequest},
 	{1, (*Simulator).gatewayMisc},
+	{1, (*Simulator).burst},
 	{6, (*Simulator).consumeVertique},
 }
 
