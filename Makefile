@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search
+.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-limits
 
 run:
 	$(GO) run ./cmd/web
@@ -68,3 +68,8 @@ bench-sweep:
 # username and an account, commands, time, derived vs scanned, slowest command.
 bench-search:
 	$(GO) run ./cmd/bench-search
+
+# Rate limits page: 100,000 buckets + 100,000 login windows + 10,000 locks,
+# 1 vs 100 viewers: Redis commands/s, slowest command, first throttled row.
+bench-limits:
+	$(GO) run ./cmd/bench-limits
