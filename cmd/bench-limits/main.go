@@ -2,15 +2,12 @@
 // starts a redis-server on a free port, loads 100,000 slider token buckets,
 // 100,000 login failure windows (1% of them locked) and 10,000 payment
 // locks the way eIsland writes them, starts the real keydeck binary, and
-// reports
-//
-//   - the time from the first viewer's connection until a throttled row
-//     shows in its frames;
-//   - Redis commands per second (INFO commandstats deltas, the bench's own
-//     INFO/SLOWLOG/CONFIG excluded) with 1 viewer and with 100 websocket
-//     viewers of the Rate limits page, each for a fixed time, and their
-//     ratio (target ≤ 1.1×);
-//   - the slowest command Keydeck sent (SLOWLOG, every command logged).
+// reports the time from the first viewer's connection until a throttled
+// row shows in its frames; Redis commands per second (INFO commandstats
+// deltas, the bench's own INFO, SLOWLOG and CONFIG excluded) with 1 viewer
+// and with 100 websocket viewers of the Rate limits page, each for a fixed
+// time, and their ratio (target ≤ 1.1×); and the slowest command Keydeck
+// sent (SLOWLOG, every command logged while a run is measured).
 //
 //	go run ./cmd/bench-limits [-duration 20s] [-viewers 1,100]
 package main

@@ -307,3 +307,40 @@ func TestRowMatches(t *testing.T) {
 		}
 	}
 }
+
+// With keyspace notifications on, a lock taken and released between two
+// reads is still counted; without them the snapshot says why not.
+func TestShortLocksCounted(t *testing.T) {
+	for _, c := range []struct {
+		events string
+		on     bool
+	}{{"KA", true}, {"", false}} {
+		rs := redistest.Start(t, "--notify-keyspace-events", c.events)
+		conn := openConn(t, rs.URL(0))
+		pool := limits.NewPool(t.Context(), fast, time.Second)
+		s, release := pool.Acquire(conn)
+		waitPass(t, s)
+		if k := s.Snapshot().Keyspace; k.On != c.on || (!c.on && k.Why == "") {
+			t.Fatalf("events %q: keyspace %+v", c.events, k)
+		}
+		if !c.on {
+			release()
+			continue
+		}
+		time.Sleep(300 * time.Millisecond) // the subscription is up
+		ctx := context.Background()
+		for i := range 3 {
+			key := fmt.Sprintf("payment:order:op-lock:EI%d", i)
+			rs.Client(10).SetNX(ctx, key, "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21", 15*time.Second)
+			rs.Client(10).Del(ctx, key)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for s.Snapshot().Keyspace.ShortLocks < 3 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := s.Snapshot().Keyspace.ShortLocks; n != 3 {
+			t.Fatalf("%d short locks counted, want 3", n)
+		}
+		release()
+	}
+}
