@@ -259,6 +259,11 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 		return vm
 	}
 	shown := 0
+	type famDB struct {
+		id string
+		db int
+	}
+	throttled := map[famDB]int{}
 	for _, f := range snap.Families {
 		if !f.Kind.IsLimit() {
 			continue
@@ -279,6 +284,9 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 				continue
 			}
 			g.Rows = append(g.Rows, limitRow(conn.Name, r, st, t.Act))
+			if st.Throttled {
+				throttled[famDB{f.Family.ID, f.DB}]++
+			}
 		}
 		switch {
 		case hidden > 0 && len(g.Rows) == 0:
@@ -302,6 +310,10 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 	slices.SortStableFunc(vm.Groups, func(a, b views.LimitGroup) int {
 		return boolRank(throttledIn(b)) - boolRank(throttledIn(a))
 	})
+	for fam, n := range throttled {
+		vm.Summary = append(vm.Summary, views.SummaryChip{Family: fam.id, Text: format.Count(int64(n)) + " rows", Anchor: "fam-" + fam.id + "-" + strconv.Itoa(fam.db)})
+	}
+	slices.SortFunc(vm.Summary, func(a, b views.SummaryChip) int { return strings.Compare(a.Anchor, b.Anchor) })
 	switch {
 	case shown == 0 && t.Filter != "":
 		vm.Empty = fmt.Sprintf("No rate-limit row kept matches %q.", t.Filter)

@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -115,6 +116,20 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 		total += len(g.Rows)
 		vm.Groups = append(vm.Groups, g)
 	}
+	// Locks held now first, then cooldowns, each in the pack's order.
+	slices.SortStableFunc(vm.Groups, func(a, b views.LockGroup) int {
+		rank := func(g views.LockGroup) int {
+			r := 0
+			if len(g.Rows) == 0 {
+				r += 2
+			}
+			if g.Role == string(schema.RoleCooldown) {
+				r++
+			}
+			return r
+		}
+		return rank(a) - rank(b)
+	})
 	if total == 0 && t.Filter != "" {
 		vm.Empty = fmt.Sprintf("No lock kept matches %q.", t.Filter)
 	}
