@@ -311,7 +311,7 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 		return boolRank(throttledIn(b)) - boolRank(throttledIn(a))
 	})
 	for fam, n := range throttled {
-		vm.Summary = append(vm.Summary, views.SummaryChip{Family: fam.id, Text: format.Count(int64(n)) + " rows", Anchor: "fam-" + fam.id + "-" + strconv.Itoa(fam.db)})
+		vm.Summary = append(vm.Summary, views.SummaryChip{Family: fam.id, Text: format.Plural(int64(n), "row", "rows"), Anchor: "fam-" + fam.id + "-" + strconv.Itoa(fam.db)})
 	}
 	slices.SortFunc(vm.Summary, func(a, b views.SummaryChip) int { return strings.Compare(a.Anchor, b.Anchor) })
 	switch {
