@@ -231,6 +231,12 @@ func limitText(f *schema.Family) string {
 			return fmt.Sprintf("limit %d per calendar %s (%s)", p.Limit, p.Calendar, p.Location())
 		}
 		return fmt.Sprintf("limit %d per %s (fixed window)", p.Limit, format.Duration(p.Window))
+	case *schema.CounterParams:
+		s := fmt.Sprintf("limit %d (a counter whose lifetime the application sets)", p.Limit)
+		if p.OnExceed != "" {
+			s += "; past it: " + p.OnExceed
+		}
+		return s
 	case *schema.SlidingWindowParams:
 		s := fmt.Sprintf("limit %d per %s (sliding)", p.Limit, format.Duration(p.Window))
 		if p.Lock != nil {
@@ -292,7 +298,7 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 		case hidden > 0 && len(g.Rows) == 0:
 			g.Note = fmt.Sprintf("None of the %d rows kept matches %q.", hidden, t.Filter)
 		case hidden > 0:
-			g.Note = fmt.Sprintf("%d rows kept do not match %q.", hidden, t.Filter)
+			g.Note = fmt.Sprintf("%s not match %q.", format.Plural(int64(hidden), "row kept does", "rows kept do"), t.Filter)
 		case len(g.Rows) == 0 && f.Total == 0:
 			g.Note = "No key of this family in db" + strconv.Itoa(f.DB) + "."
 		}
@@ -318,7 +324,7 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 	case shown == 0 && t.Filter != "":
 		vm.Empty = fmt.Sprintf("No rate-limit row kept matches %q.", t.Filter)
 	case !hasKind(snap, limits.Kind.IsLimit):
-		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role token-bucket, counter-window or sliding-window."
+		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role token-bucket, counter-window, sliding-window or counter with a limit."
 	}
 	return vm
 }
@@ -362,6 +368,8 @@ func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.Limit
 		row.Level = fmt.Sprintf("%s of %s tokens left", num(float64(int64(st.Tokens))), num(p.Capacity))
 	case *schema.CounterWindowParams:
 		row.Level = fmt.Sprintf("%d of %d", r.Count, p.Limit)
+	case *schema.CounterParams:
+		row.Level = fmt.Sprintf("%d of %d", r.Count, p.Limit)
 	case *schema.SlidingWindowParams:
 		row.Level = fmt.Sprintf("%d of %d in the last %s", r.InWindow, p.Limit, format.Duration(p.Window))
 	}
@@ -383,9 +391,12 @@ func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.Limit
 	if !act {
 		return row
 	}
-	if st.Locked && r.LockKey != "" {
+	switch {
+	case st.Locked && r.LockKey != "":
 		row.Actions = appendLink(row.Actions, previewLink("Unlock…", action.KindUnlockLogin, conn, r.DB, r.Key))
-	} else if st.Used > 0 || st.Throttled {
+	case (action.ClearFailures{}).AppliesTo(r.Family):
+		row.Actions = appendLink(row.Actions, previewLink("Clear failures…", action.KindClearFailures, conn, r.DB, r.Key))
+	case st.Used > 0 || st.Throttled:
 		row.Actions = appendLink(row.Actions, previewLink("Reset…", action.KindResetLimit, conn, r.DB, r.Key))
 	}
 	return row

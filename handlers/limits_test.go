@@ -51,6 +51,12 @@ func seedLimits(t *testing.T, rs *redistest.Server) {
 		rs.Client(6).Expire(ctx, key, 15*time.Minute)
 	}
 	rs.Client(6).Set(ctx, "auth:limit:login:lock:eve", strconv.FormatInt(now.Add(10*time.Minute).UnixMilli(), 10), 10*time.Minute)
+	// Wrong verification codes: a counter with a limit, counting failures.
+	for range 5 {
+		if err := demo.RateLimitIncrExpire.Run(ctx, rs.Client(2), []string{"verify:attempts:LOGIN:alice@example.com"}, 300).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func limitsJSON(t *testing.T, u string) views.LimitsVM {
@@ -123,6 +129,12 @@ func TestLimitsPage(t *testing.T) {
 	if bob.Subject[0].Value != "bob@example.com" || bob.Throttled || !strings.HasPrefix(bob.Level, "11 of 12") {
 		t.Fatalf("bob %+v", bob)
 	}
+	// A failure counter offers Clear failures….
+	attempts := group(vm, "verify-attempts")
+	if attempts == nil || len(attempts.Rows) != 1 || attempts.Rows[0].Level != "5 of 5" || !attempts.Rows[0].Throttled ||
+		len(attempts.Rows[0].Actions) != 1 || !strings.Contains(attempts.Rows[0].Actions[0].Href, "kind="+action.KindClearFailures) {
+		t.Fatalf("verify attempts %+v", attempts)
+	}
 	// Families with a throttled row come first.
 	if !vm.Groups[0].Rows[0].Throttled {
 		t.Fatalf("first family %s has no throttled row", vm.Groups[0].Family)
@@ -130,8 +142,16 @@ func TestLimitsPage(t *testing.T) {
 
 	// The filter matches decoded placeholder values.
 	fvm := limitsJSON(t, u+"?q=ALICE")
-	if len(fvm.Groups) != 1 || fvm.Groups[0].Family != "slider-rate-create-account" || len(fvm.Groups[0].Rows) != 1 || fvm.Groups[0].Rows[0].Subject[0].Value != "alice@example.com" {
+	if len(fvm.Groups) != 2 || group(fvm, "slider-rate-create-account") == nil || group(fvm, "verify-attempts") == nil {
 		t.Fatalf("filtered %+v", fvm.Groups)
+	}
+	for _, g := range fvm.Groups {
+		if len(g.Rows) != 1 || g.Rows[0].Subject[len(g.Rows[0].Subject)-1].Value != "alice@example.com" {
+			t.Fatalf("filtered %s: %+v", g.Family, g.Rows)
+		}
+	}
+	if g := group(fvm, "slider-rate-create-account"); !strings.Contains(g.Note, `1 row kept does not match "ALICE"`) {
+		t.Fatalf("note %q", g.Note)
 	}
 	if vm := limitsJSON(t, u+"?q=nobody-at-all"); len(vm.Groups) != 0 || !strings.Contains(vm.Empty, "nobody-at-all") {
 		t.Fatalf("no match: %+v", vm)

@@ -103,7 +103,7 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 			g.Rows = append(g.Rows, lockRow(conn.Name, r, st, t.Act))
 		}
 		if hidden > 0 {
-			g.Note = fmt.Sprintf("%d locks kept do not match %q.", hidden, t.Filter)
+			g.Note = fmt.Sprintf("%s not match %q.", format.Plural(int64(hidden), "lock kept does", "locks kept do"), t.Filter)
 		}
 		if len(g.Rows) == 0 {
 			if t.Filter != "" {

@@ -410,7 +410,7 @@ func TestAppliesTo(t *testing.T) {
 			names = append(names, k.Name())
 		}
 	}
-	if got := strings.Join(names, " "); got != "force-unlock remove-leaderboard-entry reset-limit unlock-login remove-hash-field remove-set-member undo" {
+	if got := strings.Join(names, " "); got != "clear-failures force-unlock remove-leaderboard-entry reset-limit unlock-login remove-hash-field remove-set-member undo" {
 		t.Fatalf("applicable kinds: %s", got)
 	}
 }

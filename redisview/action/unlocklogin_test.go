@@ -87,3 +87,46 @@ func TestUnlockLoginAppliesTo(t *testing.T) {
 	_, err := f.r.Preview(f.ctx, support, f.conn, KindUnlockLogin, f.req(10, "payment:order:op-lock:EI1"))
 	wantErr(t, err, ErrInvalid, "applies only to")
 }
+
+// Clear failures finds failure counters by their params (counts: failures),
+// clears one with a preview of its count, and admin undoes it.
+func TestClearFailures(t *testing.T) {
+	p := schema.BuiltinPack("eisland")
+	for id, want := range map[string]bool{
+		"slider-fail-account": true,
+		"slider-fail-ip":      true,
+		"totp-fail":           true,
+		"verify-attempts":     true,  // role counter
+		"totp-rate-user":      false, // counts requests
+		"verify-rate-ip":      false,
+		"login-failures":      false, // a sliding window: Unlock login
+	} {
+		if got := (ClearFailures{}).AppliesTo(p.Family(id)); got != want {
+			t.Errorf("%s: AppliesTo = %v, want %v", id, got, want)
+		}
+	}
+	f := eisland(t)
+	const key = "totp:security:fail:alice"
+	for range 5 {
+		f.db(5).Incr(f.ctx, key)
+	}
+	f.db(5).Expire(f.ctx, key, 10*time.Minute)
+	before := map[string]snap{key: f.snap(5, key)}
+	pv, err := f.r.Preview(f.ctx, support, f.conn, KindClearFailures, f.req(5, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "summary", pv.Summary, "try again immediately", "totp-fail", "count 5, limit 5 per 10m (reached)")
+	if _, err := f.r.Execute(f.ctx, support, f.conn, pv); err != nil {
+		t.Fatal(err)
+	}
+	if f.db(5).Exists(f.ctx, key).Val() != 0 {
+		t.Fatal("failures not cleared")
+	}
+	if rec := f.last(); rec.Action != KindClearFailures {
+		t.Fatalf("audit %+v", rec)
+	}
+	f.undoAndCheck(5, before)
+	_, err = f.r.Preview(f.ctx, support, f.conn, KindClearFailures, f.req(5, "totp:security:rate:user:alice"))
+	wantErr(t, err, ErrInvalid, "applies only to")
+}

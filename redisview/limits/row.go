@@ -24,6 +24,7 @@ const (
 	None     Kind = iota
 	Bucket        // token-bucket
 	Window        // counter-window (INCR + EXPIRE)
+	Counter       // counter with a limit (attempts)
 	Sliding       // sliding-window (ZSET of events), with its lock
 	Lock          // lock
 	Cooldown      // cooldown
@@ -43,6 +44,10 @@ func KindOf(f *schema.Family) Kind {
 		if _, ok := f.Params.(*schema.CounterWindowParams); ok {
 			return Window
 		}
+	case schema.RoleCounter:
+		if p, ok := f.Params.(*schema.CounterParams); ok && p.Limit > 0 {
+			return Counter
+		}
 	case schema.RoleSlidingWindow:
 		if _, ok := f.Params.(*schema.SlidingWindowParams); ok {
 			return Sliding
@@ -56,7 +61,7 @@ func KindOf(f *schema.Family) Kind {
 }
 
 // IsLimit is true for the kinds the Rate limits page shows.
-func (k Kind) IsLimit() bool { return k == Bucket || k == Window || k == Sliding }
+func (k Kind) IsLimit() bool { return k == Bucket || k == Window || k == Counter || k == Sliding }
 
 // IsLock is true for the kinds the Locks page shows.
 func (k Kind) IsLock() bool { return k == Lock || k == Cooldown }
@@ -76,7 +81,7 @@ type Row struct {
 	Stored  float64
 	LastMs  float64
 	HasLast bool
-	// Window: the count.
+	// Window, Counter: the count.
 	Count int64
 	// Sliding: events within the window at ReadAt, all members, and the
 	// lock the window sets.
@@ -162,6 +167,15 @@ func (r Row) At(now time.Time) State {
 	case *schema.CounterWindowParams:
 		s.Limit, s.Used = float64(p.Limit), float64(r.Count)
 		s.Throttled = r.Count >= p.Limit
+		if r.PTTL > 0 {
+			s.ResetsIn = left(r.PTTL, el)
+		}
+		if s.Gone {
+			s.Used, s.Throttled, s.ResetsIn = 0, false, 0
+		}
+	case *schema.CounterParams:
+		s.Limit, s.Used = float64(p.Limit), float64(r.Count)
+		s.Throttled = p.Limit > 0 && r.Count >= p.Limit
 		if r.PTTL > 0 {
 			s.ResetsIn = left(r.PTTL, el)
 		}

@@ -331,7 +331,7 @@ func readRows(ctx context.Context, c redis.Cmdable, rows []*Row, now time.Time) 
 		switch p := r.Family.Params.(type) {
 		case *schema.TokenBucketParams:
 			x.hm = pipe.HMGet(ctx, r.Key, p.TokensField, p.TimeField)
-		case *schema.CounterWindowParams:
+		case *schema.CounterWindowParams, *schema.CounterParams:
 			x.val = pipe.GetRange(ctx, r.Key, 0, 31)
 		case *schema.SlidingWindowParams:
 			unit := float64(time.Millisecond)
@@ -401,7 +401,7 @@ func readRows(ctx context.Context, c redis.Cmdable, rows []*Row, now time.Time) 
 			if r.HasLast && p.TimeUnit == "s" {
 				r.LastMs *= 1000
 			}
-		case *schema.CounterWindowParams:
+		case *schema.CounterWindowParams, *schema.CounterParams:
 			if fail(x.val) {
 				continue
 			}
