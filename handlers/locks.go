@@ -82,11 +82,7 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 		}
 		g := views.LockGroup{Family: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
 			Value: lockValueText(f.Family), Label: keptLabel(f, snap.Budget.Keep)}
-		if f.Family.TTL.Max > 0 {
-			g.Hold = "taken with a TTL of up to " + format.Duration(f.Family.TTL.Max) + " (age is counted from it); the pack gives no expected hold time"
-		} else {
-			g.Hold = "the pack gives no TTL, so the age is not known"
-		}
+		g.Hold = holdText(f.Family)
 		rows := f.Rows
 		limits.Sort(rows, now)
 		hidden := 0
@@ -136,8 +132,24 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 	return vm
 }
 
+// holdText says how a family's lock age is known and how long a hold is
+// expected to last.
+func holdText(f *schema.Family) string {
+	s := "the pack gives no TTL, so the age is not known"
+	if f.TTL.Max > 0 {
+		s = "taken with a TTL of up to " + format.Duration(f.TTL.Max) + " (age is counted from it)"
+	}
+	if lp, ok := f.Params.(*schema.LockParams); ok && lp.Hold > 0 {
+		return s + "; expected hold ≤ " + format.Duration(lp.Hold)
+	}
+	return s + "; the pack gives no expected hold time"
+}
+
 func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRow {
 	row := views.LockRow{Key: r.Key, Href: keyHref(conn, r.DB, r.Key), Subject: subject(r.Vars), NoTTL: st.NoTTL}
+	if lp, ok := r.Family.Params.(*schema.LockParams); ok && lp.Hold > 0 && st.Age > lp.Hold {
+		row.TooLong = true
+	}
 	switch {
 	case r.Err != "":
 		row.Err = "not readable as a lock: " + r.Err

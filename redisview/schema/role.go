@@ -169,6 +169,9 @@ type LockParams struct {
 	// Value is what the holder writes: "uuid" (a holder id), "1", or
 	// "epoch-ms" (the unlock time in epoch milliseconds).
 	Value string `yaml:"value"`
+	// Hold is how long a holder is expected to keep the lock; a lock older
+	// than that is shown as held too long. 0: not given.
+	Hold time.Duration `yaml:"hold"`
 }
 
 // BloomParams: role bloom.
@@ -300,6 +303,9 @@ func checkParams(f *Family, p any) error {
 		}
 		return oneOf("score_unit", p.ScoreUnit, "ms", "s")
 	case *LockParams:
+		if p.Hold < 0 {
+			return fmt.Errorf("hold is negative")
+		}
 		return oneOf("value", p.Value, "uuid", "1", "epoch-ms")
 	case *BloomParams:
 		if p.Bits <= 0 {
