@@ -145,7 +145,9 @@ func TestSweepReadsSeedState(t *testing.T) {
 		t.Fatalf("account decoded as %q", v)
 	}
 	// 12 per minute refill 0.2 a second: within a few seconds of the test.
-	el := func(r limits.Row) float64 { return float64(now.Sub(time.UnixMilli(int64(r.LastMs))).Milliseconds()) * 12.0 / 60000 }
+	el := func(r limits.Row) float64 {
+		return float64(now.Sub(time.UnixMilli(int64(r.LastMs))).Milliseconds()) * 12.0 / 60000
+	}
 	// The script leaves what it refilled between hits (a few ms' worth).
 	if alice.Stored > 0.1 || bob.Stored < 9 || bob.Stored > 9.1 {
 		t.Fatalf("stored tokens: alice %v, bob %v", alice.Stored, bob.Stored)
