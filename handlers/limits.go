@@ -223,6 +223,9 @@ func appendLink(list []views.ActionLink, l views.ActionLink) []views.ActionLink 
 
 // limitText is the pack's limit of a family, in words.
 func limitText(f *schema.Family) string {
+	if f.Role == schema.RoleBucket4j {
+		return "Bucket4j buckets: each state carries its own bandwidths (the limiting one is shown)"
+	}
 	switch p := f.Params.(type) {
 	case *schema.TokenBucketParams:
 		return fmt.Sprintf("capacity %s, refills %s/s (full in %s)", num(p.Capacity), num(p.RefillPerSec), format.Duration(p.Window))
@@ -324,7 +327,7 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 	case shown == 0 && t.Filter != "":
 		vm.Empty = fmt.Sprintf("No rate-limit row kept matches %q.", t.Filter)
 	case !hasKind(snap, limits.Kind.IsLimit):
-		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role token-bucket, counter-window, sliding-window or counter with a limit."
+		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role token-bucket, counter-window, sliding-window, bucket4j or counter with a limit."
 	}
 	return vm
 }
@@ -364,6 +367,10 @@ func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.Limit
 		return row
 	}
 	switch p := r.Family.Params.(type) {
+	case nil:
+		if r.Family.Role == schema.RoleBucket4j {
+			row.Level = fmt.Sprintf("%s of %s tokens left", num(st.Tokens), num(st.Limit))
+		}
 	case *schema.TokenBucketParams:
 		row.Level = fmt.Sprintf("%s of %s tokens left", num(float64(int64(st.Tokens))), num(p.Capacity))
 	case *schema.CounterWindowParams:

@@ -20,6 +20,7 @@ import (
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
 )
 
@@ -175,13 +176,33 @@ func TestLimitsPage(t *testing.T) {
 
 func TestLimitsPageEmptyAndDisconnected(t *testing.T) {
 	rs := redistest.Start(t)
+	// A pack with neither rate limits nor locks.
+	pack, err := schema.Load("plain.yaml", []byte(`name: plain
+title: Plain
+families:
+  - id: page-cache
+    pattern: "cache:{page}"
+    type: string
+    ttl: {max: 5m}
+    domain: Cache
+    role: cache
+    description: Rendered pages.
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := startConsole(t, rs, server.Config{
 		Conns:   []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}},
-		PackFor: map[string]string{"main": "vertique"},
+		Packs:   []*schema.Pack{pack},
+		PackFor: map[string]string{"main": "plain"},
 	}, nil).up(t)
 	vm := limitsJSON(t, f.srv.URL+route.LimitsURL("main"))
-	if len(vm.Groups) != 0 || !strings.Contains(vm.Empty, "no rate-limit family in this pack") && !strings.Contains(vm.Empty, "No rate-limit family in this pack") {
+	if len(vm.Groups) != 0 || !strings.Contains(vm.Empty, "No rate-limit family in this pack (plain)") {
 		t.Fatalf("empty state %+v", vm)
+	}
+	code, _, body := get(t, f.srv.URL+route.LocksURL("main"))
+	if code != 200 || !strings.Contains(body, "No lock family in this pack (plain)") {
+		t.Fatalf("locks empty state %d: %.3000s", code, body)
 	}
 	rs.Stop()
 	waitFor(t, "monitor sees redis down", func() bool { return !f.reg.All()[0].Status().Up })

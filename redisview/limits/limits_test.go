@@ -16,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -337,8 +338,14 @@ func TestShortLocksCounted(t *testing.T) {
 		ctx := context.Background()
 		for i := range 3 {
 			key := fmt.Sprintf("payment:order:op-lock:EI%d", i)
-			rs.Client(10).SetNX(ctx, key, "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21", 15*time.Second)
-			rs.Client(10).Del(ctx, key)
+			// In one transaction: no sweep can read it in between.
+			if _, err := rs.Client(10).TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.SetNX(ctx, key, "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21", 15*time.Second)
+				p.Del(ctx, key)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		deadline := time.Now().Add(5 * time.Second)
 		for s.Snapshot().Keyspace.ShortLocks < 3 && time.Now().Before(deadline) {
@@ -348,5 +355,90 @@ func TestShortLocksCounted(t *testing.T) {
 			t.Fatalf("%d short locks counted, want 3", n)
 		}
 		release()
+	}
+}
+
+// Bucket4j states written by the demo's seeder (genuine 8.19 bytes) are
+// decoded at every At, refilled to that moment.
+func TestSweepReadsBucket4j(t *testing.T) {
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	if err := demo.SeedVertique(ctx, rs.Client(0), time.Now(), demo.DemoSecret); err != nil {
+		t.Fatal(err)
+	}
+	c, err := redisview.Open(redisview.ConnConfig{Name: "v", URL: rs.URL(0)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.ForcePack(schema.BuiltinPack("vertique"))
+	pool := limits.NewPool(t.Context(), fast, time.Second)
+	s, release := pool.Acquire(c)
+	defer release()
+	snap := waitPass(t, s)
+	var f limits.FamilySnap
+	for _, x := range snap.Families {
+		if x.Kind == limits.Bucket4j {
+			f = x
+		}
+	}
+	if len(f.Rows) == 0 {
+		t.Fatal("no Bucket4j row")
+	}
+	now := time.Now()
+	for _, r := range f.Rows {
+		raw, err := rs.Client(0).Get(ctx, r.Key).Bytes()
+		if err != nil {
+			continue // expired since
+		}
+		want, err := decode.DecodeBucket4j(raw, now)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Key, err)
+		}
+		st := r.At(now)
+		if r.Err != "" || st.Tokens != float64(want.Tokens) || st.Throttled != (want.Tokens < 1) || st.Limit <= 0 {
+			t.Fatalf("%s: row %+v (err %q), decoded %d tokens", r.Key, st, r.Err, want.Tokens)
+		}
+	}
+}
+
+// A rate-limit family marked sensitive is listed, its value never read.
+func TestSensitiveLimitNotRead(t *testing.T) {
+	pack, err := schema.Load("secret.yaml", []byte(`name: secret
+title: Secret
+families:
+  - id: secret-window
+    db: 0
+    pattern: "sec:rate:{user}"
+    type: string
+    ttl: {max: 1h}
+    domain: Secret
+    role: counter-window
+    sensitive: true
+    params: {limit: 3, window: 1h}
+    description: A counter whose value must not be shown.
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := redistest.Start(t)
+	c, err := redisview.Open(redisview.ConnConfig{Name: "s", URL: rs.URL(0)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.ForcePack(pack)
+	incrExpire(t, rs.Client(0), "sec:rate:zoe", 3600, 3)
+	before, _ := rs.CommandCalls(context.Background())
+	pool := limits.NewPool(t.Context(), fast, time.Second)
+	s, release := pool.Acquire(c)
+	defer release()
+	f := family(t, waitPass(t, s), "secret-window", 0)
+	if len(f.Rows) != 1 || f.Rows[0].Err == "" || f.Rows[0].Count != 0 || f.Rows[0].At(time.Now()).Used != 0 {
+		t.Fatalf("rows %+v", f.Rows)
+	}
+	after, _ := rs.CommandCalls(context.Background())
+	if after["getrange"] != before["getrange"] || after["get"] != before["get"] {
+		t.Fatal("a sensitive value was read")
 	}
 }

@@ -26,6 +26,7 @@ const (
 	Window        // counter-window (INCR + EXPIRE)
 	Counter       // counter with a limit (attempts)
 	Sliding       // sliding-window (ZSET of events), with its lock
+	Bucket4j      // Bucket4j serialized state (BUCKET4J-STATE.md)
 	Lock          // lock
 	Cooldown      // cooldown
 )
@@ -52,6 +53,8 @@ func KindOf(f *schema.Family) Kind {
 		if _, ok := f.Params.(*schema.SlidingWindowParams); ok {
 			return Sliding
 		}
+	case schema.RoleBucket4j:
+		return Bucket4j
 	case schema.RoleLock:
 		return Lock
 	case schema.RoleCooldown:
@@ -61,7 +64,9 @@ func KindOf(f *schema.Family) Kind {
 }
 
 // IsLimit is true for the kinds the Rate limits page shows.
-func (k Kind) IsLimit() bool { return k == Bucket || k == Window || k == Counter || k == Sliding }
+func (k Kind) IsLimit() bool {
+	return k == Bucket || k == Window || k == Counter || k == Sliding || k == Bucket4j
+}
 
 // IsLock is true for the kinds the Locks page shows.
 func (k Kind) IsLock() bool { return k == Lock || k == Cooldown }
@@ -90,6 +95,8 @@ type Row struct {
 	Locked          bool
 	LockValue       string
 	LockPTTL        time.Duration
+	// Bucket4j: the state's bytes, decoded (and refilled) at every At.
+	State []byte
 	// Lock, Cooldown: the start of the value (never of a sensitive family).
 	Holder    string
 	HolderCut bool
@@ -147,6 +154,24 @@ func (r Row) At(now time.Time) State {
 		s.Gone = true
 	}
 	if r.Err != "" {
+		return s
+	}
+	if r.Family.Role == schema.RoleBucket4j {
+		b, err := decode.DecodeBucket4j(r.State, now)
+		if err != nil || len(b.Bandwidths) == 0 {
+			return s
+		}
+		// The limiting bandwidth: the fewest tokens left.
+		lim := b.Bandwidths[0]
+		for _, bw := range b.Bandwidths[1:] {
+			if bw.Tokens < lim.Tokens {
+				lim = bw
+			}
+		}
+		s.Tokens, s.Limit = float64(b.Tokens), float64(lim.Capacity)
+		s.Used = s.Limit - max(0, s.Tokens)
+		s.Throttled = b.Tokens < 1
+		s.ResetsIn = b.ToFull
 		return s
 	}
 	switch p := r.Family.Params.(type) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/browse"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -49,6 +50,10 @@ func (b Budget) withDefaults() Budget {
 // holderBytes is how much of a lock's value is read: a UUID, an epoch, a
 // short worker name.
 const holderBytes = 64
+
+// stateBytes bounds a Bucket4j state read: a few bandwidths take ~100
+// bytes; a longer value is not read.
+const stateBytes = 4096
 
 // family is one family in one database, as the sweep walks it.
 type family struct {
@@ -328,7 +333,22 @@ func readRows(ctx context.Context, c redis.Cmdable, rows []*Row, now time.Time) 
 	cs := make([]cmds, len(rows))
 	for i, r := range rows {
 		x := &cs[i]
+		if r.Family.Sensitive && KindOf(r.Family).IsLimit() {
+			// Never a value of a sensitive family: its TTL only.
+			x.pttl = pipe.PTTL(ctx, r.Key)
+			continue
+		}
 		switch p := r.Family.Params.(type) {
+		case nil:
+			if r.Family.Role == schema.RoleBucket4j && !r.Family.Sensitive {
+				x.val = pipe.GetRange(ctx, r.Key, 0, stateBytes-1)
+				x.strlen = pipe.StrLen(ctx, r.Key)
+				break
+			}
+			if !r.Family.Sensitive { // cooldown
+				x.val = pipe.GetRange(ctx, r.Key, 0, holderBytes-1)
+				x.strlen = pipe.StrLen(ctx, r.Key)
+			}
 		case *schema.TokenBucketParams:
 			x.hm = pipe.HMGet(ctx, r.Key, p.TokensField, p.TimeField)
 		case *schema.CounterWindowParams, *schema.CounterParams:
@@ -381,6 +401,25 @@ func readRows(ctx context.Context, c redis.Cmdable, rows []*Row, now time.Time) 
 			}
 			r.Err = cmd.Err().Error()
 			return true
+		}
+		if r.Family.Sensitive && KindOf(r.Family).IsLimit() {
+			r.Err = "sensitive: the value is not read"
+			continue
+		}
+		if r.Family.Role == schema.RoleBucket4j {
+			switch {
+			case r.Family.Sensitive:
+				r.Err = "sensitive: the state is not read"
+			case fail(x.val):
+			case x.strlen.Val() > stateBytes:
+				r.Err = "the state is longer than 4 KiB: not read"
+			default:
+				r.State = []byte(x.val.Val())
+				if _, err := decode.DecodeBucket4j(r.State, now); err != nil {
+					r.Err = "not a Bucket4j state: " + err.Error()
+				}
+			}
+			continue
 		}
 		switch p := r.Family.Params.(type) {
 		case *schema.TokenBucketParams:
