@@ -264,3 +264,61 @@ func TestLocksPage(t *testing.T) {
 	f.redis.Client(10).Del(ctx, key)
 	f.frames(t, topic, func(msg []byte) bool { return strings.Contains(string(msg), holder) })
 }
+
+// Only a role that may act gets the row links (and watches the topic that
+// carries them); the key page offers every kind that applies to the key.
+func TestLimitsActionsByRole(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	seedLimits(t, f.redis)
+	u := route.LimitsURL("main")
+	for _, c := range []struct {
+		user string
+		act  bool
+	}{{"vera", false}, {"sam", true}} {
+		b := newBrowser(t, f.srv.URL)
+		if code := b.login(c.user, "right-password"); code != 303 {
+			t.Fatalf("sign in %s: %d", c.user, code)
+		}
+		var vm views.LimitsVM
+		waitFor(t, c.user+" sees eve", func() bool {
+			code, _, body := b.do("GET", u+"?q=eve", nil, "Accept", "application/json")
+			vm = views.LimitsVM{}
+			return code == 200 && json.Unmarshal([]byte(body), &vm) == nil && group(vm, "login-failures") != nil
+		})
+		row := group(vm, "login-failures").Rows[0]
+		if got := len(row.Actions) > 0; got != c.act {
+			t.Fatalf("%s: actions %+v", c.user, row.Actions)
+		}
+		if got := strings.Contains(vm.WSURL, "act%3D1"); got != c.act {
+			t.Fatalf("%s: topic %s", c.user, vm.WSURL)
+		}
+		if c.act {
+			// The key page of the window and of the lock offers Unlock login.
+			for db, key := range map[int]string{6: "auth:limit:login:failures:eve"} {
+				code, _, body := b.do("GET", route.KeyURL("main", db, key), nil, "Accept", "application/json")
+				if code != 200 || !strings.Contains(body, `"Kind":"`+action.KindUnlockLogin+`"`) {
+					t.Fatalf("key page %s: %d %.2000s", key, code, body)
+				}
+			}
+			code, _, body := b.do("GET", route.KeyURL("main", 6, "auth:limit:login:lock:eve"), nil, "Accept", "application/json")
+			if code != 200 || !strings.Contains(body, `"Kind":"`+action.KindUnlockLogin+`"`) || strings.Contains(body, `"Kind":"`+action.KindForceUnlock+`"`) {
+				t.Fatalf("lock key page: %d %.2000s", code, body)
+			}
+		}
+	}
+	// A viewer cannot watch the acting topic.
+	b := newBrowser(t, f.srv.URL)
+	b.login("vera", "right-password")
+	acting := route.LiveURL(handlers.OpsTopic{Kind: "limits", Conn: "main", Act: true}.String())
+	if code, _, _ := b.do("GET", acting, nil); code != 403 {
+		t.Fatalf("viewer on the acting topic: %d", code)
+	}
+	if code, _, _ := b.do("GET", route.LiveURL(handlers.OpsTopic{Kind: "limits", Conn: "main"}.String()), nil); code == 403 {
+		t.Fatalf("viewer on the plain topic: %d", code)
+	}
+	sam := newBrowser(t, f.srv.URL)
+	sam.login("sam", "right-password")
+	if code, _, _ := sam.do("GET", acting, nil); code == 403 {
+		t.Fatalf("support on the acting topic: %d", code)
+	}
+}
