@@ -152,7 +152,6 @@ func (s *Sweeper) run(ctx context.Context) {
 	s.mu.Unlock()
 	go s.watchKeyspace(ctx)
 	var lastRefresh time.Time
-	rounds := 0
 	for ctx.Err() == nil {
 		t0 := time.Now()
 		fams := s.families()
@@ -173,13 +172,13 @@ func (s *Sweeper) run(ctx context.Context) {
 			s.mu.Lock()
 			f := fams[s.next%len(fams)]
 			s.next++
+			roundDone := s.next%len(fams) == 0
 			s.mu.Unlock()
 			var n int
 			n, err = s.step(ctx, f)
 			cost += n
-			if s.next%len(fams) == 0 {
-				rounds++
-				s.markRead()
+			if roundDone && err == nil {
+				s.markRead() // every family read once: a page may render
 			}
 		}
 		if err != nil {
