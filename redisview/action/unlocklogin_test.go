@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -129,4 +130,32 @@ func TestClearFailures(t *testing.T) {
 	f.undoAndCheck(5, before)
 	_, err = f.r.Preview(f.ctx, support, f.conn, KindClearFailures, f.req(5, "totp:security:rate:user:alice"))
 	wantErr(t, err, ErrInvalid, "applies only to")
+}
+
+// A Bucket4j bucket is reset by deleting it, and undo restores its exact
+// bytes.
+func TestResetLimitBucket4j(t *testing.T) {
+	f := setup(t, Options{})
+	f.conn.ForcePack(schema.BuiltinPack("vertique"))
+	if err := demo.SeedVertique(f.ctx, f.db(0), time.Now(), demo.DemoSecret); err != nil {
+		t.Fatal(err)
+	}
+	keys, _, err := f.db(0).Scan(f.ctx, 0, "*:v1:*", 1000).Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("no vertique bucket (%v)", err)
+	}
+	key := keys[0]
+	before := map[string]snap{key: f.snap(0, key)}
+	pv, err := f.r.Preview(f.ctx, support, f.conn, KindResetLimit, f.req(0, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "summary", pv.Summary, "RESET LIMIT", "bucket4j", "the next request starts a new one with its bandwidths' initial tokens")
+	if _, err := f.r.Execute(f.ctx, support, f.conn, pv); err != nil {
+		t.Fatal(err)
+	}
+	if f.db(0).Exists(f.ctx, key).Val() != 0 {
+		t.Fatal("bucket not reset")
+	}
+	f.undoAndCheck(0, before)
 }
