@@ -35,12 +35,7 @@ func (a *App) limitPool() *limits.Pool {
 
 // WaitLimits blocks until the limit sweepers have stopped (after the
 // App's context ended).
-func (a *App) WaitLimits() {
-	a.limitsOnce.Do(func() {}) // none will start now
-	if a.limits != nil {
-		a.limits.Wait()
-	}
-}
+func (a *App) WaitLimits() { a.limitPool().Wait() }
 
 const (
 	limitsKind = "limits"
