@@ -248,7 +248,7 @@ func limitText(f *schema.Family) string {
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Time) views.LimitsVM {
-	vm := views.LimitsVM{Conn: conn.Name, Filter: t.Filter, FormAction: route.LimitsURL(conn.Name),
+	vm := views.LimitsVM{Conn: conn.Name, Filter: views.ValidText(t.Filter), FormAction: route.LimitsURL(conn.Name),
 		WSURL: route.LiveURL(t.String()), Err: snap.Err}
 	vm.Status, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLimit)
 	pc := conn.PackChoice()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -156,6 +157,14 @@ func TestLimitsPage(t *testing.T) {
 	}
 	if vm := limitsJSON(t, u+"?q=nobody-at-all"); len(vm.Groups) != 0 || !strings.Contains(vm.Empty, "nobody-at-all") {
 		t.Fatalf("no match: %+v", vm)
+	}
+
+	// A filter that is not UTF-8 is shown escaped; the page stays valid.
+	for _, accept := range []string{"text/html", "application/json"} {
+		code, _, body := get(t, u+"?q=%FFal", "Accept", accept)
+		if code != 200 || !utf8.ValidString(body) || !strings.Contains(body, `\xffal`) {
+			t.Fatalf("%s: invalid filter: %d %.500q", accept, code, body)
+		}
 	}
 
 	// HTML: the page, its live topic, the filter box.

@@ -59,7 +59,7 @@ func lockValueText(f *schema.Family) string {
 }
 
 func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Time) views.LocksVM {
-	vm := views.LocksVM{Conn: conn.Name, Filter: t.Filter, FormAction: route.LocksURL(conn.Name),
+	vm := views.LocksVM{Conn: conn.Name, Filter: views.ValidText(t.Filter), FormAction: route.LocksURL(conn.Name),
 		WSURL: route.LiveURL(t.String()), Err: snap.Err, Short: shortLine(snap)}
 	vm.Status, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLock)
 	pc := conn.PackChoice()
