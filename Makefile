@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-keypage
+.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-keypage bench-limits
 
 run:
 	$(GO) run ./cmd/web
@@ -72,3 +72,8 @@ bench-search:
 # Key page on a 100 MB string, 5M-field hash, 5M-member sorted set and 1M-element list.
 bench-keypage:
 	$(GO) run ./cmd/bench-keypage
+
+# Rate limits page: 100,000 buckets + 100,000 login windows + 10,000 locks,
+# 1 vs 100 viewers: Redis commands/s, slowest command, first throttled row.
+bench-limits:
+	$(GO) run ./cmd/bench-limits

@@ -5,10 +5,12 @@ package handlers
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
+	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
@@ -81,6 +83,10 @@ type App struct {
 	quotaWalkers QuotaWalkers
 	vertique     VertiqueSecret
 	vtInventory  vertique.Cache
+	// The Rate limits and Locks pages' sweepers, one per connection
+	// (handlers/limits.go), started on first use.
+	limitsOnce sync.Once
+	limits     *limits.Pool
 }
 
 // New builds the App.

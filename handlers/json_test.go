@@ -68,6 +68,8 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.GatewayKey:  {route.GatewayKeyURL("main", "gk_\xff"), route.GatewayKeyPath("main")},
 		route.Vertique:    {route.VertiqueURL("main"), route.VertiqueURL("main") + "?policy=p"},
 		route.Bans:        {route.BanCheckURL("main", "m\xfe<b>"), route.BansURL("main"), route.BansURL("main") + "?cursor=x", "/c/nope/bans"},
+		route.Limits:      {route.LimitsURL("main"), route.LimitsURL("main") + "?q=alice", route.LimitsURL("nope")},
+		route.Locks:       {route.LocksURL("main"), route.LocksURL("nope")},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))

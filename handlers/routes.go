@@ -66,6 +66,8 @@ func (a *App) RouteTable() []Route {
 		view(get, route.GatewayKey, a.gatewayKeyPage),
 		view(get, route.Vertique, a.vertiquePage),
 		view(get, route.Bans, a.bansPage),
+		view(get, route.Limits, a.limitsPage),
+		view(get, route.Locks, a.locksPage),
 		view(post, route.SignOutEverywhere, a.signOutEverywhere),
 
 		act(post, route.Preview, a.previewAction),

@@ -43,6 +43,8 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	vertiqueKind:     parseVertiqueTopic,
 	bansKind:         parseBansTopic,
 	searchKind:       parseSearchTopic,
+	limitsKind:       parseOpsTopic(limitsKind),
+	locksKind:        parseOpsTopic(locksKind),
 }
 
 // ParseTopic reads a topic's wire name.

@@ -733,3 +733,105 @@ func TestBrowserSupportUnbansLive(t *testing.T) {
 		t.Fatalf("browser console errors: %v", e)
 	}
 }
+
+// Support finds a locked login on the Rate limits page, unlocks it from a
+// second tab in two clicks (Unlock…, Confirm), and the row leaves the first
+// tab without a reload; the audit log shows the action. A lock taken with
+// SET NX PX appears with its holder's UUID on the Locks page and leaves it
+// when released.
+func TestBrowserSupportUnlocksLogin(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	now := time.Now()
+	for user, n := range map[string]int{"eve.locked": 5, "frank": 2} {
+		key := "auth:limit:login:failures:" + user
+		for i := range n {
+			ms := now.Add(-time.Duration(i+1) * time.Second).UnixMilli()
+			rs.Client(6).ZAdd(bg, key, redis.Z{Score: float64(ms), Member: fmt.Sprintf("%d:%d", ms, i)})
+		}
+		rs.Client(6).Expire(bg, key, 15*time.Minute)
+	}
+	rs.Client(6).Set(bg, "auth:limit:login:lock:eve.locked", fmt.Sprint(now.Add(10*time.Minute).UnixMilli()), 10*time.Minute)
+	hash, _ := bcrypt.GenerateFromPassword([]byte("support-password"), bcrypt.MinCost)
+	users := filepath.Join(t.TempDir(), "users.yaml")
+	if err := os.WriteFile(users, []byte("users:\n  - name: sam\n    role: support\n    password_hash: \""+string(hash)+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"},
+		Sweep: stats.DefaultSweepBudget, UsersFile: users, SessionTTL: time.Hour, AuditMaxLen: 1000})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+
+	const family = `[data-testid="limit-family-login-failures"]`
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/c/eisland/limits"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="username"]`), "sam"),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="password"]`), "support-password"),
+		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		chromedp.WaitVisible(chromedp.CSS(family)),
+	))
+	// The locked login is the family's first row, with its Unlock… link.
+	first, err := liveText(ctx, family+` [data-testid="limit-row"]`)
+	must(t, err)
+	if !strings.Contains(first, "eve.locked") || !strings.Contains(first, "locked until") || !strings.Contains(first, "Unlock…") {
+		t.Fatalf("first login row: %q", first)
+	}
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+family+` [data-testid="limit-row"] [data-testid="row-action"]').href`))
+	must(t, err)
+	screenshot(t, ctx, "limits.png")
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__notReloaded = true`))
+	must(t, err)
+
+	// A second tab: the link's preview, then Confirm.
+	tab, closeTab := chromedp.NewContext(ctx)
+	defer closeTab()
+	must(t, chromedp.Do(tab,
+		chromedp.Navigate(href),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
+	))
+	summary, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(`[data-testid="confirm"]`)))
+	must(t, err)
+	if !strings.Contains(summary, "auth:limit:login:lock:eve.locked") || !strings.Contains(summary, "auth:limit:login:failures:eve.locked") {
+		t.Fatalf("the preview does not name both keys: %q", summary)
+	}
+	must(t, chromedp.Do(tab,
+		chromedp.Click(chromedp.CSS(`[data-testid="confirm-button"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="result-ok"]`)),
+	))
+	if n := rs.Client(6).Exists(bg, "auth:limit:login:lock:eve.locked", "auth:limit:login:failures:eve.locked").Val(); n != 0 {
+		t.Fatalf("%d of the two keys left", n)
+	}
+	// The first tab drops the row by itself.
+	gone := `(() => { const f = document.querySelector('` + family + `'); return !!f && !f.textContent.includes('eve.locked') && f.textContent.includes('frank') && window.__notReloaded === true; })()`
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](gone))
+	must(t, err)
+
+	must(t, chromedp.Do(tab, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="audit-row"]`))))
+	rows, err := liveText(tab, `[data-testid="audit"]`)
+	must(t, err)
+	if !strings.Contains(rows, "unlock-login") || !strings.Contains(rows, "sam (support)") || !strings.Contains(rows, "eve.locked") || !strings.Contains(rows, "outcome: ok") {
+		t.Fatalf("audit page lacks the action: %q", rows)
+	}
+
+	// A lock taken with SET NX PX shows its holder, and goes when released.
+	const lock, holder = "payment:lock:create:pro-month:gina", "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21"
+	if !rs.Client(10).SetNX(bg, lock, holder, 60*time.Second).Val() {
+		t.Fatal("SET NX PX refused")
+	}
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/c/eisland/locks")))
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const l = document.querySelector('[data-testid="locks"]'); return !!l && l.textContent.includes('`+holder+`'); })()`))
+	must(t, err)
+	screenshot(t, ctx, "locks.png")
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__notReloaded = true`))
+	must(t, err)
+	rs.Client(10).Del(bg, lock)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const l = document.querySelector('[data-testid="locks"]'); return !!l && !l.textContent.includes('`+holder+`') && window.__notReloaded === true; })()`))
+	must(t, err)
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}

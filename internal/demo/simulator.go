@@ -110,6 +110,7 @@ var actions = []action{
 	{1, (*Simulator).upload},
 	{7, (*Simulator).gatewayRequest},
 	{1, (*Simulator).gatewayMisc},
+	{1, (*Simulator).burst},
 	{6, (*Simulator).consumeVertique},
 }
 
@@ -136,6 +137,7 @@ func (s *Simulator) Step(ctx context.Context) error {
 	try(s.releaseLocks(ctx, now))
 	try(s.reconcileRequests(ctx, now))
 	try(s.refillCaches(ctx, now))
+	try(s.sliderBotHit(ctx, now))
 	for range 3 + s.rng.IntN(4) {
 		n := s.rng.IntN(totalWeight)
 		for _, a := range actions {

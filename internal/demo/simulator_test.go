@@ -189,3 +189,32 @@ func TestDeductNeverGoesNegative(t *testing.T) {
 		}
 	}
 }
+
+// The slider bot and the gateway burst leave a slider bucket and a gateway
+// RPS bucket empty: the Rate limits page has throttled buckets to show.
+func TestSimulatorBurstsThrottle(t *testing.T) {
+	eis, gw, vq := redistest.Start(t), redistest.Start(t), redistest.Start(t)
+	ctx := context.Background()
+	now := time.Now()
+	sim := NewSimulator(eislandClients(eis), gw.Client(0), vq.Client(0), rand.New(rand.NewPCG(3, 4)), func() time.Time { return now })
+	for range 13 { // the bot's steps: 13 hits on a 12-token bucket
+		if err := sim.sliderBotHit(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sim.burst(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		client *redis.Client
+		key    string
+	}{
+		{eis.Client(4), "verify:slider:rate:create:account:" + SliderKeyPart(sliderBot)},
+		{gw.Client(0), "q:rps:" + gatewayKeyIDs[0]},
+	} {
+		v, err := c.client.HGet(ctx, c.key, "tokens").Float64()
+		if err != nil || v >= 1 {
+			t.Errorf("%s: tokens %v (%v), want an empty bucket", c.key, v, err)
+		}
+	}
+}

@@ -199,6 +199,7 @@ func (s *Server) Close() {
 	s.close.Do(func() {
 		s.cancel()
 		s.hub.Wait()
+		s.app.WaitLimits()
 		s.sweepers.Wait()
 		s.boards.Wait()
 		s.watch.Wait()

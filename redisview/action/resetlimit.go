@@ -16,8 +16,10 @@ import (
 
 // ResetLimit deletes a rate-limit key so the user it limits may try again
 // at once: a key of role counter-window, token-bucket, sliding-window,
-// counter or cooldown, or a lock whose value is its unlock time (the login
-// lock, see isLimitLock). Any other key is refused.
+// counter, cooldown or bucket4j (Bucket4j starts a new bucket, with its
+// bandwidths' initial tokens, when the key is missing), or a lock whose
+// value is its unlock time (the login lock, see isLimitLock). Any other key
+// is refused.
 //
 // A limit may span two keys: a sliding window that locks when exceeded
 // (SlidingWindowParams.Lock) and that lock. Resetting either resets both,
@@ -43,9 +45,9 @@ func (ResetLimit) Title() string  { return "Reset limit" }
 func (ResetLimit) Requires() Role { return Support }
 func (ResetLimit) Args() []Arg    { return nil }
 
-var limitRoles = []schema.Role{schema.RoleCounterWindow, schema.RoleTokenBucket, schema.RoleSlidingWindow, schema.RoleCounter, schema.RoleCooldown}
+var limitRoles = []schema.Role{schema.RoleCounterWindow, schema.RoleTokenBucket, schema.RoleSlidingWindow, schema.RoleCounter, schema.RoleCooldown, schema.RoleBucket4j}
 
-const limitKeys = "rate-limit keys (roles counter-window, token-bucket, sliding-window, counter, cooldown, or a lock holding an unlock time)"
+const limitKeys = "rate-limit keys (roles counter-window, token-bucket, sliding-window, counter, cooldown, bucket4j, or a lock holding an unlock time)"
 
 // AppliesTo is true for the rate-limit roles and for a lock holding an
 // unlock time.
@@ -218,8 +220,11 @@ func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
 		}
 		return "locked", reached
 	}
-	if lk.fam.Role == schema.RoleCooldown {
+	switch lk.fam.Role {
+	case schema.RoleCooldown:
 		return "blocks the action while it exists", reached
+	case schema.RoleBucket4j:
+		return "a Bucket4j bucket: the next request starts a new one with its bandwidths' initial tokens", unknown
 	}
 	return "", unknown
 }

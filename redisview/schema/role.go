@@ -128,6 +128,7 @@ func (r *Ref) Key(vars map[string]string) (string, error) {
 type CounterParams struct {
 	Limit    int64  `yaml:"limit"`     // 0: no limit
 	OnExceed string `yaml:"on_exceed"` // reject (default), captcha or lock
+	Counts   string `yaml:"counts"`    // "" or requests (default), or failures: support may clear it
 }
 
 // CounterWindowParams: role counter-window, an INCR whose first hit sets
@@ -138,6 +139,7 @@ type CounterWindowParams struct {
 	Calendar string        `yaml:"calendar"`  // "", day or month: the window ends at a calendar boundary
 	TimeZone string        `yaml:"timezone"`  // of the calendar: UTC or ±HH:MM
 	OnExceed string        `yaml:"on_exceed"` // reject (default), captcha or lock
+	Counts   string        `yaml:"counts"`    // "" or requests (default), or failures: support may clear it
 }
 
 // TokenBucketParams: role token-bucket. Current tokens at time t are
@@ -167,6 +169,9 @@ type LockParams struct {
 	// Value is what the holder writes: "uuid" (a holder id), "1", or
 	// "epoch-ms" (the unlock time in epoch milliseconds).
 	Value string `yaml:"value"`
+	// Hold is how long a holder is expected to keep the lock; a lock older
+	// than that is shown as held too long. 0: not given.
+	Hold time.Duration `yaml:"hold"`
 }
 
 // BloomParams: role bloom.
@@ -267,8 +272,14 @@ func checkParams(f *Family, p any) error {
 		if p.Limit < 0 {
 			return fmt.Errorf("limit %d is negative", p.Limit)
 		}
+		if err := oneOf("counts", p.Counts, "", "requests", "failures"); err != nil {
+			return err
+		}
 		return oneOf("on_exceed", p.OnExceed, "", "reject", "captcha", "lock")
 	case *CounterWindowParams:
+		if err := oneOf("counts", p.Counts, "", "requests", "failures"); err != nil {
+			return err
+		}
 		if p.Limit <= 0 {
 			return fmt.Errorf("limit is required and must be positive")
 		}
@@ -296,6 +307,9 @@ func checkParams(f *Family, p any) error {
 		}
 		return oneOf("score_unit", p.ScoreUnit, "ms", "s")
 	case *LockParams:
+		if p.Hold < 0 {
+			return fmt.Errorf("hold is negative")
+		}
 		return oneOf("value", p.Value, "uuid", "1", "epoch-ms")
 	case *BloomParams:
 		if p.Bits <= 0 {

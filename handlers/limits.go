@@ -1,0 +1,405 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/limits"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+// The Rate limits and Locks pages read one sweep per connection
+// (limits.Pool); the sweep keeps running limitsLinger after the last
+// viewer leaves, so flipping between the two pages does not restart it.
+const limitsLinger = 30 * time.Second
+
+// limitPool is the console's pool of limit sweepers, started on first use.
+func (a *App) limitPool() *limits.Pool {
+	a.limitsOnce.Do(func() { a.limits = limits.NewPool(a.ctx, limits.DefaultBudget, limitsLinger) })
+	return a.limits
+}
+
+// WaitLimits blocks until the limit sweepers have stopped (after the
+// App's context ended).
+func (a *App) WaitLimits() { a.limitPool().Wait() }
+
+const (
+	limitsKind = "limits"
+	locksKind  = "locks"
+)
+
+// OpsTopic is a connection's live Rate limits or Locks page:
+// "limits:NAME:q=FILTER&act=1". Act: the fragment carries the action
+// links, so only a role that may act watches it.
+type OpsTopic struct {
+	Kind   string // limitsKind or locksKind
+	Conn   string
+	Filter string
+	Act    bool
+}
+
+func (t OpsTopic) String() string {
+	q := url.Values{}
+	if t.Filter != "" {
+		q.Set("q", t.Filter)
+	}
+	if t.Act {
+		q.Set("act", "1")
+	}
+	return t.Kind + ":" + t.Conn + ":" + q.Encode()
+}
+
+func (t OpsTopic) Role() action.Role {
+	if t.Act {
+		return action.Support
+	}
+	return action.Viewer
+}
+
+func parseOpsTopic(kind string) func(arg string) (Topic, error) {
+	return func(arg string) (Topic, error) {
+		name, qs, _ := strings.Cut(arg, ":")
+		if !redisview.ValidName(name) {
+			return nil, ErrUnknownTopic
+		}
+		q, err := url.ParseQuery(qs)
+		if err != nil {
+			return nil, ErrUnknownTopic
+		}
+		return OpsTopic{Kind: kind, Conn: name, Filter: q.Get("q"), Act: q.Get("act") == "1"}, nil
+	}
+}
+
+func (t OpsTopic) source(a *App) (func() live.Source, error) {
+	conn, err := a.conns.Get(t.Conn)
+	if err != nil {
+		return nil, err
+	}
+	return func() live.Source {
+		s, release := a.limitPool().Acquire(conn)
+		return &opsSource{a: a, t: t, conn: conn, s: s, release: release}
+	}, nil
+}
+
+type opsSource struct {
+	a       *App
+	t       OpsTopic
+	conn    *redisview.Conn
+	s       *limits.Sweeper
+	release func()
+}
+
+func (s *opsSource) Poll(ctx context.Context) ([]byte, error) {
+	s.conn.EnsurePack(s.a.conns.Packs())
+	snap := s.s.Snapshot()
+	now := s.a.now()
+	if s.t.Kind == locksKind {
+		vm := locksVM(s.conn, snap, s.t, now)
+		return renderBytes(ctx, views.LocksLive(vm, true))
+	}
+	vm := limitsVM(s.conn, snap, s.t, now)
+	return renderBytes(ctx, views.LimitsLive(vm, true))
+}
+
+func (s *opsSource) Close() error { s.release(); return nil }
+
+// canAct: the viewer may start support actions from the rows.
+func (a *App) canAct(c echo.Context) bool {
+	if a.auth.ReadOnly || a.actions == nil {
+		return false
+	}
+	act := actor(c)
+	return a.actions.Allowed(act, action.KindResetLimit) || a.actions.Allowed(act, action.KindForceUnlock)
+}
+
+// opsPage resolves the connection and sweeper of a Rate limits or Locks
+// page, waiting briefly for the sweep's first round.
+func (a *App) opsPage(c echo.Context, kind string) (*redisview.Conn, OpsTopic, limits.Snapshot, error) {
+	conn, err := a.conns.Get(c.Param("conn"))
+	if err != nil {
+		return nil, OpsTopic{}, limits.Snapshot{}, err
+	}
+	conn.EnsurePack(a.conns.Packs())
+	t := OpsTopic{Kind: kind, Conn: conn.Name, Filter: strings.TrimSpace(c.QueryParam("q")), Act: a.canAct(c)}
+	s, release := a.limitPool().Acquire(conn)
+	defer release()
+	if st := conn.Status(); st.Up || st.Checked.IsZero() {
+		s.WaitRead(c.Request().Context(), firstRead)
+	}
+	return conn, t, s.Snapshot(), nil
+}
+
+func (a *App) limitsPage(c echo.Context) error {
+	conn, t, snap, err := a.opsPage(c, limitsKind)
+	if err != nil {
+		return err
+	}
+	vm := limitsVM(conn, snap, t, a.now())
+	return render(c, http.StatusOK, vm, views.LimitsPage(a.page(c, "Rate limits · "+conn.Name, conn.Name), vm))
+}
+
+// sweepLines says what the sweep has read and what it costs.
+func sweepLines(snap limits.Snapshot, st redisview.Status, kind func(limits.Kind) bool) (status, budget, disconnected string) {
+	b := snap.Budget
+	budget = "sweep budget " + format.Count(int64(b.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(b.Count)) +
+		", kept rows re-read every " + format.Duration(b.Refresh)
+	done, all := 0, 0
+	for _, f := range snap.Families {
+		if kind(f.Kind) {
+			all++
+			if f.Passes > 0 {
+				done++
+			}
+		}
+	}
+	switch {
+	case all == 0:
+		status = ""
+	case done == all:
+		status = "Every family swept at least once; the sweep runs on"
+	default:
+		status = fmt.Sprintf("Sweeping: %d of %d families swept once so far — rows may be missing", done, all)
+	}
+	if !st.Up && !st.Checked.IsZero() {
+		disconnected = "Redis is unreachable — " + statusText(st) + ". The rows below are as last read."
+	}
+	return status, budget, disconnected
+}
+
+// keptLabel says which rows of a family are shown.
+func keptLabel(f limits.FamilySnap, keep int) string {
+	n := int64(len(f.Rows))
+	switch {
+	case f.Total < 0 && f.Seen == 0 && n == 0:
+		return "not swept yet"
+	case f.Total < 0:
+		return fmt.Sprintf("%s found so far (first sweep running)", format.Plural(f.Seen, "key", "keys"))
+	case f.Total > int64(keep) || (f.Total > n && n == int64(keep)):
+		return fmt.Sprintf("the %d most constrained of ~%s keys", n, format.Count(max(f.Total, f.Seen)))
+	}
+	return format.Plural(max(f.Total, n), "key", "keys")
+}
+
+func subject(vars []schema.Var) []views.Placeholder {
+	out := make([]views.Placeholder, 0, len(vars))
+	for _, v := range vars {
+		out = append(out, views.Placeholder{Name: v.Name, Value: v.Value})
+	}
+	return out
+}
+
+func previewLink(title, kind, conn string, db int, key string) views.ActionLink {
+	if !views.Linkable(key) {
+		return views.ActionLink{}
+	}
+	return views.ActionLink{Title: title, Href: route.Action{Kind: kind, Conn: conn, DB: db, Key: key}.PreviewURL()}
+}
+
+func appendLink(list []views.ActionLink, l views.ActionLink) []views.ActionLink {
+	if l.Href == "" {
+		return list
+	}
+	return append(list, l)
+}
+
+// limitText is the pack's limit of a family, in words.
+func limitText(f *schema.Family) string {
+	if f.Role == schema.RoleBucket4j {
+		return "Bucket4j buckets: each state carries its own bandwidths (the limiting one is shown)"
+	}
+	switch p := f.Params.(type) {
+	case *schema.TokenBucketParams:
+		return fmt.Sprintf("capacity %s, refills %s/s (full in %s)", num(p.Capacity), num(p.RefillPerSec), format.Duration(p.Window))
+	case *schema.CounterWindowParams:
+		if p.Calendar != "" {
+			return fmt.Sprintf("limit %d per calendar %s (%s)", p.Limit, p.Calendar, p.Location())
+		}
+		return fmt.Sprintf("limit %d per %s (fixed window)", p.Limit, format.Duration(p.Window))
+	case *schema.CounterParams:
+		s := fmt.Sprintf("limit %d (a counter whose lifetime the application sets)", p.Limit)
+		if p.OnExceed != "" {
+			s += "; past it: " + p.OnExceed
+		}
+		return s
+	case *schema.SlidingWindowParams:
+		s := fmt.Sprintf("limit %d per %s (sliding)", p.Limit, format.Duration(p.Window))
+		if p.Lock != nil {
+			s += fmt.Sprintf("; exceeding it locks for %s", format.Duration(p.LockFor))
+		}
+		return s
+	}
+	return ""
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Time) views.LimitsVM {
+	vm := views.LimitsVM{Conn: conn.Name, Filter: views.ValidText(t.Filter), FormAction: route.LimitsURL(conn.Name),
+		WSURL: route.LiveURL(t.String()), Err: snap.Err}
+	vm.Status, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLimit)
+	pc := conn.PackChoice()
+	switch {
+	case pc.Pack != nil:
+		vm.Pack = pc.Pack.Name
+	case pc.Why == "":
+		vm.Empty = "Not known yet: matching the connection to a pack…"
+		return vm
+	default:
+		vm.Empty = "No schema pack explains this connection's keys (" + pc.Why + "), so no key is known to be a rate limit."
+		return vm
+	}
+	shown := 0
+	type famDB struct {
+		id string
+		db int
+	}
+	throttled := map[famDB]int{}
+	for _, f := range snap.Families {
+		if !f.Kind.IsLimit() {
+			continue
+		}
+		g := views.LimitGroup{Family: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
+			Limit: limitText(f.Family), Label: keptLabel(f, snap.Budget.Keep)}
+		rows := f.Rows
+		limits.Sort(rows, now)
+		hidden := 0
+		for i := range rows {
+			r := &rows[i]
+			st := r.At(now)
+			if st.Gone {
+				continue
+			}
+			if !r.Matches(t.Filter) {
+				hidden++
+				continue
+			}
+			g.Rows = append(g.Rows, limitRow(conn.Name, r, st, t.Act))
+			if st.Throttled {
+				throttled[famDB{f.Family.ID, f.DB}]++
+			}
+		}
+		switch {
+		case hidden > 0 && len(g.Rows) == 0:
+			g.Note = fmt.Sprintf("None of the %d rows kept matches %q.", hidden, t.Filter)
+		case hidden > 0:
+			g.Note = fmt.Sprintf("%s not match %q.", format.Plural(int64(hidden), "row kept does", "rows kept do"), t.Filter)
+		case len(g.Rows) == 0 && f.Total == 0:
+			g.Note = "No key of this family in db" + strconv.Itoa(f.DB) + "."
+		}
+		if t.Filter != "" && len(g.Rows) == 0 {
+			continue // a filter shows the families it matches
+		}
+		if t.Filter == "" && len(g.Rows) > unfilteredRows {
+			g.Note = fmt.Sprintf("Showing the %d most constrained; %d more kept rows: filter to see them.", unfilteredRows, len(g.Rows)-unfilteredRows)
+			g.Rows = g.Rows[:unfilteredRows]
+		}
+		shown++
+		vm.Groups = append(vm.Groups, g)
+	}
+	// Families with a throttled or locked row first, in the pack's order.
+	slices.SortStableFunc(vm.Groups, func(a, b views.LimitGroup) int {
+		return boolRank(throttledIn(b)) - boolRank(throttledIn(a))
+	})
+	for fam, n := range throttled {
+		vm.Summary = append(vm.Summary, views.SummaryChip{Family: fam.id, Text: format.Plural(int64(n), "row", "rows"), Anchor: "fam-" + fam.id + "-" + strconv.Itoa(fam.db)})
+	}
+	slices.SortFunc(vm.Summary, func(a, b views.SummaryChip) int { return strings.Compare(a.Anchor, b.Anchor) })
+	switch {
+	case shown == 0 && t.Filter != "":
+		vm.Empty = fmt.Sprintf("No rate-limit row kept matches %q.", t.Filter)
+	case !hasKind(snap, limits.Kind.IsLimit):
+		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role token-bucket, counter-window, sliding-window, bucket4j or counter with a limit."
+	}
+	return vm
+}
+
+// unfilteredRows is how many rows of a family the page shows without a
+// filter; the filter searches every kept row.
+const unfilteredRows = 10
+
+func throttledIn(g views.LimitGroup) bool {
+	return len(g.Rows) > 0 && g.Rows[0].Throttled
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func hasKind(snap limits.Snapshot, k func(limits.Kind) bool) bool {
+	if snap.Pack == nil {
+		return false
+	}
+	for _, f := range snap.Pack.Families {
+		if k(limits.KindOf(f)) {
+			return true
+		}
+	}
+	return false
+}
+
+func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.LimitRow {
+	row := views.LimitRow{Key: r.Key, Href: keyHref(conn, r.DB, r.Key), Subject: subject(r.Vars), Err: r.Err,
+		Pct: int(st.Fraction()*100 + 0.5), Throttled: st.Throttled, Locked: st.Locked}
+	if r.Err != "" {
+		row.Err = "not readable as its role says: " + r.Err
+		return row
+	}
+	switch p := r.Family.Params.(type) {
+	case nil:
+		if r.Family.Role == schema.RoleBucket4j {
+			row.Level = fmt.Sprintf("%s of %s tokens left", num(st.Tokens), num(st.Limit))
+		}
+	case *schema.TokenBucketParams:
+		row.Level = fmt.Sprintf("%s of %s tokens left", num(float64(int64(st.Tokens))), num(p.Capacity))
+	case *schema.CounterWindowParams:
+		row.Level = fmt.Sprintf("%d of %d", r.Count, p.Limit)
+	case *schema.CounterParams:
+		row.Level = fmt.Sprintf("%d of %d", r.Count, p.Limit)
+	case *schema.SlidingWindowParams:
+		row.Level = fmt.Sprintf("%d of %d in the last %s", r.InWindow, p.Limit, format.Duration(p.Window))
+	}
+	switch {
+	case st.Locked && !st.Until.IsZero():
+		row.State = "locked until " + format.Clock(st.Until)
+	case st.Locked:
+		row.State = "locked"
+	case st.Throttled:
+		row.State = "throttled"
+	case row.Pct >= 80:
+		row.State = "near the limit"
+	default:
+		row.State = "ok"
+	}
+	if st.ResetsIn > 0 {
+		row.Resets = format.Duration(st.ResetsIn)
+	}
+	if !act {
+		return row
+	}
+	switch {
+	case st.Locked && r.LockKey != "":
+		row.Actions = appendLink(row.Actions, previewLink("Unlock…", action.KindUnlockLogin, conn, r.DB, r.Key))
+	case (action.ClearFailures{}).AppliesTo(r.Family):
+		row.Actions = appendLink(row.Actions, previewLink("Clear failures…", action.KindClearFailures, conn, r.DB, r.Key))
+	case st.Used > 0 || st.Throttled:
+		row.Actions = appendLink(row.Actions, previewLink("Reset…", action.KindResetLimit, conn, r.DB, r.Key))
+	}
+	return row
+}

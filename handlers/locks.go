@@ -1,0 +1,188 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/limits"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+func (a *App) locksPage(c echo.Context) error {
+	conn, t, snap, err := a.opsPage(c, locksKind)
+	if err != nil {
+		return err
+	}
+	vm := locksVM(conn, snap, t, a.now())
+	return render(c, http.StatusOK, vm, views.LocksPage(a.page(c, "Locks · "+conn.Name, conn.Name), vm))
+}
+
+// shortLine counts the locks too short for the sweep to read, or says
+// that they may be missed.
+func shortLine(snap limits.Snapshot) string {
+	k := snap.Keyspace
+	if k.On {
+		return fmt.Sprintf("Locks that appeared and vanished between two reads (keyspace notifications, since %s): %s.",
+			format.Clock(k.Since), format.Count(k.ShortLocks))
+	}
+	why := k.Why
+	if why == "" {
+		why = "whether keyspace notifications are on is not known yet"
+	}
+	return "Locks held for less than the sweep interval (every lock is re-read every " + format.Duration(snap.Budget.Refresh) +
+		", new ones found at the sweep's pace) may be missed: " + why + "."
+}
+
+func lockValueText(f *schema.Family) string {
+	if f.Role == schema.RoleCooldown {
+		return "cooldown: blocks the action while it exists"
+	}
+	lp, _ := f.Params.(*schema.LockParams)
+	switch {
+	case lp == nil:
+		return "lock"
+	case lp.Value == "uuid":
+		return "lock; the value is the holder's id (UUID)"
+	case lp.Value == "epoch-ms":
+		return "lock; the value is the unlock time (epoch ms)"
+	}
+	return "lock; the value (\"" + lp.Value + "\") does not name its holder"
+}
+
+func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Time) views.LocksVM {
+	vm := views.LocksVM{Conn: conn.Name, Filter: views.ValidText(t.Filter), FormAction: route.LocksURL(conn.Name),
+		WSURL: route.LiveURL(t.String()), Err: snap.Err, Short: shortLine(snap)}
+	vm.Status, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLock)
+	pc := conn.PackChoice()
+	switch {
+	case pc.Pack == nil && pc.Why == "":
+		vm.Empty = "Not known yet: matching the connection to a pack…"
+		return vm
+	case pc.Pack == nil:
+		vm.Empty = "No schema pack explains this connection's keys (" + pc.Why + "), so no key is known to be a lock."
+		return vm
+	}
+	if !hasKind(snap, limits.Kind.IsLock) {
+		vm.Empty = "No lock family in this pack (" + pc.Pack.Name + "): no family of role lock or cooldown."
+		return vm
+	}
+	total := 0
+	for _, f := range snap.Families {
+		if !f.Kind.IsLock() {
+			continue
+		}
+		g := views.LockGroup{Family: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
+			Value: lockValueText(f.Family), Label: keptLabel(f, snap.Budget.Keep)}
+		g.Hold = holdText(f.Family)
+		rows := f.Rows
+		limits.Sort(rows, now)
+		hidden := 0
+		for i := range rows {
+			r := &rows[i]
+			st := r.At(now)
+			if st.Gone {
+				continue
+			}
+			if !r.Matches(t.Filter) {
+				hidden++
+				continue
+			}
+			g.Rows = append(g.Rows, lockRow(conn.Name, r, st, t.Act))
+		}
+		if hidden > 0 {
+			g.Note = fmt.Sprintf("%s not match %q.", format.Plural(int64(hidden), "lock kept does", "locks kept do"), t.Filter)
+		}
+		if len(g.Rows) == 0 {
+			if t.Filter != "" {
+				continue
+			}
+			if g.Note == "" && f.Passes > 0 {
+				g.Note = "No lock held at the last read."
+			}
+		}
+		total += len(g.Rows)
+		vm.Groups = append(vm.Groups, g)
+	}
+	// Locks held now first, then cooldowns, each in the pack's order.
+	slices.SortStableFunc(vm.Groups, func(a, b views.LockGroup) int {
+		rank := func(g views.LockGroup) int {
+			r := 0
+			if len(g.Rows) == 0 {
+				r += 2
+			}
+			if g.Role == string(schema.RoleCooldown) {
+				r++
+			}
+			return r
+		}
+		return rank(a) - rank(b)
+	})
+	if total == 0 && t.Filter != "" {
+		vm.Empty = fmt.Sprintf("No lock kept matches %q.", t.Filter)
+	}
+	return vm
+}
+
+// holdText says how a family's lock age is known and how long a hold is
+// expected to last.
+func holdText(f *schema.Family) string {
+	s := "the pack gives no TTL, so the age is not known"
+	if f.TTL.Max > 0 {
+		s = "taken with a TTL of up to " + format.Duration(f.TTL.Max) + " (age is counted from it)"
+	}
+	if lp, ok := f.Params.(*schema.LockParams); ok && lp.Hold > 0 {
+		return s + "; expected hold ≤ " + format.Duration(lp.Hold)
+	}
+	return s + "; the pack gives no expected hold time"
+}
+
+func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRow {
+	row := views.LockRow{Key: r.Key, Href: keyHref(conn, r.DB, r.Key), Subject: subject(r.Vars), NoTTL: st.NoTTL}
+	if lp, ok := r.Family.Params.(*schema.LockParams); ok && lp.Hold > 0 && st.Age > lp.Hold {
+		row.TooLong = true
+	}
+	switch {
+	case r.Err != "":
+		row.Err = "not readable as a lock: " + r.Err
+	case r.Family.Sensitive:
+		row.Holder = "(value not shown: sensitive)"
+	case !st.Until.IsZero():
+		row.Holder = "unlocks at " + format.Time(st.Until)
+	case r.Family.Role == schema.RoleCooldown:
+		row.Holder = r.Holder
+	default:
+		row.Holder = r.Holder
+		if r.HolderCut {
+			row.Holder += "…"
+		}
+	}
+	if !st.NoTTL {
+		row.TTL = format.Duration(st.TTL)
+	}
+	if st.Age > 0 {
+		row.Age = format.Duration(st.Age)
+	} else if st.NoTTL {
+		row.Age = "unknown (no TTL)"
+	}
+	if !act {
+		return row
+	}
+	switch {
+	case (action.UnlockLogin{}).AppliesTo(r.Family):
+		row.Actions = appendLink(row.Actions, previewLink("Unlock…", action.KindUnlockLogin, conn, r.DB, r.Key))
+	case (action.ForceUnlock{}).AppliesTo(r.Family):
+		row.Actions = appendLink(row.Actions, previewLink("Release…", action.KindForceUnlock, conn, r.DB, r.Key))
+	case (action.ResetLimit{}).AppliesTo(r.Family):
+		row.Actions = appendLink(row.Actions, previewLink("Reset…", action.KindResetLimit, conn, r.DB, r.Key))
+	}
+	return row
+}

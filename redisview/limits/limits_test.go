@@ -1,0 +1,444 @@
+package limits_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/limits"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+func openConn(t *testing.T, url string) *redisview.Conn {
+	t.Helper()
+	c, err := redisview.Open(redisview.ConnConfig{Name: "t", URL: url}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.ForcePack(schema.BuiltinPack("eisland"))
+	return c
+}
+
+func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+// slider hits the eIsland slider bucket with the seed's own Lua n times.
+func slider(t *testing.T, c *redis.Client, account string, capacity, n int) {
+	t.Helper()
+	key := "verify:slider:rate:create:account:" + b64(account)
+	for range n {
+		if err := demo.SliderTokenBucket.Run(context.Background(), c, []string{key}, time.Now().UnixMilli(), capacity,
+			strconv.FormatFloat(float64(capacity)/60/1000, 'f', -1, 64), 1, 120).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func incrExpire(t *testing.T, c *redis.Client, key string, window, n int) {
+	t.Helper()
+	for range n {
+		if err := demo.RateLimitIncrExpire.Run(context.Background(), c, []string{key}, window).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func failures(t *testing.T, c *redis.Client, user string, n int, lock bool) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now()
+	key := "auth:limit:login:failures:" + user
+	for i := range n {
+		ms := now.Add(-time.Duration(n-i) * time.Second).UnixMilli()
+		c.ZAdd(ctx, key, redis.Z{Score: float64(ms), Member: fmt.Sprintf("%d:%d", ms, i)})
+	}
+	c.Expire(ctx, key, 15*time.Minute)
+	if lock {
+		c.Set(ctx, "auth:limit:login:lock:"+user, strconv.FormatInt(now.Add(10*time.Minute).UnixMilli(), 10), 10*time.Minute)
+	}
+}
+
+var fast = limits.Budget{KeysPerSec: 200000, Count: 100, Keep: 50, Refresh: 200 * time.Millisecond}
+
+func family(t *testing.T, snap limits.Snapshot, id string, db int) limits.FamilySnap {
+	t.Helper()
+	for _, f := range snap.Families {
+		if f.Family.ID == id && f.DB == db {
+			return f
+		}
+	}
+	t.Fatalf("no family %s in db%d", id, db)
+	return limits.FamilySnap{}
+}
+
+func row(t *testing.T, f limits.FamilySnap, key string) limits.Row {
+	t.Helper()
+	for _, r := range f.Rows {
+		if r.Key == key {
+			return r
+		}
+	}
+	t.Fatalf("%s: no row %q among %d", f.Family.ID, key, len(f.Rows))
+	return limits.Row{}
+}
+
+// waitPass waits until every family was swept once and a refresh ran.
+func waitPass(t *testing.T, s *limits.Sweeper) limits.Snapshot {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		snap := s.Snapshot()
+		done := len(snap.Families) > 0
+		for _, f := range snap.Families {
+			done = done && f.Passes > 0
+		}
+		if done {
+			time.Sleep(2 * fast.Refresh)
+			return s.Snapshot()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no complete pass in 10s")
+	return limits.Snapshot{}
+}
+
+// State written by the seeds' own scripts is read back exactly: a slider
+// bucket drained by 12 hits, a fixed window at its limit, a login window
+// with its lock, a worker's lock and one without a TTL.
+func TestSweepReadsSeedState(t *testing.T) {
+	rs := redistest.Start(t)
+	conn := openConn(t, rs.URL(0))
+	slider(t, rs.Client(4), "alice@example.com", 12, 12)
+	slider(t, rs.Client(4), "bob@example.com", 12, 3)
+	incrExpire(t, rs.Client(4), "verify:slider:fail:account:"+b64("carol"), 600, 3)
+	incrExpire(t, rs.Client(4), "verify:slider:fail:account:"+b64("dave"), 600, 1)
+	failures(t, rs.Client(6), "eve", 5, true)
+	failures(t, rs.Client(6), "frank", 2, false)
+	const uuid = "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21"
+	ctx := context.Background()
+	if !rs.Client(10).SetNX(ctx, "payment:lock:create:pro-month:gina", uuid, 15*time.Second).Val() {
+		t.Fatal("SET NX PX refused")
+	}
+	rs.Client(10).Set(ctx, "payment:lock:create:pro-month:hank", uuid, 0)
+
+	pool := limits.NewPool(t.Context(), fast, time.Second)
+	s, release := pool.Acquire(conn)
+	defer release()
+	snap := waitPass(t, s)
+	now := time.Now()
+
+	buckets := family(t, snap, "slider-rate-create-account", 4)
+	alice := row(t, buckets, "verify:slider:rate:create:account:"+b64("alice@example.com"))
+	bob := row(t, buckets, "verify:slider:rate:create:account:"+b64("bob@example.com"))
+	if v, ok := (schema.Match{Vars: alice.Vars}).Get("account"); !ok || v != "alice@example.com" {
+		t.Fatalf("account decoded as %q", v)
+	}
+	// 12 per minute refill 0.2 a second: within a few seconds of the test.
+	el := func(r limits.Row) float64 {
+		return float64(now.Sub(time.UnixMilli(int64(r.LastMs))).Milliseconds()) * 12.0 / 60000
+	}
+	// The script leaves what it refilled between hits (a few ms' worth).
+	if alice.Stored > 0.1 || bob.Stored < 9 || bob.Stored > 9.1 {
+		t.Fatalf("stored tokens: alice %v, bob %v", alice.Stored, bob.Stored)
+	}
+	if st := alice.At(now); !st.Throttled || math.Abs(st.Tokens-(alice.Stored+el(alice))) > 1e-9 || st.Limit != 12 {
+		t.Fatalf("alice: %+v (stored %v)", st, alice.Stored)
+	}
+	if st := bob.At(now); st.Throttled || math.Abs(st.Tokens-(bob.Stored+el(bob))) > 1e-9 {
+		t.Fatalf("bob: %+v", st)
+	}
+	// Live: a minute later both are full again, without a read.
+	if st := alice.At(now.Add(time.Minute)); st.Tokens != 12 || st.Throttled {
+		t.Fatalf("alice a minute later: %+v", st)
+	}
+	rows := append([]limits.Row(nil), buckets.Rows...)
+	limits.Sort(rows, now)
+	if rows[0].Key != alice.Key {
+		t.Fatalf("throttled row not first: %q", rows[0].Key)
+	}
+
+	fails := family(t, snap, "slider-fail-account", 4)
+	carol := row(t, fails, "verify:slider:fail:account:"+b64("carol"))
+	if st := carol.At(now); !st.Throttled || st.Used != 3 || st.Limit != 3 || st.ResetsIn <= 590*time.Second || st.ResetsIn > 600*time.Second {
+		t.Fatalf("carol: %+v", st)
+	}
+	if st := row(t, fails, "verify:slider:fail:account:"+b64("dave")).At(now); st.Throttled || st.Used != 1 {
+		t.Fatalf("dave: %+v", st)
+	}
+
+	logins := family(t, snap, "login-failures", 6)
+	eve := row(t, logins, "auth:limit:login:failures:eve")
+	if st := eve.At(now); !st.Locked || !st.Throttled || st.Used != 5 || st.Until.IsZero() || st.Until.Sub(now) < 9*time.Minute {
+		t.Fatalf("eve: %+v", st)
+	}
+	if eve.LockKey != "auth:limit:login:lock:eve" {
+		t.Fatalf("lock key %q", eve.LockKey)
+	}
+	if st := row(t, logins, "auth:limit:login:failures:frank").At(now); st.Locked || st.Throttled || st.Used != 2 {
+		t.Fatalf("frank: %+v", st)
+	}
+
+	locks := family(t, snap, "lock-create-pro-month", 10)
+	gina := row(t, locks, "payment:lock:create:pro-month:gina")
+	if st := gina.At(now); gina.Holder != uuid || st.NoTTL || st.TTL <= 0 || st.TTL > 15*time.Second || st.Age < 0 || st.Age > 2*time.Second {
+		t.Fatalf("gina: holder %q, %+v", gina.Holder, st)
+	}
+	hank := row(t, locks, "payment:lock:create:pro-month:hank")
+	if st := hank.At(now); !st.NoTTL {
+		t.Fatalf("hank: %+v", st)
+	}
+	lrows := append([]limits.Row(nil), locks.Rows...)
+	limits.Sort(lrows, now)
+	if lrows[0].Key != hank.Key {
+		t.Fatal("the lock without a TTL is not first")
+	}
+
+	// Released: gone from the rows within a refresh.
+	rs.Client(10).Del(ctx, gina.Key)
+	time.Sleep(3 * fast.Refresh)
+	for _, r := range family(t, s.Snapshot(), "lock-create-pro-month", 10).Rows {
+		if r.Key == gina.Key {
+			t.Fatal("released lock still kept")
+		}
+	}
+}
+
+// A family with more keys than Keep keeps its most constrained rows, and
+// the sweep reads each key with a bounded number of commands.
+func TestSweepIsBounded(t *testing.T) {
+	rs := redistest.Start(t)
+	conn := openConn(t, rs.URL(0))
+	ctx := context.Background()
+	c := rs.Client(4)
+	const n = 1000
+	pipe := c.Pipeline()
+	now := time.Now().UnixMilli()
+	for i := range n {
+		// i tokens taken of 60: the most taken are the most constrained.
+		key := "verify:slider:rate:verify:ip:" + b64(fmt.Sprintf("10.0.%d.%d", i/256, i%256))
+		pipe.HSet(ctx, key, "tokens", strconv.Itoa(60-i%61), "ts", strconv.FormatInt(now, 10))
+		pipe.Expire(ctx, key, 2*time.Minute)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, err := rs.CommandCalls(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := fast
+	b.Keep = 10
+	b.Refresh = time.Hour // no re-reads: count the pass alone
+	pool := limits.NewPool(t.Context(), b, time.Millisecond)
+	s, release := pool.Acquire(conn)
+	deadline := time.Now().Add(10 * time.Second)
+	var f limits.FamilySnap
+	for time.Now().Before(deadline) {
+		if f = family(t, s.Snapshot(), "slider-rate-verify-ip", 4); f.Passes > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if f.Total != n || len(f.Rows) != 10 {
+		t.Fatalf("total %d, rows %d", f.Total, len(f.Rows))
+	}
+	for _, r := range f.Rows {
+		if st := r.At(time.Now()); st.Tokens > 1.5 { // the ten with 0 or 1 token left
+			t.Fatalf("kept %q with %v tokens", r.Key, st.Tokens)
+		}
+	}
+	release()
+	time.Sleep(50 * time.Millisecond)
+	after, _ := rs.CommandCalls(ctx)
+	if got := after["hmget"] - before["hmget"]; got < n || got > 2*n {
+		t.Fatalf("%d HMGET for %d buckets", got, n)
+	}
+	for _, cmd := range []string{"keys", "hgetall", "zrange", "get", "smembers"} {
+		if after[cmd] != before[cmd] {
+			t.Errorf("the sweep sent %s", cmd)
+		}
+	}
+	if scans := after["scan"] - before["scan"]; scans > 4*int64(n/b.Count+2)*int64(len(s.Snapshot().Families)) {
+		t.Errorf("%d SCANs", scans)
+	}
+}
+
+func TestRowAt(t *testing.T) {
+	p := schema.BuiltinPack("eisland")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	bucket := limits.Row{Family: p.Family("slider-rate-create-account"), ReadAt: t0, PTTL: 2 * time.Minute, Stored: 0, LastMs: float64(t0.UnixMilli()), HasLast: true}
+	window := limits.Row{Family: p.Family("totp-fail"), ReadAt: t0, PTTL: 10 * time.Second, Count: 5}
+	lock := limits.Row{Family: p.Family("order-op-lock"), ReadAt: t0, PTTL: 10 * time.Second, Holder: "x"}
+	for _, c := range []struct {
+		name      string
+		r         limits.Row
+		at        time.Duration
+		used      float64
+		throttled bool
+		gone      bool
+	}{
+		{"bucket empty", bucket, 0, 12, true, false},
+		{"bucket after 2.5s: half a token", bucket, 2500 * time.Millisecond, 11.5, true, false},
+		{"bucket after 5s: one token", bucket, 5 * time.Second, 11, false, false},
+		{"bucket after a minute: full", bucket, time.Minute, 0, false, false},
+		{"window at its limit", window, time.Second, 5, true, false},
+		{"window expired", window, 11 * time.Second, 0, false, true},
+	} {
+		st := c.r.At(t0.Add(c.at))
+		if math.Abs(st.Used-c.used) > 1e-9 || st.Throttled != c.throttled || st.Gone != c.gone {
+			t.Errorf("%s: %+v", c.name, st)
+		}
+	}
+	if st := lock.At(t0.Add(4 * time.Second)); st.TTL != 6*time.Second || st.Age != 9*time.Second {
+		t.Errorf("lock: TTL %v age %v (pack TTL 15s, read at 10s left)", st.TTL, st.Age)
+	}
+}
+
+func TestRowMatches(t *testing.T) {
+	r := limits.Row{Vars: []schema.Var{{Name: "account", Raw: b64("Alice@Example.com"), Value: "Alice@Example.com", Decoded: true}}}
+	for q, want := range map[string]bool{"": true, "alice": true, "EXAMPLE.COM": true, b64("Alice@Example.com")[:6]: true, "bob": false} {
+		if r.Matches(q) != want {
+			t.Errorf("Matches(%q) = %v", q, !want)
+		}
+	}
+}
+
+// With keyspace notifications on, a lock taken and released between two
+// reads is still counted; without them the snapshot says why not.
+func TestShortLocksCounted(t *testing.T) {
+	for _, c := range []struct {
+		events string
+		on     bool
+	}{{"KA", true}, {"", false}} {
+		rs := redistest.Start(t, "--notify-keyspace-events", c.events)
+		conn := openConn(t, rs.URL(0))
+		pool := limits.NewPool(t.Context(), fast, time.Second)
+		s, release := pool.Acquire(conn)
+		waitPass(t, s)
+		if k := s.Snapshot().Keyspace; k.On != c.on || (!c.on && k.Why == "") {
+			t.Fatalf("events %q: keyspace %+v", c.events, k)
+		}
+		if !c.on {
+			release()
+			continue
+		}
+		time.Sleep(300 * time.Millisecond) // the subscription is up
+		ctx := context.Background()
+		for i := range 3 {
+			key := fmt.Sprintf("payment:order:op-lock:EI%d", i)
+			// In one transaction: no sweep can read it in between.
+			if _, err := rs.Client(10).TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.SetNX(ctx, key, "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21", 15*time.Second)
+				p.Del(ctx, key)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for s.Snapshot().Keyspace.ShortLocks < 3 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := s.Snapshot().Keyspace.ShortLocks; n != 3 {
+			t.Fatalf("%d short locks counted, want 3", n)
+		}
+		release()
+	}
+}
+
+// Bucket4j states written by the demo's seeder (genuine 8.19 bytes) are
+// decoded at every At, refilled to that moment.
+func TestSweepReadsBucket4j(t *testing.T) {
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	if err := demo.SeedVertique(ctx, rs.Client(0), time.Now(), demo.DemoSecret); err != nil {
+		t.Fatal(err)
+	}
+	c, err := redisview.Open(redisview.ConnConfig{Name: "v", URL: rs.URL(0)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.ForcePack(schema.BuiltinPack("vertique"))
+	pool := limits.NewPool(t.Context(), fast, time.Second)
+	s, release := pool.Acquire(c)
+	defer release()
+	snap := waitPass(t, s)
+	var f limits.FamilySnap
+	for _, x := range snap.Families {
+		if x.Kind == limits.Bucket4j {
+			f = x
+		}
+	}
+	if len(f.Rows) == 0 {
+		t.Fatal("no Bucket4j row")
+	}
+	now := time.Now()
+	for _, r := range f.Rows {
+		raw, err := rs.Client(0).Get(ctx, r.Key).Bytes()
+		if err != nil {
+			continue // expired since
+		}
+		want, err := decode.DecodeBucket4j(raw, now)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Key, err)
+		}
+		st := r.At(now)
+		if r.Err != "" || st.Tokens != float64(want.Tokens) || st.Throttled != (want.Tokens < 1) || st.Limit <= 0 {
+			t.Fatalf("%s: row %+v (err %q), decoded %d tokens", r.Key, st, r.Err, want.Tokens)
+		}
+	}
+}
+
+// A rate-limit family marked sensitive is listed, its value never read.
+func TestSensitiveLimitNotRead(t *testing.T) {
+	pack, err := schema.Load("secret.yaml", []byte(`name: secret
+title: Secret
+families:
+  - id: secret-window
+    db: 0
+    pattern: "sec:rate:{user}"
+    type: string
+    ttl: {max: 1h}
+    domain: Secret
+    role: counter-window
+    sensitive: true
+    params: {limit: 3, window: 1h}
+    description: A counter whose value must not be shown.
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := redistest.Start(t)
+	c, err := redisview.Open(redisview.ConnConfig{Name: "s", URL: rs.URL(0)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.ForcePack(pack)
+	incrExpire(t, rs.Client(0), "sec:rate:zoe", 3600, 3)
+	before, _ := rs.CommandCalls(context.Background())
+	pool := limits.NewPool(t.Context(), fast, time.Second)
+	s, release := pool.Acquire(c)
+	defer release()
+	f := family(t, waitPass(t, s), "secret-window", 0)
+	if len(f.Rows) != 1 || f.Rows[0].Err == "" || f.Rows[0].Count != 0 || f.Rows[0].At(time.Now()).Used != 0 {
+		t.Fatalf("rows %+v", f.Rows)
+	}
+	after, _ := rs.CommandCalls(context.Background())
+	if after["getrange"] != before["getrange"] || after["get"] != before["get"] {
+		t.Fatal("a sensitive value was read")
+	}
+}

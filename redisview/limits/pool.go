@@ -1,0 +1,245 @@
+package limits
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// maxCandidates bounds the lock keys remembered from notifications
+// between two refreshes.
+const maxCandidates = 10000
+
+// watchKeyspace follows keyspace notifications while the server publishes
+// them, remembering lock keys the sweep has not read: at the next refresh
+// one that is gone is counted as a short lock.
+func (s *Sweeper) watchKeyspace(ctx context.Context) {
+	var stop []context.CancelFunc
+	defer func() {
+		for _, c := range stop {
+			c()
+		}
+	}()
+	watching := false
+	for ctx.Err() == nil {
+		on, why := s.keyspaceOn(ctx)
+		s.mu.Lock()
+		if on && !s.keyspace.On {
+			s.keyspace.Since = time.Now()
+		}
+		s.keyspace.On, s.keyspace.Why = on, why
+		s.mu.Unlock()
+		switch {
+		case on && !watching:
+			watching = true
+			wctx, cancel := context.WithCancel(ctx)
+			stop = append(stop, cancel)
+			go s.conn.WatchKeyspace(wctx, s.notified)
+		case !on && watching:
+			watching = false
+			for _, c := range stop {
+				c()
+			}
+			stop = nil
+		}
+		sleepCtx(ctx, 30*time.Second)
+	}
+}
+
+func (s *Sweeper) keyspaceOn(ctx context.Context) (bool, string) {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	m, err := s.conn.Client().ConfigGet(cctx, "notify-keyspace-events").Result()
+	if err != nil {
+		return false, "CONFIG GET notify-keyspace-events was refused (" + s.conn.SafeErr(err) + ")"
+	}
+	v := m["notify-keyspace-events"]
+	// K: keyspace channels; with g (DEL) and x (expired), or A (all).
+	if strings.Contains(v, "K") && (strings.Contains(v, "A") || strings.Contains(v, "g") && strings.Contains(v, "x")) {
+		return true, ""
+	}
+	if v == "" {
+		return false, "keyspace notifications are off (notify-keyspace-events is empty)"
+	}
+	return false, "notify-keyspace-events is \"" + v + "\", without keyspace events for DEL and expiry (K with g and x, or A)"
+}
+
+func (s *Sweeper) notified(db int, key string) {
+	cls := s.conn.Classifier()
+	if cls == nil {
+		return
+	}
+	f, ok := cls.Classify(db, key)
+	if !ok || !KindOf(f).IsLock() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, fm := range s.fams {
+		if fm.fam == f && fm.db == db {
+			if _, kept := fm.rows[key]; kept {
+				return
+			}
+		}
+	}
+	if len(s.cands) < maxCandidates {
+		s.cands[candKey{db, key}] = struct{}{}
+	}
+}
+
+// checkCandidates reads the notified lock keys: one still held is kept
+// like a swept one, one already gone was a short lock.
+func (s *Sweeper) checkCandidates(ctx context.Context, cands []candKey) (int, error) {
+	if len(cands) == 0 {
+		return 0, nil
+	}
+	cls := s.conn.Classifier()
+	byDB := map[int][]*Row{}
+	for _, c := range cands {
+		if cls == nil {
+			break
+		}
+		m, ok := cls.Match(c.db, c.key)
+		if !ok {
+			continue
+		}
+		byDB[c.db] = append(byDB[c.db], &Row{DB: c.db, Key: c.key, Family: m.Family, Vars: m.Vars})
+	}
+	n := 0
+	for db, rows := range byDB {
+		if err := readRows(ctx, s.conn.DB(db), rows, time.Now()); err != nil {
+			return n, err
+		}
+		n += len(rows)
+		s.mu.Lock()
+		for _, r := range rows {
+			delete(s.cands, candKey{r.DB, r.Key})
+			if r.PTTL == -2 {
+				s.keyspace.ShortLocks++
+				continue
+			}
+			for _, f := range s.fams {
+				if f.fam == r.Family && f.db == r.DB {
+					s.keep(f, r)
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n, nil
+}
+
+// Snapshot is what the sweep knows now.
+type Snapshot struct {
+	Pack     *schema.Pack
+	Started  time.Time
+	Err      string
+	Budget   Budget
+	Families []FamilySnap // in the pack's order, then by database
+	Keyspace Keyspace
+}
+
+// FamilySnap is one family in one database.
+type FamilySnap struct {
+	Family *schema.Family
+	DB     int
+	Kind   Kind
+	Rows   []Row // the kept rows, unsorted
+	Total  int64 // keys found by the last completed pass; -1 before one completed
+	Seen   int64 // found so far by the running pass
+	Passes int
+}
+
+// Snapshot copies the sweep's rows.
+func (s *Sweeper) Snapshot() Snapshot {
+	s.families()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Snapshot{Pack: s.pack, Started: s.started, Err: s.err, Budget: s.budget, Keyspace: s.keyspace}
+	for _, f := range s.fams {
+		fs := FamilySnap{Family: f.fam, DB: f.db, Kind: KindOf(f.fam), Total: f.total, Seen: f.seen, Passes: f.passes}
+		for _, r := range f.rows {
+			fs.Rows = append(fs.Rows, *r)
+		}
+		out.Families = append(out.Families, fs)
+	}
+	return out
+}
+
+// Pool owns the running sweepers, one per connection however many pages
+// show it; a sweeper starts with its first viewer and stops linger after
+// its last.
+type Pool struct {
+	ctx    context.Context
+	budget Budget
+	linger time.Duration
+
+	mu sync.Mutex
+	m  map[string]*ref
+	wg sync.WaitGroup
+}
+
+type ref struct {
+	s      *Sweeper
+	refs   int
+	cancel context.CancelFunc
+	timer  *time.Timer
+}
+
+// NewPool makes the pool; its sweepers stop when ctx ends.
+func NewPool(ctx context.Context, b Budget, linger time.Duration) *Pool {
+	return &Pool{ctx: ctx, budget: b.withDefaults(), linger: linger, m: map[string]*ref{}}
+}
+
+// Acquire returns c's sweeper, starting it if needed. Call release when
+// done with it.
+func (p *Pool) Acquire(c *redisview.Conn) (s *Sweeper, release func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.m[c.Name]
+	if r == nil {
+		ctx, cancel := context.WithCancel(p.ctx)
+		r = &ref{s: newSweeper(c, p.budget), cancel: cancel}
+		p.m[c.Name] = r
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); r.s.run(ctx) }()
+	}
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+	r.refs++
+	var once sync.Once
+	return r.s, func() { once.Do(func() { p.release(c.Name, r) }) }
+}
+
+func (p *Pool) release(name string, r *ref) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.refs--
+	if r.refs > 0 {
+		return
+	}
+	r.timer = time.AfterFunc(p.linger, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if r.refs == 0 && p.m[name] == r {
+			r.cancel()
+			delete(p.m, name)
+		}
+	})
+}
+
+// Running is the number of sweepers running now.
+func (p *Pool) Running() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
+// Wait blocks until every sweeper has stopped (after the pool's ctx ends).
+func (p *Pool) Wait() { p.wg.Wait() }
