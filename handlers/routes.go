@@ -62,6 +62,7 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Live, a.websocket),
 		view(get, route.Account, a.accountPage),
 		view(get, route.Search, a.searchPage),
+		view(get, route.User, a.userPage),
 		view(post, route.SignOutEverywhere, a.signOutEverywhere),
 
 		act(post, route.Preview, a.previewAction),

@@ -38,6 +38,7 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	leaderboardKind:  parseLeaderboardTopic,
 	auditKind:        parseAuditTopic,
 	keysKind:         parseKeysTopic,
+	userKind:         parseUserTopic,
 }
 
 // ParseTopic reads a topic's wire name.
