@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,6 +187,9 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 			if m, ok := cls.Match(h.DB, h.Key); ok && m.Family == f {
 				k.Decoded = keyDecoded(ctx, conn, h.DB, h.Key, h.Type, m, now)
 			}
+			if !f.Sensitive && !k.Decoded.Withheld && k.Decoded.Summary == "" {
+				userRaw(&k.Decoded, f, h)
+			}
 			if t.Support && views.Linkable(h.Key) && !a.actions.Protected(h.Key) {
 				k.Actions = a.userActions(conn.Name, h.DB, h.Key, f, h.Type, nil)
 			}
@@ -248,6 +252,38 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 		}
 	}
 	return vm
+}
+
+// userRaw shows what RunUser read of a key no role decoder reads: the
+// start of a small string, a leaderboard row's details.
+func userRaw(d *views.DecodedVM, f *schema.Family, h search.UserHit) {
+	if h.Type == "string" && (h.Value != "" || h.Cut) {
+		v, _ := views.ShortName(h.Value)
+		if h.Cut {
+			v += "…"
+		}
+		d.Summary = "Value " + v
+	}
+	if len(h.Fields) == 0 {
+		return
+	}
+	mp, _ := f.Params.(*schema.LeaderboardMetaParams)
+	var parts []string
+	for _, fd := range h.Fields {
+		label := fd.Name
+		if mp != nil && mp.Labels[fd.Name] != "" {
+			label = mp.Labels[fd.Name]
+		}
+		v, _ := views.ShortName(fd.Value)
+		if mp != nil {
+			if mv := metaValue(mp.Formats[fd.Name], fd.Value); mv != fd.Value {
+				v = mv
+			}
+		}
+		d.Rows = append(d.Rows, views.DecodedRow{Label: label, Value: v})
+		parts = append(parts, label+" "+v)
+	}
+	d.Summary = strings.Join(parts, ", ")
 }
 
 func joinIDs(ids []string) string {

@@ -371,10 +371,35 @@ func globWith(f *schema.Family, vals map[string]string) (glob, enc string) {
 type UserHit struct {
 	Hit
 	Via string
+	// Value: the start of a small string of a family no role decoder reads
+	// (a cache, a record, a session), never of a sensitive family; Cut
+	// when it is longer than maxShown. Fields: a leaderboard row's details.
+	Value  string
+	Cut    bool
+	Fields []Field
 	// Ambiguous: the name is followed in the key by free text (an IP, a
 	// keyword), so the key may also be read as a longer name's that
 	// starts with this one and a separator.
 	Ambiguous bool
+}
+
+// Field is one hash field read.
+type Field struct{ Name, Value string }
+
+// maxShown is the most of an undecoded string value read (GETRANGE).
+const maxShown = 128
+
+// shown reports a family whose values the page shows raw: strings no role
+// decoder reads, never sensitive.
+func shown(f *schema.Family) bool {
+	if f == nil || f.Sensitive || f.Type != "string" {
+		return false
+	}
+	switch f.Role {
+	case schema.RoleCache, schema.RoleRecord, schema.RoleIndex, schema.RoleSession, schema.RoleChallenge, schema.RoleTicket:
+		return true
+	}
+	return false
 }
 
 // Rank is the user's place on one leaderboard.
@@ -661,11 +686,17 @@ func (r *UserResult) round(ctx context.Context, conn *redisview.Conn, pack *sche
 		types := make([]*redis.StatusCmd, len(rd.probes))
 		ttls := make([]*redis.DurationCmd, len(rd.probes))
 		vals := make([]*redis.StringCmd, len(rd.probes))
+		lens := make([]*redis.IntCmd, len(rd.probes))
+		metas := make([]*redis.SliceCmd, len(rd.probes))
 		for i, p := range rd.probes {
 			types[i] = pipe.Type(ctx, p.Key)
 			ttls[i] = pipe.PTTL(ctx, p.Key)
-			if p.Family.Type == "string" && !p.Family.Sensitive && (p.Family.Role == schema.RoleIndex || !bans && p.Family.Role == schema.RoleRecord) {
+			if shown(p.Family) {
 				vals[i] = pipe.GetRange(ctx, p.Key, 0, maxLinkValue-1)
+				lens[i] = pipe.StrLen(ctx, p.Key)
+			}
+			if mp, ok := p.Family.Params.(*schema.LeaderboardMetaParams); ok && p.Family.Type == "hash" && !p.Family.Sensitive && len(mp.Fields) > 0 {
+				metas[i] = pipe.HMGet(ctx, p.Key, mp.Fields...)
 			}
 		}
 		ranks := make([]*redis.IntCmd, len(rd.boards))
@@ -713,12 +744,33 @@ func (r *UserResult) round(ctx context.Context, conn *redisview.Conn, pack *sche
 			if t == "none" {
 				continue
 			}
-			r.Hits = append(r.Hits, UserHit{Hit: Hit{DB: db, Key: p.Key, Family: p.Family, Type: t, TTL: ttlOf(ttls[i])}, Via: p.Via})
+			h := UserHit{Hit: Hit{DB: db, Key: p.Key, Family: p.Family, Type: t, TTL: ttlOf(ttls[i])}, Via: p.Via}
 			if vals[i] != nil && t == "string" {
-				if v, err := vals[i].Result(); err == nil && v != "" && len(v) < maxLinkValue {
+				v, err := vals[i].Result()
+				n, _ := lens[i].Result()
+				if err == nil && v != "" && n < maxLinkValue && (p.Family.Role == schema.RoleIndex || !bans && p.Family.Role == schema.RoleRecord) {
 					links = append(links, link{db: db, key: p.Key, fam: p.Family, value: v})
 				}
+				if err == nil {
+					h.Value, h.Cut = v, n > maxShown
+					if len(h.Value) > maxShown {
+						h.Value = h.Value[:maxShown]
+					}
+				}
 			}
+			if metas[i] != nil && t == "hash" {
+				if vs, err := metas[i].Result(); err == nil {
+					for j, name := range p.Family.Params.(*schema.LeaderboardMetaParams).Fields {
+						if sv, ok := vs[j].(string); ok {
+							if len(sv) > maxShown {
+								sv = sv[:maxShown]
+							}
+							h.Fields = append(h.Fields, Field{Name: name, Value: sv})
+						}
+					}
+				}
+			}
+			r.Hits = append(r.Hits, h)
 		}
 		for i, b := range rd.boards {
 			rk := Rank{Board: b, Desc: familyDesc(b.Family)}
