@@ -147,9 +147,6 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 		for i, p := range b.Positions {
 			bv.Positions = append(bv.Positions, views.UserBitVM{Pos: strconv.FormatInt(p, 10), Set: b.Bits[i]})
 		}
-		if b.BloomMissing {
-			bv.Verdict += " (the bloom key does not exist)"
-		}
 		if len(t.Name) <= route.MaxLinkedName {
 			bv.CheckHref = route.BanCheckURL(conn.Name, t.Name)
 		}

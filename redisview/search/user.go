@@ -668,20 +668,26 @@ func (r *UserResult) round(ctx context.Context, conn *redisview.Conn, pack *sche
 		get(b.DB).boards = append(get(b.DB).boards, b)
 	}
 	if bans && pack != nil {
+		// In the bloom's own database even when it has no keys: an
+		// absent bloom is a verdict too (nobody is banned).
 		for _, f := range BanBlooms(pack) {
-			for _, db := range dbs {
-				if f.InDB(db) {
-					get(db).ban = append(get(db).ban, f)
-				}
+			in := f.DBs
+			if in == nil {
+				in = dbs
+			}
+			for _, db := range in {
+				get(db).ban = append(get(db).ban, f)
 			}
 		}
 	}
+	order := make([]int, 0, len(byDB))
+	for db := range byDB {
+		order = append(order, db)
+	}
+	slices.Sort(order)
 	var links []link
-	for _, db := range dbs {
+	for _, db := range order {
 		rd := byDB[db]
-		if rd == nil {
-			continue
-		}
 		pipe := conn.DB(db).Pipeline()
 		types := make([]*redis.StatusCmd, len(rd.probes))
 		ttls := make([]*redis.DurationCmd, len(rd.probes))
@@ -801,6 +807,10 @@ func (r *UserResult) round(ctx context.Context, conn *redisview.Conn, pack *sche
 
 func verdict(c BanCheck) string {
 	switch {
+	case c.BloomMissing && c.InSet:
+		return "not banned: the bloom key does not exist, so the application lets every name through — though the name is in the ban set"
+	case c.BloomMissing:
+		return "not banned (the bloom key does not exist: nobody is banned)"
 	case !c.AllSet && c.InSet:
 		return "not banned: a bloom bit is not set, so the application lets the name through — though the name is in the ban set (the filter misses it)"
 	case !c.AllSet:
