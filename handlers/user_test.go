@@ -216,3 +216,18 @@ func TestUserPageEmptyAndTooLong(t *testing.T) {
 		t.Fatalf("too long: %d", code)
 	}
 }
+
+// A search for a value that looks like a username links its user page;
+// an IP does not.
+func TestSearchLinksTheUserPage(t *testing.T) {
+	f := newFixture(t, false)
+	_, _, body := get(t, f.srv.URL+route.SearchURL("main", "ops:admin"))
+	href, ok := doc(t, body).Find(`[data-testid="search-user-page"]`).Attr("href")
+	if !ok || href != route.UserURL("main", "ops:admin") {
+		t.Errorf("user page link %q", href)
+	}
+	_, _, body = get(t, f.srv.URL+route.SearchURL("main", "10.0.0.7"))
+	if strings.Contains(body, `data-testid="search-user-page"`) {
+		t.Error("an IP links a user page")
+	}
+}
