@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search
+.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-user
 
 run:
 	$(GO) run ./cmd/web
@@ -68,3 +68,8 @@ bench-sweep:
 # username and an account, commands, time, derived vs scanned, slowest command.
 bench-search:
 	$(GO) run ./cmd/bench-search
+
+# The user page over 1,000,000 eIsland-shaped keys in a fresh redis-server:
+# commands and time of the first read, a live re-read and a whole scan pass.
+bench-user:
+	$(GO) run ./cmd/bench-user

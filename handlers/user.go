@@ -25,10 +25,13 @@ import (
 )
 
 // userLimits bound the scans of one read of a user page (tests shrink
-// them); userRescan is how often a live user page scans again.
+// them). A live user page continues an unfinished scan pass at most every
+// userContinue and starts a new pass at most every userRescan after one
+// finished; the ticks between re-read the keys found, with no SCAN.
 var (
-	userLimits = search.DefaultUserLimits
-	userRescan = 30 * time.Second
+	userLimits   = search.DefaultUserLimits
+	userRescan   = 30 * time.Second
+	userContinue = 5 * time.Second
 )
 
 // userFixKinds are the support actions the user page links, on the keys
@@ -106,7 +109,11 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 			q.Boards = append(q.Boards, search.Board{DB: r.DB, Key: r.Key, Family: r.Family})
 		}
 	}
-	if st.scanned.IsZero() || now.Sub(st.scanned) >= userRescan {
+	wait := userRescan
+	if st.cursors != nil {
+		wait = userContinue
+	}
+	if st.scanned.IsZero() || now.Sub(st.scanned) >= wait {
 		q.Scan, q.Cursors = true, st.cursors
 		if st.finished && st.cursors == nil {
 			q.Known = nil // a fresh pass finds what is still there
@@ -228,8 +235,8 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 		vm.Scans = append(vm.Scans, views.SearchScanVM{DB: s.DB, Match: s.Match, Progress: userProgress(s), Done: s.Done})
 	}
 	if len(r.Scans) == 0 && len(r.Plan.Scans) > 0 {
-		vm.Notes = append(vm.Notes, fmt.Sprintf("%s searched by scan at most every %s; this read re-read the %s scans found.",
-			format.Plural(int64(len(r.Plan.Scans)), "family group is", "family groups are"), format.Duration(userRescan), format.Plural(int64(len(r.ScanHits())), "key", "keys")))
+		vm.Notes = append(vm.Notes, fmt.Sprintf("%s searched by scan (an unfinished pass continues every %s, a new pass starts %s after one ends); this read re-read the %s scans found.",
+			format.Plural(int64(len(r.Plan.Scans)), "database is", "databases are"), format.Duration(userContinue), format.Duration(userRescan), format.Plural(int64(len(r.ScanHits())), "key", "keys")))
 	}
 	if r.Capped {
 		vm.Notes = append(vm.Notes, fmt.Sprintf("The scans stopped at %d keys: not every key found by scan is listed.", userLimits.Cap))
@@ -327,7 +334,7 @@ func userProgress(s search.ScanState) string {
 		return fmt.Sprintf("scanned to the end of the database's %s keys; found %s in %s this read.", format.Count(s.DBKeys), found, format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"))
 	}
 	return fmt.Sprintf("about %s of ~%s keys scanned this read (%s of COUNT %d); found %s. The live page continues from there every %s.",
-		format.Count(s.Examined), format.Count(s.DBKeys), format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), userLimits.Count, found, format.Duration(userRescan))
+		format.Count(s.Examined), format.Count(s.DBKeys), format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), userLimits.Count, found, format.Duration(userContinue))
 }
 
 const userKind = "user"

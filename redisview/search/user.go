@@ -227,28 +227,42 @@ func PlanUser(pack *schema.Pack, subj Subject, dbs []int, boards []Board) UserPl
 			}
 		}
 	}
+	// One cursor per database: its families' globs merged (with one
+	// encoding of the name, their common start, then the name; with
+	// several, their common literal start alone). SCAN's cost is the
+	// keys it walks, not the MATCH, so a broader MATCH walks no more.
 	for _, db := range dbs {
 		g := byDB[db]
+		if len(g) == 0 {
+			continue
+		}
+		s := UserScan{Scan: Scan{ID: strconv.Itoa(db) + ".0", DB: db}}
 		var encs []string
-		for _, s := range g {
-			if !slices.Contains(encs, s.enc) {
-				encs = append(encs, s.enc)
+		for _, sf := range g {
+			s.Families = append(s.Families, sf.f)
+			s.Globs = append(s.Globs, sf.glob)
+			s.Pins = append(s.Pins, sf.pins)
+			s.Vias = append(s.Vias, sf.via)
+			s.Free = append(s.Free, sf.free)
+			if !slices.Contains(encs, sf.enc) {
+				encs = append(encs, sf.enc)
 			}
 		}
-		for n, e := range encs {
-			s := UserScan{Scan: Scan{ID: strconv.Itoa(db) + "." + strconv.Itoa(n), DB: db}}
-			for _, sf := range g {
-				if sf.enc == e {
-					s.Families = append(s.Families, sf.f)
-					s.Globs = append(s.Globs, sf.glob)
-					s.Pins = append(s.Pins, sf.pins)
-					s.Vias = append(s.Vias, sf.via)
-					s.Free = append(s.Free, sf.free)
+		if len(encs) == 1 {
+			s.Match = mergeGlobs(s.Globs, encs[0])
+		} else {
+			prefix := literalPrefix(s.Globs[0])
+			for _, gl := range s.Globs[1:] {
+				lp := literalPrefix(gl)
+				n := 0
+				for n < len(prefix) && n < len(lp) && prefix[n] == lp[n] {
+					n++
 				}
+				prefix = prefix[:n]
 			}
-			s.Match = mergeGlobs(s.Globs, e)
-			p.Scans = append(p.Scans, s)
+			s.Match = EscapeGlob(prefix) + "*"
 		}
+		p.Scans = append(p.Scans, s)
 	}
 	return p
 }
@@ -543,12 +557,7 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 				return r, err
 			}
 			plan.Probes = append(plan.Probes, extra...)
-			for _, s := range ep.Scans {
-				if !slices.ContainsFunc(plan.Scans, func(o UserScan) bool { return o.ID == s.ID && o.Match == s.Match }) {
-					s.ID = strconv.Itoa(s.DB) + ".e" + strconv.Itoa(len(plan.Scans))
-					plan.Scans = append(plan.Scans, s)
-				}
-			}
+			plan.Scans = ep.Scans // the name's and the e-mail's, one cursor per database
 			plan.NeedEmail = nil
 		}
 	}
