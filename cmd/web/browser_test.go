@@ -615,7 +615,7 @@ func TestBrowserUserPageFromSearch(t *testing.T) {
 	}
 	// The lock, decoded: its unlock time.
 	row := `[...document.querySelectorAll('[data-testid="user-key"]')].find(li => li.querySelector('[data-testid="user-key-name"]').textContent.trim() === '` + lock + `')`
-	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(` + row + ` || {textContent: ""}).textContent`))
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(`+row+` || {textContent: ""}).textContent`))
 	must(t, err)
 	if !strings.Contains(text, "Locked until") || !strings.Contains(text, "Unlocks at") {
 		t.Fatalf("the login lock is not shown with its unlock time: %q", text)
