@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/demo"
 )
@@ -229,5 +230,31 @@ func TestSearchLinksTheUserPage(t *testing.T) {
 	_, _, body = get(t, f.srv.URL+route.SearchURL("main", "10.0.0.7"))
 	if strings.Contains(body, `data-testid="search-user-page"`) {
 		t.Error("an IP links a user page")
+	}
+}
+
+// A viewer may watch a user's page, not its support mode (which carries
+// the action links).
+func TestViewerCannotWatchUserSupportTopic(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	br := newBrowser(t, f.srv.URL)
+	br.login("vera", "right-password")
+	pu, _ := url.Parse(f.srv.URL)
+	hdr := http.Header{"Origin": {f.srv.URL}}
+	for _, ck := range br.c.Jar.Cookies(pu) {
+		hdr.Add("Cookie", ck.Name+"="+ck.Value)
+	}
+	dial := func(topic string) (*http.Response, error) {
+		c, res, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(f.srv.URL, "http")+"/ws?topic="+url.QueryEscape(topic), hdr)
+		if err == nil {
+			c.Close()
+		}
+		return res, err
+	}
+	if res, err := dial(handlers.UserTopic{Conn: "main", Name: "ops:admin", Support: true}.String()); err == nil || res == nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("viewer watching the support mode: %v %v", err, res)
+	}
+	if _, err := dial(handlers.UserTopic{Conn: "main", Name: "ops:admin"}.String()); err != nil {
+		t.Errorf("viewer watching the viewer mode: %v", err)
 	}
 }
