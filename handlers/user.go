@@ -78,6 +78,7 @@ func (a *App) userPage(c echo.Context) error {
 	vm.Live = live
 	if len(name)+len(email) <= route.MaxLinkedName {
 		vm.WSURL = route.LiveURL(t.String())
+		a.handOff(t.String(), *st)
 	}
 	return render(c, http.StatusOK, vm, views.UserPage(page, vm))
 }
@@ -90,10 +91,43 @@ func (a *App) userSupport(r action.Role) bool {
 // userState is what a user page carries from one read to the next: the
 // keys scans found and where the scans stand.
 type userState struct {
-	known    []search.UserHit
-	cursors  map[string]uint64
-	scanned  time.Time
-	finished bool // every scan reached the end once
+	known   []search.UserHit
+	cursors map[string]uint64
+	scanned time.Time
+}
+
+// userHandoff passes the page load's state to its live topic's first
+// poll, so that opening a page scans once, not twice: by App and topic,
+// taken once, ignored after userContinue.
+var userHandoff sync.Map // userHandoffKey → userHandoffVal
+
+type userHandoffKey struct {
+	a     *App
+	topic string
+}
+
+type userHandoffVal struct {
+	st userState
+	at time.Time
+}
+
+func (a *App) handOff(topic string, st userState) {
+	now := a.now()
+	userHandoff.Range(func(k, v any) bool { // drop what no topic took
+		if now.Sub(v.(userHandoffVal).at) > time.Minute {
+			userHandoff.Delete(k)
+		}
+		return true
+	})
+	userHandoff.Store(userHandoffKey{a, topic}, userHandoffVal{st: st, at: now})
+}
+
+func (a *App) takeOver(topic string) userState {
+	v, ok := userHandoff.LoadAndDelete(userHandoffKey{a, topic})
+	if !ok || a.now().Sub(v.(userHandoffVal).at) > userContinue {
+		return userState{}
+	}
+	return v.(userHandoffVal).st
 }
 
 // userRead reads the page once: with a scan when none ran for
@@ -114,10 +148,7 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 		wait = userContinue
 	}
 	if st.scanned.IsZero() || now.Sub(st.scanned) >= wait {
-		q.Scan, q.Cursors = true, st.cursors
-		if st.finished && st.cursors == nil {
-			q.Known = nil // a fresh pass finds what is still there
-		}
+		q.Scan, q.Cursors = true, st.cursors // keys found stay known: a re-read drops those gone
 	}
 	res, err := search.RunUser(ctx, conn, q, userLimits)
 	if err != nil {
@@ -125,9 +156,6 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 	}
 	if q.Scan {
 		st.scanned, st.cursors = now, res.Cursors()
-		if st.cursors == nil {
-			st.finished = true
-		}
 	}
 	st.known = res.ScanHits()
 	return a.userLiveVM(ctx, conn, t, res, now), nil
@@ -385,7 +413,7 @@ func (t UserTopic) source(a *App) (func() live.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func() live.Source { return &userSource{a: a, conn: conn, t: t} }, nil
+	return func() live.Source { return &userSource{a: a, conn: conn, t: t, st: a.takeOver(t.String())} }, nil
 }
 
 // userSource re-reads the user's keys every tick; it scans again at most

@@ -190,6 +190,16 @@ func TestUserTopicPushes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// The first fragment takes over the page load's scans: it re-reads
+	// the keys they found instead of scanning again.
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, first, err := c.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(first), `data-testid="user-scans"`) || !strings.Contains(string(first), "this read re-read the 2 keys scans found") {
+		t.Errorf("the first fragment scanned again: %.2000s", first)
+	}
 	f.redis.Client(7).Set(context.Background(), "wallpaper:upload:ann", 5, time.Hour)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
