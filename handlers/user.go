@@ -32,6 +32,9 @@ var (
 	userLimits   = search.DefaultUserLimits
 	userRescan   = 30 * time.Second
 	userContinue = 5 * time.Second
+	// userBoardWait: how long a read waits for the leaderboard index's
+	// first scan (a 1M-key server takes longer; the page must not).
+	userBoardWait = 100 * time.Millisecond
 )
 
 // userFixKinds are the support actions the user page links, on the keys
@@ -138,7 +141,11 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 	if t.Email != "" {
 		q.Subject.EmailFrom = "given"
 	}
-	if refs, _, err := a.lbIndex.Refs(conn, 2*time.Second); err == nil {
+	// The leaderboards are the shared index's (scanned in the background);
+	// the page waits for its first scan only briefly, and a later read
+	// finds them.
+	refs, _, err := a.lbIndex.Refs(conn, userBoardWait)
+	if err == nil {
 		for _, r := range refs {
 			q.Boards = append(q.Boards, search.Board{DB: r.DB, Key: r.Key, Family: r.Family})
 		}
@@ -158,7 +165,17 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 		st.scanned, st.cursors = now, res.Cursors()
 	}
 	st.known = res.ScanHits()
-	return a.userLiveVM(ctx, conn, t, res, now), nil
+	vm := a.userLiveVM(ctx, conn, t, res, now)
+	if len(q.Boards) == 0 && hasBoards(conn) {
+		vm.Notes = append(vm.Notes, "No leaderboard is known yet (the list of leaderboard keys is read in the background): ranks, and keys by game, appear once it is.")
+	}
+	return vm, nil
+}
+
+// hasBoards reports a pack with a leaderboard family.
+func hasBoards(conn *redisview.Conn) bool {
+	p := conn.Pack()
+	return p != nil && slices.ContainsFunc(p.Families, func(f *schema.Family) bool { return f.Role == schema.RoleLeaderboard })
 }
 
 // userLiveVM turns a read into the page's live part: the keys decoded,

@@ -17,7 +17,10 @@ import (
 	"encoding/base64"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"sort"
 	"strconv"
@@ -27,6 +30,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
@@ -259,8 +263,8 @@ func bench(n int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("slowest command (SLOWLOG): %s\n", s)
-	return nil
+	fmt.Printf("slowest command of the reads above (SLOWLOG): %s\n", s)
+	return page(ctx, addr)
 }
 
 func measure(ctx context.Context, admin *redis.Client, conn *redisview.Conn, label string, q search.UserQuery) (search.UserResult, error) {
@@ -386,4 +390,44 @@ func slowest(ctx context.Context, c *redis.Client) (string, error) {
 		return "none logged", nil
 	}
 	return fmt.Sprintf("%s %.80q; %d of %d commands over 2 ms", best.Duration, strings.Join(best.Args, " "), over, n), nil
+}
+
+// page times the whole user page over HTTP on the real console (decoded,
+// rendered): the first load, which waits for the leaderboard index's
+// first scan, then loads with the index known.
+func page(ctx context.Context, addr string) error {
+	srv, err := server.Start(ctx, server.Config{Conns: []redisview.ConnConfig{{Name: "bench", URL: "redis://" + addr}},
+		PackFor: map[string]string{"bench": "eisland"}, AuditClient: redis.NewClient(&redis.Options{Addr: addr, DB: 15})}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	for deadline := time.Now().Add(10 * time.Second); !srv.Registry().All()[0].Status().Up; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the console never saw Redis up")
+		}
+	}
+	u := hs.URL + "/c/bench/user?name=" + who
+	var times []string
+	for i := range 4 {
+		t := time.Now()
+		res, err := http.Get(u)
+		if err != nil {
+			return err
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(b), `data-testid="user-key"`) {
+			return fmt.Errorf("user page: %d %.300s", res.StatusCode, b)
+		}
+		label := "load"
+		if i == 0 {
+			label = "first load (the leaderboard index not read yet)"
+		}
+		times = append(times, fmt.Sprintf("%s %s", label, time.Since(t).Round(100*time.Microsecond)))
+	}
+	fmt.Printf("the page over HTTP (decoded, rendered, support actions): %s\n", strings.Join(times, "; "))
+	return nil
 }
