@@ -97,6 +97,7 @@ type userState struct {
 	known   []search.UserHit
 	cursors map[string]uint64
 	scanned time.Time
+	scans   []search.ScanState // the last read with scans: how far each got
 }
 
 // userHandoff passes the page load's state to its live topic's first
@@ -162,10 +163,14 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 		return views.UserLiveVM{}, err
 	}
 	if q.Scan {
-		st.scanned, st.cursors = now, res.Cursors()
+		st.scanned, st.cursors, st.scans = now, res.Cursors(), res.Scans
 	}
 	st.known = res.ScanHits()
 	vm := a.userLiveVM(ctx, conn, t, res, now)
+	at := format.Clock(st.scanned)
+	for _, sc := range st.scans {
+		vm.Scans = append(vm.Scans, views.SearchScanVM{DB: sc.DB, Match: sc.Match, Progress: userProgress(sc, at), Done: sc.Done})
+	}
 	if len(q.Boards) == 0 && hasBoards(conn) {
 		vm.Notes = append(vm.Notes, "No leaderboard is known yet (the list of leaderboard keys is read in the background): ranks, and keys by game, appear once it is.")
 	}
@@ -276,12 +281,9 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 		}
 		vm.Ranks = append(vm.Ranks, rv)
 	}
-	for _, s := range r.Scans {
-		vm.Scans = append(vm.Scans, views.SearchScanVM{DB: s.DB, Match: s.Match, Progress: userProgress(s), Done: s.Done})
-	}
 	if len(r.Scans) == 0 && len(r.Plan.Scans) > 0 {
-		vm.Notes = append(vm.Notes, fmt.Sprintf("%s searched by scan (an unfinished pass continues every %s, a new pass starts %s after one ends); this read re-read the %s scans found.",
-			format.Plural(int64(len(r.Plan.Scans)), "database is", "databases are"), format.Duration(userContinue), format.Duration(userRescan), format.Plural(int64(len(r.ScanHits())), "key", "keys")))
+		vm.Notes = append(vm.Notes, fmt.Sprintf("This read re-read the %s scans found, without scanning: an unfinished scan pass continues every %s, a new pass starts %s after one ends.",
+			format.Plural(int64(len(r.ScanHits())), "key", "keys"), format.Duration(userContinue), format.Duration(userRescan)))
 	}
 	if r.Capped {
 		vm.Notes = append(vm.Notes, fmt.Sprintf("The scans stopped at %d keys: not every key found by scan is listed.", userLimits.Cap))
@@ -370,16 +372,17 @@ func (a *App) userActions(conn string, db int, key string, f *schema.Family, typ
 	return out
 }
 
-func userProgress(s search.ScanState) string {
+// userProgress says how far a scan got on the read at at.
+func userProgress(s search.ScanState, at string) string {
 	found := format.Plural(int64(s.Found), "key", "keys")
 	switch {
 	case s.Earlier:
-		return "finished on an earlier read."
+		return "finished on an earlier read of this pass."
 	case s.Done:
-		return fmt.Sprintf("scanned to the end of the database's %s keys; found %s in %s this read.", format.Count(s.DBKeys), found, format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"))
+		return fmt.Sprintf("scanned to the end of the database's %s keys; found %s in %s at %s.", format.Count(s.DBKeys), found, format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), at)
 	}
-	return fmt.Sprintf("about %s of ~%s keys scanned this read (%s of COUNT %d); found %s. The live page continues from there every %s.",
-		format.Count(s.Examined), format.Count(s.DBKeys), format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), userLimits.Count, found, format.Duration(userContinue))
+	return fmt.Sprintf("about %s of ~%s keys scanned at %s (%s of COUNT %d); found %s. The live page continues from there every %s.",
+		format.Count(s.Examined), format.Count(s.DBKeys), at, format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), userLimits.Count, found, format.Duration(userContinue))
 }
 
 const userKind = "user"

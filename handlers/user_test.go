@@ -197,7 +197,7 @@ func TestUserTopicPushes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(first), `data-testid="user-scans"`) || !strings.Contains(string(first), "this read re-read the 2 keys scans found") {
+	if !strings.Contains(string(first), "This read re-read the 2 keys scans found, without scanning") || !strings.Contains(string(first), `data-testid="user-scans"`) {
 		t.Errorf("the first fragment scanned again: %.2000s", first)
 	}
 	f.redis.Client(7).Set(context.Background(), "wallpaper:upload:ann", 5, time.Hour)
