@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"html"
 	"net/http"
@@ -154,22 +155,34 @@ func TestUserPageListsTheUsersKeys(t *testing.T) {
 	}
 }
 
-// A unicode name with markup is carried byte-exact and shown inert.
+// A unicode name with markup, and one that is not UTF-8, are carried
+// byte-exact and shown inert.
 func TestUserPageUnicodeName(t *testing.T) {
 	f := newFixture(t, false)
-	user := `李雷 <b>"x"</b>`
-	want := seedUser(t, f, user, time.Minute)
-	_, _, body := get(t, f.srv.URL+route.UserURL("main", user), "Accept", "application/json")
-	var vm userJSON
-	if err := json.Unmarshal([]byte(body), &vm); err != nil {
-		t.Fatal(err)
-	}
-	if vm.Name != user || vm.Live.Found != len(want) {
-		t.Errorf("name %q, found %d, want %d", vm.Name, vm.Live.Found, len(want))
-	}
-	_, _, htm := get(t, f.srv.URL+route.UserURL("main", user))
-	if strings.Contains(htm, "<b>") {
-		t.Fatal("markup of the name is live")
+	for _, user := range []string{`李雷 <b>"x"</b>`, "\xffab<i>"} {
+		want := seedUser(t, f, user, time.Minute)
+		_, _, body := get(t, f.srv.URL+route.UserURL("main", user), "Accept", "application/json")
+		var vm struct {
+			Name json.RawMessage
+			Live struct{ Found int }
+		}
+		if err := json.Unmarshal([]byte(body), &vm); err != nil {
+			t.Fatal(err)
+		}
+		var name string
+		if err := json.Unmarshal(vm.Name, &name); err != nil { // not UTF-8: {"b64": …}
+			var b struct{ B64 string }
+			_ = json.Unmarshal(vm.Name, &b)
+			raw, _ := base64.StdEncoding.DecodeString(b.B64)
+			name = string(raw)
+		}
+		if name != user || vm.Live.Found != len(want) {
+			t.Errorf("name %q, found %d, want %d", name, vm.Live.Found, len(want))
+		}
+		_, _, htm := get(t, f.srv.URL+route.UserURL("main", user))
+		if strings.Contains(htm, "<b>") || strings.Contains(htm, "<i>") {
+			t.Fatal("markup of the name is live")
+		}
 	}
 }
 
