@@ -65,6 +65,14 @@ func (a *App) userPage(c echo.Context) error {
 	}
 	vm.Pack = pack.Name
 	support := a.userSupport(actor(c).Role)
+	switch {
+	case a.auth.ReadOnly:
+		vm.ActionNote = "This console is read-only: no fixing action is offered."
+	case a.actions == nil:
+		vm.ActionNote = "Actions are not configured."
+	case !support:
+		vm.ActionNote = "Fixing actions (reset a limit, release a lock, remove a leaderboard entry, unban) are for support and admin."
+	}
 	t := UserTopic{Conn: conn.Name, Name: name, Email: email, Support: support}
 	st := &userState{}
 	live, err := a.userRead(c.Request().Context(), conn, t, st)
@@ -196,9 +204,6 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 		vm.EmailFrom = "the receipt address of the active order, " + r.Subject.EmailFrom
 	}
 	pack := conn.Pack()
-	if !t.Support {
-		vm.ActionNote = "Fixing actions (reset a limit, release a lock, unban) are for support and admin."
-	}
 	for _, b := range r.Bans {
 		bv := views.UserBanVM{DB: b.DB, Bloom: b.BloomKey, Set: b.SetKey, InSet: b.InSet, Banned: b.AllSet && (b.InSet || !b.HasSet), Verdict: b.Verdict}
 		for i, p := range b.Positions {
