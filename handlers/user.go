@@ -32,6 +32,9 @@ var (
 	userLimits   = search.DefaultUserLimits
 	userRescan   = 30 * time.Second
 	userContinue = 5 * time.Second
+	// userReprobe: how often a live page checks every derived key again;
+	// the ticks between re-read the keys found.
+	userReprobe = 2 * time.Second
 	// userBoardWait: how long a read waits for the leaderboard index's
 	// first scan (a 1M-key server takes longer; the page must not).
 	userBoardWait = 100 * time.Millisecond
@@ -105,6 +108,7 @@ type userState struct {
 	known   []search.UserHit
 	cursors map[string]uint64
 	scanned time.Time
+	probed  time.Time          // the last read that checked every derived key
 	scans   []search.ScanState // the last read with scans: how far each got
 }
 
@@ -166,6 +170,7 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 	if st.scanned.IsZero() || now.Sub(st.scanned) >= wait {
 		q.Scan, q.Cursors = true, st.cursors // keys found stay known: a re-read drops those gone
 	}
+	q.Reprobe = q.Scan || st.probed.IsZero() || now.Sub(st.probed) >= userReprobe
 	res, err := search.RunUser(ctx, conn, q, userLimits)
 	if err != nil {
 		return views.UserLiveVM{}, err
@@ -173,7 +178,10 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 	if q.Scan {
 		st.scanned, st.cursors, st.scans = now, res.Cursors(), res.Scans
 	}
-	st.known = res.ScanHits()
+	if q.Reprobe {
+		st.probed = now
+	}
+	st.known = res.Hits
 	vm := a.userLiveVM(ctx, conn, t, res, now)
 	at := format.Clock(st.scanned)
 	for _, sc := range st.scans {
@@ -287,8 +295,8 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 		vm.Ranks = append(vm.Ranks, rv)
 	}
 	if len(r.Scans) == 0 && len(r.Plan.Scans) > 0 {
-		vm.Notes = append(vm.Notes, fmt.Sprintf("This read re-read the %s scans found, without scanning: an unfinished scan pass continues every %s, a new pass starts %s after one ends.",
-			format.Plural(int64(len(r.ScanHits())), "key", "keys"), format.Duration(userContinue), format.Duration(userRescan)))
+		vm.Notes = append(vm.Notes, fmt.Sprintf("This read re-read the %s scans found, without scanning: an unfinished scan pass continues every %s, a new pass starts %s after one ends; every derived key is checked again every %s, the keys found on every tick.",
+			format.Plural(int64(len(r.ScanHits())), "key", "keys"), format.Duration(userContinue), format.Duration(userRescan), format.Duration(userReprobe)))
 	}
 	if r.Capped {
 		vm.Notes = append(vm.Notes, fmt.Sprintf("The scans stopped at %d keys: not every key found by scan is listed.", userLimits.Cap))

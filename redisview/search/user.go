@@ -451,6 +451,24 @@ type UserQuery struct {
 	Scan    bool
 	Cursors map[string]uint64
 	Known   []UserHit
+	// Reprobe checks every derived key; false re-reads only the derived
+	// keys in Known (a live tick: the keys found, not the ones that were
+	// not there — a later Reprobe finds those).
+	Reprobe bool
+}
+
+// known filters probes to the keys in q.Known unless q.Reprobe.
+func (q UserQuery) known(ps []UserProbe) []UserProbe {
+	if q.Reprobe {
+		return ps
+	}
+	var out []UserProbe
+	for _, p := range ps {
+		if slices.ContainsFunc(q.Known, func(h UserHit) bool { return !h.Scan && h.DB == p.DB && h.Key == p.Key }) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // UserResult is what one read found.
@@ -522,6 +540,7 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 	slices.Sort(dbs)
 	pack := conn.Pack()
 	plan := PlanUser(pack, q.Subject, dbs, q.Boards)
+	plan.Probes = q.known(plan.Probes)
 	links, err := r.round(ctx, conn, pack, plan.Probes, plan.Boards, dbs, true)
 	if err != nil {
 		return r, err
@@ -531,6 +550,7 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 	for _, l := range links {
 		linked = append(linked, l.probes(pack, dbs)...)
 	}
+	linked = q.known(linked)
 	if len(linked) > 0 {
 		more, err := r.round(ctx, conn, pack, linked, nil, dbs, false)
 		if err != nil {
@@ -554,6 +574,7 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 					extra = append(extra, pr)
 				}
 			}
+			extra = q.known(extra)
 			if _, err := r.round(ctx, conn, pack, extra, nil, dbs, false); err != nil {
 				return r, err
 			}
@@ -588,7 +609,7 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 	}
 	// Keys found by earlier scans, still the user's: re-read.
 	for _, h := range q.Known {
-		if !slices.ContainsFunc(r.Hits, func(o UserHit) bool { return o.DB == h.DB && o.Key == h.Key }) {
+		if h.Scan && !slices.ContainsFunc(r.Hits, func(o UserHit) bool { return o.DB == h.DB && o.Key == h.Key }) {
 			h.Type = ""
 			r.Hits = append(r.Hits, h)
 		}

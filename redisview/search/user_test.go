@@ -109,12 +109,12 @@ func TestUserFindsExactlyTheUsersKeys(t *testing.T) {
 			}
 			rs.Client(9).SAdd(ctx, "user:ban:set", who.user)
 			rs.Client(14).ZAdd(ctx, "mg:score:leaderboard:2048", redis.Z{Score: 5000, Member: who.user})
-			q := search.UserQuery{Subject: search.Subject{Name: who.user}, Boards: boards(c), Scan: true}
+			q := search.UserQuery{Subject: search.Subject{Name: who.user}, Boards: boards(c), Scan: true, Reprobe: true}
 			if _, err := search.RunUser(ctx, c, q, search.DefaultUserLimits); err != nil { // opens the connections
 				t.Fatal(err)
 			}
 			before, _ := rs.CommandCalls(ctx)
-			r, err := search.RunUser(ctx, c, search.UserQuery{Subject: search.Subject{Name: who.user}, Boards: boards(c), Scan: true}, search.DefaultUserLimits)
+			r, err := search.RunUser(ctx, c, q, search.DefaultUserLimits)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +179,7 @@ func TestUserBanVerdicts(t *testing.T) {
 		"ghost":  "not banned: the bloom says maybe, the set says no (a false positive)",
 		"ghost2": "not banned",
 	} {
-		r, err := search.RunUser(ctx, c, search.UserQuery{Subject: search.Subject{Name: name}}, search.DefaultUserLimits)
+		r, err := search.RunUser(ctx, c, search.UserQuery{Subject: search.Subject{Name: name}, Reprobe: true}, search.DefaultUserLimits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,13 +195,14 @@ func TestUserRereadWithoutScan(t *testing.T) {
 	rs, c := userConn(t)
 	ctx := context.Background()
 	userKeys(t, rs, "ann", "ann@x.io", "EI1")
-	first, err := search.RunUser(ctx, c, search.UserQuery{Subject: search.Subject{Name: "ann"}, Boards: boards(c), Scan: true}, search.DefaultUserLimits)
+	first, err := search.RunUser(ctx, c, search.UserQuery{Subject: search.Subject{Name: "ann"}, Boards: boards(c), Scan: true, Reprobe: true}, search.DefaultUserLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs.Client(8).Del(ctx, "issue-feedback:submit:ann:10.0.0.1")
 	before, _ := rs.CommandCalls(ctx)
-	again, err := search.RunUser(ctx, c, search.UserQuery{Subject: search.Subject{Name: "ann"}, Boards: boards(c), Known: first.ScanHits()}, search.DefaultUserLimits)
+	rs.Client(10).Set(ctx, "payment:lock:create:pro-month:ann", "u1", time.Minute) // derived, new: seen by a Reprobe only
+	again, err := search.RunUser(ctx, c, search.UserQuery{Subject: search.Subject{Name: "ann"}, Boards: boards(c), Known: first.Hits}, search.DefaultUserLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,25 @@ func TestUserRereadWithoutScan(t *testing.T) {
 	if after["scan"] != before["scan"] {
 		t.Error("a re-read scanned")
 	}
-	if len(again.Hits) != len(first.Hits)-1 {
-		t.Errorf("re-read: %d hits, first %d (one deleted)", len(again.Hits), len(first.Hits))
+	if len(again.Hits) != len(first.Hits)-1 || again.Checked >= first.Checked {
+		t.Errorf("re-read: %d hits, first %d (one deleted); %d keys checked, first %d", len(again.Hits), len(first.Hits), again.Checked, first.Checked)
+	}
+	full, err := search.RunUser(ctx, c, search.UserQuery{Subject: search.Subject{Name: "ann"}, Boards: boards(c), Known: again.Hits, Reprobe: true}, search.DefaultUserLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isNew := func(h search.UserHit) bool { return h.Key == "payment:lock:create:pro-month:ann" }
+	if slices.ContainsFunc(again.Hits, isNew) {
+		t.Error("a tick checked a derived key that was not found before")
+	}
+	if len(full.Hits) != len(first.Hits) || !slices.ContainsFunc(full.Hits, isNew) {
+		var a, b []string
+		for _, h := range again.Hits {
+			a = append(a, h.Key)
+		}
+		for _, h := range full.Hits {
+			b = append(b, h.Key)
+		}
+		t.Errorf("reprobe: %d hits, want %d with the new key\nagain %q\nfull %q", len(full.Hits), len(first.Hits), a, b)
 	}
 }
