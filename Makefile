@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-keypage bench-limits
+.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-keypage bench-limits bench-user
 
 run:
 	$(GO) run ./cmd/web
@@ -77,3 +77,8 @@ bench-keypage:
 # 1 vs 100 viewers: Redis commands/s, slowest command, first throttled row.
 bench-limits:
 	$(GO) run ./cmd/bench-limits
+
+# The user page over 1,000,000 eIsland-shaped keys in a fresh redis-server:
+# commands and time of the first read, a live re-read and a whole scan pass.
+bench-user:
+	$(GO) run ./cmd/bench-user

@@ -60,6 +60,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Leaderboard:  {lb.URL(), lb.URL() + "&member=fine", route.Window{Conn: "main", DB: 5, Key: totp, N: 10}.URL(), route.LeaderboardPath("main", 14) + "?n=0"},
 		route.Live:         {route.LiveURL(handlers.OverviewTopic{Conn: "main"}.String()), route.LiveURL("bogus")},
 		route.Account:      {"/account"},
+		route.User:         {route.UserURL("main", "alice"), route.UserPath("main"), "/c/nope/user?name=x"},
 		route.Search:       {route.SearchURL("main", "alice"), route.SearchURL("main", ""), route.SearchURL("main", "totp:*"), route.SearchURL("main", totp), "/c/nope/search?q=x"},
 		route.Preview: {route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 3, Key: key}.PreviewURL(),
 			route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 5, Key: totp}.PreviewURL()},

@@ -51,6 +51,9 @@ func (a *App) searchPage(c echo.Context) error {
 	if p := conn.Pack(); p != nil {
 		vm.Pack = p.Name
 	}
+	if query.Kind == search.Value && (query.Name == "" || search.KindOf(query.Name) == "user") && search.ValueKinds(query.Value)[0] == "user" {
+		vm.UserURL, vm.UserName = route.UserURL(conn.Name, query.Value), query.Value // looks like a username: its own page
+	}
 	page := a.page(c, "Search "+conn.Name, conn.Name)
 	if query.Kind == search.Empty {
 		vm.Reading = "Type what to search for."

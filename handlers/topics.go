@@ -45,6 +45,7 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	searchKind:       parseSearchTopic,
 	limitsKind:       parseOpsTopic(limitsKind),
 	locksKind:        parseOpsTopic(locksKind),
+	userKind:         parseUserTopic,
 }
 
 // ParseTopic reads a topic's wire name.

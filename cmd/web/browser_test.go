@@ -835,3 +835,54 @@ func TestBrowserSupportUnlocksLogin(t *testing.T) {
 		t.Fatalf("browser console errors: %v", e)
 	}
 }
+
+// Support goes from a name to its unlock: on the demo, the header search
+// of "ops:admin" links the user page, which shows the login lock with its
+// unlock time (live), and the lock's Reset link opens its preview.
+func TestBrowserUserPageFromSearch(t *testing.T) {
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 300 * time.Millisecond, LogFormat: "text", LogLevel: "info"})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+	const lock = "auth:limit:login:lock:ops:admin"
+
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/c/eisland"),
+		chromedp.WaitVisible(chromedp.CSS(`header [data-testid="header-search-input"]`)),
+		chromedp.SendKeys(chromedp.CSS(`header [data-testid="header-search-input"]`), "ops:admin\r"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="search-user-page"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="search-user-page"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-key"]`)),
+	))
+	name, err := liveText(ctx, `[data-testid="user-name"]`)
+	must(t, err)
+	if name != "ops:admin" {
+		t.Fatalf("user page of %q", name)
+	}
+	// The lock, decoded: its unlock time.
+	row := `[...document.querySelectorAll('[data-testid="user-key"]')].find(li => li.querySelector('[data-testid="user-key-name"]').textContent.trim() === '` + lock + `')`
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(`+row+` || {textContent: ""}).textContent`))
+	must(t, err)
+	if !strings.Contains(text, "Locked until") || !strings.Contains(text, "Unlocks at") {
+		t.Fatalf("the login lock is not shown with its unlock time: %q", text)
+	}
+	// Live: the fragment is pushed again (its read time moves on).
+	first, err := liveText(ctx, `[data-testid="user-cost"]`)
+	must(t, err)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="user-cost"]').textContent.trim() !== `+fmt.Sprintf("%q", first)))
+	must(t, err)
+	screenshot(t, ctx, "user.png")
+	// The lock's reset link opens its preview.
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](row+`.querySelector('[data-testid="user-action-reset-limit"]').click() || true`))
+	must(t, err)
+	must(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`))))
+	summary, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="confirm"]`)))
+	must(t, err)
+	if !strings.Contains(summary, lock) {
+		t.Fatalf("the preview does not name the lock: %q", summary)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
+}

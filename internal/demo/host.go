@@ -209,6 +209,7 @@ func (h *host) run(c *server.Peer, st *peerState, cmd string, args []string) []s
 			return full
 		}
 	}
+	args = scanMatchArgs(cmd, args)
 	if !st.inTx {
 		h.countLookups(c, cmd, args)
 	}
