@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -22,13 +21,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/benchkit"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
@@ -45,57 +44,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-user:", err)
 		os.Exit(1)
 	}
-}
-
-type shape struct {
-	db    int
-	share float64
-	write func(p redis.Pipeliner, ctx context.Context, i int)
-}
-
-func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-
-func user(i int) string    { return "user" + strconv.Itoa(i%50000) }
-func account(i int) string { return fmt.Sprintf("acct:%d/β", i%50000) }
-func ip(i int) string      { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255) }
-
-// shapes are cmd/bench-search's.
-var shapes = []shape{
-	{4, 0.15, func(p redis.Pipeliner, ctx context.Context, i int) {
-		switch i % 3 {
-		case 0:
-			p.Set(ctx, "verify:slider:fail:account:"+b64(account(i)+"#"+strconv.Itoa(i)), 1, 10*time.Minute)
-		case 1:
-			p.HSet(ctx, "verify:slider:rate:create:ip:"+b64(ip(i)), "tokens", 5, "ts", 1)
-		default:
-			p.Set(ctx, "verify:slider:challenge:"+strconv.FormatInt(int64(i)*2654435761, 16), 120, 2*time.Minute)
-		}
-	}},
-	{5, 0.15, func(p redis.Pipeliner, ctx context.Context, i int) {
-		p.Set(ctx, fmt.Sprintf("totp:security:replay:%s:%d:%06d", user(i), 58800000+i, i%1000000), "1", 2*time.Minute)
-	}},
-	{6, 0.15, func(p redis.Pipeliner, ctx context.Context, i int) {
-		if i%2 == 0 {
-			p.ZAdd(ctx, "auth:limit:login:failures:"+user(i)+"-"+strconv.Itoa(i), redis.Z{Score: float64(i), Member: strconv.Itoa(i)})
-		} else {
-			p.Set(ctx, fmt.Sprintf("auth:replay:%s:POST:/api/pay:%d", user(i), i), i, 5*time.Minute)
-		}
-	}},
-	{8, 0.15, func(p redis.Pipeliner, ctx context.Context, i int) {
-		p.Set(ctx, "issue-feedback:submit:"+user(i)+":"+ip(i), 1, time.Hour)
-	}},
-	{14, 0.40, func(p redis.Pipeliner, ctx context.Context, i int) {
-		switch i % 4 {
-		case 0:
-			p.Set(ctx, fmt.Sprintf("mg:score:high:%d:%s", i%7, user(i)), i%100000, time.Hour)
-		case 1:
-			p.HSet(ctx, fmt.Sprintf("mg:score:user-meta:%d:%s", i%7, user(i)), "score", i%100000, "moves", i%500)
-		case 2:
-			p.Set(ctx, fmt.Sprintf("mg:score:idempotency:%x-%d", i*2654435761, i), "1", 24*time.Hour)
-		default:
-			p.Set(ctx, fmt.Sprintf("mg:score:session:%d:%s:s%d", i%7, user(i), i), i, 6*time.Hour)
-		}
-	}},
 }
 
 const who = "user4242"
@@ -116,7 +64,7 @@ func own(ctx context.Context, addr string) error {
 		{2, "identity:rate:" + who, "2", 5 * time.Minute},
 		{2, "identity:verified:" + who, "1", time.Hour},
 		{2, "verify:attempts:LOGIN:u4242@x.io", "3", 5 * time.Minute},
-		{4, "verify:slider:fail:account:" + b64(who), "2", 10 * time.Minute},
+		{4, "verify:slider:fail:account:" + benchkit.B64(who), "2", 10 * time.Minute},
 		{5, "totp:security:fail:" + who, "4", 10 * time.Minute},
 		{5, "totp:security:secret:enc:" + who, "Q0lQSEVS", time.Hour},
 		{6, "auth:limit:login:lock:" + who, strconv.FormatInt(now.Add(9*time.Minute).UnixMilli(), 10), 9 * time.Minute},
@@ -146,41 +94,16 @@ func own(ctx context.Context, addr string) error {
 	defer c4.Close()
 	defer c6.Close()
 	defer c14.Close()
-	c4.HSet(ctx, "verify:slider:rate:create:account:"+b64(who), "tokens", "3", "ts", ms)
+	c4.HSet(ctx, "verify:slider:rate:create:account:"+benchkit.B64(who), "tokens", "3", "ts", ms)
 	c6.ZAdd(ctx, "auth:limit:login:failures:"+who, redis.Z{Score: float64(now.UnixMilli()), Member: ms + ":1"})
 	for g := range 7 {
 		board := "mg:score:leaderboard:" + strconv.Itoa(g)
 		for m := range 200 {
-			c14.ZAdd(ctx, board, redis.Z{Score: float64(m * 10), Member: user(m*250 + g)})
+			c14.ZAdd(ctx, board, redis.Z{Score: float64(m * 10), Member: benchkit.User(m*250 + g)})
 		}
 		if g%2 == 0 {
 			c14.ZAdd(ctx, board, redis.Z{Score: 1234, Member: who})
 		}
-	}
-	return nil
-}
-
-func load(ctx context.Context, addr string, n int) error {
-	i := 0
-	for si, s := range shapes {
-		c := redis.NewClient(&redis.Options{Addr: addr, DB: s.db})
-		k := int(s.share * float64(n))
-		if si == len(shapes)-1 {
-			k = n - i
-		}
-		p := c.Pipeline()
-		for j := 0; j < k; j, i = j+1, i+1 {
-			s.write(p, ctx, i)
-			if p.Len() >= 10000 {
-				if _, err := p.Exec(ctx); err != nil {
-					return err
-				}
-			}
-		}
-		if _, err := p.Exec(ctx); err != nil {
-			return err
-		}
-		c.Close()
 	}
 	return nil
 }
@@ -198,7 +121,7 @@ func bench(n int) error {
 	}
 	defer stop()
 	t0 := time.Now()
-	if err := load(ctx, addr, n); err != nil {
+	if err := benchkit.LoadEisland(ctx, addr, n); err != nil {
 		return err
 	}
 	if err := own(ctx, addr); err != nil {
@@ -216,14 +139,14 @@ func bench(n int) error {
 
 	// The leaderboard index: shared by every page, rescanned in the
 	// background at most every 30 s; not a cost of the user page.
-	before, _ := calls(ctx, admin)
+	before, _ := benchkit.Calls(ctx, admin)
 	t := time.Now()
 	refs, _, err := leaderboard.Scan(ctx, conn, leaderboard.DefaultListLimit)
 	if err != nil {
 		return err
 	}
-	after, _ := calls(ctx, admin)
-	fmt.Printf("leaderboard index (background, shared, every 30 s at most): %d boards, %s, commands %s\n\n", len(refs), time.Since(t).Round(100*time.Microsecond), cmdList(delta(before, after)))
+	after, _ := benchkit.Calls(ctx, admin)
+	fmt.Printf("leaderboard index (background, shared, every 30 s at most): %d boards, %s, commands %s\n\n", len(refs), time.Since(t).Round(100*time.Microsecond), benchkit.CmdList(delta(before, after)))
 	var boards []search.Board
 	for _, r := range refs {
 		boards = append(boards, search.Board{DB: r.DB, Key: r.Key, Family: r.Family})
@@ -263,7 +186,7 @@ func bench(n int) error {
 		cur, known, found = rr.Cursors(), rr.Hits, len(rr.Hits)
 	}
 	fmt.Printf("whole scan pass: %d reads (one per rescan), %d commands in all, %s in all; %d keys found\n", reads, cmds, took.Round(100*time.Microsecond), found)
-	s, err := slowest(ctx, admin)
+	s, err := benchkit.Slowest(ctx, admin)
 	if err != nil {
 		return err
 	}
@@ -272,7 +195,7 @@ func bench(n int) error {
 }
 
 func measure(ctx context.Context, admin *redis.Client, conn *redisview.Conn, label string, q search.UserQuery) (search.UserResult, error) {
-	before, err := calls(ctx, admin)
+	before, err := benchkit.Calls(ctx, admin)
 	if err != nil {
 		return search.UserResult{}, err
 	}
@@ -301,7 +224,7 @@ func measure(ctx context.Context, admin *redis.Client, conn *redisview.Conn, lab
 		decoded++
 	}
 	decTook := time.Since(t)
-	after, err := calls(ctx, admin)
+	after, err := benchkit.Calls(ctx, admin)
 	if err != nil {
 		return r, err
 	}
@@ -317,7 +240,7 @@ func measure(ctx context.Context, admin *redis.Client, conn *redisview.Conn, lab
 		}
 	}
 	fmt.Printf("%s: %s (reads %s + %d keys decoded %s); commands %s; %d exact keys derived and checked; %d keys found (%d by scan, %d SCAN calls); %d ranks; ban: %s\n",
-		label, (took + decTook).Round(100*time.Microsecond), took.Round(100*time.Microsecond), decoded, decTook.Round(100*time.Microsecond), cmdList(d),
+		label, (took + decTook).Round(100*time.Microsecond), took.Round(100*time.Microsecond), decoded, decTook.Round(100*time.Microsecond), benchkit.CmdList(d),
 		r.Checked, len(r.Hits), scanned, scans, len(r.Ranks), banVerdict(r))
 	for _, s := range r.Scans {
 		fmt.Printf("    scan db%d %q: %d calls, about %d of %d keys, done %v\n", s.DB, s.Match, s.Calls, s.Examined, s.DBKeys, s.Done)
@@ -340,60 +263,6 @@ func delta(before, after map[string]int64) map[string]int64 {
 		}
 	}
 	return out
-}
-
-func calls(ctx context.Context, c *redis.Client) (map[string]int64, error) {
-	txt, err := c.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return nil, err
-	}
-	out := redistest.ParseCommandStats(txt)
-	for _, own := range []string{"slowlog", "slowlog|reset", "slowlog|get", "config|resetstat"} {
-		delete(out, own)
-	}
-	return out, nil
-}
-
-func cmdList(m map[string]int64) string {
-	var parts []string
-	var total int64
-	for k, v := range m {
-		if v > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", strings.ToUpper(k), v))
-			total += v
-		}
-	}
-	sort.Strings(parts)
-	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
-}
-
-func slowest(ctx context.Context, c *redis.Client) (string, error) {
-	logs, err := c.SlowLogGet(ctx, -1).Result()
-	if err != nil {
-		return "", err
-	}
-	var best redis.SlowLog
-	over, n := 0, 0
-	for _, l := range logs {
-		if len(l.Args) == 0 {
-			continue
-		}
-		switch strings.ToLower(l.Args[0]) {
-		case "info", "slowlog", "config":
-			continue
-		}
-		n++
-		if l.Duration > 2*time.Millisecond {
-			over++
-		}
-		if l.Duration > best.Duration {
-			best = l
-		}
-	}
-	if len(best.Args) == 0 {
-		return "none logged", nil
-	}
-	return fmt.Sprintf("%s %.80q; %d of %d commands over 2 ms", best.Duration, strings.Join(best.Args, " "), over, n), nil
 }
 
 // page times the whole user page over HTTP on the real console (decoded,
