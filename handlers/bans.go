@@ -115,10 +115,10 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 	}
 	v.Actions = canAct
 	preview := func(kind, name string) string {
-		if !canAct || !route.Linkable(name) {
+		if !canAct {
 			return ""
 		}
-		return route.Action{Kind: kind, Conn: conn.Name, DB: l.DB, Key: l.SetKey, Args: map[string]string{action.ArgName: name}}.PreviewURL()
+		return banPreviewURL(conn.Name, l, kind, name)
 	}
 	userHref := func(name string) string {
 		if !l.Bans || !route.Linkable(name) {
@@ -196,6 +196,17 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 		v.Members.FirstURL = first.URL()
 	}
 	return v
+}
+
+// banPreviewURL links the preview of banning or unbanning name (kind
+// action.KindBan or action.KindUnban) on the ban list l: the one builder
+// of those links, for the Bans page and the user page. The name is an
+// argument, carried byte-exact; "" when it is too long for a link.
+func banPreviewURL(conn string, l bans.List, kind, name string) string {
+	if !route.Linkable(name) {
+		return ""
+	}
+	return route.Action{Kind: kind, Conn: conn, DB: l.DB, Key: l.SetKey, Args: map[string]string{action.ArgName: name}}.PreviewURL()
 }
 
 // fpr formats a probability: "0.000000012 %" is unreadable, "1.2e-10" is not.

@@ -18,6 +18,7 @@ import (
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/bans"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/views"
@@ -40,9 +41,37 @@ var (
 	userBoardWait = 100 * time.Millisecond
 )
 
-// userFixKinds are the support actions the user page links, on the keys
-// they apply to (AppliesTo): the preview confirms, audits and undoes.
-var userFixKinds = []string{action.KindResetLimit, action.KindForceUnlock}
+// userFix is the fixing action the user page links on a key of family f
+// ("" none), chosen as the Rate limits and Locks pages choose: a login
+// lock, or its failure window while the lock is set (locked), is
+// unlocked — lock and window together; a failure counter is cleared; a
+// holder's lock released; any other limit, and a window not locked,
+// reset. The preview confirms, audits and undoes.
+func userFix(f *schema.Family, locked bool) string {
+	_, window := f.Params.(*schema.SlidingWindowParams)
+	switch {
+	case (action.UnlockLogin{}).AppliesTo(f) && (!window || locked):
+		return action.KindUnlockLogin
+	case (action.ClearFailures{}).AppliesTo(f):
+		return action.KindClearFailures
+	case (action.ForceUnlock{}).AppliesTo(f):
+		return action.KindForceUnlock
+	case (action.ResetLimit{}).AppliesTo(f):
+		return action.KindResetLimit
+	}
+	return ""
+}
+
+// userLocked reports a key of a window that locks (m) whose lock is among
+// the keys found (present, by "db\x00key").
+func userLocked(m schema.Match, db int, present map[string]bool) bool {
+	sw, ok := m.Family.Params.(*schema.SlidingWindowParams)
+	if !ok || sw.Lock == nil || sw.Lock.Family == nil {
+		return false
+	}
+	k, err := sw.Lock.Key(m.Map())
+	return err == nil && present[strconv.Itoa(db)+"\x00"+k]
+}
 
 // userPage is everything about one user (?name=): its keys in every
 // database, grouped by meaning and decoded, its leaderboard ranks and its
@@ -220,7 +249,12 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 		if len(t.Name) <= route.MaxLinkedName {
 			bv.CheckHref = route.BanCheckURL(conn.Name, t.Name)
 		}
+		a.userBanActions(conn, t, b, &bv)
 		vm.Bans = append(vm.Bans, bv)
+	}
+	present := map[string]bool{}
+	for _, h := range r.Hits {
+		present[strconv.Itoa(h.DB)+"\x00"+h.Key] = true
 	}
 	order := map[string]int{}
 	for i, f := range pack.Families {
@@ -251,14 +285,16 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 		}
 		if f := h.Family; f != nil {
 			k.Family, k.Role, k.Sensitive = f.ID, string(f.Role), f.Sensitive
+			locked := false
 			if m, ok := cls.Match(h.DB, h.Key); ok && m.Family == f {
 				k.Decoded = keyDecoded(ctx, conn, h.DB, h.Key, h.Type, m, now)
+				locked = userLocked(m, h.DB, present)
 			}
 			if !f.Sensitive && !k.Decoded.Withheld && k.Decoded.Summary == "" {
 				userRaw(&k.Decoded, f, h)
 			}
 			if t.Support && views.Linkable(h.Key) && !a.actions.Protected(h.Key) {
-				k.Actions = a.userActions(conn.Name, h.DB, h.Key, f, h.Type, nil)
+				k.Actions = a.userKeyActions(conn.Name, h.DB, h.Key, userFix(f, locked))
 			}
 		}
 		g.Keys = append(g.Keys, k)
@@ -364,17 +400,24 @@ func joinIDs(ids []string) string {
 	return out
 }
 
-// userActions links the previews of the support kinds that apply to a
-// key of family f.
+// userKeyActions links the preview of the fixing action kind (userFix)
+// on a key; none for "".
+func (a *App) userKeyActions(conn string, db int, key, kind string) []views.UserActionVM {
+	for _, k := range a.actions.Kinds() {
+		if k.Name() == kind && k.Requires() == action.Support {
+			return []views.UserActionVM{{Kind: kind, Title: k.Title(), Href: route.Action{Kind: kind, Conn: conn, DB: db, Key: key}.PreviewURL()}}
+		}
+	}
+	return nil
+}
+
+// userActions links the previews of the support kinds that remove the
+// user from a leaderboard of family f (args name the member).
 func (a *App) userActions(conn string, db int, key string, f *schema.Family, typ string, args map[string]string) []views.UserActionVM {
 	var out []views.UserActionVM
 	for _, k := range a.actions.Kinds() {
 		name := k.Name()
-		isFix := slices.Contains(userFixKinds, name)
-		if args != nil {
-			isFix = name == action.KindRemoveLeaderboardEntry
-		}
-		if !isFix || k.Requires() != action.Support || !action.AppliesTo(k, f) {
+		if name != action.KindRemoveLeaderboardEntry || k.Requires() != action.Support || !action.AppliesTo(k, f) {
 			continue
 		}
 		if kt, ok := k.(interface{ KeyType() string }); ok && kt.KeyType() != typ {
@@ -383,6 +426,31 @@ func (a *App) userActions(conn string, db int, key string, f *schema.Family, typ
 		out = append(out, views.UserActionVM{Kind: name, Title: k.Title(), Href: route.Action{Kind: name, Conn: conn, DB: db, Key: key, Args: args}.PreviewURL()})
 	}
 	return out
+}
+
+// userBanActions links, for support, the unban preview when the name is in
+// a ban list's set and the ban preview when it is not banned — the links
+// the Bans page gives (banPreviewURL), on the same conditions: a ban list
+// (not a read-only filter, not sensitive) whose bloom is not known to
+// disagree with its set.
+func (a *App) userBanActions(conn *redisview.Conn, t UserTopic, b search.BanCheck, bv *views.UserBanVM) {
+	if !t.Support || !b.HasSet || !a.canBan(action.Actor{Role: t.Role()}) {
+		return
+	}
+	l, ok := bans.ForKey(conn.Pack(), b.DB, b.SetKey)
+	if !ok || !l.Bans || l.Sensitive {
+		return
+	}
+	if bans.CheckerFor(conn, l).Status().Inconsistent() {
+		bv.ActionsNote = "Ban and unban are disabled: the bloom does not match its set (see the Bans page)."
+		return
+	}
+	if b.InSet {
+		bv.UnbanHref = banPreviewURL(conn.Name, l, action.KindUnban, t.Name)
+	}
+	if !(b.InSet && b.AllSet) {
+		bv.BanHref = banPreviewURL(conn.Name, l, action.KindBan, t.Name)
+	}
 }
 
 // userProgress says how far a scan got on the read at at.

@@ -111,7 +111,7 @@ func TestUserPageListsTheUsersKeys(t *testing.T) {
 			t.Errorf("not the user's: %s", k)
 		}
 	}
-	if a := kinds["auth:limit:login:lock:ops:admin"]; len(a) != 1 || a[0] != "reset-limit" {
+	if a := kinds["auth:limit:login:lock:ops:admin"]; len(a) != 1 || a[0] != "unlock-login" {
 		t.Errorf("login lock actions: %v", a)
 	}
 	if len(vm.Live.Ranks) != 1 || !vm.Live.Ranks[0].Found || vm.Live.Ranks[0].Rank != "#1" {

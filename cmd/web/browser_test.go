@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
@@ -838,7 +839,7 @@ func TestBrowserSupportUnlocksLogin(t *testing.T) {
 
 // Support goes from a name to its unlock: on the demo, the header search
 // of "ops:admin" links the user page, which shows the login lock with its
-// unlock time (live), and the lock's Reset link opens its preview.
+// unlock time (live), and the lock's Unlock login link opens its preview.
 func TestBrowserUserPageFromSearch(t *testing.T) {
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 300 * time.Millisecond, LogFormat: "text", LogLevel: "info"})
 	ctx := redistest.Browser(t)
@@ -873,8 +874,8 @@ func TestBrowserUserPageFromSearch(t *testing.T) {
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="user-cost"]').textContent.trim() !== `+fmt.Sprintf("%q", first)))
 	must(t, err)
 	screenshot(t, ctx, "user.png")
-	// The lock's reset link opens its preview.
-	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](row+`.querySelector('[data-testid="user-action-reset-limit"]').click() || true`))
+	// The lock's unlock link opens its preview.
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](row+`.querySelector('[data-testid="user-action-unlock-login"]').click() || true`))
 	must(t, err)
 	must(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`))))
 	summary, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="confirm"]`)))
@@ -884,5 +885,196 @@ func TestBrowserUserPageFromSearch(t *testing.T) {
 	}
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
+	}
+}
+
+// supportUsers writes a users file with sam, of role support.
+func supportUsers(t *testing.T) string {
+	t.Helper()
+	hash, _ := bcrypt.GenerateFromPassword([]byte("support-password"), bcrypt.MinCost)
+	users := filepath.Join(t.TempDir(), "users.yaml")
+	if err := os.WriteFile(users, []byte("users:\n  - name: sam\n    role: support\n    password_hash: \""+string(hash)+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return users
+}
+
+// fixInThreeClicks is support's way from a user's name to the fix: the
+// name typed in the header search box (Enter, not a click), "Open the
+// user page" (click 1), the fix's link on the user page, fix (click 2),
+// Confirm (click 3), until the result says done. It returns the clicks
+// made and the time from the first key press to the result.
+func fixInThreeClicks(t *testing.T, ctx context.Context, base, name, fix string) (int, time.Duration) {
+	t.Helper()
+	clicks := 0
+	click := func(sel string) chromedp.Action[chromedp.Void] {
+		c := chromedp.Click(chromedp.CSS(sel))
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			clicks++
+			return c(ctx, tg)
+		}
+	}
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/c/eisland"),
+		chromedp.WaitVisible(chromedp.CSS(`header [data-testid="header-search-input"]`)),
+	))
+	start := time.Now()
+	must(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`header [data-testid="header-search-input"]`), name+"\r"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="search-user-page"]`)),
+		click(`[data-testid="search-user-page"]`),
+		chromedp.WaitVisible(chromedp.CSS(fix)),
+	))
+	got, err := liveText(ctx, `[data-testid="user-name"]`)
+	must(t, err)
+	if got != name {
+		t.Fatalf("user page of %q, want %q", got, name)
+	}
+	must(t, chromedp.Do(ctx,
+		click(fix),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
+		click(`[data-testid="confirm-button"]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="result-ok"]`)),
+	))
+	return clicks, time.Since(start)
+}
+
+// Issue 13's promise: support goes from a user's name to unbanned, and
+// from a name to unlocked, in at most 3 clicks and 15 seconds — on real
+// Redis (the eIsland layout) and on the embedded demo. A user page left
+// open in another tab shows the verdict flip live; the audit log shows
+// both actions.
+func TestBrowserSupportNameToFixInThreeClicks(t *testing.T) {
+	type target struct {
+		conns           []redisview.ConnConfig
+		banned, locked  string
+		lockKey, window string
+		gone            func() (banned, locked bool) // read from outside the console
+	}
+	live := func(t *testing.T) target {
+		rs := redistest.Start(t)
+		bg := context.Background()
+		const banned, locked, bits = "韩梅梅 🦊", "Zoë <b>locked</b>", 1000003
+		db := rs.Client(9)
+		db.SetBit(bg, "user:ban:bloom", bits-1, 0)
+		for _, n := range []string{banned, "eve<script>", "ops:admin"} {
+			db.SAdd(bg, "user:ban:set", n)
+			for _, off := range redisview.BloomPositions(n, bits, 6) {
+				db.SetBit(bg, "user:ban:bloom", off, 1)
+			}
+		}
+		now := time.Now()
+		window, lock := "auth:limit:login:failures:"+locked, "auth:limit:login:lock:"+locked
+		for i := range 5 {
+			ms := now.Add(-time.Duration(i+1) * time.Second).UnixMilli()
+			rs.Client(6).ZAdd(bg, window, redis.Z{Score: float64(ms), Member: fmt.Sprintf("%d:%d", ms, i)})
+		}
+		rs.Client(6).Expire(bg, window, 15*time.Minute)
+		rs.Client(6).Set(bg, lock, fmt.Sprint(now.Add(10*time.Minute).UnixMilli()), 10*time.Minute)
+		return target{conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, banned: banned, locked: locked, lockKey: lock, window: window,
+			gone: func() (bool, bool) {
+				return !db.SIsMember(bg, "user:ban:set", banned).Val(), rs.Client(6).Exists(bg, lock).Val() == 0
+			}}
+	}
+	demoTarget := func(t *testing.T) target {
+		// The demo's seed bans "🦊fox" and locks "ops:admin" for at least
+		// six minutes (internal/demo: seedBans, seedAuthLimits).
+		return target{banned: "🦊fox", locked: "ops:admin", lockKey: "auth:limit:login:lock:ops:admin", window: "auth:limit:login:failures:ops:admin"}
+	}
+	for _, tc := range []struct {
+		name string
+		make func(*testing.T) target
+	}{{"redis", live}, {"demo", demoTarget}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := tc.make(t)
+			cfg := Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+				Sweep: stats.DefaultSweepBudget, UsersFile: supportUsers(t), SessionTTL: time.Hour, AuditMaxLen: 1000}
+			if tg.conns != nil {
+				cfg.Conns, cfg.PackFor = tg.conns, map[string]string{"eisland": "eisland"}
+			}
+			base := startConsole(t, cfg)
+			ctx := redistest.Browser(t)
+			ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+			defer cancel()
+			errs := consoleErrors(ctx)
+			must(t, chromedp.Do(ctx,
+				chromedp.Navigate(base+"/c/eisland"),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
+				chromedp.SendKeys(chromedp.CSS(`[data-testid="username"]`), "sam"),
+				chromedp.SendKeys(chromedp.CSS(`[data-testid="password"]`), "support-password"),
+				chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+				chromedp.WaitVisible(chromedp.CSS(`header [data-testid="header-search-input"]`)),
+			))
+
+			// A second tab watches the banned user's page.
+			watch, closeWatch := chromedp.NewContext(ctx)
+			defer closeWatch()
+			must(t, chromedp.Do(watch,
+				chromedp.Navigate(base+route.UserURL("eisland", tg.banned)),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-ban-verdict"]`)),
+			))
+			if v, err := liveText(watch, `[data-testid="user-ban-verdict"]`); err != nil || v != "banned" {
+				t.Fatalf("verdict of %q before: %q (%v)", tg.banned, v, err)
+			}
+			_, err := chromedp.Run(watch, chromedp.Evaluate[bool](`window.__notReloaded = true`))
+			must(t, err)
+
+			clicks, took := fixInThreeClicks(t, ctx, base, tg.banned, `[data-testid="user-unban"]`)
+			t.Logf("%s: name → unbanned in %d clicks, %s", tc.name, clicks, took.Round(time.Millisecond))
+			if clicks > 3 || took >= 15*time.Second {
+				t.Fatalf("unban took %d clicks and %s; the promise is at most 3 and under 15 s", clicks, took)
+			}
+			screenshot(t, ctx, "three-clicks-unbanned-"+tc.name+".png")
+			flipped := `(() => { const e = document.querySelector('[data-testid="user-ban-verdict"]'); return !!e && e.textContent.trim().startsWith("not banned") && !document.querySelector('[data-testid="user-unban"]') && window.__notReloaded === true; })()`
+			if _, err := chromedp.Run(watch, chromedp.Poll[bool](flipped)); err != nil {
+				v, _ := liveText(watch, `[data-testid="user-ban-verdict"]`)
+				t.Fatalf("the open user page did not flip to not banned: %q (%v)", v, err)
+			}
+
+			clicks, took = fixInThreeClicks(t, ctx, base, tg.locked, `[data-testid="user-action-unlock-login"]`)
+			t.Logf("%s: name → unlocked in %d clicks, %s", tc.name, clicks, took.Round(time.Millisecond))
+			if clicks > 3 || took >= 15*time.Second {
+				t.Fatalf("unlock took %d clicks and %s; the promise is at most 3 and under 15 s", clicks, took)
+			}
+			done, err := liveText(ctx, `[data-testid="result-ok"]`)
+			must(t, err)
+			if !strings.Contains(done, tg.lockKey) || !strings.Contains(done, tg.window) {
+				t.Fatalf("the unlock did not take both the lock and the window: %q", done)
+			}
+			if tg.gone != nil {
+				if unbanned, unlocked := tg.gone(); !unbanned || !unlocked {
+					t.Fatalf("read from Redis: unbanned %v, unlocked %v", unbanned, unlocked)
+				}
+			}
+			// The user page now: not banned, and no lock.
+			must(t, chromedp.Do(ctx,
+				chromedp.Navigate(base+route.UserURL("eisland", tg.banned)),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-ban-verdict"]`)),
+			))
+			if v, _ := liveText(ctx, `[data-testid="user-ban-verdict"]`); !strings.HasPrefix(v, "not banned") {
+				t.Fatalf("verdict of %q after: %q", tg.banned, v)
+			}
+			must(t, chromedp.Do(ctx,
+				chromedp.Navigate(base+route.UserURL("eisland", tg.locked)),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-cost"]`)),
+			))
+			keys, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('[data-testid="user-key-name"]')].map(e => e.textContent.trim()).join("\n")`))
+			must(t, err)
+			if strings.Contains(keys, tg.lockKey) {
+				t.Fatalf("the login is still locked: %q", keys)
+			}
+
+			must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="audit-row"]`))))
+			rows, err := liveText(ctx, `[data-testid="audit"]`)
+			must(t, err)
+			for _, want := range []string{"unban", "unlock-login", "sam (support)", tg.banned, tg.lockKey, "outcome: ok"} {
+				if !strings.Contains(rows, want) {
+					t.Fatalf("the audit log lacks %q: %q", want, rows)
+				}
+			}
+			if e := errs(); len(e) > 0 {
+				t.Fatalf("browser console errors: %v", e)
+			}
+		})
 	}
 }

@@ -384,6 +384,14 @@ func TestSeedValueShapes(t *testing.T) {
 	if locks == 0 {
 		t.Error("no login lock seeded")
 	}
+	// "ops:admin" is locked for at least six minutes whatever the seed's
+	// randomness: the browser test of issue 13 unlocks it on the demo.
+	if ttl := auth.PTTL(ctx, "auth:limit:login:lock:ops:admin").Val(); ttl < 6*time.Minute-time.Since(now)-time.Second {
+		t.Errorf("ops:admin's login lock has TTL %v, want at least 6 min", ttl)
+	}
+	if n := auth.ZCard(ctx, "auth:limit:login:failures:ops:admin").Val(); n != loginThreshold {
+		t.Errorf("ops:admin's failure window holds %d, want %d", n, loginThreshold)
+	}
 
 	// Balances are decimals with 8 places; leaderboards never exceed the top N.
 	for k := range scanDB(t, s.Client(12)) {
