@@ -46,7 +46,7 @@ func (a *App) bansPage(c echo.Context) error {
 			}
 		}
 	}
-	return render(c, http.StatusOK, vm, views.BansPage(a.page(c, "Bans", conn.Name), vm))
+	return render(c, http.StatusOK, vm, views.BansPage(a.page(c, "Bans · "+conn.Name, conn.Name), vm))
 }
 
 // canBan: the actor may ban and unban (support and up, not read-only).
