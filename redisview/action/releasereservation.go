@@ -1,0 +1,152 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// KindReleaseReservation names ReleaseReservation in requests and the
+// audit log.
+const KindReleaseReservation = "release-reservation"
+
+// ReleaseReservation deletes an orphaned gateway reservation
+// (q:reserved:{requestId}): one whose request id is in no concurrency set
+// (q:conc:{keyId}) and that is older than decode.ReservationLifetime, or
+// has no TTL (see decode/orphan.go). Its amount is then no longer held.
+//
+// The reservation names only its request id, so the plan's keys are the
+// reservation and every concurrency set of the database (found by a
+// bounded SCAN, at most decode.MaxConcurrencySets): all are WATCHed and
+// fingerprinted, the sets read element-wise, and Describe re-checks under
+// WATCH that no set holds the id and that the reservation is overdue. A
+// set that changed since the preview (the id added, say) refuses with
+// ErrChanged; a new set created since changes the plan's keys and refuses
+// too. When the database has more sets than the bound, or the SCAN does
+// not finish within its bound, it refuses: orphaned cannot be proved.
+//
+// Undo restores the reservation with the TTL it had left; the sets were
+// only read and stay as they are.
+type ReleaseReservation struct{}
+
+func init() {
+	Register(ReleaseReservation{})
+}
+
+func (ReleaseReservation) Name() string   { return KindReleaseReservation }
+func (ReleaseReservation) Title() string  { return "Release orphaned reservation" }
+func (ReleaseReservation) Requires() Role { return Admin }
+func (ReleaseReservation) Args() []Arg    { return nil }
+
+const reservationKeys = "reservations (role reservation) named by a request id, in a pack with concurrency sets"
+
+// AppliesTo is true for a reservation family of one placeholder.
+func (ReleaseReservation) AppliesTo(f *schema.Family) bool {
+	return f != nil && f.Role == schema.RoleReservation && len(f.Pattern.Placeholders()) == 1
+}
+
+func (k ReleaseReservation) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
+	if err := checkArgs(req); err != nil {
+		return nil, err
+	}
+	m, cls, err := classify(env, k, req, reservationKeys)
+	if err != nil {
+		return nil, err
+	}
+	if !k.AppliesTo(m.Family) {
+		return nil, notApplicable(k, reservationKeys, req.Key, m.Family)
+	}
+	id, _ := decode.RequestID(m)
+	pack := cls.Pack()
+	if len(decode.ConcurrencyFamilies(pack, req.DB)) == 0 {
+		return nil, invalidf("%s: pack %s has no concurrency-set family in database %d, so no set says whether request %q is in flight", k.Title(), pack.Name, req.DB, id)
+	}
+	sets, complete, err := decode.FindConcurrencySets(ctx, env.Conn.DB(req.DB), pack, req.DB)
+	if err != nil {
+		return nil, redisErr("finding the concurrency sets", err)
+	}
+	if !complete {
+		return nil, invalidf("%s: database %d has more than %d concurrency sets, or more keys than a SCAN of %d calls of COUNT %d reaches; whether request %q is in one is not known, so %s is not released",
+			k.Title(), req.DB, decode.MaxConcurrencySets, decode.ScanCalls, decode.ScanCount, id, quoteKey(req.Key))
+	}
+	slices.Sort(sets)
+	return releasePlan{key: req.Key, fam: m.Family, id: id, sets: sets}, nil
+}
+
+type releasePlan struct {
+	key  string
+	fam  *schema.Family
+	id   string
+	sets []string
+}
+
+func (p releasePlan) Keys() []string { return append([]string{p.key}, p.sets...) }
+
+// captureHint reads the sets element-wise, so Describe sees their members.
+func (p releasePlan) captureHint(i int) (method, typ string) {
+	if i == 0 {
+		return "", ""
+	}
+	return captureSnapshot, "set"
+}
+
+func (p releasePlan) Notes() []string {
+	return []string{fmt.Sprintf("Request %q was looked for in %d concurrency sets, every one of database (all are watched: a change to any of them since this preview refuses the release).", p.id, len(p.sets))}
+}
+
+func (p releasePlan) Describe(states []State) ([]Change, error) {
+	s := states[0]
+	if !s.Exists() {
+		return nil, fmt.Errorf("%w: reservation %s is gone (reconciled or expired)", ErrNotFound, quoteKey(s.Key))
+	}
+	if p.fam.TypeViolation(s.Type) != "" {
+		return nil, typeMismatch(ReleaseReservation{}, s, p.fam)
+	}
+	pttl, _ := s.TTL()
+	if s.PTTL < 0 {
+		pttl = -1
+	}
+	if !decode.Overdue(p.fam, pttl) {
+		age, _ := decode.ReservationAge(p.fam, pttl)
+		return nil, invalidf("reservation %s is not orphaned: it is %s old (from its TTL), younger than a request's expected lifetime of %s",
+			quoteKey(s.Key), FormatTTL(age), FormatTTL(decode.ReservationLifetime))
+	}
+	out := make([]Change, len(states))
+	for i, st := range states[1:] {
+		if st.snap != nil && slices.Contains(st.snap.Elems, p.id) {
+			return nil, invalidf("reservation %s is not orphaned: request %q is in concurrency set %s, so it is in flight", quoteKey(s.Key), p.id, quoteKey(st.Key))
+		}
+		if st.Exists() && st.snap == nil && !st.Sensitive {
+			return nil, invalidf("concurrency set %s (%s) could not be read whole, so whether it holds request %q is not known", quoteKey(st.Key), st.Shape(), p.id)
+		}
+		out[i+1] = Change{Key: st.Key, Op: "none", After: st.Shape() + " (unchanged)", Before: st,
+			Text: fmt.Sprintf("%s does not hold request %q (read, watched, left as is)", quoteKey(st.Key), p.id)}
+	}
+	age := "no TTL: it never expires"
+	if a, ok := decode.ReservationAge(p.fam, pttl); ok {
+		age = "about " + FormatTTL(a) + " old"
+	}
+	out[0] = Change{Key: s.Key, Op: "delete", After: "absent", Before: s,
+		Text: fmt.Sprintf("RELEASE RESERVATION %s (family %s, reserved %q; %s; %s): request %q is in none of the %d concurrency sets",
+			quoteKey(s.Key), p.fam.ID, s.Excerpt, age, s.Shape(), p.id, len(p.sets))}
+	return out, nil
+}
+
+func (p releasePlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
+	tx.Del(ctx, p.key)
+}
+
+// keepOnUndo: undo restores the reservation only; the concurrency sets
+// were read, not changed, and putting back an old copy of one would
+// discard the requests that started or finished since.
+func (ReleaseReservation) keepOnUndo(t Target) string {
+	if t.Type == "string" {
+		return ""
+	}
+	return fmt.Sprintf("The concurrency set %s stays as it is: the release only read it.", quoteKey(t.Key))
+}
