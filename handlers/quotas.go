@@ -213,7 +213,7 @@ func rankWords(r schema.Role) string {
 	case schema.RoleQuota, schema.RoleConcurrencySet:
 		return "most used first"
 	case schema.RoleReservation:
-		return "no TTL first, then oldest"
+		return "no TTL first, then orphaned, then oldest"
 	case schema.RoleBalance:
 		return "lowest first"
 	case schema.RoleBreakerHint:

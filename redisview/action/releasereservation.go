@@ -23,11 +23,12 @@ const KindReleaseReservation = "release-reservation"
 // The reservation names only its request id, so the plan's keys are the
 // reservation and every concurrency set of the database (found by a
 // bounded SCAN, at most decode.MaxConcurrencySets): all are WATCHed and
-// fingerprinted, the sets read element-wise, and Describe re-checks under
-// WATCH that no set holds the id and that the reservation is overdue. A
-// set that changed since the preview (the id added, say) refuses with
-// ErrChanged; a new set created since changes the plan's keys and refuses
-// too. When the database has more sets than the bound, or the SCAN does
+// fingerprinted, and Describe re-checks under
+// WATCH that no set holds the id and that the reservation is overdue. Each
+// set's state is only the id's membership (MemberPlan), so requests
+// starting and ending in the sets meanwhile do not refuse; the id joining
+// a set since the preview does (ErrChanged), and so does a set created or
+// gone since (the plan's keys change). When the database has more sets than the bound, or the SCAN does
 // not finish within its bound, it refuses: orphaned cannot be proved.
 //
 // Undo restores the reservation with the TTL it had left; the sets were
@@ -87,16 +88,19 @@ type releasePlan struct {
 
 func (p releasePlan) Keys() []string { return append([]string{p.key}, p.sets...) }
 
-// captureHint reads the sets element-wise, so Describe sees their members.
-func (p releasePlan) captureHint(i int) (method, typ string) {
-	if i == 0 {
-		return "", ""
+// Members makes each set's state the request id's membership (SISMEMBER):
+// another request starting or ending in a set is no change (the Runner
+// retries when it aborts EXEC), the id joining one is.
+func (p releasePlan) Members() map[string]MemberRef {
+	out := make(map[string]MemberRef, len(p.sets))
+	for _, k := range p.sets {
+		out[k] = MemberRef{Kind: PartSMember, Name: p.id}
 	}
-	return captureSnapshot, "set"
+	return out
 }
 
 func (p releasePlan) Notes() []string {
-	return []string{fmt.Sprintf("Request %q was looked for in %d concurrency sets, every one of database (all are watched: a change to any of them since this preview refuses the release).", p.id, len(p.sets))}
+	return []string{fmt.Sprintf("Request %q was looked for in the %d concurrency sets of the database: the release re-checks each under WATCH, and refuses if the request joined one since this preview (or a set appeared or vanished). Undo restores the reservation only.", p.id, len(p.sets))}
 }
 
 func (p releasePlan) Describe(states []State) ([]Change, error) {
@@ -118,11 +122,11 @@ func (p releasePlan) Describe(states []State) ([]Change, error) {
 	}
 	out := make([]Change, len(states))
 	for i, st := range states[1:] {
-		if st.snap != nil && slices.Contains(st.snap.Elems, p.id) {
+		if st.Member != nil && st.Member.Present {
 			return nil, invalidf("reservation %s is not orphaned: request %q is in concurrency set %s, so it is in flight", quoteKey(s.Key), p.id, quoteKey(st.Key))
 		}
-		if st.Exists() && st.snap == nil && !st.Sensitive {
-			return nil, invalidf("concurrency set %s (%s) could not be read whole, so whether it holds request %q is not known", quoteKey(st.Key), st.Shape(), p.id)
+		if st.Member == nil {
+			return nil, invalidf("concurrency set %s was not read as a set (%s), so whether it holds request %q is not known", quoteKey(st.Key), st.Shape(), p.id)
 		}
 		out[i+1] = Change{Key: st.Key, Op: "none", After: st.Shape() + " (unchanged)", Before: st,
 			Text: fmt.Sprintf("%s does not hold request %q (read, watched, left as is)", quoteKey(st.Key), p.id)}

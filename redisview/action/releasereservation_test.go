@@ -45,6 +45,9 @@ func TestReleaseReservationRoundTrip(t *testing.T) {
 		t.Fatalf("changes %+v", pv.Changes)
 	}
 	mustContain(t, "summary", pv.Summary, "RELEASE RESERVATION", "req_old", "in none of the 2 concurrency sets", "about 3m")
+	// Another request starting meanwhile is no reason to refuse.
+	f.db(0).SAdd(f.ctx, "q:conc:gk_a", "req_new")
+	sets["q:conc:gk_a"] = f.snap(0, "q:conc:gk_a")
 	if _, err := f.r.Execute(f.ctx, admin, f.conn, pv); err != nil {
 		t.Fatal(err)
 	}
