@@ -2,7 +2,9 @@ package action
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/redis/go-redis/v9"
@@ -27,8 +29,11 @@ const KindReleaseReservation = "release-reservation"
 // WATCH that no set holds the id and that the reservation is overdue. Each
 // set's state is only the id's membership (MemberPlan), so requests
 // starting and ending in the sets meanwhile do not refuse; the id joining
-// a set since the preview does (ErrChanged), and so does a set created or
-// gone since (the plan's keys change). When the database has more sets than the bound, or the SCAN does
+// a set since the preview does (ErrChanged). The preview's sets travel to
+// the confirm step (ArgSets), since sets come and go with their keys'
+// requests; a set created since is looked in at confirmation, without
+// WATCH (a request id joins its set once, when its request starts, and a
+// request that started more than a minute ago is no new set's member). When the database has more sets than the bound, or the SCAN does
 // not finish within its bound, it refuses: orphaned cannot be proved.
 //
 // Undo restores the reservation with the TTL it had left; the sets were
@@ -51,8 +56,13 @@ func (ReleaseReservation) AppliesTo(f *schema.Family) bool {
 	return f != nil && f.Role == schema.RoleReservation && len(f.Pattern.Placeholders()) == 1
 }
 
+// ArgSets carries the concurrency sets a preview found (a JSON list of
+// key names) to the confirm step, which re-checks exactly those under
+// WATCH; the preview adds it (argPlan).
+const ArgSets = "sets"
+
 func (k ReleaseReservation) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
-	if err := checkArgs(req); err != nil {
+	if err := checkArgs(req, ArgSets); err != nil {
 		return nil, err
 	}
 	m, cls, err := classify(env, k, req, reservationKeys)
@@ -67,7 +77,8 @@ func (k ReleaseReservation) Plan(ctx context.Context, env Env, req Request) (Pla
 	if len(decode.ConcurrencyFamilies(pack, req.DB)) == 0 {
 		return nil, invalidf("%s: pack %s has no concurrency-set family in database %d, so no set says whether request %q is in flight", k.Title(), pack.Name, req.DB, id)
 	}
-	sets, complete, err := decode.FindConcurrencySets(ctx, env.Conn.DB(req.DB), pack, req.DB)
+	c := env.Conn.DB(req.DB)
+	found, complete, err := decode.FindConcurrencySets(ctx, c, pack, req.DB)
 	if err != nil {
 		return nil, redisErr("finding the concurrency sets", err)
 	}
@@ -75,15 +86,60 @@ func (k ReleaseReservation) Plan(ctx context.Context, env Env, req Request) (Pla
 		return nil, invalidf("%s: database %d has more than %d concurrency sets, or more keys than a SCAN of %d calls of COUNT %d reaches; whether request %q is in one is not known, so %s is not released",
 			k.Title(), req.DB, decode.MaxConcurrencySets, decode.ScanCalls, decode.ScanCount, id, quoteKey(req.Key))
 	}
-	slices.Sort(sets)
-	return releasePlan{key: req.Key, fam: m.Family, id: id, sets: sets}, nil
+	slices.Sort(found)
+	p := releasePlan{key: req.Key, fam: m.Family, id: id, sets: found}
+	given, ok := req.Args[ArgSets]
+	if !ok {
+		return p, nil
+	}
+	// The confirm step: the sets previewed are the plan's keys; a set
+	// created since (an in-flight key's set comes and goes with its
+	// requests) is looked in now, without WATCH.
+	p.given = true
+	if err := json.Unmarshal([]byte(given), &p.sets); err != nil || len(p.sets) > decode.MaxConcurrencySets {
+		return nil, invalidf("%s must be a JSON list of at most %d concurrency sets", ArgSets, decode.MaxConcurrencySets)
+	}
+	for _, s := range p.sets {
+		if sm, ok := cls.Match(req.DB, s); !ok || sm.Family.Role != schema.RoleConcurrencySet {
+			return nil, invalidf("%s is not a concurrency set of pack %s", quoteKey(s), pack.Name)
+		}
+	}
+	var extra []string
+	for _, s := range found {
+		if !slices.Contains(p.sets, s) {
+			extra = append(extra, s)
+		}
+	}
+	in, err := decode.InSets(ctx, c, extra, []string{id})
+	if err != nil {
+		return nil, redisErr("looking in the concurrency sets", err)
+	}
+	if s := in[id]; s != "" {
+		return nil, fmt.Errorf("%w: request %q is now in concurrency set %s, created since the preview: the reservation is in flight", ErrChanged, id, quoteKey(s))
+	}
+	return p, nil
 }
 
 type releasePlan struct {
-	key  string
-	fam  *schema.Family
-	id   string
-	sets []string
+	key   string
+	fam   *schema.Family
+	id    string
+	sets  []string
+	given bool // the sets came from the preview (ArgSets)
+}
+
+// previewArgs carries the sets found to the confirm step.
+func (p releasePlan) previewArgs(args map[string]string) map[string]string {
+	if p.given {
+		return args
+	}
+	b, _ := json.Marshal(p.sets)
+	out := maps.Clone(args)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[ArgSets] = string(b)
+	return out
 }
 
 func (p releasePlan) Keys() []string { return append([]string{p.key}, p.sets...) }
@@ -100,7 +156,7 @@ func (p releasePlan) Members() map[string]MemberRef {
 }
 
 func (p releasePlan) Notes() []string {
-	return []string{fmt.Sprintf("Request %q was looked for in the %d concurrency sets of the database: the release re-checks each under WATCH, and refuses if the request joined one since this preview (or a set appeared or vanished). Undo restores the reservation only.", p.id, len(p.sets))}
+	return []string{fmt.Sprintf("Request %q was looked for in the %d concurrency sets of the database: the release re-checks each under WATCH, and refuses if the request joined one since this preview; a set created since is looked in when confirming. Undo restores the reservation only.", p.id, len(p.sets))}
 }
 
 func (p releasePlan) Describe(states []State) ([]Change, error) {
