@@ -96,6 +96,7 @@ func (k ReleaseReservation) Plan(ctx context.Context, env Env, req Request) (Pla
 	// created since (an in-flight key's set comes and goes with its
 	// requests) is looked in now, without WATCH.
 	p.given = true
+	p.sets = nil // found stays as found: Unmarshal would reuse its array
 	if err := json.Unmarshal([]byte(given), &p.sets); err != nil || len(p.sets) > decode.MaxConcurrencySets {
 		return nil, invalidf("%s must be a JSON list of at most %d concurrency sets", ArgSets, decode.MaxConcurrencySets)
 	}

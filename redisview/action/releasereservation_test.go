@@ -45,8 +45,10 @@ func TestReleaseReservationRoundTrip(t *testing.T) {
 		t.Fatalf("changes %+v", pv.Changes)
 	}
 	mustContain(t, "summary", pv.Summary, "RELEASE RESERVATION", "req_old", "in none of the 2 concurrency sets", "about 3m")
-	// Another request starting meanwhile is no reason to refuse.
+	// Another request starting meanwhile, in a set previewed or in a set
+	// created since, is no reason to refuse.
 	f.db(0).SAdd(f.ctx, "q:conc:gk_a", "req_new")
+	f.db(0).SAdd(f.ctx, "q:conc:gk_c", "req_c1")
 	sets["q:conc:gk_a"] = f.snap(0, "q:conc:gk_a")
 	if _, err := f.r.Execute(f.ctx, admin, f.conn, pv); err != nil {
 		t.Fatal(err)
@@ -100,12 +102,19 @@ func TestReleaseReservationRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.db(0).SAdd(f.ctx, "q:conc:gk_new", "req_forever")
-	if _, err = f.r.Execute(f.ctx, admin, f.conn, pv); err == nil {
-		t.Fatal("released although a new set holds the request")
-	}
+	_, err = f.r.Execute(f.ctx, admin, f.conn, pv)
+	wantErr(t, err, ErrChanged, `now in concurrency set "q:conc:gk_new", created since the preview`)
 	if f.db(0).Exists(f.ctx, "q:reserved:req_forever").Val() != 1 {
 		t.Fatal("released")
 	}
+
+	f.db(0).Del(f.ctx, "q:conc:gk_new")
+	// A set argument naming something else is refused.
+	_, err = f.r.Preview(f.ctx, admin, f.conn, KindReleaseReservation, f.req(0, "q:reserved:req_forever", ArgSets, `["q:tokens:gk_a:202612"]`))
+	wantErr(t, err, ErrInvalid, "not a concurrency set")
+	// Naming fewer sets than exist does not skip the others.
+	_, err = f.r.Preview(f.ctx, admin, f.conn, KindReleaseReservation, f.req(0, "q:reserved:req_busy", ArgSets, `["q:conc:gk_b"]`))
+	wantErr(t, err, ErrChanged, `"q:conc:gk_a"`)
 
 	// Not orphaned: in a set; too young.
 	_, err = f.r.Preview(f.ctx, admin, f.conn, KindReleaseReservation, f.req(0, "q:reserved:req_busy"))
