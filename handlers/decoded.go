@@ -252,7 +252,11 @@ func decodedVM(conn *redisview.Conn, db int, key string, m schema.Match, res dec
 		if line, orphan := reservationSets(r); line != "" {
 			row("Concurrency sets", line)
 			if orphan {
-				vm.Alert = strings.TrimSpace(vm.Alert + " Orphaned: its request id is in no concurrency set and it has outlived a request; its amount stays held until it expires. An admin can release it.")
+				held := "until it expires"
+				if r.NoTTL {
+					held = "for ever"
+				}
+				vm.Alert = strings.TrimSpace(vm.Alert + " Orphaned: its request id is in no concurrency set and it has outlived a request; its amount stays held " + held + ". An admin can release it.")
 			}
 		}
 	case res.ConcurrencySet != nil:
