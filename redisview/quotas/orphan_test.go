@@ -3,6 +3,7 @@ package quotas_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 	"github.com/keydeck/keydeck/redisview/quotas"
 )
 
-func reservations(t *testing.T, s quotas.Snapshot) map[string]quotas.Row {
+func reservations(t testing.TB, s quotas.Snapshot) map[string]quotas.Row {
+	t.Helper()
 	out := map[string]quotas.Row{}
 	for _, r := range family(t, s, "reservation").Rows {
 		out[r.Key] = r
@@ -95,5 +97,60 @@ func TestOrphanedReservations(t *testing.T) {
 	res = reservations(t, walkAll(t, w))
 	if r := res["q:reserved:req_forever"]; r.Orphaned || r.SetsComplete || r.SetsChecked != decode.MaxConcurrencySets {
 		t.Errorf("with %d sets: %+v, want not known", decode.MaxConcurrencySets+3, r)
+	}
+}
+
+// BenchmarkOrphanCheck: 60 concurrency sets of 50 in-flight requests and
+// 20 reservations shown; reports the SMISMEMBER commands a step adds and
+// the slowest command of the step (SLOWLOG at threshold 0).
+func BenchmarkOrphanCheck(b *testing.B) {
+	srv := redistest.Start(b)
+	ctx := context.Background()
+	c := srv.Client(0)
+	c.Set(ctx, "cfg:routing:version", 1, 0)
+	for s := range decode.MaxConcurrencySets {
+		for m := range 50 {
+			c.SAdd(ctx, "q:conc:gk_"+strconv.Itoa(s), "req_"+strconv.Itoa(s)+"_"+strconv.Itoa(m))
+		}
+	}
+	for i := range 20 {
+		c.Set(ctx, "q:reserved:req_orphan_"+strconv.Itoa(i), 1024, time.Minute)
+	}
+	conn := open(b, srv, "gateway")
+	w := quotas.NewWalker(conn, quotas.Budget{}, nil)
+	for w.Snapshot().Pass == 0 {
+		if err := w.Step(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.ConfigSet(ctx, "slowlog-log-slower-than", "0")
+	c.ConfigSet(ctx, "slowlog-max-len", "100000")
+	c.SlowLogReset(ctx)
+	before, _ := srv.CommandCalls(ctx)
+	b.ResetTimer()
+	for range b.N {
+		if err := w.Step(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	after, _ := srv.CommandCalls(ctx)
+	var slowest, slowestSM time.Duration
+	var name string
+	logs, _ := c.SlowLogGet(ctx, -1).Result()
+	for _, l := range logs {
+		if l.Duration > slowest && len(l.Args) > 0 && l.Args[0] != "slowlog" {
+			slowest, name = l.Duration, l.Args[0]
+		}
+		if len(l.Args) > 0 && strings.EqualFold(l.Args[0], "smismember") {
+			slowestSM = max(slowestSM, l.Duration)
+		}
+	}
+	b.ReportMetric(float64(after["smismember"]-before["smismember"])/float64(b.N), "smismember/step")
+	b.ReportMetric(float64(slowest.Microseconds()), "slowest-µs")
+	b.ReportMetric(float64(slowestSM.Microseconds()), "slowest-smismember-µs")
+	b.Logf("slowest command: %s", name)
+	if r := reservations(b, w.Snapshot())["q:reserved:req_orphan_0"]; !r.Orphaned {
+		b.Fatalf("not orphaned: %+v", r)
 	}
 }
