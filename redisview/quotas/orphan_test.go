@@ -2,14 +2,18 @@ package quotas_test
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/quotas"
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 func reservations(t testing.TB, s quotas.Snapshot) map[string]quotas.Row {
@@ -153,4 +157,32 @@ func BenchmarkOrphanCheck(b *testing.B) {
 	if r := reservations(b, w.Snapshot())["q:reserved:req_orphan_0"]; !r.Orphaned {
 		b.Fatalf("not orphaned: %+v", r)
 	}
+}
+
+// On the embedded demo the walk flags the seeded left-behind reservation.
+func TestOrphanedReservationOnDemo(t *testing.T) {
+	ctx := context.Background()
+	d, err := demo.Start(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	for _, c := range d.Connections() {
+		if c.Name != "gateway" {
+			continue
+		}
+		conn, err := redisview.Open(redisview.ConnConfig{Name: "gateway", URL: c.URL}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.ForcePack(schema.BuiltinPack("gateway"))
+		w := quotas.NewWalker(conn, quotas.Budget{TopN: 200}, nil)
+		r := reservations(t, walkAll(t, w))["q:reserved:"+demo.OrphanReservationID]
+		if !r.Orphaned || r.InSet != "" || !r.SetsComplete || r.Age < time.Minute {
+			t.Fatalf("left-behind reservation: %+v", r)
+		}
+		return
+	}
+	t.Fatal("no gateway connection in the demo")
 }
