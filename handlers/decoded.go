@@ -249,6 +249,16 @@ func decodedVM(conn *redisview.Conn, db int, key string, m schema.Match, res dec
 		} else {
 			row("Age", "not known (no TTL to count from)")
 		}
+		if line, orphan := reservationSets(r); line != "" {
+			row("Concurrency sets", line)
+			if orphan {
+				held := "until it expires"
+				if r.NoTTL {
+					held = "for ever"
+				}
+				vm.Alert = strings.TrimSpace(vm.Alert + " Orphaned: its request id is in no concurrency set and it has outlived a request; its amount stays held " + held + ". An admin can release it.")
+			}
+		}
 	case res.ConcurrencySet != nil:
 		cs := res.ConcurrencySet
 		if cs.Limit > 0 {
@@ -463,4 +473,25 @@ func ago(d time.Duration) string {
 		return " (in the future: clock skew)"
 	}
 	return " (" + format.Duration(d) + " ago)"
+}
+
+// reservationSets says where the reservation's request id was looked for,
+// and whether that makes it orphaned.
+func reservationSets(r *decode.Reservation) (line string, orphan bool) {
+	switch {
+	case !r.Checked:
+		return "", false
+	case r.InSet != "":
+		return "its request id is in " + views.EscapeName(r.InSet), false
+	case r.SetsChecked == 0 && r.SetsComplete:
+		line = "none exists: its request id is in no concurrency set"
+	case !r.SetsComplete:
+		return "its request id is in none of the " + strconv.Itoa(r.SetsChecked) + " concurrency sets found; the bounded look did not find every set, so whether it is orphaned is not known", false
+	default:
+		line = "its request id is in none of the " + format.Plural(int64(r.SetsChecked), "concurrency set", "concurrency sets") + " of the database"
+	}
+	if r.Orphaned {
+		return "orphaned: " + line, true
+	}
+	return line + " (not orphaned yet: younger than " + format.Duration(decode.ReservationLifetime) + ")", false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
@@ -37,23 +39,55 @@ func (a *App) quotasPage(c echo.Context) error {
 	if st := conn.Status(); st.Up || st.Checked.IsZero() {
 		w.WaitRead(c.Request().Context(), firstRead)
 	}
-	vm := quotasVM(conn, w.Snapshot())
+	vm := quotasVM(conn, w.Snapshot(), a.canRelease(c, conn))
 	return render(c, http.StatusOK, vm, views.QuotasPage(a.page(c, "Quotas · "+conn.Name, conn.Name), vm))
 }
 
 const quotasKind = "quotas"
 
-// QuotasTopic is a connection's quotas and budgets: "quotas:NAME".
-type QuotasTopic struct{ Conn string }
+// QuotasTopic is a connection's quotas and budgets: "quotas:NAME", or
+// "quotas:NAME:act" with the admin's release links (admins only).
+type QuotasTopic struct {
+	Conn string
+	Act  bool
+}
 
-func (t QuotasTopic) String() string  { return quotasKind + ":" + t.Conn }
-func (QuotasTopic) Role() action.Role { return action.Viewer }
+func (t QuotasTopic) String() string {
+	if t.Act {
+		return quotasKind + ":" + t.Conn + ":act"
+	}
+	return quotasKind + ":" + t.Conn
+}
+
+func (t QuotasTopic) Role() action.Role {
+	if t.Act {
+		return action.Admin
+	}
+	return action.Viewer
+}
 
 func parseQuotasTopic(arg string) (Topic, error) {
-	if !redisview.ValidName(arg) {
+	name, rest, cut := strings.Cut(arg, ":")
+	if !redisview.ValidName(name) || (cut && rest != "act") {
 		return nil, ErrUnknownTopic
 	}
-	return QuotasTopic{Conn: arg}, nil
+	return QuotasTopic{Conn: name, Act: cut}, nil
+}
+
+// canRelease: the viewer may release orphaned reservations from the rows.
+// Only where the connection's pack has reservations the action applies to.
+func (a *App) canRelease(c echo.Context, conn *redisview.Conn) bool {
+	if a.auth.ReadOnly || a.actions == nil || !a.actions.Allowed(actor(c), action.KindReleaseReservation) {
+		return false
+	}
+	if p := conn.Pack(); p != nil {
+		for _, f := range p.Families {
+			if (action.ReleaseReservation{}).AppliesTo(f) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // source renders the walker's snapshot: the one walk of the connection
@@ -66,7 +100,7 @@ func (t QuotasTopic) source(a *App) (func() live.Source, error) {
 	return func() live.Source {
 		w, release := a.quotaWalkers.Acquire(conn)
 		return &walkerSource{release: release, poll: func(ctx context.Context) ([]byte, error) {
-			return renderBytes(ctx, views.QuotasLive(quotasVM(conn, w.Snapshot()), true))
+			return renderBytes(ctx, views.QuotasLive(quotasVM(conn, w.Snapshot(), t.Act), true))
 		}}
 	}, nil
 }
@@ -81,8 +115,10 @@ func (s *walkerSource) Poll(ctx context.Context) ([]byte, error) { return s.poll
 func (s *walkerSource) Close() error                             { s.release(); return nil }
 
 // quotasVM turns a walk's snapshot into the page's view model.
-func quotasVM(conn *redisview.Conn, s quotas.Snapshot) views.QuotasVM {
-	vm := views.QuotasVM{Conn: conn.Name, WSURL: route.LiveURL(QuotasTopic{Conn: conn.Name}.String())}
+// act: the viewer is an admin, offered the release of orphaned
+// reservations.
+func quotasVM(conn *redisview.Conn, s quotas.Snapshot, act bool) views.QuotasVM {
+	vm := views.QuotasVM{Conn: conn.Name, WSURL: route.LiveURL(QuotasTopic{Conn: conn.Name, Act: act}.String())}
 	st := conn.Status()
 	if !st.Up && !st.Checked.IsZero() {
 		vm.Disconnected = "Redis is unreachable — " + statusText(st) + "."
@@ -129,7 +165,11 @@ func quotasVM(conn *redisview.Conn, s quotas.Snapshot) views.QuotasVM {
 			fv.Label = format.Plural(fr.Keys, "key", "keys") + ", " + rankWords(f.Role)
 		}
 		for _, r := range fr.Rows {
-			fv.Rows = append(fv.Rows, quotaRowVM(conn.Name, subject, r))
+			rv := quotaRowVM(conn.Name, subject, r)
+			if act && r.Orphaned {
+				rv.Actions = appendLink(rv.Actions, previewLink(action.ReleaseReservation{}.Title(), action.KindReleaseReservation, conn.Name, r.DB, r.Key))
+			}
+			fv.Rows = append(fv.Rows, rv)
 		}
 		vm.Families = append(vm.Families, fv)
 	}
@@ -173,7 +213,7 @@ func rankWords(r schema.Role) string {
 	case schema.RoleQuota, schema.RoleConcurrencySet:
 		return "most used first"
 	case schema.RoleReservation:
-		return "no TTL first, then oldest"
+		return "no TTL first, then orphaned, then oldest"
 	case schema.RoleBalance:
 		return "lowest first"
 	case schema.RoleBreakerHint:
@@ -242,6 +282,14 @@ func quotaRowVM(conn string, subject quotas.Subject, r quotas.Row) views.QuotaRo
 		if r.Age > 0 {
 			v.Age = format.Duration(r.Age)
 		}
+		v.Orphan = orphanText(r)
+		if r.Orphaned {
+			v.Flags = append(v.Flags, v.Orphan)
+			v.Orphan = ""
+			if v.Level == "" {
+				v.Level = "warn"
+			}
+		}
 	case schema.RoleBreakerHint:
 		v.Amount = views.EscapeName(r.State)
 		if r.Open {
@@ -254,4 +302,26 @@ func quotaRowVM(conn string, subject quotas.Subject, r quotas.Row) views.QuotaRo
 		v.Flags = append(v.Flags, viol)
 	}
 	return v
+}
+
+// orphanText says whether a reservation's request id is in a concurrency
+// set the walk knows, and whether that makes it orphaned.
+func orphanText(r quotas.Row) string {
+	age := "no TTL"
+	if !r.NoTTL {
+		age = format.Duration(r.Age) + " old"
+	}
+	switch {
+	case !r.SetsKnown:
+		return ""
+	case r.InSet != "":
+		return "in flight: in " + views.EscapeName(r.InSet)
+	case r.Orphaned:
+		return "orphaned: in no concurrency set, " + age
+	case !r.SetsComplete:
+		return "in none of the " + strconv.Itoa(r.SetsChecked) + " concurrency sets known to the walk; orphaned or not is not known until a walk completes with every set"
+	case !r.Overdue:
+		return "in no concurrency set yet, " + age + " (younger than " + format.Duration(decode.ReservationLifetime) + ")"
+	}
+	return ""
 }

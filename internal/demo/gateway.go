@@ -53,6 +53,10 @@ func gatewayRPSArgs(nowMs int64) []any {
 // OrphanRequestID is the seeded in-flight request whose reservation is gone.
 const OrphanRequestID = "req_orphaned0000000000000000000000"
 
+// OrphanReservationID is the seeded reservation left behind by its
+// reconciliation: in no concurrency set.
+const OrphanReservationID = "req_leftbehind00000000000000000000"
+
 func requestID(rng *rand.Rand) string { return "req_" + hexString(rng, 20) }
 
 // cacheEntry is one exact-match cached completion for namespace ns.
@@ -117,6 +121,12 @@ func seedGatewayKeys(s *seeder) {
 	// flags such members.
 	s.p.SAdd(s.ctx, "q:conc:"+gatewayKeyIDs[1], OrphanRequestID)
 	s.p.PExpire(s.ctx, "q:conc:"+gatewayKeyIDs[1], s.left(gatewayConcurrencyTTL))
+
+	// A reservation its reconciliation forgot: the request left its
+	// concurrency set 2m30s ago but q:reserved is still there, in no set,
+	// older than a request lives (the console flags it orphaned; an admin
+	// may release it). The simulator leaves more behind from time to time.
+	s.set("q:reserved:"+OrphanReservationID, 2048, gatewayReservationTTL-150*time.Second)
 
 	// The deliberate schema violation: a reservation written on a code path
 	// that forgot its TTL. It never expires, and the console must flag it.

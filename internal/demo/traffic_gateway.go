@@ -8,6 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// OrphanEvery: one reconciliation in this many leaves its reservation
+// behind (an orphan, in no concurrency set).
+const OrphanEvery = 15
+
 type gatewayRequest struct {
 	keyID, id string
 	reserved  int64
@@ -55,8 +59,14 @@ func (s *Simulator) reconcileRequests(ctx context.Context, now time.Time) error 
 			continue
 		}
 		used := r.reserved * int64(20+s.rng.IntN(81)) / 100
+		// One reconciliation in OrphanEvery takes a code path that removes
+		// the request from its concurrency set but forgets its reservation:
+		// the reservation is orphaned, holding its amount until its TTL.
+		orphan := s.rng.IntN(OrphanEvery) == 0
 		_, err := s.gateway.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, "q:reserved:"+r.id)
+			if !orphan {
+				p.Del(ctx, "q:reserved:"+r.id)
+			}
 			p.SRem(ctx, "q:conc:"+r.keyID, r.id)
 			p.IncrBy(ctx, "q:tokens:"+r.keyID+":"+gatewayMonth(now), used-r.reserved)
 			return nil

@@ -193,6 +193,9 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err != nil {
 		return Preview{}, err
 	}
+	if a, ok := p.(argPlan); ok {
+		req.Args = a.previewArgs(req.Args)
+	}
 	pv := Preview{Kind: k.Name(), Title: k.Title(), Request: req, Changes: changes, Summary: summary(changes), Undoable: true, Made: r.opts.Now(), Nonce: newNonce()}
 	if a, ok := p.(Annotated); ok {
 		pv.Notes = append(pv.Notes, a.Notes()...)
@@ -206,6 +209,15 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 		}
 	}
 	return pv, nil
+}
+
+// argPlan is implemented by a plan whose keys were found by a read that
+// may find others by the confirm step (the concurrency sets of a release):
+// the preview's request carries them (previewArgs returns the request's
+// arguments plus theirs), so the confirmation plans the very keys
+// previewed.
+type argPlan interface {
+	previewArgs(args map[string]string) map[string]string
 }
 
 // dangers are the pack's warnings (Family.Danger) for the keys an action

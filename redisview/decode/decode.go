@@ -134,7 +134,7 @@ func DecodeIn(ctx context.Context, c redis.Cmdable, env Env, m schema.Match, key
 		}
 	case *schema.ReservationParams:
 		var r Reservation
-		if r, err = readReservation(ctx, c, f, key, p); err == nil {
+		if r, err = readReservation(ctx, c, env, f, key, p); err == nil {
 			res.Reservation = &r
 		}
 	case *schema.ConcurrencySetParams:

@@ -26,9 +26,21 @@ type Reservation struct {
 	// when it cannot be derived (no TTL, or the pack gives no maximum).
 	Age    time.Duration
 	MaxTTL time.Duration // the pack's TTL maximum Age is derived from
+
+	// The orphan check (see orphan.go): Overdue is older than
+	// ReservationLifetime (or no TTL); SetsChecked concurrency sets were
+	// looked up, SetsComplete when they are every set of the database
+	// (within the bounds); InSet names the set holding the request id.
+	// Orphaned: overdue and in none of every set.
+	Overdue      bool
+	Checked      bool // the pack has concurrency sets, and they were looked in
+	SetsChecked  int
+	SetsComplete bool
+	InSet        string
+	Orphaned     bool
 }
 
-func readReservation(ctx context.Context, c redis.Cmdable, f *schema.Family, key string, p *schema.ReservationParams) (Reservation, error) {
+func readReservation(ctx context.Context, c redis.Cmdable, env Env, f *schema.Family, key string, p *schema.ReservationParams) (Reservation, error) {
 	s, ok, err := smallString(ctx, c, key)
 	if err != nil {
 		return Reservation{}, err
@@ -47,6 +59,29 @@ func readReservation(ctx context.Context, c redis.Cmdable, f *schema.Family, key
 	if d >= 0 && f.TTL.Max > 0 && d <= f.TTL.Max {
 		r.Age, r.MaxTTL = f.TTL.Max-d, f.TTL.Max
 	}
+	r.Overdue = Overdue(f, d)
+	if env.Pack == nil {
+		return r, nil
+	}
+	m, ok := env.Pack.Classifier().Match(env.DB, key)
+	if !ok || m.Family != f {
+		return r, nil
+	}
+	id, ok := RequestID(m)
+	if !ok || len(ConcurrencyFamilies(env.Pack, env.DB)) == 0 {
+		return r, nil
+	}
+	sets, complete, err := FindConcurrencySets(ctx, c, env.Pack, env.DB)
+	if err != nil {
+		return Reservation{}, err
+	}
+	in, err := InSets(ctx, c, sets, []string{id})
+	if err != nil {
+		return Reservation{}, err
+	}
+	r.SetsChecked, r.SetsComplete, r.InSet = len(sets), complete, in[id]
+	r.Checked = true
+	r.Orphaned = r.Overdue && complete && r.InSet == ""
 	return r, nil
 }
 

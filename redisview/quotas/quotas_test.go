@@ -15,7 +15,7 @@ import (
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
-func open(t *testing.T, srv *redistest.Server, pack string) *redisview.Conn {
+func open(t testing.TB, srv *redistest.Server, pack string) *redisview.Conn {
 	t.Helper()
 	conn, err := redisview.Open(redisview.ConnConfig{Name: "t", URL: srv.URL(0)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -48,7 +48,7 @@ func walkAll(t *testing.T, w *quotas.Walker) quotas.Snapshot {
 	return w.Snapshot()
 }
 
-func family(t *testing.T, s quotas.Snapshot, id string) quotas.FamilyRows {
+func family(t testing.TB, s quotas.Snapshot, id string) quotas.FamilyRows {
 	t.Helper()
 	for _, f := range s.Families {
 		if f.Family.ID == id {

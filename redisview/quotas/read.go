@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -78,6 +79,18 @@ type Row struct {
 	// pack's TTL maximum minus the TTL left (0 when unknown).
 	NoTTL bool
 	Age   time.Duration
+	// The orphan check (decode/orphan.go), against the concurrency sets
+	// the walk knows: SetsChecked were looked in, SetsComplete when they
+	// are every set of the database (within decode.MaxConcurrencySets),
+	// InSet names the set holding the request id. Overdue: older than
+	// decode.ReservationLifetime, or no TTL. Orphaned: overdue and in none
+	// of every set. SetsKnown: the check ran for this row.
+	SetsKnown    bool
+	SetsChecked  int
+	SetsComplete bool
+	InSet        string
+	Overdue      bool
+	Orphaned     bool
 
 	// concurrency-set: the members read and those whose reservation is gone.
 	Checked  int
@@ -123,6 +136,9 @@ func (r Row) rank() float64 {
 	case schema.RoleReservation:
 		if r.NoTTL {
 			return math.Inf(1)
+		}
+		if r.Orphaned {
+			return 1e12 + r.Age.Seconds()
 		}
 		return r.Age.Seconds()
 	case schema.RoleBalance:
@@ -258,10 +274,8 @@ func (q *pending) decode(now time.Time) error {
 		}
 		r.Amount, r.Unit = s, p.Unit
 		r.NoTTL = d == -1
-		r.Age = 0
-		if d >= 0 && f.TTL.Max > 0 && d <= f.TTL.Max {
-			r.Age = f.TTL.Max - d
-		}
+		r.Age, _ = decode.ReservationAge(f, d)
+		r.Overdue = decode.Overdue(f, d)
 	default:
 		switch f.Role {
 		case schema.RoleBreakerHint:
@@ -408,6 +422,41 @@ func readRows(ctx context.Context, c redis.Cmdable, pack *schema.Pack, rows []*R
 	}
 	if checkMembers {
 		return checkOrphans(ctx, c, pack, qs)
+	}
+	return nil
+}
+
+// checkReservations looks up the request id of each reservation row in
+// sets (the concurrency sets of the rows' database the walk knows; one
+// SMISMEMBER per set, pipelined) and marks the orphans: overdue, and in
+// none of the sets when they are every set (complete).
+func checkReservations(ctx context.Context, c redis.Cmdable, pack *schema.Pack, rows []*Row, sets []string, complete bool) error {
+	var res []*Row
+	var ids []string
+	for _, r := range rows {
+		r.SetsKnown, r.SetsChecked, r.SetsComplete, r.InSet, r.Orphaned = false, 0, false, "", false
+		if r.Family.Role != schema.RoleReservation || r.Gone || r.Note != "" {
+			continue
+		}
+		if len(decode.ConcurrencyFamilies(pack, r.DB)) == 0 {
+			continue
+		}
+		id, ok := decode.RequestID(schema.Match{Family: r.Family, Vars: r.Vars})
+		if !ok {
+			continue
+		}
+		res, ids = append(res, r), append(ids, id)
+	}
+	if len(res) == 0 {
+		return nil
+	}
+	in, err := decode.InSets(ctx, c, sets, ids)
+	if err != nil {
+		return err
+	}
+	for i, r := range res {
+		r.SetsKnown, r.SetsChecked, r.SetsComplete, r.InSet = true, len(sets), complete, in[ids[i]]
+		r.Orphaned = r.Overdue && complete && r.InSet == ""
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
@@ -104,6 +105,11 @@ type walkState struct {
 	found  map[famKey][]Row // the pass's best rows so far
 	kept   map[famKey][]Row // the last complete pass's best rows, re-read each step
 	counts map[famKey]int64 // the last complete pass's key counts
+	// The concurrency sets of each database the last complete pass saw
+	// (sets) and the running one has seen so far (setsFound), at most
+	// decode.MaxConcurrencySets each; over: the pass saw more.
+	sets, setsFound map[int][]string
+	over, overFound map[int]bool
 }
 
 type famKey struct {
@@ -257,6 +263,9 @@ func (w *Walker) take(ctx context.Context, pack *schema.Pack, db int, keys []str
 		if r.Gone {
 			continue
 		}
+		if r.Family.Role == schema.RoleConcurrencySet {
+			st.noteSet(db, r.Key)
+		}
 		fk := famKey{db, r.Family.ID}
 		st.keys[fk]++
 		st.found[fk] = w.best(append(st.found[fk], *r))
@@ -282,8 +291,42 @@ func (w *Walker) best(rows []Row) []Row {
 	return out
 }
 
+// noteSet records a concurrency set the running pass saw.
+func (st *walkState) noteSet(db int, key string) {
+	if st.setsFound == nil {
+		st.setsFound, st.overFound = map[int][]string{}, map[int]bool{}
+	}
+	if slices.Contains(st.setsFound[db], key) {
+		return
+	}
+	if len(st.setsFound[db]) >= decode.MaxConcurrencySets {
+		st.overFound[db] = true
+		return
+	}
+	st.setsFound[db] = append(st.setsFound[db], key)
+}
+
+// knownSets are the concurrency sets of db the walk knows: the last
+// complete pass's and those the running pass found since; complete when a
+// pass has completed and neither saw more than the bound.
+func (st *walkState) knownSets(db int) (sets []string, complete bool) {
+	sets = slices.Clone(st.sets[db])
+	for _, k := range st.setsFound[db] {
+		if !slices.Contains(sets, k) && len(sets) < decode.MaxConcurrencySets {
+			sets = append(sets, k)
+		}
+	}
+	complete = st.sets != nil && !st.over[db] && !st.overFound[db]
+	return sets, complete
+}
+
 func (w *Walker) finishPass(now time.Time) {
 	st := &w.state
+	st.sets, st.over = st.setsFound, st.overFound
+	if st.sets == nil {
+		st.sets, st.over = map[int][]string{}, map[int]bool{}
+	}
+	st.setsFound, st.overFound = nil, nil
 	st.kept, st.counts = st.found, st.keys
 	st.dbs, st.found, st.keys = nil, map[famKey][]Row{}, map[famKey]int64{}
 	w.mu.Lock()
@@ -328,6 +371,10 @@ func (w *Walker) refresh(ctx context.Context, pack *schema.Pack, now time.Time) 
 	for db, rows := range byDB {
 		if err := readRows(ctx, w.conn.DB(db), pack, rows, now, true); err != nil {
 			return nil, w.conn.WrapErr(redisview.ReadError("re-reading quota keys", err))
+		}
+		sets, complete := st.knownSets(db)
+		if err := checkReservations(ctx, w.conn.DB(db), pack, rows, sets, complete); err != nil {
+			return nil, w.conn.WrapErr(redisview.ReadError("looking up reservations in concurrency sets", err))
 		}
 	}
 	return configs, nil
