@@ -65,7 +65,7 @@ Flags:
                           eisland, gateway and vertique packs; repeatable
   --pack-for NAME=PACK    use pack PACK for connection NAME instead of detecting it
   --sweep-rate N          keys per second one database's statistics sweep may read
-                          (default 2000)
+                          (default 1600)
   --sweep-count N         SCAN COUNT of one sweep step (default 200)
   --users FILE            users who may sign in (YAML; see README), re-read when it
                           changes and on SIGHUP; without it, and without
