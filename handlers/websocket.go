@@ -123,7 +123,6 @@ func (a *App) websocket(c echo.Context) error {
 	for n, f := range factories {
 		unsubs = append(unsubs, a.hub.Subscribe(n, f, out))
 	}
-	done := make(chan struct{})
 	// The identity is checked again every wsCheckPeriod: a signed-out,
 	// demoted or removed user, or an expired session, stops receiving
 	// within seconds.
@@ -131,13 +130,27 @@ func (a *App) websocket(c echo.Context) error {
 		id := a.whoIs(c)
 		return id.Signed() && id.Role >= need
 	}
-	go writePump(ws, out, done, a.ctx.Done(), still)
-	readPump(ws)
-	close(done)
+	serveSocket(ws, out, a.ctx.Done(), wsCheckPeriod, still)
 	for _, u := range unsubs {
 		u()
 	}
 	return nil
+}
+
+// serveSocket runs a websocket's two pumps until the peer goes, the
+// writer stops (shutdown, a failed write, still saying no) or both. It
+// returns only once the writer has stopped: still may read the request's
+// echo.Context, which echo hands to the next request as soon as the
+// handler returns.
+func serveSocket(ws *websocket.Conn, out *live.Outbox, shutdown <-chan struct{}, check time.Duration, still func() bool) {
+	done, pumped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(pumped)
+		writePump(ws, out, done, shutdown, check, still)
+	}()
+	readPump(ws)
+	close(done)
+	<-pumped
 }
 
 // readPump consumes control frames and discards messages, so pongs are seen
@@ -156,9 +169,9 @@ func readPump(ws *websocket.Conn) {
 
 // writePump is the connection's only writer. It drains the coalescing outbox,
 // so a slow browser receives the newest state, never a backlog.
-func writePump(ws *websocket.Conn, out *live.Outbox, done, shutdown <-chan struct{}, allowed func() bool) {
+func writePump(ws *websocket.Conn, out *live.Outbox, done, shutdown <-chan struct{}, checkEvery time.Duration, allowed func() bool) {
 	ping := time.NewTicker(wsPingPeriod)
-	check := time.NewTicker(wsCheckPeriod)
+	check := time.NewTicker(checkEvery)
 	defer func() {
 		ping.Stop()
 		check.Stop()
