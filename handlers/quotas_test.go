@@ -340,6 +340,21 @@ func TestOpsTopicsPushChanges(t *testing.T) {
 	rs.Client(0).Del(ctx, key)
 	waitFrame(vt, "No bucket at this key")
 
+	// The inventory by generation is a topic too: its frame swaps the
+	// page's inventory, and a connection without the family has none.
+	inv := dial(handlers.VertiqueInventoryTopic{Conn: "vertique"}.String())
+	_ = inv.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, frame, err := inv.ReadMessage(); err != nil || !strings.Contains(string(frame), `id="vt-inventory-live" hx-swap-oob="true"`) ||
+		!strings.Contains(string(frame), vertique.Fingerprint([]byte(vtSecret))) {
+		t.Fatalf("inventory frame %.300s (%v): want the swapped inventory with the current fingerprint", frame, err)
+	}
+	if _, _, body := get(t, f.srv.URL+route.VertiqueURL("vertique")); !strings.Contains(body, `ws-connect="/ws?topic=vtinventory%3Avertique"`) {
+		t.Error("the vertique page does not watch its inventory")
+	}
+	if code, _, _ := get(t, f.srv.URL+route.LiveURL(handlers.VertiqueInventoryTopic{Conn: "gateway"}.String())); code != http.StatusNotFound {
+		t.Errorf("an inventory topic on a connection without vertique buckets: %d, want 404", code)
+	}
+
 	u := f.srv.URL + route.LiveURL(handlers.VertiqueBucketTopic{Conn: "vertique", Key: "cfg:routing:version"}.String())
 	if code, _, _ := get(t, u); code != http.StatusNotFound {
 		t.Errorf("a vertique topic on another family's key: %d, want 404", code)

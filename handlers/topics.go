@@ -31,21 +31,22 @@ type Topic interface {
 
 // topicKinds parse each kind's argument: the table of every topic.
 var topicKinds = map[string]func(arg string) (Topic, error){
-	keyKind:          parseKeyTopic,
-	overviewKind:     parseOverviewTopic,
-	dbStatsKind:      parseDBTopic,
-	leaderboardsKind: parseLeaderboardsTopic,
-	leaderboardKind:  parseLeaderboardTopic,
-	auditKind:        parseAuditTopic,
-	keysKind:         parseKeysTopic,
-	quotasKind:       parseQuotasTopic,
-	gatewayKeyKind:   parseGatewayKeyTopic,
-	vertiqueKind:     parseVertiqueTopic,
-	bansKind:         parseBansTopic,
-	searchKind:       parseSearchTopic,
-	limitsKind:       parseOpsTopic(limitsKind),
-	locksKind:        parseOpsTopic(locksKind),
-	userKind:         parseUserTopic,
+	keyKind:               parseKeyTopic,
+	overviewKind:          parseOverviewTopic,
+	dbStatsKind:           parseDBTopic,
+	leaderboardsKind:      parseLeaderboardsTopic,
+	leaderboardKind:       parseLeaderboardTopic,
+	auditKind:             parseAuditTopic,
+	keysKind:              parseKeysTopic,
+	quotasKind:            parseQuotasTopic,
+	gatewayKeyKind:        parseGatewayKeyTopic,
+	vertiqueKind:          parseVertiqueTopic,
+	vertiqueInventoryKind: parseVertiqueInventoryTopic,
+	bansKind:              parseBansTopic,
+	searchKind:            parseSearchTopic,
+	limitsKind:            parseOpsTopic(limitsKind),
+	locksKind:             parseOpsTopic(locksKind),
+	userKind:              parseUserTopic,
 }
 
 // ParseTopic reads a topic's wire name.

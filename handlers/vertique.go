@@ -65,17 +65,8 @@ func (a *App) vertiquePage(c echo.Context) error {
 		return render(c, http.StatusOK, vm, views.VertiquePage(a.page(c, "vertique · "+conn.Name, conn.Name), vm))
 	}
 	ctx := c.Request().Context()
-	current := ""
-	if len(a.vertique.Secret) > 0 {
-		current = vertique.Fingerprint(a.vertique.Secret)
-	}
-	if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
-		vm.Err = "Redis is unreachable — " + statusText(st) + ": the buckets are not known."
-	} else if inv, err := a.vtInventory.Get(ctx, conn, f, current, a.now()); err != nil {
-		vm.Err = "Cannot walk the buckets: " + conn.SafeErr(err)
-	} else {
-		vm.Inventory = inventoryVM(inv)
-	}
+	a.vertiqueInventory(ctx, conn, f, &vm)
+	vm.InventoryWSURL = route.LiveURL(VertiqueInventoryTopic{Conn: conn.Name}.String())
 	if lk.Policy != "" || lk.Revision != "" || lk.Key != "" {
 		if lk.Policy == "" || lk.Revision == "" {
 			return fmt.Errorf("%w: a lookup needs a policy name and a revision", route.ErrParam)
@@ -98,6 +89,57 @@ func (a *App) vertiquePage(c echo.Context) error {
 		}
 	}
 	return render(c, http.StatusOK, vm, views.VertiquePage(a.page(c, "vertique · "+conn.Name, conn.Name), vm))
+}
+
+// vertiqueInventory fills vm's inventory, or says why it is not known. The
+// walk is cached (vtInventory), so the page and its topic's every tick
+// cost Redis one walk every 10 s whatever the viewers.
+func (a *App) vertiqueInventory(ctx context.Context, conn *redisview.Conn, f *schema.Family, vm *views.VertiqueVM) {
+	current := ""
+	if len(a.vertique.Secret) > 0 {
+		current = vertique.Fingerprint(a.vertique.Secret)
+	}
+	if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
+		vm.Err = "Redis is unreachable — " + statusText(st) + ": the buckets are not known."
+	} else if inv, err := a.vtInventory.Get(ctx, conn, f, current, a.now()); err != nil {
+		vm.Err = "Cannot walk the buckets: " + conn.SafeErr(err)
+	} else {
+		vm.Inventory = inventoryVM(inv)
+	}
+}
+
+const vertiqueInventoryKind = "vtinventory"
+
+// VertiqueInventoryTopic is a connection's vertique bucket inventory:
+// "vtinventory:NAME".
+type VertiqueInventoryTopic struct{ Conn string }
+
+func (t VertiqueInventoryTopic) String() string  { return vertiqueInventoryKind + ":" + t.Conn }
+func (VertiqueInventoryTopic) Role() action.Role { return action.Viewer }
+
+func parseVertiqueInventoryTopic(arg string) (Topic, error) {
+	if !redisview.ValidName(arg) {
+		return nil, ErrUnknownTopic
+	}
+	return VertiqueInventoryTopic{Conn: arg}, nil
+}
+
+func (t VertiqueInventoryTopic) source(a *App) (func() live.Source, error) {
+	conn, err := a.conns.Get(t.Conn)
+	if err != nil {
+		return nil, err
+	}
+	f, err := vertique.Family(conn.Pack())
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %w", ErrUnknownTopic, t.String(), err)
+	}
+	return func() live.Source {
+		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
+			vm := views.VertiqueVM{Conn: conn.Name}
+			a.vertiqueInventory(ctx, conn, f, &vm)
+			return renderBytes(ctx, views.VertiqueInventoryLive(vm, true))
+		})
+	}, nil
 }
 
 const secretHowTo = "Start Keydeck with --vertique-secret-env NAME (an environment variable holding it) or --vertique-secret-file PATH; the secret is never shown, logged or sent."
