@@ -907,11 +907,18 @@ func supportUsers(t *testing.T) string {
 func fixInThreeClicks(t *testing.T, ctx context.Context, base, name, fix string) (int, time.Duration) {
 	t.Helper()
 	clicks := 0
+	// A click is one evaluation that finds the element and clicks it: the
+	// user page is live, and a websocket swap between finding a node and
+	// clicking it would leave chromedp a node that no longer exists.
 	click := func(sel string) chromedp.Action[chromedp.Void] {
-		c := chromedp.Click(chromedp.CSS(sel))
+		js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel)
 		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 			clicks++
-			return c(ctx, tg)
+			ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
+			if err == nil && !ok {
+				err = fmt.Errorf("nothing to click at %s", sel)
+			}
+			return chromedp.Void{}, err
 		}
 	}
 	must(t, chromedp.Do(ctx,
