@@ -268,7 +268,7 @@ func Read(ctx context.Context, conn *redisview.Conn, db int, keys []string, typ 
 		for i, k := range keys {
 			types[i] = p.Type(ctx, k)
 			ttls[i] = p.PTTL(ctx, k)
-			lens[i] = lengthCmd(ctx, p, typ, k)
+			lens[i] = redisview.LengthCmd(ctx, p, typ, k)
 		}
 		return nil
 	})
@@ -309,7 +309,7 @@ func Read(ctx context.Context, conn *redisview.Conn, db int, keys []string, typ 
 	lens2 := make([]*redis.IntCmd, len(again))
 	cmds, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for j, i := range again {
-			lens2[j] = lengthCmd(ctx, p, out[i].Type, keys[i])
+			lens2[j] = redisview.LengthCmd(ctx, p, out[i].Type, keys[i])
 		}
 		return nil
 	})
@@ -325,24 +325,4 @@ func Read(ctx context.Context, conn *redisview.Conn, db int, keys []string, typ 
 		}
 	}
 	return out, nil
-}
-
-// lengthCmd queues the O(1) length command of a key of type t, or nothing
-// for a type without one.
-func lengthCmd(ctx context.Context, p redis.Pipeliner, t, key string) *redis.IntCmd {
-	switch t {
-	case "string":
-		return p.StrLen(ctx, key)
-	case "hash":
-		return p.HLen(ctx, key)
-	case "list":
-		return p.LLen(ctx, key)
-	case "set":
-		return p.SCard(ctx, key)
-	case "zset":
-		return p.ZCard(ctx, key)
-	case "stream":
-		return p.XLen(ctx, key)
-	}
-	return nil
 }

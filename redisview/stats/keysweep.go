@@ -184,7 +184,7 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 	withSamples := !m.noSamples // as queued: every key of the batch alike
 	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			lens[i] = lengthCmd(ctx, p, batch[i].Type, k)
+			lens[i] = redisview.LengthCmd(ctx, p, batch[i].Type, k)
 			if batch[i].Type != "" && !table(i) {
 				mems[i] = m.queueMemory(ctx, p, k)
 			}
@@ -328,23 +328,4 @@ func clip(s string) string {
 		return s[:200] + "…"
 	}
 	return s
-}
-
-// lengthCmd queues the O(1) length command for a key of type t.
-func lengthCmd(ctx context.Context, p redis.Pipeliner, t, key string) *redis.IntCmd {
-	switch strings.ToLower(t) {
-	case "string":
-		return p.StrLen(ctx, key)
-	case "hash":
-		return p.HLen(ctx, key)
-	case "list":
-		return p.LLen(ctx, key)
-	case "set":
-		return p.SCard(ctx, key)
-	case "zset":
-		return p.ZCard(ctx, key)
-	case "stream":
-		return p.XLen(ctx, key)
-	}
-	return nil
 }
