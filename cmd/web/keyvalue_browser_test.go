@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 // On the demo, a person narrows a leaderboard's raw value to a score
@@ -28,10 +31,22 @@ func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
 	if enc != "encoding: skiplist" && enc != "encoding: listpack" {
 		t.Fatalf("encoding line %q", enc)
 	}
+	// The form is in the live value panel, which the demo's traffic swaps
+	// every few ticks: fill and submit it in one evaluation, as a node
+	// found by one call may be gone by the next.
+	fill := func(fields map[string]string, submit string) chromedp.Action[chromedp.Void] {
+		js := "(() => {"
+		for id, v := range fields {
+			js += fmt.Sprintf("document.querySelector(%q).value = %q;", id, v)
+		}
+		js += fmt.Sprintf("document.querySelector(%q).form.requestSubmit(); return true; })()", submit)
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Evaluate[bool](js)(ctx, tg)
+			return chromedp.Void{}, err
+		}
+	}
 	must(t, chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.CSS(`#value-min`), "(1000"),
-		chromedp.SendKeys(chromedp.CSS(`#value-max`), "+inf"),
-		chromedp.Submit(chromedp.CSS(`#value-min`)),
+		fill(map[string]string{"#value-min": "(1000", "#value-max": "+inf"}, "#value-min"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="value-window"]`))))
 	note, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="value-window"]`)))
 	must(t, err)
@@ -52,8 +67,7 @@ func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
 	member, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="value-row"]:nth-child(5) td:nth-child(2)`)))
 	must(t, err)
 	must(t, chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.CSS(`#value-m`), member),
-		chromedp.Submit(chromedp.CSS(`#value-m`)),
+		fill(map[string]string{"#value-m": member}, "#value-m"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="value-lookup-result"]`))))
 	res, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="value-lookup-result"]`)))
 	must(t, err)
@@ -81,4 +95,37 @@ func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
 
 func jsString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// What a person types in the key page's value forms survives the live
+// swaps of the value panel: a field being typed into keeps its text and
+// its focus when a write from outside pushes a new fragment.
+func TestBrowserTypingSurvivesLiveSwaps(t *testing.T) {
+	rs := redistest.Start(t)
+	bg := context.Background()
+	db := rs.Client(0)
+	db.HSet(bg, "h", "a", "1")
+	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
+		Conns: []redisview.ConnConfig{{Name: "local", URL: rs.URL(0)}}, Sweep: stats.DefaultSweepBudget})
+	ctx := redistest.Browser(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	errs := consoleErrors(ctx)
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/c/local/db/0/key?k=h"),
+		chromedp.WaitVisible(chromedp.CSS(`#value-filter`)),
+		chromedp.SendKeys(chromedp.CSS(`#value-filter`), "ab"),
+	))
+	db.HSet(bg, "h", "b", "2") // a new fragment arrives while the box holds "ab"
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll('[data-testid="value-row"]').length === 2`)); err != nil {
+		t.Fatalf("the new field never arrived: %v", err)
+	}
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`[document.querySelector('#value-filter').value, document.activeElement && document.activeElement.id]`))
+	must(t, err)
+	if state[0] != "ab" || state[1] != "value-filter" {
+		t.Fatalf("after the swap the filter box holds %q and the focus is on %q; want \"ab\", focused", state[0], state[1])
+	}
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("browser console errors: %v", e)
+	}
 }

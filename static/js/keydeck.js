@@ -31,3 +31,39 @@ document.addEventListener("click", (ev) => {
     selectIt();
   }
 });
+
+// Live fragments replace whole parts of a page, forms included (the key
+// page's filter, score window, lookup and jump boxes are in its live
+// value panel). What a person is typing survives the swap: every field
+// with an id that was edited (or has the focus) hands its value, and the
+// focus and caret, to the field with the same id in the new fragment.
+let carried = null;
+document.addEventListener("htmx:oobBeforeSwap", (ev) => {
+  const target = ev.detail && ev.detail.target;
+  const frag = ev.detail && ev.detail.fragment;
+  if (!target || !frag || !frag.querySelector) return;
+  const active = document.activeElement;
+  carried = null;
+  target.querySelectorAll("input[id], textarea[id]").forEach((el) => {
+    const focused = el === active;
+    if (!focused && el.value === el.defaultValue) return;
+    const twin = frag.querySelector("#" + CSS.escape(el.id));
+    if (!twin) return;
+    twin.value = el.value;
+    if (focused) {
+      carried = { id: el.id, start: el.selectionStart, end: el.selectionEnd };
+    }
+  });
+});
+document.addEventListener("htmx:oobAfterSwap", () => {
+  const c = carried;
+  carried = null;
+  const el = c && document.getElementById(c.id);
+  if (!el) return;
+  el.focus();
+  try {
+    el.setSelectionRange(c.start, c.end);
+  } catch (_) {
+    // some input types (number) have no selection
+  }
+});
