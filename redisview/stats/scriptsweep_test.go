@@ -241,9 +241,11 @@ func TestScriptSweepOnDemo(t *testing.T) {
 	c.ForcePack(schema.BuiltinPack("eisland"))
 	for _, db := range []int{0, 1, 3, 9} {
 		// The simulator rarely writes these databases (a cache filled on
-		// a miss); a pair of passes that straddles a write is read again.
+		// a miss, which then expires); a pair of passes that straddles a
+		// write is read again — on a loaded machine db3's wallpaper cache
+		// changed under five pairs in a row.
 		var a, b stats.DBDetail
-		for range 5 {
+		for range 20 {
 			script, err := stats.SweepPass(ctx, c, db, true)
 			if err != nil {
 				t.Fatal(err)
