@@ -283,11 +283,7 @@ func TestBrowserSupportResetsLimit(t *testing.T) {
 	if err := demo.SliderTokenBucket.Run(bg, rs.Client(4), []string{key}, time.Now().UnixMilli(), 12, 12.0/60/1000, 1, 120).Err(); err != nil {
 		t.Fatal(err)
 	}
-	hash, _ := bcrypt.GenerateFromPassword([]byte("support-password"), bcrypt.MinCost)
-	users := filepath.Join(t.TempDir(), "users.yaml")
-	if err := os.WriteFile(users, []byte("users:\n  - name: sam\n    role: support\n    password_hash: \""+string(hash)+"\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	users := supportUsers(t)
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
 		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"},
 		Sweep: stats.DefaultSweepBudget, UsersFile: users, SessionTTL: time.Hour, AuditMaxLen: 1000})
@@ -298,10 +294,7 @@ func TestBrowserSupportResetsLimit(t *testing.T) {
 
 	must(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"/c/eisland/db/4"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="username"]`), "sam"),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="password"]`), "support-password"),
-		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		signInAsSupport(),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="key-lookup"]`)),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid="key-lookup-input"]`), key),
 		chromedp.Click(chromedp.CSS(`[data-testid="key-lookup-open"]`)),
@@ -659,11 +652,7 @@ func TestBrowserSupportUnbansLive(t *testing.T) {
 			db.SetBit(bg, "user:ban:bloom", off, 1)
 		}
 	}
-	hash, _ := bcrypt.GenerateFromPassword([]byte("support-password"), bcrypt.MinCost)
-	users := filepath.Join(t.TempDir(), "users.yaml")
-	if err := os.WriteFile(users, []byte("users:\n  - name: sam\n    role: support\n    password_hash: \""+string(hash)+"\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	users := supportUsers(t)
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
 		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"},
 		Sweep: stats.DefaultSweepBudget, UsersFile: users, SessionTTL: time.Hour, AuditMaxLen: 1000})
@@ -675,10 +664,7 @@ func TestBrowserSupportUnbansLive(t *testing.T) {
 
 	must(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"/c/eisland/bans"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="username"]`), "sam"),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="password"]`), "support-password"),
-		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		signInAsSupport(),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="ban-check-input"]`)),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid="ban-check-input"]`), name+"\r"),
 		chromedp.WaitVisible(chromedp.CSS(verdict)),
@@ -753,11 +739,7 @@ func TestBrowserSupportUnlocksLogin(t *testing.T) {
 		rs.Client(6).Expire(bg, key, 15*time.Minute)
 	}
 	rs.Client(6).Set(bg, "auth:limit:login:lock:eve.locked", fmt.Sprint(now.Add(10*time.Minute).UnixMilli()), 10*time.Minute)
-	hash, _ := bcrypt.GenerateFromPassword([]byte("support-password"), bcrypt.MinCost)
-	users := filepath.Join(t.TempDir(), "users.yaml")
-	if err := os.WriteFile(users, []byte("users:\n  - name: sam\n    role: support\n    password_hash: \""+string(hash)+"\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	users := supportUsers(t)
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 200 * time.Millisecond, LogFormat: "text", LogLevel: "info",
 		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"},
 		Sweep: stats.DefaultSweepBudget, UsersFile: users, SessionTTL: time.Hour, AuditMaxLen: 1000})
@@ -769,10 +751,7 @@ func TestBrowserSupportUnlocksLogin(t *testing.T) {
 	const family = `[data-testid="limit-family-login-failures"]`
 	must(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"/c/eisland/limits"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="username"]`), "sam"),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="password"]`), "support-password"),
-		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		signInAsSupport(),
 		chromedp.WaitVisible(chromedp.CSS(family)),
 	))
 	// The locked login is the family's first row, with its Unlock… link.
@@ -899,6 +878,19 @@ func supportUsers(t *testing.T) string {
 	return users
 }
 
+// signInAsSupport fills the sign-in form the console shows in place of a
+// page, as supportUsers' "sam".
+func signInAsSupport() chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
+		return chromedp.Void{}, chromedp.Do(ctx,
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="username"]`), "sam"),
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="password"]`), "support-password"),
+			chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		)
+	}
+}
+
 // fixInThreeClicks is support's way from a user's name to the fix: the
 // name typed in the header search box (Enter, not a click), "Open the
 // user page" (click 1), the fix's link on the user page, fix (click 2),
@@ -1006,10 +998,7 @@ func TestBrowserSupportNameToFixInThreeClicks(t *testing.T) {
 			errs := consoleErrors(ctx)
 			must(t, chromedp.Do(ctx,
 				chromedp.Navigate(base+"/c/eisland"),
-				chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
-				chromedp.SendKeys(chromedp.CSS(`[data-testid="username"]`), "sam"),
-				chromedp.SendKeys(chromedp.CSS(`[data-testid="password"]`), "support-password"),
-				chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+				signInAsSupport(),
 				chromedp.WaitVisible(chromedp.CSS(`header [data-testid="header-search-input"]`)),
 			))
 
