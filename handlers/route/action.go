@@ -31,6 +31,9 @@ func (a Action) PreviewURL() string {
 }
 
 // ParseAction reads an action from a form (query and body together).
+// Arguments are bytes like key names (a member, a field, a banned name):
+// they are taken exactly as sent, never trimmed; "twin " is not "twin".
+// A kind that reads a value from one (a TTL) parses it itself.
 func ParseAction(form url.Values) (Action, error) {
 	db, err := ParseDB(form.Get("db"))
 	if err != nil {
@@ -39,7 +42,7 @@ func ParseAction(form url.Values) (Action, error) {
 	a := Action{Kind: form.Get("kind"), Conn: form.Get("conn"), DB: db, Key: form.Get("key"), Args: map[string]string{}}
 	for name, vals := range form {
 		if arg, ok := strings.CutPrefix(name, "arg."); ok && len(vals) > 0 {
-			a.Args[arg] = strings.TrimSpace(vals[0])
+			a.Args[arg] = vals[0]
 		}
 	}
 	return a, nil

@@ -54,6 +54,12 @@ func TestURLsRoundTrip(t *testing.T) {
 	if err != nil || got.Kind != a.Kind || got.Conn != a.Conn || got.DB != a.DB || got.Key != a.Key || got.Args["member"] != "m\xfe" {
 		t.Errorf("action → %q → %+v, %v", a.PreviewURL(), got, err)
 	}
+	for _, m := range []string{"twin", "twin ", " twin ", "twin\u00a0", "twin\xff", "\t", " "} {
+		a.Args = map[string]string{"member": m}
+		if got, err := route.ParseAction(query(t, a.PreviewURL())); err != nil || got.Args["member"] != m {
+			t.Errorf("argument %q → %q → %q, %v", m, a.PreviewURL(), got.Args["member"], err)
+		}
+	}
 
 	f := route.AuditFilter{User: "ada", Key: key, Since: time.Date(2026, 11, 29, 14, 30, 0, 0, time.UTC), Before: "1-2"}
 	if got, err := route.ParseAuditFilter(query(t, f.URL())); err != nil || got != f {
