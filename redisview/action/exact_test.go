@@ -202,8 +202,9 @@ func TestSensitiveBoardEntryNeverRecorded(t *testing.T) {
 	if _, err := f.r.Execute(f.ctx, support, f.conn, pv); err != nil {
 		t.Fatal(err)
 	}
-	// The companions' names are built from the member (key names are shown
-	// everywhere); their values, the member's args and its score are not.
+	// Neither the companions' values, nor the member's args, nor its score
+	// (the companions' names, built from the member, are withheld too: see
+	// TestSensitiveMemberNotShownThroughCompanionNames).
 	for _, m := range f.raw() {
 		js, _ := json.Marshal(m.Values)
 		if strings.Contains(string(js), "987654321") || strings.Contains(string(js), "9.87654321e+08") {

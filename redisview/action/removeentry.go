@@ -77,6 +77,12 @@ func (k RemoveLeaderboardEntry) Plan(_ context.Context, env Env, req Request) (P
 	if params.Member != "" {
 		vars[params.Member] = member
 	}
+	// A member of a sensitive board is data: the errors below name
+	// neither it nor a key built from it (see namedPlan).
+	who, would := "member "+quoteKey(member), func(key string) string { return " would be " + quoteKey(key) + ", which is" }
+	if m.Family.Sensitive {
+		who, would = "the member named", func(string) string { return " is" }
+	}
 	for _, c := range []struct {
 		what string
 		ref  *schema.Ref
@@ -86,14 +92,18 @@ func (k RemoveLeaderboardEntry) Plan(_ context.Context, env Env, req Request) (P
 		}
 		key, err := c.ref.Key(vars)
 		if err != nil {
-			return nil, invalidf("the %s key of member %s of %s cannot be built from %q (%v), so the entry cannot be removed whole",
-				c.what, quoteKey(member), quoteKey(req.Key), c.ref.String(), err)
+			why := " (" + err.Error() + ")" // it quotes the offending byte
+			if m.Family.Sensitive {
+				why = ""
+			}
+			return nil, invalidf("the %s key of %s of %s cannot be built from %q%s, so the entry cannot be removed whole",
+				c.what, who, quoteKey(req.Key), c.ref.String(), why)
 		}
 		// Only a key the pack places in the companion's family: the name
 		// is built from attacker-chosen text.
 		if got, ok := cls.Classify(req.DB, key); !ok || got != c.ref.Family {
-			return nil, invalidf("the %s key of member %s would be %s, which is not of family %s in database %d, so the entry cannot be removed whole",
-				c.what, quoteKey(member), quoteKey(key), c.ref.Family.ID, req.DB)
+			return nil, invalidf("the %s key of %s%s not of family %s in database %d, so the entry cannot be removed whole",
+				c.what, who, would(key), c.ref.Family.ID, req.DB)
 		}
 		p.companions = append(p.companions, companion{key: key, what: c.what, fam: c.ref.Family})
 	}
@@ -122,6 +132,15 @@ func (p *entryPlan) Keys() []string {
 }
 
 func (p *entryPlan) Members() map[string]MemberRef { return map[string]MemberRef{p.board: p.member} }
+
+// namedAfter: the companions' names carry the member.
+func (p *entryPlan) namedAfter() []namedKey {
+	out := make([]namedKey, len(p.companions))
+	for i, c := range p.companions {
+		out[i] = namedKey{Key: c.key, Arg: ArgMember, StandIn: "(name withheld: the member's " + c.what + " key)"}
+	}
+	return out
+}
 
 func (p *entryPlan) Notes() []string { return []string{ColdStartNote} }
 

@@ -185,13 +185,16 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err != nil {
 		return Preview{}, err
 	}
+	// Keys named after a withheld argument are shown by stand-ins (see
+	// namedPlan), read by their names.
+	w := withheldKeys(conn, k, req, p, keys)
 	states, err := r.readStates(ctx, conn.DB(req.DB), conn, req.DB, p, keys)
 	if err != nil {
-		return Preview{}, err
+		return Preview{}, w.err(err)
 	}
-	changes, err := describe(p, states)
+	changes, err := describe(p, w.states(states))
 	if err != nil {
-		return Preview{}, err
+		return Preview{}, w.err(err)
 	}
 	if a, ok := p.(argPlan); ok {
 		req.Args = a.previewArgs(req.Args)
@@ -200,12 +203,12 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if a, ok := p.(Annotated); ok {
 		pv.Notes = append(pv.Notes, a.Notes()...)
 	}
-	pv.Notes = append(pv.Notes, dangers(conn, req.DB, changes)...)
+	pv.Notes = append(pv.Notes, dangers(conn, req.DB, keys, changes)...)
 	for _, s := range states {
 		pv.Fingerprints = append(pv.Fingerprints, s.fp)
 		if s.Sensitive {
 			pv.Undoable = false
-			pv.Notes = append(pv.Notes, fmt.Sprintf("The value of %s is sensitive (%s): it is not shown and not recorded, so this cannot be undone.", quoteKey(s.Key), s.Family))
+			pv.Notes = append(pv.Notes, fmt.Sprintf("The value of %s is sensitive (%s): it is not shown and not recorded, so this cannot be undone.", quoteKey(w.key(s.Key)), s.Family))
 		}
 	}
 	return pv, nil
@@ -221,18 +224,19 @@ type argPlan interface {
 }
 
 // dangers are the pack's warnings (Family.Danger) for the keys an action
-// writes: what losing such a key does to the application.
-func dangers(conn *redisview.Conn, db int, changes []Change) []string {
+// writes: what losing such a key does to the application. changes[i] is
+// keys[i]'s, under the name it is shown by.
+func dangers(conn *redisview.Conn, db int, keys []string, changes []Change) []string {
 	cls := conn.Classifier()
 	if cls == nil {
 		return nil
 	}
 	var out []string
-	for _, ch := range changes {
+	for i, ch := range changes {
 		if ch.Op == "none" {
 			continue
 		}
-		if f, ok := cls.Classify(db, ch.Key); ok && f.Danger != "" {
+		if f, ok := cls.Classify(db, keys[i]); ok && f.Danger != "" {
 			out = append(out, fmt.Sprintf("Careful: %s is of family %s. %s", quoteKey(ch.Key), f.ID, f.Danger))
 		}
 	}
@@ -253,6 +257,10 @@ func describe(p Plan, states []State) ([]Change, error) {
 	for i := range changes {
 		b := &changes[i].Before
 		b.dump, b.fp, b.fpLegacy, b.expireAt = nil, "", "", 0
+		if b.Sensitive {
+			// A member of a sensitive key, its score or value, is data.
+			b.Member, b.Excerpt = nil, ""
+		}
 	}
 	return changes, nil
 }
@@ -279,6 +287,7 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	}
 	k, p, keys, err := r.plan(ctx, actor, conn, pv.Kind, req)
 	rec.Args = r.recordedArgs(conn, k, req, keys)
+	w := withheldKeys(conn, k, req, p, keys)
 	if err == nil {
 		err = r.checkPreview(pv, keys)
 	}
@@ -293,13 +302,13 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err != nil {
 		if k != nil { // an unknown kind name is noise, not an attempt
 			if keys != nil {
-				rec.Keys = keys
+				rec.Keys = w.keys(keys)
 			}
 			r.settle(ctx, &out, rec, "", err)
 		}
 		return out, err
 	}
-	rec.Keys = keys
+	rec.Keys = w.keys(keys)
 	if u, ok := p.(undoer); ok {
 		rec.Undoes = u.undoes()
 	}
@@ -322,7 +331,7 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 					return fmt.Errorf("%w: %s; preview again", ErrChanged, changedText(s))
 				}
 			}
-			changes, err := describe(p, states)
+			changes, err := describe(p, w.states(states))
 			if err != nil {
 				return err
 			}
@@ -335,7 +344,7 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 				// A retry reads the very state this intent recorded (every
 				// fingerprint equal to the preview's), so one intent serves.
 				rec.Summary = out.Summary
-				rec.Targets = priorTargets(states)
+				rec.Targets = w.targets(priorTargets(states))
 				intent := rec
 				intent.Phase = PhaseIntent
 				intent.Time = r.opts.Now()
@@ -362,11 +371,12 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err != nil && !isOurs(err) {
 		err = redisErr("watching the keys", err)
 	}
+	err = w.err(err)
 	if errors.Is(err, ErrAuditUnavailable) {
 		return out, err // the audit server cannot take the failure record either
 	}
 	if err == nil {
-		rec.Targets = postTargets(post)
+		rec.Targets = w.targets(postTargets(post))
 	} else {
 		rec.Targets = nil
 	}
@@ -378,18 +388,7 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 // an argument naming data inside a key (Arg.Data, a member) is withheld
 // when any key the action touches is of a sensitive family.
 func (r *Runner) recordedArgs(conn *redisview.Conn, k Kind, req Request, keys []string) map[string]string {
-	if k == nil || len(req.Args) == 0 {
-		return req.Args
-	}
-	sensitive := false
-	if conn != nil && conn.Classifier() != nil {
-		for _, key := range append([]string{req.Key}, keys...) {
-			if f, ok := conn.Classifier().Classify(req.DB, key); ok && f.Sensitive {
-				sensitive = true
-			}
-		}
-	}
-	if !sensitive {
+	if k == nil || len(req.Args) == 0 || !dataWithheld(conn, req, keys) {
 		return req.Args
 	}
 	out := maps.Clone(req.Args)
