@@ -5,6 +5,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,8 +14,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // argTwins are arguments that differ only in bytes a careless reader
@@ -308,4 +314,79 @@ func TestRebuildMembersArgumentIsExact(t *testing.T) {
 	}
 	confirmPreview(t, ada, preview)
 	lastArgs(t, f, action.KindRebuildBloom, action.ArgMembers, n)
+}
+
+// On a board the pack marks sensitive, the member is withheld, and so are
+// the names of its metadata and high-score keys, which carry it: not on
+// the preview, the confirmation, the Done page, the audit log (HTML and
+// JSON, with the undo links an admin sees) nor the undo's refusal. The
+// entry is removed whole all the same.
+func TestSensitiveMemberNotShownThroughCompanionNames(t *testing.T) {
+	raw, err := os.ReadFile("../redisview/schema/packs/eisland.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(raw), "    role: leaderboard\n", "    role: leaderboard\n    sensitive: true\n", 1)
+	pack, err := schema.Load("eisland", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := redistest.Start(t)
+	f := startConsole(t, rs, server.Config{
+		Conns: []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, Packs: []*schema.Pack{pack}, PackFor: map[string]string{"main": "eisland"},
+		Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)},
+	}, nil).up(t)
+	ctx := context.Background()
+	db := f.redis.Client(14)
+	const board, member = "mg:score:leaderboard:2048", "canaryuser"
+	meta, high := "mg:score:user-meta:2048:"+member, "mg:score:high:2048:"+member
+	db.ZAdd(ctx, board, redis.Z{Score: 4242, Member: member}, redis.Z{Score: 1, Member: "other"})
+	db.HSet(ctx, meta, "score", "4242", "moves", "12")
+	db.Expire(ctx, meta, time.Hour)
+	db.Set(ctx, high, "4242", time.Hour)
+	sam, ada := newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL)
+	sam.login("sam", "right-password")
+	ada.login("ada", "right-password")
+	noMember := func(what, body string) {
+		t.Helper()
+		if strings.Contains(body, member) {
+			i := strings.Index(body, member)
+			t.Fatalf("%s names the member: …%s…", what, body[max(0, i-300):min(len(body), i+100)])
+		}
+	}
+
+	code, preview := keyPageForm(t, sam, 14, board, action.KindRemoveLeaderboardEntry, action.ArgMember, member)
+	noMember("the preview", preview)
+	if code != http.StatusOK || !strings.Contains(preview, "name withheld") {
+		t.Fatalf("preview: %d %.600s", code, preview)
+	}
+	form := url.Values{"_csrf": {sam.csrf(route.KeyURL("main", 14, board))}, "kind": {action.KindRemoveLeaderboardEntry}, "arg.member": {member}}
+	code, _, js := sam.do(http.MethodPost, route.Action{Conn: "main", DB: 14, Key: board}.PreviewURL(), form, "Accept", "application/json")
+	if code != http.StatusOK || !strings.Contains(js, "name withheld") {
+		t.Fatalf("preview JSON: %d %.600s", code, js)
+	}
+	noMember("the preview's JSON", js)
+	noMember("the Done page", confirmPreview(t, sam, preview))
+	if n := db.Exists(ctx, meta, high).Val(); n != 0 || db.ZScore(ctx, board, member).Err() != redis.Nil {
+		t.Fatalf("the entry was not removed whole (%d companions left)", n)
+	}
+
+	for _, b := range []*browser{sam, ada} {
+		_, _, page := b.do(http.MethodGet, route.Audit, nil)
+		noMember("the audit page", page)
+		_, _, js := b.do(http.MethodGet, route.Audit, nil, "Accept", "application/json")
+		noMember("the audit page's JSON", js)
+		if !strings.Contains(js, "name withheld") {
+			t.Fatalf("the audit JSON has no stand-in: %.600s", js)
+		}
+	}
+	recs, _, err := f.run.ReadAudit(ctx, action.Filter{Action: action.KindRemoveLeaderboardEntry, Limit: 1})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("audit: %v %+v", err, recs)
+	}
+	code, _, refusal := ada.do(http.MethodGet, route.Undo{Conn: "main", DB: 14, Record: recs[0].ID}.URL(), nil)
+	if code == http.StatusOK {
+		t.Fatalf("undo of a sensitive entry: %d", code)
+	}
+	noMember("the undo's refusal", refusal)
 }
