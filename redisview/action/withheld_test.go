@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // On a sensitive board the member is withheld, and so is the name of every
@@ -98,4 +102,64 @@ func TestSensitiveMemberNotShownThroughCompanionNames(t *testing.T) {
 		seen = append(seen, shown(r))
 	}
 	check("the audit log")
+}
+
+// A member of a sensitive board whose companion key cannot be built, or
+// would be another family's key, is refused without naming the member or
+// that key.
+func TestSensitiveMemberNotShownInPlanRefusals(t *testing.T) {
+	f := setup(t, Options{})
+	pack, err := schema.Load("lbtest", []byte(`name: lbtest
+title: Boards
+families:
+  - id: board
+    pattern: "lb:board:{gameId:segment}"
+    type: zset
+    ttl: none
+    domain: Game
+    role: leaderboard
+    sensitive: true
+    params:
+      member: userId
+      meta: "lb:meta:{gameId}:{userId}"
+      high_score: "lb:high:{gameId}:{userId}"
+    description: A board.
+  - id: meta
+    pattern: "lb:meta:{gameId:segment}:{userId}"
+    type: hash
+    ttl: none
+    domain: Game
+    role: leaderboard-meta
+    params:
+      leaderboard: "lb:board:{gameId}"
+    description: A row.
+  - id: vip-meta
+    pattern: "lb:meta:{gameId:segment}:vip:{vipId}"
+    type: hash
+    ttl: none
+    domain: Game
+    role: cache
+    description: Not a row.
+  - id: high
+    pattern: "lb:high:{gameId:segment}:{userId:segment}"
+    type: string
+    ttl: none
+    domain: Game
+    role: cache
+    description: A high score.
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.conn.ForcePack(pack)
+	for _, member := range []string{"vip:canaryuser", "canary:user"} {
+		f.db(0).ZAdd(f.ctx, "lb:board:g", redis.Z{Score: 1, Member: member})
+		_, err := f.r.Preview(f.ctx, support, f.conn, lbKind, f.req(0, "lb:board:g", "member", member))
+		wantErr(t, err, ErrInvalid, "cannot be removed whole")
+		for _, s := range []string{member, "canary", "':'"} {
+			if strings.Contains(err.Error(), s) {
+				t.Fatalf("the refusal names %q: %v", s, err)
+			}
+		}
+	}
 }
