@@ -390,3 +390,38 @@ func TestSensitiveMemberNotShownThroughCompanionNames(t *testing.T) {
 	}
 	noMember("the undo's refusal", refusal)
 }
+
+// The key page's argument fields take a whole member, field or name: a
+// browser silently cuts what is pasted into a field at its maxlength, and
+// the cut member is another member (a twin of the one meant). The kinds
+// bound their arguments themselves, with a message.
+func TestKeyPageArgumentFieldsAreNotCut(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	f.redis.Client(0).SAdd(ctx, "plain:twins", strings.Repeat("m", 100))
+	f.redis.Client(0).HSet(ctx, "plain:twinfields", strings.Repeat("f", 100), "v")
+	ada := newBrowser(t, f.srv.URL)
+	ada.login("ada", "right-password")
+	input := regexp.MustCompile(`<input name="arg\.[a-z]+"[^>]*>`)
+	for _, key := range []string{"plain:twins", "plain:twinfields"} {
+		_, _, page := ada.do(http.MethodGet, route.KeyURL("main", 0, key), nil)
+		fields := input.FindAllString(page, -1)
+		if len(fields) == 0 {
+			t.Fatalf("%s: no argument field", key)
+		}
+		for _, in := range fields {
+			if strings.Contains(in, "maxlength") {
+				t.Errorf("%s: %s", key, in)
+			}
+		}
+	}
+	long := strings.Repeat("m", 100)
+	code, preview := keyPageForm(t, ada, 0, "plain:twins", action.KindRemoveSetMember, action.ArgMember, long)
+	if code != http.StatusOK {
+		t.Fatalf("remove a 100-byte member: %d %.400s", code, preview)
+	}
+	confirmPreview(t, ada, preview)
+	if f.redis.Client(0).SIsMember(ctx, "plain:twins", long).Val() {
+		t.Fatal("the long member is still there")
+	}
+}
