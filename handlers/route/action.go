@@ -33,7 +33,8 @@ func (a Action) PreviewURL() string {
 // ParseAction reads an action from a form (query and body together).
 // Arguments are bytes like key names (a member, a field, a banned name):
 // they are taken exactly as sent, never trimmed; "twin " is not "twin".
-// A kind that reads a value from one (a TTL) parses it itself.
+// A kind that reads a value from one (a TTL) parses it itself. An
+// argument given twice (in the query and the body, say) is refused.
 func ParseAction(form url.Values) (Action, error) {
 	db, err := ParseDB(form.Get("db"))
 	if err != nil {
@@ -41,7 +42,13 @@ func ParseAction(form url.Values) (Action, error) {
 	}
 	a := Action{Kind: form.Get("kind"), Conn: form.Get("conn"), DB: db, Key: form.Get("key"), Args: map[string]string{}}
 	for name, vals := range form {
-		if arg, ok := strings.CutPrefix(name, "arg."); ok && len(vals) > 0 {
+		arg, ok := strings.CutPrefix(name, "arg.")
+		switch {
+		case !ok || len(vals) == 0:
+		case len(vals) > 1:
+			// Which one the person meant cannot be told.
+			return Action{}, badParam("The argument %q is given %d times.", arg, len(vals))
+		default:
 			a.Args[arg] = vals[0]
 		}
 	}

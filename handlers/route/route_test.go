@@ -77,11 +77,12 @@ func TestURLsRoundTrip(t *testing.T) {
 
 func TestParamErrors(t *testing.T) {
 	for name, err := range map[string]error{
-		"no key":       second(route.ParseKey(url.Values{})),
-		"window n":     second(route.ParseWindow("m", 0, url.Values{"k": {"x"}, "n": {"501"}})),
-		"window start": second(route.ParseWindow("m", 0, url.Values{"k": {"x"}, "start": {"-1"}})),
-		"audit time":   second(route.ParseAuditFilter(url.Values{"since": {"yesterday"}})),
-		"action db":    second(route.ParseAction(url.Values{"db": {"x"}})),
+		"no key":           second(route.ParseKey(url.Values{})),
+		"window n":         second(route.ParseWindow("m", 0, url.Values{"k": {"x"}, "n": {"501"}})),
+		"window start":     second(route.ParseWindow("m", 0, url.Values{"k": {"x"}, "start": {"-1"}})),
+		"audit time":       second(route.ParseAuditFilter(url.Values{"since": {"yesterday"}})),
+		"action db":        second(route.ParseAction(url.Values{"db": {"x"}})),
+		"action arg twice": second(route.ParseAction(url.Values{"db": {"0"}, "arg.member": {"twin", "twin "}})),
 	} {
 		if !errors.Is(err, route.ErrParam) {
 			t.Errorf("%s: %v, want ErrParam", name, err)
