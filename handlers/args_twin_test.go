@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/base64"
 	"html"
 	"net/http"
 	"net/url"
@@ -360,6 +361,8 @@ func TestSensitiveMemberNotShownThroughCompanionNames(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(preview, "name withheld") {
 		t.Fatalf("preview: %d %.600s", code, preview)
 	}
+	// Nor in the confirmation token the page carries, however decoded.
+	noMember("the preview's encoded parts", decodedRuns(preview))
 	form := url.Values{"_csrf": {sam.csrf(route.KeyURL("main", 14, board))}, "kind": {action.KindRemoveLeaderboardEntry}, "arg.member": {member}}
 	code, _, js := sam.do(http.MethodPost, route.Action{Conn: "main", DB: 14, Key: board}.PreviewURL(), form, "Accept", "application/json")
 	if code != http.StatusOK || !strings.Contains(js, "name withheld") {
@@ -424,4 +427,25 @@ func TestKeyPageArgumentFieldsAreNotCut(t *testing.T) {
 	if f.redis.Client(0).SIsMember(ctx, "plain:twins", long).Val() {
 		t.Fatal("the long member is still there")
 	}
+}
+
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_=-]{16,}`)
+
+// decodedRuns is every run of base64 in s decoded, and the runs in those
+// decoded in turn (a token may be base64 inside base64), joined.
+func decodedRuns(s string) string {
+	var out []string
+	for range 3 {
+		var next []string
+		for _, run := range base64Run.FindAllString(s, -1) {
+			for _, enc := range []*base64.Encoding{base64.RawURLEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.StdEncoding} {
+				if b, err := enc.DecodeString(run); err == nil {
+					next = append(next, string(b))
+				}
+			}
+		}
+		out = append(out, next...)
+		s = strings.Join(next, "\n")
+	}
+	return strings.Join(out, "\n")
 }

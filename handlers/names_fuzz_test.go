@@ -45,7 +45,7 @@ func FuzzNamesRoundTripPages(f *testing.F) {
 		}
 		pv := action.Preview{Kind: "remove-leaderboard-entry", Request: action.Request{Conn: "main", DB: 3, Key: name, Args: map[string]string{"member": name}},
 			Fingerprints: []string{"absent"}, Made: time.Now(), Nonce: "n"}
-		raw, err := s.open("action", s.sign("action", []byte(pv.Token())))
+		raw, err := s.unseal("action", s.seal("action", []byte(pv.Token())))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -45,6 +47,45 @@ func (s signer) open(purpose, token string) ([]byte, error) {
 		return nil, errBadToken
 	}
 	return payload, nil
+}
+
+// seal encrypts and authenticates payload for purpose (AES-256-GCM under a
+// key derived from the secret): base64url(nonce ‖ ciphertext). An action's
+// confirmation names the member or field it acts on, which may be a
+// sensitive board's member: the page carrying it must not spell it out.
+func (s signer) seal(purpose string, payload []byte) string {
+	aead := s.aead(purpose)
+	nonce := make([]byte, aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, payload, []byte(purpose)))
+}
+
+// unseal reverses seal, refusing anything seal did not make for purpose
+// with this secret.
+func (s signer) unseal(purpose, token string) ([]byte, error) {
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	aead := s.aead(purpose)
+	if err != nil || len(b) < aead.NonceSize() {
+		return nil, errBadToken
+	}
+	n := aead.NonceSize()
+	out, err := aead.Open(nil, b[:n], b[n:], []byte(purpose))
+	if err != nil {
+		return nil, errBadToken
+	}
+	return out, nil
+}
+
+func (s signer) aead(purpose string) cipher.AEAD {
+	block, err := aes.NewCipher(s.mac("seal key", []byte(purpose))) // 32 bytes: AES-256
+	if err != nil {
+		panic(err) // a 32-byte key is always valid
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	return aead
 }
 
 // session is the signed cookie's content. The role is not in it: it is read

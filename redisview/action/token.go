@@ -32,10 +32,11 @@ func newNonce() string {
 }
 
 // Token encodes what the confirm step needs (kind, request, fingerprints,
-// time, nonce) as URL-safe text. It is not signed: the handler must sign it
-// (HMAC with the session secret) before handing it to the browser and
-// verify it before ParseToken, or a user could swap the request behind a
-// preview. Even unsigned, a forged token cannot bypass the role check, the
+// time, nonce) as URL-safe text. It is neither signed nor encrypted: the
+// handler must seal it (authenticated encryption with the session secret)
+// before handing it to the browser and open it before ParseToken, or a user
+// could swap the request behind a preview, and the page would carry its
+// arguments readable (a sensitive board's member, say). Even unsigned, a forged token cannot bypass the role check, the
 // audit, the fingerprint comparison, which Execute does from the live
 // state, nor run twice.
 func (p Preview) Token() string {
