@@ -1,15 +1,18 @@
 package handlers_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,6 +164,9 @@ func TestSensitiveMarkersAppearNowhere(t *testing.T) {
 			t.Errorf("topic kind %q has no example in the sensitive crawl: add one", kind)
 		}
 	}
+	// Redis itself says what was read: every command the console sends
+	// while it crawls.
+	mon := startSensMonitor(t, servers[0].rs, servers[1].rs, servers[2].rs)
 	var start []string
 	for _, us := range examples {
 		start = append(start, us...)
@@ -173,6 +179,34 @@ func TestSensitiveMarkersAppearNowhere(t *testing.T) {
 		}
 	}
 	watched := c.watchAll()
+	// No command that reads a value, a member, a score or a bit was sent
+	// on a key of a family (every family is sensitive): what is never
+	// shown is never read, so nothing can show it, markers or not (a ban
+	// verdict, a rank).
+	lines := mon.stop()
+	reads := map[string][]string{}
+	for _, l := range lines {
+		conn := []string{"eisland", "gateway", "vertique"}[l.server]
+		db, args, ok := parseMonitorLine(l.line)
+		if !ok || len(args) < 2 || !sensValueReads[strings.ToUpper(args[0])] {
+			continue
+		}
+		keys := args[1:2]
+		if strings.EqualFold(args[0], "mget") {
+			keys = args[1:]
+		}
+		for _, k := range keys {
+			if fam, ok := packOf[conn].Classifier().Classify(db, k); ok {
+				what := fmt.Sprintf("%s on %s (%s)", strings.ToUpper(args[0]), fam.ID, conn)
+				if len(reads[what]) < 3 {
+					reads[what] = append(reads[what], fmt.Sprintf("db%d %q", db, k))
+				}
+			}
+		}
+	}
+	for what, ex := range reads {
+		t.Errorf("the console read a sensitive value: %s, e.g. %s", what, strings.Join(ex, ", "))
+	}
 	// Coverage: every GET route was answered, every topic kind watched.
 	for _, r := range f.routes {
 		if r.Method == http.MethodGet && !r.Asset && r.Path != route.Live && c.perRoute[r.Path] == 0 {
@@ -184,8 +218,8 @@ func TestSensitiveMarkersAppearNowhere(t *testing.T) {
 			t.Errorf("no topic of kind %q was watched", kind)
 		}
 	}
-	t.Logf("planted markers in %d keys; opened %d URLs (HTML and JSON) over %d routes; watched %d topics over %d kinds; %d frames read",
-		len(planted), len(c.seen), len(c.perRoute), len(c.topics), len(watched), c.frames)
+	t.Logf("planted markers in %d keys; opened %d URLs (HTML and JSON) over %d routes; watched %d topics over %d kinds; %d frames read; %d commands monitored",
+		len(planted), len(c.seen), len(c.perRoute), len(c.topics), len(watched), c.frames, len(lines))
 }
 
 // plantMarkers writes a marker into up to 4 keys of every family on rs
@@ -499,4 +533,137 @@ func (c *sensCrawl) watchAll() map[string]int {
 		c.check("topic "+tp, string(msg))
 	}
 	return byKind
+}
+
+// sensValueReads are the commands that read what a key holds (a value, a
+// member, a field, a score, a rank, a bit), not what it is (its type,
+// TTL, size or memory). DUMP is not one: an action's preview fingerprints
+// a sensitive key's DUMP keyed with the runner's secret (HMAC, see
+// redisview/action/fingerprint.go) so that its confirmation acts on the
+// key that was previewed; the payload is never shown or recorded (and a
+// page showing it would show the markers).
+var sensValueReads = map[string]bool{}
+
+func init() {
+	for _, c := range strings.Fields(`GET GETRANGE SUBSTR GETEX GETDEL MGET LCS
+		HGET HMGET HGETALL HSCAN HKEYS HVALS HRANDFIELD HEXISTS HSTRLEN
+		SMEMBERS SSCAN SISMEMBER SMISMEMBER SRANDMEMBER SINTER SUNION SDIFF SINTERCARD
+		ZRANGE ZRANGEBYSCORE ZREVRANGE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX ZSCORE ZMSCORE ZRANK ZREVRANK ZSCAN ZCOUNT ZLEXCOUNT ZRANDMEMBER
+		LRANGE LINDEX LPOS XRANGE XREVRANGE XREAD XINFO
+		GETBIT BITCOUNT BITPOS BITFIELD_RO SORT SORT_RO`) {
+		sensValueReads[c] = true
+	}
+}
+
+// monitorLine is one line of MONITOR from one of the crawl's servers.
+type monitorLine struct {
+	server int
+	line   string
+}
+
+type sensMonitor struct {
+	conns []net.Conn
+	mu    sync.Mutex
+	lines []monitorLine
+}
+
+// startSensMonitor runs MONITOR on each server, on a connection of its
+// own (RESP: one simple string per command the server runs).
+func startSensMonitor(t *testing.T, servers ...*redistest.Server) *sensMonitor {
+	t.Helper()
+	m := &sensMonitor{}
+	for i, rs := range servers {
+		opt, err := redis.ParseURL(rs.URL(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := net.Dial("tcp", opt.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		if _, err := nc.Write([]byte("MONITOR\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		m.conns = append(m.conns, nc)
+		go func() {
+			rd := bufio.NewReaderSize(nc, 1<<16)
+			for {
+				l, err := rd.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if l = strings.TrimSuffix(l, "\r\n"); strings.HasPrefix(l, "+") {
+					m.mu.Lock()
+					m.lines = append(m.lines, monitorLine{i, l[1:]})
+					m.mu.Unlock()
+				}
+			}
+		}()
+		// MONITOR is on once the server echoes a command of ours.
+		mark := "sens-monitor-" + strconv.Itoa(i)
+		deadline := time.Now().Add(10 * time.Second)
+		for !m.saw(mark) {
+			if time.Now().After(deadline) {
+				t.Fatalf("MONITOR on server %d: no echo", i)
+			}
+			rs.Client(0).Echo(context.Background(), mark)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return m
+}
+
+func (m *sensMonitor) saw(s string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.ContainsFunc(m.lines, func(l monitorLine) bool { return strings.Contains(l.line, s) })
+}
+
+// stop ends MONITOR and returns every line seen.
+func (m *sensMonitor) stop() []monitorLine {
+	for _, c := range m.conns {
+		c.Close()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.lines)
+}
+
+// parseMonitorLine reads `1700000000.123456 [DB ADDR] "CMD" "ARG" …`:
+// the database and the arguments, unquoted.
+func parseMonitorLine(l string) (db int, args []string, ok bool) {
+	open := strings.IndexByte(l, '[')
+	end := strings.Index(l, "] ")
+	if open < 0 || end < open {
+		return 0, nil, false
+	}
+	dbs, _, _ := strings.Cut(l[open+1:end], " ")
+	db, err := strconv.Atoi(dbs)
+	if err != nil {
+		return 0, nil, false
+	}
+	rest := l[end+2:]
+	for len(rest) > 0 {
+		if rest[0] != '"' {
+			return 0, nil, false
+		}
+		i := 1
+		for i < len(rest) && rest[i] != '"' {
+			if rest[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		if i >= len(rest) {
+			return 0, nil, false
+		}
+		a, err := strconv.Unquote(rest[:i+1])
+		if err != nil {
+			return 0, nil, false
+		}
+		args = append(args, a)
+		rest = strings.TrimPrefix(rest[i+1:], " ")
+	}
+	return db, args, true
 }
