@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"slices"
 
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview/action"
@@ -34,3 +35,16 @@ const (
 	MaxTopicsPerUser = maxTopicsPerUser
 	MaxConnsPerUser  = maxConnsPerUser
 )
+
+// TopicKinds are the kinds of the topic registry (the test-only "raw"
+// left out), so that a crawl can tell a kind it did not watch.
+func TopicKinds() []string {
+	var out []string
+	for k := range topicKinds {
+		if k != "raw" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

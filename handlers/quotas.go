@@ -314,6 +314,8 @@ func orphanText(r quotas.Row) string {
 	switch {
 	case !r.SetsKnown:
 		return ""
+	case r.SetsSensitive:
+		return "orphaned or not: hidden: sensitive (the concurrency sets are marked sensitive: their members are never read)"
 	case r.InSet != "":
 		return "in flight: in " + views.EscapeName(r.InSet)
 	case r.Orphaned:

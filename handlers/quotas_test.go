@@ -26,7 +26,7 @@ const vtSecret = "quotas-test-secret-NEVER-SHOWN-7f3a"
 // opsConsole serves three connections on one redis-server: eisland (its
 // quotas in databases 11 and 12), gateway and vertique (database 0), the
 // state written as the seeds write it.
-func opsConsole(t *testing.T, secret []byte) (*console, *redistest.Server) {
+func opsConsole(t *testing.T, secret []byte, mutate ...func(*server.Config)) (*console, *redistest.Server) {
 	t.Helper()
 	rs := redistest.Start(t)
 	ctx := context.Background()
@@ -64,6 +64,9 @@ func opsConsole(t *testing.T, secret []byte) (*console, *redistest.Server) {
 	}
 	if secret != nil {
 		cfg.Vertique = handlers.VertiqueSecret{Secret: secret, From: "environment variable VT_SECRET"}
+	}
+	for _, m := range mutate {
+		m(&cfg)
 	}
 	return startConsole(t, rs, cfg, nil).up(t), rs
 }

@@ -242,6 +242,10 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 	}
 	pack := conn.Pack()
 	for _, b := range r.Bans {
+		if b.Sensitive {
+			vm.Bans = append(vm.Bans, views.UserBanVM{DB: b.DB, Bloom: b.BloomKey, Set: b.SetKey, Sensitive: true, Verdict: userHidden + " (the ban list is marked sensitive: its bits and members are never read)"})
+			continue
+		}
 		bv := views.UserBanVM{DB: b.DB, Bloom: b.BloomKey, Set: b.SetKey, InSet: b.InSet, Banned: b.AllSet && (b.InSet || !b.HasSet), Verdict: b.Verdict}
 		for i, p := range b.Positions {
 			bv.Positions = append(bv.Positions, views.UserBitVM{Pos: strconv.FormatInt(p, 10), Set: b.Bits[i]})
@@ -317,6 +321,12 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 	}
 	for _, rk := range r.Ranks {
 		rv := views.UserRankVM{DB: rk.Board.DB, Board: rk.Board.Key, Found: rk.Found}
+		if rk.Sensitive {
+			// The board page refuses it too: no link.
+			rv.Sensitive, rv.Hidden = true, userHidden+" (the board is marked sensitive: its members and scores are never read)"
+			vm.Ranks = append(vm.Ranks, rv)
+			continue
+		}
 		w := route.Window{Conn: conn.Name, DB: rk.Board.DB, Key: rk.Board.Key, N: route.DefaultRows}
 		if rk.Found {
 			rv.Rank, rv.Score = "#"+format.Count(rk.Rank+1), format.Score(rk.Score)
@@ -353,6 +363,9 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 	}
 	return vm
 }
+
+// userHidden says a part of the page was not read, rather than absent.
+const userHidden = "hidden: sensitive"
 
 // userRaw shows what RunUser read of a key no role decoder reads: the
 // start of a small string, a leaderboard row's details.

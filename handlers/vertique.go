@@ -57,7 +57,16 @@ func (a *App) vertiquePage(c echo.Context) error {
 			return fmt.Errorf("%w: a lookup field longer than %d bytes", route.ErrParam, maxLookupField)
 		}
 	}
+	// The finder derives a key with the secret: an HMAC oracle for whoever
+	// may use it, so it is for support and up.
+	finder := actor(c).Role.Allows(action.Support)
+	if !finder && (lk.Policy != "" || lk.Revision != "" || lk.Key != "" || lk.Parts) {
+		return fmt.Errorf("%w: %s", action.ErrForbidden, vertiqueFinderRole)
+	}
 	vm := views.VertiqueVM{Conn: conn.Name, FormURL: route.VertiqueURL(conn.Name), Lookup: lk}
+	if !finder {
+		vm.FinderNote = vertiqueFinderRole
+	}
 	a.vertiqueSecretVM(&vm)
 	f, err := vertique.Family(conn.Pack())
 	if err != nil {
@@ -90,6 +99,9 @@ func (a *App) vertiquePage(c echo.Context) error {
 	}
 	return render(c, http.StatusOK, vm, views.VertiquePage(a.page(c, "vertique · "+conn.Name, conn.Name), vm))
 }
+
+// vertiqueFinderRole says why a viewer may not find a caller's bucket.
+const vertiqueFinderRole = "Finding a caller's bucket derives its key with vertique's secret (an HMAC of what is typed), so it is for support and admin; your role, viewer, may read the inventory and any key's page."
 
 // vertiqueInventory fills vm's inventory, or says why it is not known. The
 // walk is cached (vtInventory), so the page and its topic's every tick

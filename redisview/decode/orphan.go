@@ -3,6 +3,7 @@ package decode
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,16 +76,32 @@ func ConcurrencyFamilies(p *schema.Pack, db int) []*schema.Family {
 	return out
 }
 
+// SensitiveConcurrency reports a sensitive concurrency-set family in db:
+// its sets are never looked in, so whether a reservation is in no set
+// (orphaned) cannot be known.
+func SensitiveConcurrency(p *schema.Pack, db int) bool {
+	return slices.ContainsFunc(ConcurrencyFamilies(p, db), func(f *schema.Family) bool { return f.Sensitive })
+}
+
 // FindConcurrencySets lists the concurrency sets of db: a SCAN MATCHing
 // each concurrency family's literal prefix, at most ScanCalls calls of
 // COUNT ScanCount in all. complete is false when the SCAN did not finish
 // within that bound or found more than MaxConcurrencySets sets (those
-// found are returned, at most MaxConcurrencySets).
+// found are returned, at most MaxConcurrencySets), and when a family is
+// sensitive (its sets are not listed: their members are never read).
 func FindConcurrencySets(ctx context.Context, c redis.Cmdable, p *schema.Pack, db int) (sets []string, complete bool, err error) {
-	fams := ConcurrencyFamilies(p, db)
-	if len(fams) == 0 {
-		return nil, true, nil
+	var fams []*schema.Family
+	for _, f := range ConcurrencyFamilies(p, db) {
+		if !f.Sensitive {
+			fams = append(fams, f)
+		}
 	}
+	if len(fams) == 0 {
+		return nil, !SensitiveConcurrency(p, db), nil
+	}
+	defer func() {
+		complete = complete && !SensitiveConcurrency(p, db)
+	}()
 	cls := p.Classifier()
 	calls := 0
 	seen := map[string]bool{}

@@ -28,6 +28,10 @@ import (
 // short; a longer value is not what the role says it is.
 const MaxValue = 256
 
+// Hidden is the note of a row of a sensitive family: read for its TTL
+// only.
+const Hidden = "hidden: sensitive"
+
 // MaxMembers is the most members of one concurrency set checked for a
 // reservation (one SSCAN page).
 const MaxMembers = 50
@@ -91,6 +95,9 @@ type Row struct {
 	InSet        string
 	Overdue      bool
 	Orphaned     bool
+	// SetsSensitive: a concurrency family is sensitive, so its sets are
+	// never looked in and whether the reservation is orphaned is hidden.
+	SetsSensitive bool
 
 	// concurrency-set: the members read and those whose reservation is gone.
 	Checked  int
@@ -184,6 +191,9 @@ type pending struct {
 // a concurrency set.
 func queue(ctx context.Context, p redis.Pipeliner, r *Row, checkMembers bool) *pending {
 	q := &pending{row: r, pttl: p.PTTL(ctx, r.Key)}
+	if r.Family.Sensitive {
+		return q // its TTL only: never a value or a member
+	}
 	if r.Family.Role == schema.RoleConcurrencySet {
 		q.card = p.SCard(ctx, r.Key)
 		if checkMembers {
@@ -213,6 +223,10 @@ func (q *pending) decode(now time.Time) error {
 		r.TTL = -1
 	}
 	f := r.Family
+	if f.Sensitive {
+		r.Note = Hidden
+		return nil
+	}
 	if q.card != nil {
 		n, err := q.card.Result()
 		if err != nil {
@@ -434,11 +448,16 @@ func checkReservations(ctx context.Context, c redis.Cmdable, pack *schema.Pack, 
 	var res []*Row
 	var ids []string
 	for _, r := range rows {
-		r.SetsKnown, r.SetsChecked, r.SetsComplete, r.InSet, r.Orphaned = false, 0, false, "", false
+		r.SetsKnown, r.SetsChecked, r.SetsComplete, r.InSet, r.Orphaned, r.SetsSensitive = false, 0, false, "", false, false
 		if r.Family.Role != schema.RoleReservation || r.Gone || r.Note != "" {
 			continue
 		}
 		if len(decode.ConcurrencyFamilies(pack, r.DB)) == 0 {
+			continue
+		}
+		if decode.SensitiveConcurrency(pack, r.DB) {
+			// Sets never looked in: not known, not claimed.
+			r.SetsKnown, r.SetsSensitive = true, true
 			continue
 		}
 		id, ok := decode.RequestID(schema.Match{Family: r.Family, Vars: r.Vars})

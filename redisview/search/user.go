@@ -424,6 +424,9 @@ type Rank struct {
 	Rank  int64 // 0-based, in the board's display order
 	Score float64
 	Desc  bool
+	// Sensitive: the board's family is sensitive, so it was not read (no
+	// rank, no score: Found says nothing).
+	Sensitive bool
 }
 
 // BanCheck is the name against one bloom filter and its exact set, as
@@ -440,6 +443,9 @@ type BanCheck struct {
 	HasSet           bool
 	BloomMissing     bool // the bloom key does not exist: the filter lets everyone through
 	Verdict          string
+	// Sensitive: the bloom's or the set's family is sensitive, so neither
+	// was read: no bits, no membership, no verdict.
+	Sensitive bool
 }
 
 // UserQuery is one read of a user page.
@@ -728,6 +734,9 @@ func (r *UserResult) round(ctx context.Context, conn *redisview.Conn, pack *sche
 		for i, p := range rd.probes {
 			types[i] = pipe.Type(ctx, p.Key)
 			ttls[i] = pipe.PTTL(ctx, p.Key)
+			if conn.Sensitive(db, p.Key) {
+				continue // its name, type and TTL only
+			}
 			if shown(p.Family) {
 				vals[i] = pipe.GetRange(ctx, p.Key, 0, maxLinkValue-1)
 				lens[i] = pipe.StrLen(ctx, p.Key)
@@ -739,6 +748,9 @@ func (r *UserResult) round(ctx context.Context, conn *redisview.Conn, pack *sche
 		ranks := make([]*redis.IntCmd, len(rd.boards))
 		scores := make([]*redis.FloatCmd, len(rd.boards))
 		for i, b := range rd.boards {
+			if sensitiveBoard(conn, b) {
+				continue // neither rank nor score
+			}
 			if familyDesc(b.Family) {
 				ranks[i] = pipe.ZRevRank(ctx, b.Key, r.Subject.Name)
 			} else {
@@ -755,15 +767,25 @@ func (r *UserResult) round(ctx context.Context, conn *redisview.Conn, pack *sche
 		var bcs []banCmds
 		for _, f := range rd.ban {
 			bp := f.Params.(*schema.BloomParams)
-			bc := banCmds{check: BanCheck{DB: db, Bloom: f, BloomKey: f.Pattern.String(), Positions: redisview.BloomPositions(r.Subject.Name, bp.Bits, bp.Hashes)}}
+			bc := banCmds{check: BanCheck{DB: db, Bloom: f, BloomKey: f.Pattern.String()}}
 			bc.check.BloomKey, _ = f.Key(nil)
+			if bp.Members != nil && bp.Members.Family != nil && len(bp.Members.Pattern.Placeholders()) == 0 {
+				bc.check.Set, bc.check.HasSet = bp.Members.Family, true
+				bc.check.SetKey, _ = bp.Members.Pattern.Key(nil)
+			}
+			if f.Sensitive || conn.Sensitive(db, bc.check.BloomKey) || bc.check.HasSet && (bc.check.Set.Sensitive || conn.Sensitive(db, bc.check.SetKey)) {
+				// Neither bits nor membership: a verdict would tell what
+				// the sensitive list holds.
+				bc.check.Sensitive = true
+				bcs = append(bcs, bc)
+				continue
+			}
+			bc.check.Positions = redisview.BloomPositions(r.Subject.Name, bp.Bits, bp.Hashes)
 			for _, pos := range bc.check.Positions {
 				bc.bits = append(bc.bits, pipe.GetBit(ctx, bc.check.BloomKey, pos))
 			}
 			bc.exist = pipe.Exists(ctx, bc.check.BloomKey)
-			if bp.Members != nil && bp.Members.Family != nil && len(bp.Members.Pattern.Placeholders()) == 0 {
-				bc.check.Set, bc.check.HasSet = bp.Members.Family, true
-				bc.check.SetKey, _ = bp.Members.Pattern.Key(nil)
+			if bc.check.HasSet {
 				bc.in = pipe.SIsMember(ctx, bc.check.SetKey, r.Subject.Name)
 			}
 			bcs = append(bcs, bc)
@@ -811,7 +833,9 @@ func (r *UserResult) round(ctx context.Context, conn *redisview.Conn, pack *sche
 		}
 		for i, b := range rd.boards {
 			rk := Rank{Board: b, Desc: familyDesc(b.Family)}
-			if n, err := ranks[i].Result(); err == nil {
+			if ranks[i] == nil {
+				rk.Sensitive = true
+			} else if n, err := ranks[i].Result(); err == nil {
 				rk.Found, rk.Rank = true, n
 				rk.Score, _ = scores[i].Result()
 			}
@@ -819,6 +843,10 @@ func (r *UserResult) round(ctx context.Context, conn *redisview.Conn, pack *sche
 		}
 		for _, bc := range bcs {
 			c := bc.check
+			if c.Sensitive {
+				r.Bans = append(r.Bans, c)
+				continue
+			}
 			c.AllSet = true
 			for _, b := range bc.bits {
 				set := b.Val() == 1
@@ -867,6 +895,12 @@ func BanBlooms(pack *schema.Pack) []*schema.Family {
 		}
 	}
 	return out
+}
+
+// sensitiveBoard reports a board whose members and scores are never
+// read: its family, or the family its key classifies as, is sensitive.
+func sensitiveBoard(conn *redisview.Conn, b Board) bool {
+	return b.Family != nil && b.Family.Sensitive || conn.Sensitive(b.DB, b.Key)
 }
 
 // familyDesc: a leaderboard shows the highest score first unless its

@@ -232,3 +232,88 @@ func TestUserRereadWithoutScan(t *testing.T) {
 		t.Errorf("reprobe: %d hits, want %d with the new key\nagain %q\nfull %q", len(full.Hits), len(first.Hits), a, b)
 	}
 }
+
+// sensitiveConn is userConn with the eisland pack's families ids marked
+// sensitive (a fresh copy: the built-in pack is shared).
+func sensitiveConn(t *testing.T, ids ...string) (*redistest.Server, *redisview.Conn) {
+	t.Helper()
+	rs, c := userConn(t)
+	p, err := schema.BuiltinPack("eisland").With(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		f := p.Family(id)
+		if f == nil {
+			t.Fatalf("no family %s", id)
+		}
+		f.Sensitive = true
+	}
+	c.ForcePack(p)
+	return rs, c
+}
+
+// A leaderboard or a ban list of a sensitive family is never read for the
+// user page: no rank, no score, no bit, no membership — the result says
+// it was withheld, and Redis saw none of the commands that read them.
+func TestUserWithholdsSensitiveBoardsAndBans(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name       string
+		ids        []string
+		rank, bans bool // withheld
+	}{
+		{"board", []string{"mg-leaderboard"}, true, false},
+		{"bloom", []string{"user-ban-bloom"}, false, true},
+		{"set", []string{"user-ban-set"}, false, true},
+		{"none", nil, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rs, c := sensitiveConn(t, tt.ids...)
+			userKeys(t, rs, "ann", "ann@x.io", "EI20261201000009")
+			rs.Client(14).ZAdd(ctx, "mg:score:leaderboard:2048", redis.Z{Score: 999_999, Member: "ann"})
+			bp := c.Pack().Family("user-ban-bloom").Params.(*schema.BloomParams)
+			for _, pos := range redisview.BloomPositions("ann", bp.Bits, bp.Hashes) {
+				rs.Client(9).SetBit(ctx, "user:ban:bloom", pos, 1)
+			}
+			rs.Client(9).SAdd(ctx, "user:ban:set", "ann")
+			q := search.UserQuery{Subject: search.Subject{Name: "ann"}, Boards: boards(c), Scan: true, Reprobe: true}
+			before, _ := rs.CommandCalls(ctx)
+			r, err := search.RunUser(ctx, c, q, search.DefaultUserLimits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, _ := rs.CommandCalls(ctx)
+			calls := func(names ...string) (n int64) {
+				for _, name := range names {
+					n += after[name] - before[name]
+				}
+				return n
+			}
+			if len(r.Ranks) != 2 {
+				t.Fatalf("ranks: %+v", r.Ranks)
+			}
+			for _, rk := range r.Ranks {
+				if rk.Sensitive != tt.rank || tt.rank && (rk.Found || rk.Score != 0 || rk.Rank != 0) {
+					t.Errorf("rank on %s: %+v; withheld %v", rk.Board.Key, rk, tt.rank)
+				}
+			}
+			if n := calls("zrank", "zrevrank", "zscore"); tt.rank && n != 0 || !tt.rank && n == 0 {
+				t.Errorf("%d ZRANK/ZREVRANK/ZSCORE sent; withheld %v", n, tt.rank)
+			}
+			if len(r.Bans) != 1 {
+				t.Fatalf("bans: %+v", r.Bans)
+			}
+			b := r.Bans[0]
+			if b.Sensitive != tt.bans || tt.bans && (b.Verdict != "" || b.InSet || b.AllSet || len(b.Bits) != 0) {
+				t.Errorf("ban check %+v; withheld %v", b, tt.bans)
+			}
+			if !tt.bans && b.Verdict != "banned" {
+				t.Errorf("ban verdict %q, want banned", b.Verdict)
+			}
+			if n := calls("getbit", "sismember", "exists"); tt.bans && n != 0 || !tt.bans && n == 0 {
+				t.Errorf("%d GETBIT/SISMEMBER/EXISTS sent; withheld %v", n, tt.bans)
+			}
+		})
+	}
+}
