@@ -273,30 +273,24 @@ func healthVM(l bans.List, h bans.Health, st bans.Status) views.BanHealthVM {
 	return v
 }
 
-// rebuildBans builds a ban list's bloom aside from its set (admin), then
-// shows the preview of swapping it in.
+// rebuildBans shows the preview of rebuilding a ban list's bloom from its
+// set (admin). The preview computes the new bloom in memory and writes
+// nothing; the confirmation computes it again and writes it (see
+// action.RebuildBloom).
 func (a *App) rebuildBans(c echo.Context) error {
 	conn, err := a.conns.Get(c.Param("conn"))
 	if err != nil {
 		return err
 	}
 	back := route.BansURL(conn.Name)
-	act := actor(c)
-	if a.actions == nil || !a.actions.Allowed(act, action.KindRebuildBloom) {
+	if a.actions == nil || !a.actions.Allowed(actor(c), action.KindRebuildBloom) {
 		return withBack(fmt.Errorf("%w: rebuilding a bloom needs the admin role", action.ErrForbidden), back)
 	}
 	l, err := bans.Find(conn, c.FormValue("list"))
 	if err != nil || !l.Bans {
 		return withBack(fmt.Errorf("%w: %q is not a ban list of %s", action.ErrInvalid, c.FormValue("list"), conn.Name), back)
 	}
-	b, err := bans.BuildAside(c.Request().Context(), conn.DB(l.DB), l)
-	if err != nil {
-		return withBack(fmt.Errorf("%w: the bloom could not be built aside: %s", action.ErrInvalid, conn.SafeErr(err)), back)
-	}
-	a.log.Info("bloom built aside for a rebuild", "user", act.User, "conn", conn.Name, "db", l.DB, "key", b.Key, "members", b.Members)
-	bans.CheckerFor(conn, l).Restart()
-	req := action.Request{Conn: conn.Name, DB: l.DB, Key: l.BloomKey, Args: map[string]string{action.ArgMembers: strconv.FormatInt(b.Members, 10)}}
-	return a.preview(c, action.KindRebuildBloom, req, back)
+	return a.preview(c, action.KindRebuildBloom, action.Request{Conn: conn.Name, DB: l.DB, Key: l.BloomKey}, back)
 }
 
 const bansKind = "bans"
