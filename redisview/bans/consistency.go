@@ -32,7 +32,8 @@ type Status struct {
 }
 
 // Inconsistent reports a mismatch found by the last complete pass or the
-// running one: ban and unban must wait until a clean pass.
+// running one. Ban and unban wait for a clean pass only when it is
+// Widespread; otherwise only those of the members at fault do.
 func (s Status) Inconsistent() bool {
 	return s.Last != nil && s.Last.Bad > 0 || s.Current != nil && s.Current.Bad > 0
 }
