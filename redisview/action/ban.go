@@ -412,10 +412,16 @@ func (p *rebuildPlan) Describe(states []State) ([]Change, error) {
 	size := redisview.FormatBytes(int64(len(p.built.Bitmap)))
 	return []Change{{Key: bloom.Key, Op: "replace", Before: bloom,
 		After: fmt.Sprintf("the bloom rebuilt from %d members (%s, %d bits set)", p.built.Members, size, p.built.SetBits),
-		Text: fmt.Sprintf("REPLACE the bloom %s (%s) with the one rebuilt from the %d members of %s (%s, %d bits set), in one SET that keeps its TTL",
+		Text: fmt.Sprintf("REPLACE the bloom %s (%s) with the one rebuilt from the %d members of %s (%s, %d bits set), in one SET (its TTL, if any, kept)",
 			quoteKey(bloom.Key), bloom.Shape(), p.built.Members, quoteKey(p.list.SetKey), size, p.built.SetBits)}}, nil
 }
 
-func (p *rebuildPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
-	tx.SetArgs(ctx, p.list.BloomKey, p.built.Bitmap, redis.SetArgs{KeepTTL: true})
+func (p *rebuildPlan) Apply(ctx context.Context, tx redis.Pipeliner, states []State) {
+	if states[0].PTTL >= 0 {
+		// Its TTL stays (KEEPTTL, Redis 6+); a bloom without one, the
+		// usual case, is written with a plain SET that any server takes.
+		tx.SetArgs(ctx, p.list.BloomKey, p.built.Bitmap, redis.SetArgs{KeepTTL: true})
+		return
+	}
+	tx.Set(ctx, p.list.BloomKey, p.built.Bitmap, 0)
 }
