@@ -38,7 +38,9 @@ func (f *fixture) allKeys() []string {
 // handAdded is a member added to the ban set by hand, without its bits.
 const handAdded = "hand <b>added</b> \xff ops:x"
 
-// partlyHandAdded has some of its bits set (by other names), not all.
+// addByHand adds name to the ban set as a person might by hand, setting
+// only its bits at the indices setBits (as other names might have); it
+// returns the name's positions.
 func (f *fixture) addByHand(name string, setBits ...int) []int64 {
 	f.t.Helper()
 	f.db(9).SAdd(f.ctx, banSet, name)
