@@ -13,6 +13,7 @@ import (
 	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/bans"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
 )
@@ -198,6 +199,13 @@ func (a *App) executeAction(c echo.Context) error {
 	}
 	a.log.Info("action done", "user", actor(c).User, "action", out.Kind, "conn", conn.Name, "db", pv.Request.DB, "audit", out.ID)
 	a.hub.Kick(DBTopic{Conn: conn.Name, DB: pv.Request.DB}.String())
+	if out.Kind != action.KindBan && out.Kind != action.KindUnban {
+		// A rebuilt bloom, a member's bits set, or either undone: the
+		// consistency check's verdict was of the state this replaced.
+		if l, ok := bans.ForKey(conn.Pack(), pv.Request.DB, pv.Request.Key); ok {
+			bans.CheckerFor(conn, l).Restart()
+		}
+	}
 	vm := views.ResultVM{
 		OK: true, Title: "Done: " + out.Summary, Message: changeText(out.Changes), AuditID: out.ID, Warning: out.AuditWarning, Back: back,
 	}

@@ -107,9 +107,11 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 	}
 	canAct := act && l.Bans && err == nil
 	switch {
-	case act && l.Bans && st.Inconsistent():
+	case act && l.Bans && st.Widespread():
 		canAct = false
-		v.ActionsNote = "Ban and unban are disabled: the bloom does not match its set (see above)."
+		v.ActionsNote = "Ban and unban are disabled: most members of the set lack their bloom bits (see above)."
+	case act && l.Bans && st.Inconsistent():
+		v.ActionsNote = "Some members lack bloom bits (see above): set each one's missing bits; ban and unban of every other name work as usual."
 	case act && !l.Bans:
 		v.ActionsNote = "Read-only: the pack says this bloom is a filter (purpose filter), not a ban list."
 	}
@@ -119,6 +121,17 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 			return ""
 		}
 		return banPreviewURL(conn.Name, l, kind, name)
+	}
+	fix := func(name string) string {
+		if !canAct {
+			return ""
+		}
+		return bloomFixURL(conn.Name, l, name)
+	}
+	if v.Health.Mismatch {
+		for _, e := range v.Health.Examples {
+			v.Health.ExampleFixes = append(v.Health.ExampleFixes, fix(e))
+		}
 	}
 	userHref := func(name string) string {
 		if !l.Bans || !route.Linkable(name) {
@@ -148,10 +161,13 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 			if !l.Bans {
 				cv.Tone = "good"
 			}
-			if ch.InSet {
+			switch {
+			case ch.Verdict == bans.Missed && l.Bans:
+				// Ban and unban of it are refused until its bits are set.
+				cv.FixHref = fix(q.Check)
+			case ch.InSet:
 				cv.UnbanHref = preview(action.KindUnban, q.Check)
-			}
-			if !(ch.InSet && ch.BloomHit) {
+			default:
 				cv.BanHref = preview(action.KindBan, q.Check)
 			}
 			cv.UserHref = userHref(q.Check)
@@ -177,8 +193,23 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 		return v
 	}
 	v.Members.Read, v.Members.Count = true, format.Count(page.Count)
+	// The members of this page lacking a bit (one GETBIT pipeline): the
+	// application ignores their bans; each gets the fix, not an unban.
+	lacking := map[string]bool{}
+	if l.Bans {
+		bad, err := bans.Missing(ctx, db, l, page.Members)
+		if err != nil {
+			fail("Cannot read the members' bloom bits", err)
+		}
+		for _, m := range bad {
+			lacking[m] = true
+		}
+	}
 	for _, m := range page.Members {
 		r := views.BanMemberRow{Name: m, UserHref: userHref(m), UnbanHref: preview(action.KindUnban, m)}
+		if lacking[m] {
+			r.Missing, r.UnbanHref, r.FixHref = true, "", fix(m)
+		}
 		if route.Linkable(m) {
 			r.CheckHref = route.BansQuery{Conn: conn.Name, Check: m, List: l.ID, Filter: mq.Filter, Cursor: mq.Cursor}.URL()
 		}
@@ -207,6 +238,16 @@ func banPreviewURL(conn string, l bans.List, kind, name string) string {
 		return ""
 	}
 	return route.Action{Kind: kind, Conn: conn, DB: l.DB, Key: l.SetKey, Args: map[string]string{action.ArgName: name}}.PreviewURL()
+}
+
+// bloomFixURL links the preview of setting the missing bloom bits of
+// member, in the set of ban list l (action.KindSetBloomBits): for the
+// Bans page and the user page. "" when the name is too long for a link.
+func bloomFixURL(conn string, l bans.List, member string) string {
+	if !route.Linkable(member) {
+		return ""
+	}
+	return route.Action{Kind: action.KindSetBloomBits, Conn: conn, DB: l.DB, Key: l.SetKey, Args: map[string]string{action.ArgMember: member}}.PreviewURL()
 }
 
 // fpr formats a probability: "0.000000012 %" is unreadable, "1.2e-10" is not.
@@ -247,7 +288,7 @@ func healthVM(l bans.List, h bans.Health, st bans.Status) views.BanHealthVM {
 		if c == nil || st.Current != nil && st.Current.Bad > c.Bad {
 			c = st.Current
 		}
-		v.Mismatch, v.Bad, v.Examples = true, format.Count(c.Bad), c.Examples
+		v.Mismatch, v.Widespread, v.Bad, v.Examples = true, st.Widespread(), format.Count(c.Bad), c.Examples
 		if !c.Complete {
 			v.Bad = "at least " + v.Bad
 		}
@@ -273,30 +314,24 @@ func healthVM(l bans.List, h bans.Health, st bans.Status) views.BanHealthVM {
 	return v
 }
 
-// rebuildBans builds a ban list's bloom aside from its set (admin), then
-// shows the preview of swapping it in.
+// rebuildBans shows the preview of rebuilding a ban list's bloom from its
+// set (admin). The preview computes the new bloom in memory and writes
+// nothing; the confirmation computes it again and writes it (see
+// action.RebuildBloom).
 func (a *App) rebuildBans(c echo.Context) error {
 	conn, err := a.conns.Get(c.Param("conn"))
 	if err != nil {
 		return err
 	}
 	back := route.BansURL(conn.Name)
-	act := actor(c)
-	if a.actions == nil || !a.actions.Allowed(act, action.KindRebuildBloom) {
+	if a.actions == nil || !a.actions.Allowed(actor(c), action.KindRebuildBloom) {
 		return withBack(fmt.Errorf("%w: rebuilding a bloom needs the admin role", action.ErrForbidden), back)
 	}
 	l, err := bans.Find(conn, c.FormValue("list"))
 	if err != nil || !l.Bans {
 		return withBack(fmt.Errorf("%w: %q is not a ban list of %s", action.ErrInvalid, c.FormValue("list"), conn.Name), back)
 	}
-	b, err := bans.BuildAside(c.Request().Context(), conn.DB(l.DB), l)
-	if err != nil {
-		return withBack(fmt.Errorf("%w: the bloom could not be built aside: %s", action.ErrInvalid, conn.SafeErr(err)), back)
-	}
-	a.log.Info("bloom built aside for a rebuild", "user", act.User, "conn", conn.Name, "db", l.DB, "key", b.Key, "members", b.Members)
-	bans.CheckerFor(conn, l).Restart()
-	req := action.Request{Conn: conn.Name, DB: l.DB, Key: l.BloomKey, Args: map[string]string{action.ArgMembers: strconv.FormatInt(b.Members, 10)}}
-	return a.preview(c, action.KindRebuildBloom, req, back)
+	return a.preview(c, action.KindRebuildBloom, action.Request{Conn: conn.Name, DB: l.DB, Key: l.BloomKey}, back)
 }
 
 const bansKind = "bans"

@@ -445,7 +445,9 @@ func (a *App) userActions(conn string, db int, key string, f *schema.Family, typ
 // a ban list's set and the ban preview when it is not banned — the links
 // the Bans page gives (banPreviewURL), on the same conditions: a ban list
 // (not a read-only filter, not sensitive) whose bloom is not known to
-// disagree with its set.
+// disagree with most of its set. A name in the set without all its bits
+// gets the preview of setting them instead (its ban and unban are refused
+// until then).
 func (a *App) userBanActions(conn *redisview.Conn, t UserTopic, b search.BanCheck, bv *views.UserBanVM) {
 	if !t.Support || !b.HasSet || !a.canBan(action.Actor{Role: t.Role()}) {
 		return
@@ -454,8 +456,13 @@ func (a *App) userBanActions(conn *redisview.Conn, t UserTopic, b search.BanChec
 	if !ok || !l.Bans || l.Sensitive {
 		return
 	}
-	if bans.CheckerFor(conn, l).Status().Inconsistent() {
-		bv.ActionsNote = "Ban and unban are disabled: the bloom does not match its set (see the Bans page)."
+	if bans.CheckerFor(conn, l).Status().Widespread() {
+		bv.ActionsNote = "Ban and unban are disabled: most members of the set lack their bloom bits, so the pack's scheme is suspect (see the Bans page)."
+		return
+	}
+	if b.InSet && !b.AllSet {
+		bv.FixHref = bloomFixURL(conn.Name, l, t.Name)
+		bv.ActionsNote = "This name is in the ban set but some of its bloom bits are clear, so the application never asks the set and its ban is silently ignored. Set its missing bits first; ban and unban of this name wait for that."
 		return
 	}
 	if b.InSet {

@@ -2,12 +2,15 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/bans"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -34,11 +37,19 @@ type Ban struct{}
 // them again should they have been cleared.
 type Unban struct{}
 
-// RebuildBloom swaps in a bloom rebuilt from its exact set (admin): the
-// new bloom is built aside first (bans.BuildAside, at
-// "<bloom>:keydeck-rebuild"), then this action RENAMEs it over the live
-// one in one MULTI. Both keys are recorded whole (DUMP, or element-wise
-// where DUMP is refused), so undo puts the previous bloom back.
+// RebuildBloom replaces a bloom with one rebuilt from its exact set
+// (admin). Nothing is written before the confirmation: the preview reads
+// the set (SSCAN in pages) and computes the new bitmap in memory
+// (bans.Build; 1,000,003 bits are 125 KB), and the confirmation computes
+// it again — with the set and the bloom WATCHed — and writes it in one
+// SET inside the MULTI that records it, only if it is byte for byte the
+// bitmap previewed (its digest travels in the confirmation). So a member
+// added after the preview refuses the confirmation, and one added between
+// that scan and EXEC makes EXEC fail: no ban is silently dropped by the
+// swap. Recomputing, rather than carrying 125 KB in the confirmation,
+// keeps the token small and the bitmap written one Keydeck computed. The
+// previous bloom is recorded whole (DUMP, or element-wise where DUMP is
+// refused), so undo puts it back.
 type RebuildBloom struct{}
 
 // Names of the ban kinds and their arguments.
@@ -48,6 +59,7 @@ const (
 	KindRebuildBloom = "rebuild-bloom"
 	ArgName          = "name"
 	ArgMembers       = "members"
+	ArgDigest        = "digest"
 )
 
 func init() {
@@ -88,11 +100,13 @@ func (RebuildBloom) Name() string   { return KindRebuildBloom }
 func (RebuildBloom) Title() string  { return "Rebuild bloom from set" }
 func (RebuildBloom) Requires() Role { return Admin }
 func (RebuildBloom) Args() []Arg {
-	return []Arg{{Name: ArgMembers, Help: "the set's member count the rebuilt bloom was built from"}}
+	return []Arg{
+		{Name: ArgMembers, Help: "set by the preview: the set's member count the new bloom is built from"},
+		{Name: ArgDigest, Help: "set by the preview: the SHA-256 of the new bloom, which the confirmation must build again"},
+	}
 }
 
-// AppliesTo is false: a rebuild is started from the bans page, which
-// builds the new bloom aside before the preview.
+// AppliesTo is false: a rebuild is started from the bans page.
 func (RebuildBloom) AppliesTo(*schema.Family) bool { return false }
 
 // isBanFamily: f is the bloom of a ban list or its exact set.
@@ -133,27 +147,38 @@ func banList(env Env, k Kind, req Request) (bans.List, error) {
 	return l, nil
 }
 
-// guardConsistent refuses while the bloom is known not to match its set:
-// the configured scheme is not the application's, so a ban written with
-// it would be ignored, and an unban's verdict could not be trusted.
+// guardConsistent refuses while most members of the set are known to lack
+// bloom bits (bans.Mismatch.Widespread): the configured scheme is then
+// not the application's, so bits written with it would be ignored, and a
+// verdict could not be trusted. A few members lacking bits (written to
+// the set by hand) refuse only the actions on those names (see
+// missedErr): ban and unban of every other name go on.
 func guardConsistent(ctx context.Context, env Env, k Kind, l bans.List) error {
-	bad, examples, err := bans.Inconsistent(ctx, env.Conn, l)
+	m, err := bans.Judge(ctx, env.Conn, l)
 	if err != nil {
 		return redisErr("checking the bloom against its set", err)
 	}
-	if bad {
+	if m.Widespread {
 		who := ""
-		if len(examples) > 0 {
-			q := make([]string, len(examples))
-			for i, e := range examples {
+		if len(m.Examples) > 0 {
+			q := make([]string, len(m.Examples))
+			for i, e := range m.Examples {
 				q[i] = quoteKey(e)
 			}
 			who = " (" + strings.Join(q, ", ") + ")"
 		}
-		return invalidf("%s is disabled: members of %s do not have all their bits set in %s%s, so the pack's bloom scheme differs from the application's and a ban written with it would be silently ignored; an admin must resolve it (rebuild the bloom from the set, or fix the pack) first",
+		return invalidf("%s is disabled: most members of %s do not have all their bits set in %s%s, so the pack's bloom scheme differs from the application's and bits written with it would be silently ignored; an admin must resolve it (rebuild the bloom from the set, or fix the pack) first",
 			k.Title(), quoteKey(l.SetKey), quoteKey(l.BloomKey), who)
 	}
 	return nil
+}
+
+// missedErr refuses to ban or unban a name that is in the ban set without
+// all its bloom bits: the application never asks the set for it, so its
+// ban is ignored today, and neither action would say what it does.
+func missedErr(k Kind, name, set, bloom string, offs []int64, bits string) error {
+	return invalidf("%s of %s is refused: it is in the ban set %s but %d of its bloom bits in %s are clear (offsets %s: %s), so the application never asks the set for it and its ban is silently ignored. Fix that first with %s (support, on the Bans page or the user page), then %s it if need be",
+		k.Title(), quoteKey(name), quoteKey(set), strings.Count(bits, "0"), quoteKey(bloom), offsetsText(offs), bits, SetBloomBits{}.Title(), strings.ToLower(k.Title()))
 }
 
 func nameArg(req Request) (string, error) {
@@ -243,6 +268,9 @@ func (p banPlan) Describe(states []State) ([]Change, error) {
 		bits = bloom.Member.Bits
 	}
 	hit := bits != "" && strings.Trim(bits, "1") == ""
+	if inSet && !hit && (bloom.Exists() || !p.ban) {
+		return nil, missedErr(k, p.name, set.Key, bloom.Key, p.offsets, bits)
+	}
 	if !p.ban {
 		if !inSet {
 			return nil, fmt.Errorf("%w: %s is not in the ban set %s, so it is not banned (%s)", ErrNotFound, name, quoteKey(set.Key), bans.Words(bans.Decide(hit, false), true))
@@ -311,12 +339,8 @@ func keptOnUndo(kind string, t Target) string {
 }
 
 func (k RebuildBloom) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
-	if err := checkArgs(req, ArgMembers); err != nil {
+	if err := checkArgs(req, ArgMembers, ArgDigest); err != nil {
 		return nil, err
-	}
-	n, err := strconv.ParseInt(req.Args[ArgMembers], 10, 64)
-	if err != nil || n < 0 {
-		return nil, invalidf("members must be the member count the bloom was built from")
 	}
 	l, err := banList(env, k, req)
 	if err != nil {
@@ -325,49 +349,79 @@ func (k RebuildBloom) Plan(ctx context.Context, env Env, req Request) (Plan, err
 	if req.Key != l.BloomKey {
 		return nil, invalidf("%s acts on the bloom %s, not on %s", k.Title(), quoteKey(l.BloomKey), quoteKey(req.Key))
 	}
-	// The rebuilt bloom holds the members of the set as it was: a member
-	// added since would be silently unbanned by the swap.
-	card, err := env.Conn.DB(req.DB).SCard(ctx, l.SetKey).Result()
-	if err != nil {
-		return nil, redisErr("reading SCARD of "+quoteKey(l.SetKey), err)
-	}
-	if card != n {
-		return nil, invalidf("the set %s has %d members now, not the %d the bloom was rebuilt from: build it again", quoteKey(l.SetKey), card, n)
-	}
-	return rebuildPlan{list: l, members: n}, nil
+	return &rebuildPlan{list: l, want: req.Args[ArgDigest], wantMembers: req.Args[ArgMembers]}, nil
 }
 
+// rebuildPlan writes the bloom only; the set is watched and read
+// (prepare), never recorded: it may be of any size.
 type rebuildPlan struct {
-	list    bans.List
-	members int64
+	list        bans.List
+	want        string // the previewed bitmap's digest ("" when previewing)
+	wantMembers string
+	built       bans.Built
 }
 
-func (p rebuildPlan) Keys() []string { return []string{p.list.BloomKey, p.list.AsideKey()} }
+func (p *rebuildPlan) Keys() []string    { return []string{p.list.BloomKey} }
+func (p *rebuildPlan) watched() []string { return []string{p.list.SetKey} }
 
-func (p rebuildPlan) Notes() []string {
-	return []string{fmt.Sprintf("The new bloom was built from the %d members of %s with the pack's scheme (%s, %d bits, %d hashes); names not in the set lose their bits, which is what clears the false positives unbans left behind. Undo (admin) puts the previous bloom back.",
-		p.members, quoteKey(p.list.SetKey), p.list.Scheme, p.list.Bits, p.list.Hashes)}
+func (p *rebuildPlan) prepare(ctx context.Context, c redis.Cmdable) error {
+	set := quoteKey(p.list.SetKey)
+	b, err := bans.Build(ctx, c, p.list)
+	switch {
+	case errors.Is(err, bans.ErrSetChanged):
+		return fmt.Errorf("%w: members of %s came or went while it was read (%v); nothing was written, preview again", ErrChanged, set, err)
+	case errors.Is(err, bans.ErrTooLarge):
+		return invalidf("%s: %v", RebuildBloom{}.Title(), err)
+	case err != nil:
+		return redisf("rebuilding the bloom from %s: %v", set, err)
+	}
+	if p.want != "" && b.Digest() != p.want {
+		then := p.wantMembers
+		if then == "" {
+			then = "?"
+		}
+		return fmt.Errorf("%w: the set %s changed since the preview (%s members then, %d now), so the bloom built from it now is not the one previewed; nothing was written, preview again", ErrChanged, set, then, b.Members)
+	}
+	p.built = b
+	return nil
 }
 
-func (p rebuildPlan) Describe(states []State) ([]Change, error) {
-	bloom, aside := states[0], states[1]
-	if !aside.Exists() {
-		return nil, fmt.Errorf("%w: no rebuilt bloom waits at %s (swapped in already, or never built): build it again", ErrNotFound, quoteKey(aside.Key))
+// previewArgs carries the previewed bitmap's digest (and its member count,
+// for people) to the confirmation.
+func (p *rebuildPlan) previewArgs(args map[string]string) map[string]string {
+	out := map[string]string{}
+	maps.Copy(out, args)
+	out[ArgMembers] = strconv.FormatInt(p.built.Members, 10)
+	out[ArgDigest] = p.built.Digest()
+	return out
+}
+
+func (p *rebuildPlan) Notes() []string {
+	return []string{
+		fmt.Sprintf("The new bloom was computed in memory from the %d members of %s with the pack's scheme (%s, %d bits, %d hashes); nothing has been written. Names not in the set lose their bits, which is what clears the false positives unbans left behind; members that lacked bits get them.",
+			p.built.Members, quoteKey(p.list.SetKey), p.list.Scheme, p.list.Bits, p.list.Hashes),
+		"At the confirmation the set is read again with the set and the bloom watched: if it no longer gives this very bloom, or either key changes before the write, nothing is written. Undo (admin) puts the previous bloom back (recorded whole in the audit log).",
 	}
-	if aside.Type != "string" {
-		return nil, invalidf("%s is a %s, not a rebuilt bloom", quoteKey(aside.Key), aside.Type)
-	}
+}
+
+func (p *rebuildPlan) Describe(states []State) ([]Change, error) {
+	bloom := states[0]
 	if bloom.Exists() && bloom.Type != "string" {
 		return nil, typeMismatch(RebuildBloom{}, bloom, p.list.Bloom)
 	}
-	return []Change{
-		{Key: bloom.Key, Op: "replace", After: fmt.Sprintf("the bloom rebuilt from %d members (%s)", p.members, aside.Shape()), Before: bloom,
-			Text: fmt.Sprintf("REPLACE the bloom %s (%s) with the one rebuilt from the %d members of %s, atomically (RENAME)", quoteKey(bloom.Key), bloom.Shape(), p.members, quoteKey(p.list.SetKey))},
-		{Key: aside.Key, Op: "delete", After: "absent (renamed over the bloom)", Before: aside,
-			Text: fmt.Sprintf("the rebuilt bloom %s (%s) takes its place", quoteKey(aside.Key), aside.Shape())},
-	}, nil
+	size := redisview.FormatBytes(int64(len(p.built.Bitmap)))
+	return []Change{{Key: bloom.Key, Op: "replace", Before: bloom,
+		After: fmt.Sprintf("the bloom rebuilt from %d members (%s, %d bits set)", p.built.Members, size, p.built.SetBits),
+		Text: fmt.Sprintf("REPLACE the bloom %s (%s) with the one rebuilt from the %d members of %s (%s, %d bits set), in one SET (its TTL, if any, kept)",
+			quoteKey(bloom.Key), bloom.Shape(), p.built.Members, quoteKey(p.list.SetKey), size, p.built.SetBits)}}, nil
 }
 
-func (p rebuildPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
-	tx.Rename(ctx, p.list.AsideKey(), p.list.BloomKey)
+func (p *rebuildPlan) Apply(ctx context.Context, tx redis.Pipeliner, states []State) {
+	if states[0].PTTL >= 0 {
+		// Its TTL stays (KEEPTTL, Redis 6+); a bloom without one, the
+		// usual case, is written with a plain SET that any server takes.
+		tx.SetArgs(ctx, p.list.BloomKey, p.built.Bitmap, redis.SetArgs{KeepTTL: true})
+		return
+	}
+	tx.Set(ctx, p.list.BloomKey, p.built.Bitmap, 0)
 }

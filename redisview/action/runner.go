@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	mrand "math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -188,6 +189,11 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	// Keys named after a withheld argument are shown by stand-ins (see
 	// namedPlan), read by their names.
 	w := withheldKeys(conn, k, req, p, keys)
+	if pp, ok := p.(preparer); ok {
+		if err := pp.prepare(ctx, conn.DB(req.DB)); err != nil {
+			return Preview{}, w.err(err)
+		}
+	}
 	states, err := r.readStates(ctx, conn.DB(req.DB), conn, req.DB, p, keys)
 	if err != nil {
 		return Preview{}, w.err(err)
@@ -221,6 +227,18 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 // previewed.
 type argPlan interface {
 	previewArgs(args map[string]string) map[string]string
+}
+
+// preparer is implemented by a plan whose writes are computed from more
+// than the state of its keys: a bloom rebuilt from its set. prepare reads
+// that on c before the keys' states are read — at preview on a plain
+// connection, at execution on the one that WATCHes the keys and the keys
+// watched() names, so that nothing it read can change before EXEC without
+// EXEC failing. The keys watched() names are read only: neither written,
+// nor fingerprinted, nor recorded (a set of any size may be one).
+type preparer interface {
+	watched() []string
+	prepare(ctx context.Context, c redis.Cmdable) error
 }
 
 // dangers are the pack's warnings (Family.Danger) for the keys an action
@@ -319,9 +337,19 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 		// WATCH sees a whole sorted set; see MemberPlan.
 		attempts += memberRetries
 	}
+	watch := keys
+	pp, _ := p.(preparer)
+	if pp != nil {
+		watch = append(slices.Clone(keys), pp.watched()...)
+	}
 	var post []State
 	for attempt := 1; ; attempt++ {
 		err = conn.DB(req.DB).Watch(ctx, func(tx *redis.Tx) error {
+			if pp != nil {
+				if err := pp.prepare(ctx, tx); err != nil {
+					return err
+				}
+			}
 			states, err := r.readStates(ctx, tx, conn, req.DB, p, keys)
 			if err != nil {
 				return err
@@ -357,7 +385,7 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 			}
 			post, err = r.commit(ctx, tx, p, states, members)
 			return err
-		}, keys...)
+		}, watch...)
 		if !errors.Is(err, errRaced) || attempt == attempts {
 			break
 		}

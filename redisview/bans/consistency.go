@@ -32,10 +32,25 @@ type Status struct {
 }
 
 // Inconsistent reports a mismatch found by the last complete pass or the
-// running one: ban and unban must wait until a clean pass.
+// running one. Ban and unban wait for a clean pass only when it is
+// Widespread; otherwise only those of the members at fault do.
 func (s Status) Inconsistent() bool {
 	return s.Last != nil && s.Last.Bad > 0 || s.Current != nil && s.Current.Bad > 0
 }
+
+// Widespread reports a mismatch that indicts the scheme rather than a few
+// members (see Consistency.Widespread), in the last complete pass or the
+// running one.
+func (s Status) Widespread() bool { return s.Last.Widespread() || s.Current.Widespread() }
+
+// Widespread: most of the members checked lack a bit. A member written to
+// the set by hand without its bits is one among many; a scheme that is
+// not the application's (bit count, hash count, hashing), or a bloom
+// rewritten or lost, fails nearly every member (a member passes only by
+// a false positive). Then nothing may be written with the pack's scheme;
+// a few members lacking bits are fixed one by one (set-bloom-bits) while
+// ban and unban of every other name go on.
+func (c *Consistency) Widespread() bool { return c != nil && c.Bad > 0 && c.Bad*2 > c.Checked }
 
 // Known reports whether any verdict is known: a complete pass, or a
 // mismatch already found.
@@ -203,30 +218,51 @@ const SampleSize = 20
 // a clear bloom bit: a cheap guard that a wrong scheme (every member
 // fails) cannot pass, for actions that must not run on a mismatched bloom.
 func Sample(ctx context.Context, c redis.Cmdable, l List, n int) ([]string, error) {
+	bad, _, err := sample(ctx, c, l, n)
+	return bad, err
+}
+
+func sample(ctx context.Context, c redis.Cmdable, l List, n int) (bad []string, drawn int, err error) {
 	members, err := c.SRandMemberN(ctx, l.SetKey, int64(n)).Result()
 	if err != nil {
-		return nil, redisview.ReadError("SRANDMEMBER", err)
+		return nil, 0, redisview.ReadError("SRANDMEMBER", err)
 	}
+	bad, err = missing(ctx, c, l, members)
+	return bad, len(members), err
+}
+
+// Missing returns those of members (a page of the set, say) that have a
+// clear bloom bit, in their order: one GETBIT pipeline.
+func Missing(ctx context.Context, c redis.Cmdable, l List, members []string) ([]string, error) {
 	return missing(ctx, c, l, members)
 }
 
-// Inconsistent reports whether list l on conn is known not to match its
-// set: the checker found a member with a clear bit, or a random sample
-// does now. The members named are a few of those at fault.
-func Inconsistent(ctx context.Context, conn *redisview.Conn, l List) (bool, []string, error) {
+// Mismatch is what is known, before an action, of members lacking bits.
+type Mismatch struct {
+	Bad bool // some member lacks a bit
+	// Widespread: most do (see Consistency.Widespread): the scheme is
+	// suspect, and nothing may be written with it.
+	Widespread bool
+	Examples   []string // a few of those at fault
+}
+
+// Judge says whether list l on conn is known not to match its set: from
+// the checker's passes when one found a mismatch, else from a random
+// sample drawn now.
+func Judge(ctx context.Context, conn *redisview.Conn, l List) (Mismatch, error) {
 	if st := CheckerFor(conn, l).Status(); st.Inconsistent() {
-		ex := []string{}
+		m := Mismatch{Bad: true, Widespread: st.Widespread()}
 		if st.Current != nil {
-			ex = st.Current.Examples
+			m.Examples = st.Current.Examples
 		}
-		if len(ex) == 0 && st.Last != nil {
-			ex = st.Last.Examples
+		if len(m.Examples) == 0 && st.Last != nil {
+			m.Examples = st.Last.Examples
 		}
-		return true, ex, nil
+		return m, nil
 	}
-	bad, err := Sample(ctx, conn.DB(l.DB), l, SampleSize)
+	bad, drawn, err := sample(ctx, conn.DB(l.DB), l, SampleSize)
 	if err != nil {
-		return false, nil, err
+		return Mismatch{}, err
 	}
-	return len(bad) > 0, bad, nil
+	return Mismatch{Bad: len(bad) > 0, Widespread: len(bad) > 0 && len(bad)*2 > drawn, Examples: bad}, nil
 }
