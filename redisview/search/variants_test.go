@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -185,5 +187,68 @@ families:
 	}
 	if !maps(got, want) || len(r.Scans) != 1 || !r.Scans[0].Done {
 		t.Errorf("hits %v, want %v; scans %+v", got, want, r.Scans)
+	}
+}
+
+// The demo writes slider keys in standard padded base64 for some names
+// and URL-safe unpadded for others (as the seed names no variant): a
+// search finds a name of each, by derivation.
+func TestSearchFindsBothEncodingsOnTheDemo(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	d, err := demo.Start(ctx, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	var c *redisview.Conn
+	for _, dc := range d.Connections() {
+		if dc.Name == "eisland" {
+			if c, err = redisview.Open(redisview.ConnConfig{Name: dc.Name, URL: dc.URL}, log); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(func() { c.Close() })
+	c.ForcePack(schema.BuiltinPack("eisland"))
+	const prefix = "verify:slider:rate:create:account:"
+	keys, _, err := c.DB(4).Scan(ctx, 0, prefix+"*", 10000).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	// Which encoding wrote a name shows in "=", "+", "/" (standard,
+	// padded) or in "-", "_" or a missing padding (URL-safe, unpadded).
+	byEnc := map[string][]string{}
+	for _, k := range keys {
+		part := strings.TrimPrefix(k, prefix)
+		switch std, url := strings.ContainsAny(part, "=+/"), strings.ContainsAny(part, "-_") || len(part)%4 != 0; {
+		case std && !url:
+			byEnc["standard, padded"] = append(byEnc["standard, padded"], k)
+		case url && !std:
+			byEnc["URL-safe, unpadded"] = append(byEnc["URL-safe, unpadded"], k)
+		}
+	}
+	for _, enc := range []string{"standard, padded", "URL-safe, unpadded"} {
+		found := false
+		for _, k := range byEnc[enc] {
+			m, ok := c.Pack().Classifier().Match(4, k)
+			if !ok || !m.Vars[0].Decoded {
+				t.Fatalf("%s: %+v", k, m)
+			}
+			r := run(t, c, m.Vars[0].Value, nil, search.DefaultLimits)
+			if slices.ContainsFunc(r.Hits, func(h search.Hit) bool { return h.DB == 4 && h.Key == k && !h.Scan }) {
+				found = true
+				break
+			}
+			// The simulator may have let the bucket expire since: try the next.
+			if n, _ := c.DB(4).Exists(ctx, k).Result(); n == 1 {
+				t.Errorf("%s: %q (%s) not found: %+v", enc, m.Vars[0].Value, k, r.Hits)
+				break
+			}
+		}
+		if !found {
+			t.Errorf("no %s bucket found by its name (candidates %q)", enc, byEnc[enc])
+		}
 	}
 }
