@@ -252,3 +252,49 @@ func TestSearchFindsBothEncodingsOnTheDemo(t *testing.T) {
 		}
 	}
 }
+
+// The user page's read derives the account's slider keys in every
+// encoding and reads them in one round trip to db4.
+func TestUserFindsEveryBase64Encoding(t *testing.T) {
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	c, err := redisview.Open(redisview.ConnConfig{Name: "t", URL: rs.URL(0)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.ForcePack(schema.BuiltinPack("eisland"))
+	acct := "Zoë:ops/β"
+	db4 := rs.Client(4)
+	want := map[string]bool{}
+	for i, x := range encodings {
+		k := []string{"verify:slider:rate:create:account:", "verify:slider:fail:account:", "verify:slider:account:challenges:", "verify:slider:fail:account:"}[i] + x.enc.EncodeToString([]byte(acct))
+		db4.Set(ctx, k, "1", time.Minute)
+		want[k] = true
+		db4.Set(ctx, "verify:slider:fail:account:"+x.enc.EncodeToString([]byte(acct+"x")), "1", time.Minute)
+	}
+	h := &trips{}
+	c.DB(4).Ping(ctx)
+	c.DB(4).AddHook(h)
+	r, err := search.RunUser(ctx, c, search.UserQuery{Subject: search.Subject{Name: acct}, Scan: true, Reprobe: true}, search.DefaultUserLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, hit := range r.Hits {
+		if hit.DB == 4 {
+			got[hit.Key] = !hit.Scan
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("db4 hits %v, want %v", got, want)
+	}
+	for k := range want {
+		if !got[k] {
+			t.Errorf("%s not derived", k)
+		}
+	}
+	if h.n.Load() != 1 {
+		t.Errorf("%d round trips to db4, want 1", h.n.Load())
+	}
+}
