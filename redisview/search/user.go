@@ -234,9 +234,10 @@ func PlanUser(pack *schema.Pack, subj Subject, dbs []int, boards []Board) UserPl
 		}
 	}
 	// One cursor per database: its families' globs merged (with one
-	// encoding of the name, their common start, then the name; with
-	// several, their common literal start alone). SCAN's cost is the
-	// keys it walks, not the MATCH, so a broader MATCH walks no more.
+	// value, their common start, then the value — a glob every base64
+	// encoding of it matches; with the name and the e-mail, their common
+	// literal start alone). SCAN's cost is the keys it walks, not the
+	// MATCH, so a broader MATCH walks no more.
 	for _, db := range dbs {
 		g := byDB[db]
 		if len(g) == 0 {
