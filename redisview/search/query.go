@@ -3,10 +3,9 @@
 // family of the connection's pack (links to its key lists), or a value —
 // an account, a username, an e-mail address, an IP — from which the exact
 // keys of every family it can fill are derived (a base64 placeholder in
-// every encoding its class allows)
-// and checked in one pipeline per database, while families where it fills
-// only some placeholders are searched by a bounded SCAN with the value
-// filled in. Never KEYS; every scan has a budget and says where it stopped.
+// every encoding its class allows) and checked in one pipeline per
+// database, while families where it fills only some placeholders are
+// searched by a bounded SCAN with the value filled in. Never KEYS; every scan has a budget and says where it stopped.
 //
 // This file is the pure part: reading the query and planning the reads.
 package search
