@@ -219,7 +219,7 @@ func TestKeyTopicOnDemo(t *testing.T) {
 		NameParts []struct{ Name, Class, Raw, Meaning, How string }
 	}
 	if err := json.Unmarshal([]byte(body), &vm); code != http.StatusOK || err != nil || len(vm.NameParts) != 1 ||
-		vm.NameParts[0].Name != "account" || vm.NameParts[0].Meaning != "<b>zoë</b>\x07" || vm.NameParts[0].Class != "base64url" {
+		vm.NameParts[0].Name != "account" || vm.NameParts[0].Meaning != "<b>zoë</b>\x07" || vm.NameParts[0].Class != "base64" {
 		t.Fatalf("JSON: %d %v %+v", code, err, vm.NameParts)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -110,7 +111,12 @@ func reading(q search.Query, r search.Result, pack string) string {
 	}
 	scans := 0
 	for _, s := range r.Scans {
-		scans += len(s.Families)
+		// A family comes once per encoding of the value (base64).
+		for i, f := range s.Families {
+			if !slices.Contains(s.Families[:i], f) {
+				scans++
+			}
+		}
 	}
 	s := fmt.Sprintf("%s, read against the %s pack: %s derived from it and checked", what, pack, format.Plural(int64(r.Checked), "exact key", "exact keys"))
 	if r.Continued {

@@ -281,3 +281,44 @@ func TestViewerCannotWatchUserSupportTopic(t *testing.T) {
 		t.Errorf("viewer watching the viewer mode: %v", err)
 	}
 }
+
+// The seed says base64(account) and Java's default encoder is standard
+// and padded: the bucket of "张三:vip" at 5byg5LiJOnZpcA== is on the
+// user's page (found as the Rate limits page finds it), "张三:vip2"'s is
+// not.
+func TestUserPageListsTheStandardBase64Bucket(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	db4 := f.redis.Client(4)
+	key := "verify:slider:rate:create:account:5byg5LiJOnZpcA=="
+	if base64.StdEncoding.EncodeToString([]byte("张三:vip")) != "5byg5LiJOnZpcA==" {
+		t.Fatal("not Java's default encoding")
+	}
+	for _, k := range []string{key, "verify:slider:rate:create:account:" + base64.StdEncoding.EncodeToString([]byte("张三:vip2"))} {
+		if err := db4.HSet(ctx, k, "tokens", "4", "ts", time.Now().UnixMilli()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		db4.Expire(ctx, k, time.Minute)
+	}
+	code, _, body := get(t, f.srv.URL+route.UserURL("main", "张三:vip"), "Accept", "application/json")
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %.300s", code, body)
+	}
+	var vm userJSON
+	if err := json.Unmarshal([]byte(body), &vm); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range vm.Live.Groups {
+		for _, k := range g.Keys {
+			got = append(got, strconv.Itoa(k.DB)+":"+k.Key)
+		}
+	}
+	if len(got) != 1 || got[0] != "4:"+key || vm.Live.Found != 1 {
+		t.Errorf("keys %q (found %d), want only 4:%s", got, vm.Live.Found, key)
+	}
+	_, _, htm := get(t, f.srv.URL+route.UserURL("main", "张三:vip"))
+	if !strings.Contains(doc(t, htm).Find(`[data-testid="user-key"]`).Text(), "5byg5LiJOnZpcA==") {
+		t.Error("the page does not show the bucket's key")
+	}
+}

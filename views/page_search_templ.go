@@ -197,9 +197,9 @@ func SearchPage(p Page, vm SearchVM) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var8 string
-				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs("Keydeck builds the exact key of every family the value can fill, applying the pack's encodings (base64url for the slider CAPTCHA), and checks them all at once; families where the value is only part of the key are searched by a bounded scan.")
+				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs("Keydeck builds the exact key of every family the value can fill, applying the pack's encodings (base64 for the slider CAPTCHA: standard and URL-safe, padded or not, every one that differs), and checks them all at once; families where the value is only part of the key are searched by a bounded scan.")
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_search.templ`, Line: 103, Col: 408}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_search.templ`, Line: 103, Col: 467}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 				if templ_7745c5c3_Err != nil {

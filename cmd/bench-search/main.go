@@ -1,8 +1,8 @@
 // Command bench-search measures a search on a real redis-server holding
 // 1,000,000 keys shaped like the eIsland databases (slider CAPTCHA keys
-// under base64url accounts and IPs in db4, TOTP replay nonces in db5, login
-// failures in db6, feedback counters per user and IP in db8, mini-game
-// scores and sessions in db14). It searches a username and an account and
+// under URL-safe base64 accounts and IPs in db4, TOTP replay nonces in
+// db5, login failures in db6, feedback counters per user and IP in db8,
+// mini-game scores and sessions in db14). It searches a username and an account and
 // reports, for the first request and for the whole search (continuing until
 // every scan is done): the Redis commands issued (INFO commandstats delta),
 // the time, the keys derived and checked against those found by scan, and

@@ -530,7 +530,7 @@ func TestBrowserFamilyKeyList(t *testing.T) {
 }
 
 // Support staff type an account name in the header box and press enter:
-// the search lists its slider keys (derived through base64url, not typed
+// the search lists its slider keys (derived through base64, not typed
 // by hand), and a click opens a key's page.
 func TestBrowserSearchAccountFromHeader(t *testing.T) {
 	rs := redistest.Start(t)

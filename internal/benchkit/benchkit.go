@@ -25,7 +25,8 @@ type Shape struct {
 	Write func(p redis.Pipeliner, ctx context.Context, i int)
 }
 
-// B64 is an account as the slider CAPTCHA keys name it (base64url).
+// B64 is an account as the slider CAPTCHA keys name it: URL-safe base64
+// without padding, one of the encodings Keydeck derives.
 func B64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 // User, Account and IP name the i-th key's person and address.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -64,9 +65,19 @@ const (
 // scraperIP hammers the CAPTCHA so that one bucket is always near empty.
 const scraperIP = "198.51.100.66"
 
-// SliderKeyPart is how account and IP names enter slider keys: URL-safe
-// base64 without padding, which keeps ':' and other separators out of the key.
-func SliderKeyPart(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+// SliderKeyPart is how an account or IP enters a slider key: base64, which
+// keeps ':' and other separators out of the key. The seed names no variant,
+// so the demo writes the two a Java service would: Base64.getEncoder()
+// (standard, padded: Java's default) for a name whose CRC-32 is even, and
+// getUrlEncoder().withoutPadding() for one whose CRC-32 is odd, as if two
+// releases of the service shared the database. A name's keys always take
+// its one encoding; Keydeck must find both.
+func SliderKeyPart(s string) string {
+	if crc32.ChecksumIEEE([]byte(s))%2 == 1 {
+		return base64.RawURLEncoding.EncodeToString([]byte(s))
+	}
+	return base64.StdEncoding.EncodeToString([]byte(s))
+}
 
 // sliderArgs are the token-bucket script's ARGV for one hit at nowMs.
 func sliderArgs(nowMs int64, capacity int) []any {

@@ -237,7 +237,7 @@ func (r Row) At(now time.Time) State {
 }
 
 // Matches reports whether the row's placeholder values (decoded: an
-// account in base64url is matched as its text) or its key contain q,
+// account in base64 is matched as its text) or its key contain q,
 // ignoring case. An empty q matches every row.
 func (r Row) Matches(q string) bool {
 	q = strings.TrimSpace(q)

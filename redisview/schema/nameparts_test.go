@@ -9,6 +9,7 @@ const partsPack = `
 name: parts
 families:
   - {id: acc, db: 0, pattern: "acc:{account:base64url}", type: string, ttl: any, domain: d, role: cache}
+  - {id: b64, db: 0, pattern: "b64:{account:base64}", type: string, ttl: any, domain: d, role: cache}
   - {id: month, db: 0, pattern: "month:{YYYYMM:digits6}", type: string, ttl: any, domain: d, role: cache}
   - {id: day, db: 0, pattern: "day:{yyyyMMdd:digits8}", type: string, ttl: any, domain: d, role: cache}
   - {id: win, db: 0, pattern: "win:{user}:{window:digits}", type: string, ttl: any, domain: d, role: cache}
@@ -28,6 +29,13 @@ func TestNameParts(t *testing.T) {
 		{"acc:" + b64([]byte("<b>Zoë</b>")), []NamePart{{"account", "base64url", b64([]byte("<b>Zoë</b>")), "<b>Zoë</b>", "base64url, decoded (UTF-8 text)"}}},
 		// Binary once decoded: kept as is, not shown as bytes.
 		{"acc:" + b64([]byte{0xff, 0xfe, 0x01}), []NamePart{{"account", "base64url", b64([]byte{0xff, 0xfe, 0x01}), "", "not base64url of UTF-8 text: kept as is"}}},
+		// base64 in each of its four encodings reads as the same text.
+		{"b64:Wm/DqzpvcHMvzrI=", []NamePart{{"account", "base64", "Wm/DqzpvcHMvzrI=", "Zoë:ops/β", "base64, decoded (UTF-8 text)"}}},
+		{"b64:Wm/DqzpvcHMvzrI", []NamePart{{"account", "base64", "Wm/DqzpvcHMvzrI", "Zoë:ops/β", "base64, decoded (UTF-8 text)"}}},
+		{"b64:Wm_DqzpvcHMvzrI=", []NamePart{{"account", "base64", "Wm_DqzpvcHMvzrI=", "Zoë:ops/β", "base64, decoded (UTF-8 text)"}}},
+		{"b64:Wm_DqzpvcHMvzrI", []NamePart{{"account", "base64", "Wm_DqzpvcHMvzrI", "Zoë:ops/β", "base64, decoded (UTF-8 text)"}}},
+		{"b64:5byg5LiJOnZpcA==", []NamePart{{"account", "base64", "5byg5LiJOnZpcA==", "张三:vip", "base64, decoded (UTF-8 text)"}}},
+		{"acc:5byg5LiJOnZpcA==", []NamePart{{"account", "base64url", "5byg5LiJOnZpcA==", "张三:vip", "base64url, decoded (UTF-8 text)"}}},
 		{"month:202611", []NamePart{{"YYYYMM", "digits", "202611", "November 2026", "period yyyyMM"}}},
 		{"month:202613", []NamePart{{"YYYYMM", "digits", "202613", "", ""}}},
 		{"month:189912", []NamePart{{"YYYYMM", "digits", "189912", "", ""}}},

@@ -90,6 +90,17 @@ func (f *Family) Key(vars map[string]string) (string, error) {
 	return k, nil
 }
 
+// Keys builds every key of this family that may hold the placeholder
+// values: each base64 placeholder in every encoding its class allows
+// (Pattern.Keys).
+func (f *Family) Keys(vars map[string]string) ([]string, error) {
+	ks, err := f.Pattern.Keys(vars)
+	if err != nil {
+		return nil, fmt.Errorf("family %s: %w", f.ID, err)
+	}
+	return ks, nil
+}
+
 // Family returns the family with the given id, or nil.
 func (p *Pack) Family(id string) *Family { return p.byID[id] }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,8 +23,8 @@ const (
 	ClassHex                    // 0-9 a-f (lower case, as Go, Java and Redis tooling print it)
 	ClassAlnum                  // A-Z a-z 0-9
 	ClassUpper                  // A-Z 0-9 _ (enum constants, HTTP methods)
-	ClassBase64                 // A-Z a-z 0-9 + / - _ =, decoded; Key encodes std, padded
-	ClassBase64URL              // same bytes and decoding; Key encodes URL-safe, unpadded
+	ClassBase64                 // A-Z a-z 0-9 + / - _ =, decoded; standard or URL-safe, padded or not; Key encodes std, padded
+	ClassBase64URL              // same bytes and decoding; URL-safe, padded or not; Key encodes URL-safe, unpadded
 	numClasses
 )
 
@@ -271,7 +272,8 @@ func allDigits(s string) bool {
 
 // Key builds the key for the given placeholder values, encoding base64
 // placeholders (std padded for base64, URL-safe unpadded for base64url) so
-// callers pass the plain value, as Match returns it.
+// callers pass the plain value, as Match returns it. It is one of the keys
+// Keys builds: the one to write.
 func (p *Pattern) Key(vars map[string]string) (string, error) {
 	vals := make([]string, len(p.phs))
 	for i, ph := range p.phs {
@@ -292,18 +294,97 @@ func (p *Pattern) keyFrom(vals []string) (string, error) {
 			continue
 		}
 		ph, v := p.phs[s.ph], vals[s.ph]
-		switch ph.Class {
-		case ClassBase64:
-			v = base64.StdEncoding.EncodeToString([]byte(v))
-		case ClassBase64URL:
-			v = base64.RawURLEncoding.EncodeToString([]byte(v))
-		}
+		v = ph.encodings(v)[0]
 		if err := ph.check(v); err != nil {
 			return "", err
 		}
 		b.WriteString(v)
 	}
 	return b.String(), nil
+}
+
+// MaxKeys bounds the keys Keys builds for one set of values: every
+// combination of the encodings of the pattern's base64 placeholders (three
+// placeholders with four encodings each make 64).
+const MaxKeys = 64
+
+// Keys builds every key that may hold the given plain values: each base64
+// placeholder in every encoding its class allows (Encodings), the key Key
+// builds first, equal keys once. A reader that looks a value up derives
+// them all, because the application that wrote the key may have used any
+// of them. It fails when a placeholder can hold its value in no encoding,
+// or when the combinations would be more than MaxKeys.
+func (p *Pattern) Keys(vars map[string]string) ([]string, error) {
+	encs := make([][]string, len(p.phs))
+	n := 1
+	for i, ph := range p.phs {
+		v, ok := vars[ph.Name]
+		if !ok {
+			return nil, fmt.Errorf("no value for {%s}", ph.Name)
+		}
+		if encs[i] = ph.Encodings(v); len(encs[i]) == 0 {
+			return nil, ph.check(ph.encodings(v)[0])
+		}
+		if n *= len(encs[i]); n > MaxKeys {
+			return nil, fmt.Errorf("the values' encodings make more than %d keys", MaxKeys)
+		}
+	}
+	out := make([]string, 0, n)
+	pick := make([]int, len(p.phs)) // the encoding of each placeholder, an odometer
+	for {
+		var b strings.Builder
+		for _, s := range p.segs {
+			if s.ph < 0 {
+				b.WriteString(s.lit)
+			} else {
+				b.WriteString(encs[s.ph][pick[s.ph]])
+			}
+		}
+		if k := b.String(); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+		i := len(pick) - 1
+		for ; i >= 0; i-- {
+			if pick[i]++; pick[i] < len(encs[i]) {
+				break
+			}
+			pick[i] = 0
+		}
+		if i < 0 {
+			return out, nil
+		}
+	}
+}
+
+// Encodings is every way the placeholder may hold the plain value v in a
+// key, each one its class and length accept, equal encodings once; the
+// one Key writes comes first, and none means it cannot hold v. A base64
+// placeholder holds standard or URL-safe base64, padded or not: a seed
+// that says "base64(account)" names no variant, and Java alone offers
+// Base64.getEncoder() (standard, padded) and getUrlEncoder() with and
+// without padding. base64url pins the URL-safe alphabet, padded or not.
+// Every other class holds v itself.
+func (ph Placeholder) Encodings(v string) []string {
+	var out []string
+	for _, e := range ph.encodings(v) {
+		if ph.check(e) == nil && !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// encodings are the candidates of Encodings, unchecked, Key's first.
+func (ph Placeholder) encodings(v string) []string {
+	b := []byte(v)
+	switch ph.Class {
+	case ClassBase64:
+		return []string{base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
+			base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b)}
+	case ClassBase64URL:
+		return []string{base64.RawURLEncoding.EncodeToString(b), base64.URLEncoding.EncodeToString(b)}
+	}
+	return []string{v}
 }
 
 func (ph Placeholder) check(v string) error {

@@ -111,6 +111,20 @@ func TestSeedPatterns(t *testing.T) {
 		if f.Role != r.role {
 			t.Errorf("%s: role %s, want %s", r.pattern, f.Role, r.role)
 		}
+		// Where the seed says base64(x) and no more, the pack must not
+		// pin a variant: the application may write any of them. (The
+		// vertique family takes its namespace from a parameter: the seed's
+		// placeholders are not its own.)
+		sps := seedPlaceholder.FindAllString(r.pattern, -1)
+		for i, sp := range sps {
+			if len(sps) != len(f.Pattern.phs) {
+				break
+			}
+			b64 := strings.HasPrefix(sp, "{base64(")
+			if ph := f.Pattern.phs[i]; b64 && ph.Class != ClassBase64 || !b64 && ph.Class.Decodes() {
+				t.Errorf("%s: placeholder %s is {%s:%s} in family %s", r.pattern, sp, ph.Name, ph.Class, f.ID)
+			}
+		}
 		c := p.Classifier()
 		db := max(r.db, 0)
 		for variant := range 7 {

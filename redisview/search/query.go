@@ -2,16 +2,15 @@
 // line a person typed: a glob pattern (SCAN MATCH, bounded), the id of a
 // family of the connection's pack (links to its key lists), or a value —
 // an account, a username, an e-mail address, an IP — from which the exact
-// keys of every family it can fill are derived (base64 encodings applied)
-// and checked in one pipeline per database, while families where it fills
-// only some placeholders are searched by a bounded SCAN with the value
-// filled in. Never KEYS; every scan has a budget and says where it stopped.
+// keys of every family it can fill are derived (a base64 placeholder in
+// every encoding its class allows) and checked in one pipeline per
+// database, while families where it fills only some placeholders are
+// searched by a bounded SCAN with the value filled in. Never KEYS; every scan has a budget and says where it stopped.
 //
 // This file is the pure part: reading the query and planning the reads.
 package search
 
 import (
-	"encoding/base64"
 	"net"
 	"slices"
 	"strconv"
@@ -162,12 +161,14 @@ type Probe struct {
 // database share a cursor: Match is the families' globs merged (their
 // common literal start, then the value), and a key it returns counts only
 // if one of Globs matches it and the pack classifies it as that family.
+// A family whose key holds the value base64-encoded comes once per
+// encoding (Families repeats it, each with its own glob).
 type Scan struct {
 	ID       string // "db.n", stable for the same query and keyspace: the continue link's name
 	DB       int
 	Match    string
 	Families []*schema.Family // nil for a glob query
-	Globs    []string         // per family
+	Globs    []string         // per entry of Families
 }
 
 // Plan is the reads a query needs.
@@ -223,44 +224,10 @@ func fits(f *schema.Family, name, value string) (fill, bool) {
 	return fl, n > 0
 }
 
-// accepts reports whether placeholder i of f can hold value, asking the
-// pattern itself (Key applies the encoding and checks class and length)
-// with every other placeholder given a value its class accepts.
+// accepts reports whether placeholder i of f can hold value, in some
+// encoding its class and length accept.
 func accepts(f *schema.Family, i int, value string) bool {
-	vars := map[string]string{}
-	for j, ph := range f.Pattern.Placeholders() {
-		if j == i {
-			vars[ph.Name] = value
-			continue
-		}
-		vars[ph.Name] = filler(ph)
-	}
-	_, err := f.Key(vars)
-	return err == nil
-}
-
-// filler is a plain value the placeholder's class and length accept.
-func filler(ph schema.Placeholder) string {
-	if ph.Len == 0 {
-		return "0"
-	}
-	for n := 1; ph.Class.Decodes() && n <= ph.Len; n++ {
-		if v := strings.Repeat("0", n); len(encode(ph.Class, v)) == ph.Len {
-			return v
-		}
-	}
-	return strings.Repeat("0", ph.Len)
-}
-
-// encode is the value as a key holds it (as schema's Key writes it).
-func encode(c schema.Class, v string) string {
-	switch c {
-	case schema.ClassBase64:
-		return base64.StdEncoding.EncodeToString([]byte(v))
-	case schema.ClassBase64URL:
-		return base64.RawURLEncoding.EncodeToString([]byte(v))
-	}
-	return v
+	return len(f.Pattern.Placeholders()[i].Encodings(value)) > 0
 }
 
 // PlanValue plans a value search over the pack's families in the
@@ -293,31 +260,44 @@ func PlanValue(pack *schema.Pack, name, value string, dbs []int) Plan {
 			p.Absent++
 			continue
 		}
-		if fl.all {
-			vars := map[string]string{}
-			for _, ph := range f.Pattern.Placeholders() {
+		vars := map[string]string{}
+		for i, ph := range f.Pattern.Placeholders() {
+			if fl.filled[i] {
 				vars[ph.Name] = value
 			}
-			key, err := f.Key(vars)
-			if err != nil { // fits said every placeholder accepts it
+		}
+		if fl.all {
+			// Every encoding the classes allow (a base64 account:
+			// standard or URL-safe, padded or not), all checked in the
+			// same pipeline.
+			keys, err := f.Keys(vars)
+			if err != nil { // more encodings than MaxKeys
 				p.Skipped++
 				continue
 			}
 			for _, db := range in {
-				p.Probes = append(p.Probes, Probe{Family: f, DB: db, Key: key})
+				for _, key := range keys {
+					p.Probes = append(p.Probes, Probe{Family: f, DB: db, Key: key})
+				}
 			}
 			continue
 		}
-		glob, enc := globOf(f, fl.filled, value)
+		globs, enc, ok := globsWith(f, vars)
+		if !ok {
+			p.Skipped++
+			continue
+		}
 		for _, db := range in {
 			g := byDB[db]
 			if g == nil {
 				g = &group{}
 				byDB[db] = g
 			}
-			g.fams = append(g.fams, f)
-			g.globs = append(g.globs, glob)
-			g.enc = append(g.enc, enc)
+			for _, glob := range globs {
+				g.fams = append(g.fams, f)
+				g.globs = append(g.globs, glob)
+				g.enc = append(g.enc, enc)
+			}
 		}
 	}
 	for _, db := range dbs {
@@ -341,53 +321,127 @@ func PlanValue(pack *schema.Pack, name, value string, dbs []int) Plan {
 					s.Globs = append(s.Globs, g.globs[i])
 				}
 			}
-			s.Match = mergeGlobs(s.Globs, e)
+			s.Match = mergeGlobs(s.Families, s.Globs, e)
 			p.Scans = append(p.Scans, s)
 		}
 	}
 	return p
 }
 
-// globOf is f's pattern as a glob: the filled placeholders hold the value
-// (encoded, glob-escaped), the others are *. enc is the encoded value of
-// the first filled placeholder.
-func globOf(f *schema.Family, filled []bool, value string) (glob, enc string) {
+// globsWith is f's pattern as globs with vals filled in, * for the other
+// placeholders: one glob per combination of the values' encodings
+// (escaped; a base64 placeholder's every encoding). enc is a glob
+// fragment that every encoding of the first value filled in contains
+// (encFrag): keys with it in the same place share a cursor. ok is false
+// when a value fits no encoding or the combinations exceed
+// schema.MaxKeys.
+func globsWith(f *schema.Family, vals map[string]string) (globs []string, enc string, ok bool) {
 	phs := f.Pattern.Placeholders()
-	var b strings.Builder
-	for _, s := range splitPattern(f.Pattern.String()) {
-		if s.ph < 0 {
-			b.WriteString(EscapeGlob(s.lit))
+	encs := make([][]string, len(phs))
+	n := 1
+	for i, ph := range phs {
+		v, filled := vals[ph.Name]
+		if !filled {
 			continue
 		}
-		if filled[s.ph] {
-			e := encode(phs[s.ph].Class, value)
-			if enc == "" {
-				enc = e
-			}
-			b.WriteString(EscapeGlob(e))
-			continue
+		if encs[i] = ph.Encodings(v); len(encs[i]) == 0 {
+			return nil, "", false
 		}
-		b.WriteByte('*')
+		if n *= len(encs[i]); n > schema.MaxKeys {
+			return nil, "", false
+		}
 	}
-	return b.String(), enc
+	segs := splitPattern(f.Pattern.String())
+	for _, s := range segs {
+		if s.ph >= 0 && encs[s.ph] != nil {
+			enc = encFrag(encs[s.ph])
+			break
+		}
+	}
+	pick := make([]int, len(phs))
+	for {
+		var b strings.Builder
+		for _, s := range segs {
+			switch {
+			case s.ph < 0:
+				b.WriteString(EscapeGlob(s.lit))
+			case encs[s.ph] != nil:
+				b.WriteString(EscapeGlob(encs[s.ph][pick[s.ph]]))
+			default:
+				b.WriteByte('*')
+			}
+		}
+		if g := b.String(); !slices.Contains(globs, g) {
+			globs = append(globs, g)
+		}
+		i := len(pick) - 1
+		for ; i >= 0; i-- {
+			if encs[i] == nil {
+				continue
+			}
+			if pick[i]++; pick[i] < len(encs[i]) {
+				break
+			}
+			pick[i] = 0
+		}
+		if i < 0 {
+			return globs, enc, true
+		}
+	}
 }
 
-// mergeGlobs is one glob every key of the globs matches: their common
-// literal start, then *, the encoded value, *. One glob alone is itself.
-func mergeGlobs(globs []string, enc string) string {
+// encFrag is a glob that matches, somewhere inside, every one of the
+// encodings of one value: their common bytes where they agree and a
+// [\x\y] set where they differ ("+" or "-", "/" or "_"), up to the
+// shortest one's end (the padding is left to a following *).
+func encFrag(encs []string) string {
+	short := encs[0]
+	for _, e := range encs[1:] {
+		if len(e) < len(short) {
+			short = e
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(short); i++ {
+		var set []byte
+		for _, e := range encs {
+			if !slices.Contains(set, e[i]) {
+				set = append(set, e[i])
+			}
+		}
+		if len(set) == 1 {
+			b.WriteString(EscapeGlob(short[i : i+1]))
+			continue
+		}
+		b.WriteByte('[')
+		for _, c := range set {
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
+}
+
+// mergeGlobs is one glob every key of the globs (of fams, entry by entry)
+// matches: the families' common literal start, then *, enc (a glob
+// fragment: encFrag), *. The start is the patterns' own, never part of the
+// value: the globs of one family in several encodings share the value's
+// first bytes. One glob alone is itself.
+func mergeGlobs(fams []*schema.Family, globs []string, enc string) string {
 	if len(globs) == 1 {
 		return globs[0]
 	}
-	prefix := literalPrefix(globs[0])
-	for _, g := range globs[1:] {
-		lp := literalPrefix(g)
+	prefix := fams[0].Pattern.LiteralPrefix()
+	for _, f := range fams[1:] {
+		lp := f.Pattern.LiteralPrefix()
 		n := 0
 		for n < len(prefix) && n < len(lp) && prefix[n] == lp[n] {
 			n++
 		}
 		prefix = prefix[:n]
 	}
-	return EscapeGlob(prefix) + "*" + EscapeGlob(enc) + "*"
+	return EscapeGlob(prefix) + "*" + enc + "*"
 }
 
 // literalPrefix is the unescaped text of a glob before its first *.

@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,6 +79,95 @@ func probesOf(p Plan, db int) map[string]string {
 	return out
 }
 
+// allProbesOf: every key derived in db, by family.
+func allProbesOf(p Plan, db int) map[string][]string {
+	out := map[string][]string{}
+	for _, pr := range p.Probes {
+		if pr.DB == db {
+			out[pr.Family.ID] = append(out[pr.Family.ID], pr.Key)
+		}
+	}
+	return out
+}
+
+// Equal encodings are derived once: a name whose base64 has no padding
+// and no + or / is one key, one with padding alone or +/ alone two.
+func TestPlanDropsEqualEncodings(t *testing.T) {
+	for _, tc := range []struct {
+		acct string
+		want []string
+	}{
+		{"ops:admin", []string{"b3BzOmFkbWlu"}},
+		{"张三:vip", []string{"5byg5LiJOnZpcA==", "5byg5LiJOnZpcA"}},
+		{"韩梅梅", []string{"6Z+p5qKF5qKF", "6Z-p5qKF5qKF"}},
+		{"🦊fox", []string{"8J+mimZveA==", "8J+mimZveA", "8J-mimZveA==", "8J-mimZveA"}},
+	} {
+		got := allProbesOf(PlanValue(eisland(t), "account", tc.acct, allDBs), 4)["slider-fail-account"]
+		var want []string
+		for _, e := range tc.want {
+			want = append(want, "verify:slider:fail:account:"+e)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want %q", tc.acct, got, want)
+		}
+	}
+}
+
+// A family the value fills only partly, in a base64 placeholder: one
+// scan per database whose MATCH holds every encoding, and a glob per
+// encoding that holds it exactly.
+func TestPlanScanEveryBase64Encoding(t *testing.T) {
+	p, err := schema.Load("t.yaml", []byte(`name: t
+families:
+  - id: f
+    db: 0
+    pattern: "x:{account:base64}:{n:digits}"
+    type: string
+    ttl: any
+    domain: T
+    role: cache
+  - id: g
+    db: 0
+    pattern: "y:{account:base64}:{n:digits}"
+    type: string
+    ttl: any
+    domain: T
+    role: cache
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := PlanValue(p, "account", "Zoë:ops/β", []int{0})
+	if len(plan.Scans) != 1 || len(plan.Probes) != 0 {
+		t.Fatalf("%+v", plan)
+	}
+	s := plan.Scans[0]
+	if s.Match != `*Wm[\/\_]DqzpvcHMvzrI*` || len(s.Globs) != 8 {
+		t.Fatalf("match %q, globs %q", s.Match, s.Globs)
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		for _, pre := range []string{"x:", "y:"} {
+			key := pre + enc.EncodeToString([]byte("Zoë:ops/β")) + ":7"
+			n := 0
+			for i, g := range s.Globs {
+				if GlobMatch(g, key) {
+					n++
+					if s.Families[i].ID != map[string]string{"x:": "f", "y:": "g"}[pre] {
+						t.Errorf("%s matches %s's glob %q", key, s.Families[i].ID, g)
+					}
+				}
+			}
+			if n != 1 || !GlobMatch(s.Match, key) {
+				t.Errorf("%s: %d globs, match %v", key, n, GlobMatch(s.Match, key))
+			}
+		}
+	}
+	// A longer name is not this one.
+	if key := "x:" + base64.StdEncoding.EncodeToString([]byte("Zoë:ops/βx")) + ":7"; slices.ContainsFunc(s.Globs, func(g string) bool { return GlobMatch(g, key) }) {
+		t.Errorf("%s matched", key)
+	}
+}
+
 func scansOf(p Plan, db int) []Scan {
 	var out []Scan
 	for _, s := range p.Scans {
@@ -90,19 +180,20 @@ func scansOf(p Plan, db int) []Scan {
 
 var allDBs = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
 
-// An account name derives its slider keys in db4 with URL-safe unpadded
-// base64, and its base64 form does not need a scan.
+// An account name derives its slider keys in db4 in every base64
+// encoding (the seed names none; Java's default is standard and padded),
+// and its base64 forms do not need a scan.
 func TestPlanAccountDerivesSliderKeys(t *testing.T) {
 	acct := "Zoë:ops/β"
-	enc := base64.RawURLEncoding.EncodeToString([]byte(acct))
 	p := PlanValue(eisland(t), "", acct, allDBs)
-	got := probesOf(p, 4)
-	for fam, want := range map[string]string{
-		"slider-account-challenges":  "verify:slider:account:challenges:" + enc,
-		"slider-rate-create-account": "verify:slider:rate:create:account:" + enc,
-		"slider-fail-account":        "verify:slider:fail:account:" + enc,
-	} {
-		if got[fam] != want {
+	got := allProbesOf(p, 4)
+	for _, fam := range []string{"slider-account-challenges", "slider-rate-create-account", "slider-fail-account"} {
+		prefix := eisland(t).Family(fam).Pattern.LiteralPrefix()
+		var want []string
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			want = append(want, prefix+enc.EncodeToString([]byte(acct)))
+		}
+		if !slices.Equal(got[fam], want) {
 			t.Errorf("%s: derived %q, want %q", fam, got[fam], want)
 		}
 	}
@@ -191,7 +282,7 @@ func TestPlanClassesAndName(t *testing.T) {
 			t.Errorf("ip= probes %s", pr.Family.ID)
 		}
 	}
-	if len(probesOf(named, 4)) != 4 { // challenges, create, verify and fail per IP, base64url
+	if len(probesOf(named, 4)) != 4 { // challenges, create, verify and fail per IP, base64
 		t.Errorf("ip= in db4: %v", probesOf(named, 4))
 	}
 	for _, s := range named.Scans {

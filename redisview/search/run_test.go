@@ -45,7 +45,7 @@ func run(t *testing.T, c *redisview.Conn, q string, cursors map[string]uint64, l
 	return r
 }
 
-// A unicode account name finds its slider keys in db4 through base64url
+// A unicode account name finds its slider keys in db4 through base64
 // derivation, without a single SCAN.
 func TestAccountFoundByDerivationWithoutScan(t *testing.T) {
 	rs, c := seeded(t)

@@ -67,7 +67,7 @@ func phIs(ph schema.Placeholder, names []string) bool {
 // UserProbe is an exact key derived for the user.
 type UserProbe struct {
 	Probe
-	Via string // how: "username", "e-mail", "username, base64url", "game 2048", …
+	Via string // how: "username", "e-mail", "username as base64", "game 2048", …
 }
 
 // UserScan is a scan of the families the user fills only partly.
@@ -221,17 +221,23 @@ func PlanUser(pack *schema.Pack, subj Subject, dbs []int, boards []Board) UserPl
 				}
 				continue
 			}
-			glob, enc := globWith(f, pn.vals)
+			globs, enc, ok := globsWith(f, pn.vals)
+			if !ok {
+				continue
+			}
 			free := slices.ContainsFunc(open, func(ph schema.Placeholder) bool { return ph.Class == schema.ClassAny })
 			for _, db := range in {
-				byDB[db] = append(byDB[db], scanFam{f: f, glob: glob, enc: enc, pins: pn.vals, via: pn.via, free: free})
+				for _, glob := range globs {
+					byDB[db] = append(byDB[db], scanFam{f: f, glob: glob, enc: enc, pins: pn.vals, via: pn.via, free: free})
+				}
 			}
 		}
 	}
 	// One cursor per database: its families' globs merged (with one
-	// encoding of the name, their common start, then the name; with
-	// several, their common literal start alone). SCAN's cost is the
-	// keys it walks, not the MATCH, so a broader MATCH walks no more.
+	// value, their common start, then the value — a glob every base64
+	// encoding of it matches; with the name and the e-mail, their common
+	// literal start alone). SCAN's cost is the keys it walks, not the
+	// MATCH, so a broader MATCH walks no more.
 	for _, db := range dbs {
 		g := byDB[db]
 		if len(g) == 0 {
@@ -250,7 +256,7 @@ func PlanUser(pack *schema.Pack, subj Subject, dbs []int, boards []Board) UserPl
 			}
 		}
 		if len(encs) == 1 {
-			s.Match = mergeGlobs(s.Globs, encs[0])
+			s.Match = mergeGlobs(s.Families, s.Globs, encs[0])
 		} else {
 			prefix := literalPrefix(s.Globs[0])
 			for _, gl := range s.Globs[1:] {
@@ -297,24 +303,21 @@ func viaOf(f *schema.Family, vals map[string]string, subj Subject) string {
 	return strings.Join(parts, " + ")
 }
 
-// acceptsAll reports whether f's placeholders can hold vals (the others
-// given values their classes accept).
+// acceptsAll reports whether f's placeholders can hold vals, each in
+// some encoding its class and length accept.
 func acceptsAll(f *schema.Family, vals map[string]string) bool {
-	all := map[string]string{}
 	for _, ph := range f.Pattern.Placeholders() {
-		if v, ok := vals[ph.Name]; ok {
-			all[ph.Name] = v
-		} else {
-			all[ph.Name] = filler(ph)
+		if v, ok := vals[ph.Name]; ok && len(ph.Encodings(v)) == 0 {
+			return false
 		}
 	}
-	_, err := f.Key(all)
-	return err == nil
+	return true
 }
 
 // derive builds f's exact keys when every open placeholder has known
-// values (the games of the boards): one key per combination, at most
-// maxCombos; ok is false when some placeholder has none.
+// values (the games of the boards): per combination, at most maxCombos,
+// its key in every encoding (a base64 account: standard or URL-safe,
+// padded or not); ok is false when some placeholder has none.
 func derive(f *schema.Family, vals map[string]string, open []schema.Placeholder, known map[string][]string) (keys, how []string, ok bool) {
 	combos := []map[string]string{{}}
 	for _, ph := range open {
@@ -347,39 +350,16 @@ func derive(f *schema.Family, vals map[string]string, open []schema.Placeholder,
 			all[ph.Name] = c[ph.Name]
 			hs = append(hs, ph.Name+" "+c[ph.Name])
 		}
-		k, err := f.Key(all)
+		ks, err := f.Keys(all)
 		if err != nil {
 			continue // a known value this placeholder cannot hold
 		}
-		keys = append(keys, k)
-		how = append(how, strings.Join(hs, ", "))
+		for _, k := range ks {
+			keys = append(keys, k)
+			how = append(how, strings.Join(hs, ", "))
+		}
 	}
 	return keys, how, true
-}
-
-// globWith is f's pattern as a glob with vals filled in (encoded,
-// escaped), * elsewhere; enc is the first filled value as encoded.
-func globWith(f *schema.Family, vals map[string]string) (glob, enc string) {
-	phs := f.Pattern.Placeholders()
-	filled := make([]bool, len(phs))
-	var b strings.Builder
-	for _, s := range splitPattern(f.Pattern.String()) {
-		if s.ph < 0 {
-			b.WriteString(EscapeGlob(s.lit))
-			continue
-		}
-		if v, ok := vals[phs[s.ph].Name]; ok {
-			filled[s.ph] = true
-			e := encode(phs[s.ph].Class, v)
-			if enc == "" {
-				enc = e
-			}
-			b.WriteString(EscapeGlob(e))
-			continue
-		}
-		b.WriteByte('*')
-	}
-	return b.String(), enc
 }
 
 // UserHit is one key of the user's.
@@ -668,13 +648,15 @@ func (l link) probes(pack *schema.Pack, dbs []int) []UserProbe {
 		for _, ph := range phs {
 			vals[ph.Name] = l.value
 		}
-		k, err := f.Key(vals)
+		ks, err := f.Keys(vals)
 		if err != nil {
 			continue
 		}
 		for _, db := range dbs {
 			if f.InDB(db) {
-				out = append(out, UserProbe{Probe: Probe{Family: f, DB: db, Key: k}, Via: "linked from " + l.key})
+				for _, k := range ks {
+					out = append(out, UserProbe{Probe: Probe{Family: f, DB: db, Key: k}, Via: "linked from " + l.key})
+				}
 			}
 		}
 	}
