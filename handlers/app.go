@@ -167,14 +167,25 @@ func New(d Deps) *App {
 	return a
 }
 
-// scanTap is who's share of conn's scan budget, for search's Limits;
-// nil when the connection has no budget.
+// scanTap is who's share of conn's scan budget for one request's scans
+// (their wait ends with the request); nil when the connection has none.
 func (a *App) scanTap(conn, who string) search.Budget {
 	b := a.scanBudgets[conn]
 	if b == nil {
 		return nil
 	}
 	return b.For(who)
+}
+
+// scanPacer is who's share of conn's scan budget for a live topic's
+// scans, keeping its place in the queue between polls; the topic's source
+// closes it. nil when the connection has none.
+func (a *App) scanPacer(conn, who string) *scanbudget.Pacer {
+	b := a.scanBudgets[conn]
+	if b == nil {
+		return nil
+	}
+	return b.Pacer(who)
 }
 
 // budgetWait says, in words, that a scan of who's waits for conn's scan

@@ -15,6 +15,7 @@ import (
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -251,9 +252,11 @@ func (t SearchTopic) scanSource(a *App, who string) (func() live.Source, error) 
 		return nil, err
 	}
 	return func() live.Source {
-		lim := searchLive
-		lim.Budget = a.scanTap(conn.Name, who)
-		return &searchSource{a: a, conn: conn, t: t, lim: lim, who: who}
+		s := &searchSource{a: a, conn: conn, t: t, lim: searchLive, who: who, pacer: a.scanPacer(conn.Name, who)}
+		if s.pacer != nil {
+			s.lim.Budget = s.pacer
+		}
+		return s
 	}, nil
 }
 
@@ -267,8 +270,18 @@ type searchSource struct {
 	t    SearchTopic
 	lim  search.Limits
 	who  string // whose scan budget it draws from
-	sess *search.Session
-	last []byte // the fragment once the session is done
+	// pacer is the search's place in the budget's queue, kept between
+	// polls; nil: no budget.
+	pacer *scanbudget.Pacer
+	sess  *search.Session
+	last  []byte // the fragment once the session is done
+}
+
+// Close gives up the search's place in the budget's queue: the hub closes
+// a source when its last viewer leaves.
+func (s *searchSource) Close() error {
+	s.pacer.Close()
+	return nil
 }
 
 func (s *searchSource) Poll(ctx context.Context) ([]byte, error) {

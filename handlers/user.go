@@ -19,6 +19,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/bans"
+	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/views"
@@ -107,7 +108,7 @@ func (a *App) userPage(c echo.Context) error {
 	}
 	t := UserTopic{Conn: conn.Name, Name: name, Email: email, Support: support}
 	st := &userState{}
-	live, err := a.userRead(c.Request().Context(), conn, t, st, identity(c).User)
+	live, err := a.userRead(c.Request().Context(), conn, t, st, identity(c).User, a.scanTap(conn.Name, identity(c).User))
 	if err != nil {
 		if !errors.Is(err, redisview.ErrRead) {
 			return err
@@ -179,7 +180,7 @@ func (a *App) takeOver(topic string) userState {
 // userRescan (resuming unfinished scans), else re-reading the keys found.
 // Its scans draw from the connection's scan budget as who; scans that
 // waited for it in vain are tried again on the next read.
-func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, st *userState, who string) (views.UserLiveVM, error) {
+func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, st *userState, who string, budget search.Budget) (views.UserLiveVM, error) {
 	now := a.now()
 	q := search.UserQuery{Subject: search.Subject{Name: t.Name, Email: t.Email}, Known: st.known}
 	if t.Email != "" {
@@ -203,7 +204,7 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 	}
 	q.Reprobe = q.Scan || st.probed.IsZero() || now.Sub(st.probed) >= userReprobe
 	lim := userLimits
-	lim.Budget = a.scanTap(conn.Name, who)
+	lim.Budget = budget
 	res, err := search.RunUser(ctx, conn, q, lim)
 	if err != nil {
 		return views.UserLiveVM{}, err
@@ -528,7 +529,13 @@ func (t UserTopic) scanSource(a *App, who string) (func() live.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func() live.Source { return &userSource{a: a, conn: conn, t: t, who: who, st: a.takeOver(t.String())} }, nil
+	return func() live.Source {
+		s := &userSource{a: a, conn: conn, t: t, who: who, pacer: a.scanPacer(conn.Name, who), st: a.takeOver(t.String())}
+		if s.pacer != nil {
+			s.budget = s.pacer
+		}
+		return s
+	}, nil
 }
 
 // userSource re-reads the user's keys every tick; it scans again at most
@@ -538,6 +545,10 @@ type userSource struct {
 	conn *redisview.Conn
 	t    UserTopic
 	who  string // whose scan budget its scans draw from
+	// pacer keeps the page's place in the budget's queue between polls
+	// (budget is it, or nil without a budget).
+	pacer  *scanbudget.Pacer
+	budget search.Budget
 
 	mu     sync.Mutex
 	st     userState
@@ -545,10 +556,16 @@ type userSource struct {
 	lastAt time.Time
 }
 
+// Close gives up the page's place in the budget's queue.
+func (s *userSource) Close() error {
+	s.pacer.Close()
+	return nil
+}
+
 func (s *userSource) Poll(ctx context.Context) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	vm, err := s.a.userRead(ctx, s.conn, s.t, &s.st, s.who)
+	vm, err := s.a.userRead(ctx, s.conn, s.t, &s.st, s.who, s.budget)
 	if err != nil {
 		why := "Could not be read: " + err.Error()
 		if st := s.conn.Status(); !st.Up && !st.Checked.IsZero() {

@@ -13,8 +13,8 @@
 // turns in arrival order. An identity's account is kept by name, not by
 // socket or search, so closing every tab and opening them again neither
 // resets what it was granted nor puts it ahead of the others; an identity
-// that was idle joins at the current virtual time, so idling earns no
-// credit either.
+// that was idle joins at most a burst behind the current virtual time, so
+// idling earns at most a burst of credit.
 package scanbudget
 
 import (
@@ -169,8 +169,11 @@ func (b *Budget) Stats() Stats {
 	return s
 }
 
-// enqueue adds a take to id's queue. An identity that had nothing waiting
-// joins at the current virtual time unless its own tag is further on.
+// enqueue adds a take to id's queue. A new identity joins at the current
+// virtual time; one that had nothing waiting keeps its own tag, but at
+// most a burst behind the virtual time: a search between two steps of a
+// live page (a moment with nothing waiting) keeps its place, while a long
+// idle earns at most a burst.
 func (b *Budget) enqueue(id string, keys int64) *waiter {
 	a := b.ids[id]
 	if a == nil {
@@ -179,7 +182,7 @@ func (b *Budget) enqueue(id string, keys int64) *waiter {
 		b.ids[id] = a
 	}
 	if len(a.queue) == 0 {
-		a.tag = max(a.tag, b.vtime)
+		a.tag = max(a.tag, b.vtime-b.burst)
 	}
 	b.seq++
 	w := &waiter{keys: keys, seq: b.seq, ready: make(chan struct{})}
@@ -272,4 +275,59 @@ func (b *Budget) dispatch() {
 		w.granted = true
 		close(w.ready)
 	}
+}
+
+// Pacer is one scan's place in the budget's queue, for a scan that runs
+// in slices (a live search steps once per poll, each step waiting for the
+// budget at most until its own deadline): a take whose ctx ends keeps its
+// place, and the next Take waits on for it, so a search between two
+// steps is not sent to the back of the queue (nor are the searches whose
+// steps happen to start first favoured). Close gives the place up. A
+// Pacer is for one scan: its Takes must not overlap.
+type Pacer struct {
+	b  *Budget
+	id string
+	w  *waiter // the take waiting, kept across Takes; nil: none
+}
+
+// Pacer is a new place in the queue for one scan of identity id.
+func (b *Budget) Pacer(id string) *Pacer { return &Pacer{b: b, id: id} }
+
+// Take returns once keys more may be scanned, or with ctx's error (the
+// take then stays queued for the next Take, which is granted keys of the
+// first, whatever it asks).
+func (p *Pacer) Take(ctx context.Context, keys int64) error {
+	if p == nil || p.b == nil || keys <= 0 {
+		return ctx.Err()
+	}
+	b := p.b
+	if p.w == nil {
+		b.mu.Lock()
+		p.w = b.enqueue(p.id, keys)
+		b.dispatch()
+		b.mu.Unlock()
+	}
+	select {
+	case <-p.w.ready:
+		p.w = nil
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close gives up the place in the queue (a take granted meanwhile is
+// spent).
+func (p *Pacer) Close() {
+	if p == nil || p.b == nil || p.w == nil {
+		return
+	}
+	b := p.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !p.w.granted {
+		b.cancel(p.id, p.w)
+		b.dispatch()
+	}
+	p.w = nil
 }

@@ -337,3 +337,51 @@ func ExampleBudget() {
 	fmt.Println(err)
 	// Output: <nil>
 }
+
+// A pacer whose step gave up waiting keeps its place: the identity that
+// had been waiting longer is served first when the budget allows, not
+// whoever asks again first after a pause.
+func TestPacerKeepsItsPlace(t *testing.T) {
+	c := newFakeClock()
+	b := New(800, c) // burst 200 keys
+	ctx := context.Background()
+	if err := b.Take(ctx, "x", 200); err != nil { // empties the bucket
+		t.Fatal(err)
+	}
+	alice := b.Pacer("alice")
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := alice.Take(short, 200); err == nil {
+		t.Fatal("a take with an ended ctx returned nil")
+	}
+	if b.Stats().Waiting["alice"] != 1 {
+		t.Fatalf("after its step gave up, alice does not wait: %+v", b.Stats())
+	}
+	bob := make(chan error, 1)
+	go func() { bob <- b.Take(ctx, "bob", 200) }()
+	waitFor(t, func() bool { return b.Stats().Waiting["bob"] == 1 })
+	c.Advance(250 * time.Millisecond) // 200 keys: one take
+	if err := alice.Take(ctx, 200); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-bob:
+		t.Fatal("bob, who came later, was served with alice")
+	default:
+	}
+	if st := b.Stats(); st.Granted["alice"] != 200 || st.Granted["bob"] != 0 {
+		t.Fatalf("granted %v; want alice's 200 first", st.Granted)
+	}
+	c.Advance(250 * time.Millisecond)
+	if err := <-bob; err != nil {
+		t.Fatal(err)
+	}
+	p := b.Pacer("carol")
+	cctx, cancel2 := context.WithCancel(ctx)
+	cancel2()
+	_ = p.Take(cctx, 200)
+	p.Close()
+	if st := b.Stats(); st.Waiting["carol"] != 0 {
+		t.Fatalf("a closed pacer still waits: %+v", st)
+	}
+}
