@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-keypage bench-limits bench-user
+.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user
 
 run:
 	$(GO) run ./cmd/web
@@ -68,6 +68,12 @@ bench-sweep:
 # username and an account, commands, time, derived vs scanned, slowest command.
 bench-search:
 	$(GO) run ./cmd/bench-search
+
+# 64 concurrent live searches on 1,000,000 eIsland-shaped keys in a fresh
+# redis-server, unpaced and under the scan budget (--search-rate) by 1 and
+# by 8 users, against the sweep: Redis CPU, SCANs/s, time to finish.
+bench-search-budget:
+	$(GO) run ./cmd/bench-search-budget
 
 # Key page on a 100 MB string, 5M-field hash, 5M-member sorted set and 1M-element list.
 bench-keypage:

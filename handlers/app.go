@@ -4,6 +4,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -12,9 +13,12 @@ import (
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/quotas"
+	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/redisview/stats"
 	"github.com/keydeck/keydeck/redisview/vertique"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // Connections is what handlers need of the configured Redis servers.
@@ -54,6 +58,11 @@ type Deps struct {
 	// Ctx ends with the server: open websockets close then (a hijacked
 	// connection outlives http.Server.Shutdown otherwise).
 	Ctx context.Context
+	// ScanBudgets are the connections' scan budgets, by connection name:
+	// every scan a person starts (a search, a user page's scans) draws
+	// from its connection's, as its identity. A connection without one
+	// scans unpaced.
+	ScanBudgets map[string]*scanbudget.Budget
 }
 
 // App holds the handlers' dependencies; build it with New.
@@ -81,6 +90,7 @@ type App struct {
 	shares    *liveShares // each user's and address's live views
 
 	quotaWalkers QuotaWalkers
+	scanBudgets  map[string]*scanbudget.Budget
 	vertique     VertiqueSecret
 	vtInventory  vertique.Cache
 	// The Rate limits and Locks pages' sweepers, one per connection
@@ -142,6 +152,8 @@ func New(d Deps) *App {
 		keyWatch:  d.KeyWatch,
 		shares:    newLiveShares(),
 		vertique:  d.Vertique,
+
+		scanBudgets: d.ScanBudgets,
 	}
 	a.quotaWalkers = d.QuotaWalkers
 	if a.quotaWalkers == nil {
@@ -153,4 +165,39 @@ func New(d Deps) *App {
 		c.OnChange(func(redisview.Status) { a.hub.Kick(OverviewTopic{Conn: c.Name}.String()) })
 	}
 	return a
+}
+
+// scanTap is who's share of conn's scan budget for one request's scans
+// (their wait ends with the request); nil when the connection has none.
+func (a *App) scanTap(conn, who string) search.Budget {
+	b := a.scanBudgets[conn]
+	if b == nil {
+		return nil
+	}
+	return b.For(who)
+}
+
+// scanPacer is who's share of conn's scan budget for a live topic's
+// scans, keeping its place in the queue between polls; the topic's source
+// closes it. nil when the connection has none.
+func (a *App) scanPacer(conn, who string) *scanbudget.Pacer {
+	b := a.scanBudgets[conn]
+	if b == nil {
+		return nil
+	}
+	return b.Pacer(who)
+}
+
+// budgetWait says, in words, that a scan of who's waits for conn's scan
+// budget.
+func (a *App) budgetWait(conn, who string) string {
+	st := a.scanBudgets[conn].Stats()
+	s := fmt.Sprintf("Waiting for scan budget: the scans people start on %s share %s keys/s, split evenly between the people whose scans wait", conn, format.Count(int64(st.Rate)))
+	if st.Identities > 1 {
+		s += fmt.Sprintf(" (%d now)", st.Identities)
+	}
+	if n := st.Waiting[who]; n > 1 {
+		s += fmt.Sprintf("; %d scans of the same person take turns in one share", n)
+	}
+	return s + "."
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -69,6 +70,7 @@ func (a *App) searchPage(c echo.Context) error {
 	// page's live topic runs the scans; JSON and continue requests run one
 	// bounded request of scans.
 	lim := searchLimits
+	lim.Budget = a.scanTap(conn.Name, identity(c).User)
 	live := cursors == nil && !wantsJSON(c.Request()) && (query.Kind == search.Glob || query.Kind == search.Value)
 	if live {
 		lim.Calls = 0
@@ -187,6 +189,9 @@ func searchVM(vm *views.SearchVM, conn string, q search.Query, r search.Result) 
 	if r.TimedOut {
 		vm.Notes = append(vm.Notes, fmt.Sprintf("Stopped after the %s a request may scan; continue for the rest.", format.Duration(lim.Time)))
 	}
+	if r.Waiting {
+		vm.Notes = append(vm.Notes, fmt.Sprintf("Stopped waiting for scan budget (the scans people start on %s share a budget of keys per second) after %s; continue for the rest.", conn, format.Duration(lim.Time)))
+	}
 	if r.Absent > 0 {
 		vm.Notes = append(vm.Notes, format.Plural(int64(r.Absent), "family the value fits lives", "families the value fits live")+" in no database that has keys now: not searched.")
 	}
@@ -244,12 +249,21 @@ func parseSearchTopic(arg string) (Topic, error) {
 // searchLive bounds a live search (tests shrink them).
 var searchLive = search.LiveLimits
 
-func (t SearchTopic) source(a *App) (func() live.Source, error) {
+func (t SearchTopic) source(a *App) (func() live.Source, error) { return t.scanSource(a, "") }
+
+// scanSource: the search scans as who, the identity that started it.
+func (t SearchTopic) scanSource(a *App, who string) (func() live.Source, error) {
 	conn, err := a.conns.Get(t.Conn)
 	if err != nil {
 		return nil, err
 	}
-	return func() live.Source { return &searchSource{a: a, conn: conn, t: t, lim: searchLive} }, nil
+	return func() live.Source {
+		s := &searchSource{a: a, conn: conn, t: t, lim: searchLive, who: who, pacer: a.scanPacer(conn.Name, who)}
+		if s.pacer != nil {
+			s.lim.Budget = s.pacer
+		}
+		return s
+	}, nil
 }
 
 // searchSource steps one search session a tick (and kicks itself while
@@ -261,8 +275,19 @@ type searchSource struct {
 	conn *redisview.Conn
 	t    SearchTopic
 	lim  search.Limits
-	sess *search.Session
-	last []byte // the fragment once the session is done
+	who  string // whose scan budget it draws from
+	// pacer is the search's place in the budget's queue, kept between
+	// polls; nil: no budget.
+	pacer *scanbudget.Pacer
+	sess  *search.Session
+	last  []byte // the fragment once the session is done
+}
+
+// Close gives up the search's place in the budget's queue: the hub closes
+// a source when its last viewer leaves.
+func (s *searchSource) Close() error {
+	s.pacer.Close()
+	return nil
 }
 
 func (s *searchSource) Poll(ctx context.Context) ([]byte, error) {
@@ -283,6 +308,9 @@ func (s *searchSource) Poll(ctx context.Context) ([]byte, error) {
 	}
 	res, err := s.sess.Step(ctx)
 	searchLiveVM(&vm, s.conn.Name, q, res, s.lim, s.sess.Done(), err)
+	if vm.LiveState == "budget-wait" {
+		vm.LiveText = s.a.budgetWait(s.conn.Name, s.who) + " " + vm.LiveText
+	}
 	if s.sess.Done() && err == nil {
 		// The last frame is sent again to later viewers as it is: say when.
 		vm.LiveText += " As of " + format.Clock(s.a.now()) + "; search again for a fresh read."
@@ -337,6 +365,9 @@ func searchLiveVM(vm *views.SearchVM, conn string, q search.Query, r search.Resu
 		if len(r.Scans) == 0 {
 			vm.LiveText = fmt.Sprintf("Done: nothing to scan; %s found.", found)
 		}
+	case r.Waiting:
+		vm.LiveState = "budget-wait"
+		vm.LiveText = fmt.Sprintf("About %s keys scanned so far, %s found; the scan goes on when its turn comes.", scanned, found)
 	default:
 		vm.LiveState = "scanning"
 		vm.LiveText = fmt.Sprintf("Scanning in the background: about %s keys scanned so far, %s found; the list grows as keys are found. Everyone watching this search shares one scan.", scanned, found)

@@ -65,10 +65,23 @@ func ParseTopic(name string) (Topic, error) {
 
 func unknownTopic(name string) error { return fmt.Errorf("%w %q", ErrUnknownTopic, name) }
 
-// source resolves t to the factory of its poller's Source. Every source is
-// wrapped so its frames are valid UTF-8.
-func (a *App) source(t Topic) (func() live.Source, error) {
-	f, err := t.source(a)
+// scanTopic is a topic whose poller scans (a search, a user page): its
+// source draws from the connection's scan budget as the identity who
+// started it. Everyone else watching the same topic shares its one scan.
+type scanTopic interface {
+	scanSource(a *App, who string) (func() live.Source, error)
+}
+
+// source resolves t, subscribed by who, to the factory of its poller's
+// Source. Every source is wrapped so its frames are valid UTF-8.
+func (a *App) source(t Topic, who string) (func() live.Source, error) {
+	var f func() live.Source
+	var err error
+	if st, ok := t.(scanTopic); ok {
+		f, err = st.scanSource(a, who)
+	} else {
+		f, err = t.source(a)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/bans"
+	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/views"
@@ -107,7 +108,7 @@ func (a *App) userPage(c echo.Context) error {
 	}
 	t := UserTopic{Conn: conn.Name, Name: name, Email: email, Support: support}
 	st := &userState{}
-	live, err := a.userRead(c.Request().Context(), conn, t, st)
+	live, err := a.userRead(c.Request().Context(), conn, t, st, identity(c).User, a.scanTap(conn.Name, identity(c).User))
 	if err != nil {
 		if !errors.Is(err, redisview.ErrRead) {
 			return err
@@ -177,7 +178,9 @@ func (a *App) takeOver(topic string) userState {
 
 // userRead reads the page once: with a scan when none ran for
 // userRescan (resuming unfinished scans), else re-reading the keys found.
-func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, st *userState) (views.UserLiveVM, error) {
+// Its scans draw from the connection's scan budget as who; scans that
+// waited for it in vain are tried again on the next read.
+func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, st *userState, who string, budget search.Budget) (views.UserLiveVM, error) {
 	now := a.now()
 	q := search.UserQuery{Subject: search.Subject{Name: t.Name, Email: t.Email}, Known: st.known}
 	if t.Email != "" {
@@ -200,12 +203,17 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 		q.Scan, q.Cursors = true, st.cursors // keys found stay known: a re-read drops those gone
 	}
 	q.Reprobe = q.Scan || st.probed.IsZero() || now.Sub(st.probed) >= userReprobe
-	res, err := search.RunUser(ctx, conn, q, userLimits)
+	lim := userLimits
+	lim.Budget = budget
+	res, err := search.RunUser(ctx, conn, q, lim)
 	if err != nil {
 		return views.UserLiveVM{}, err
 	}
 	if q.Scan {
-		st.scanned, st.cursors, st.scans = now, res.Cursors(), res.Scans
+		st.cursors, st.scans = res.Cursors(), res.Scans
+		if !res.Waiting {
+			st.scanned = now
+		}
 	}
 	if q.Reprobe {
 		st.probed = now
@@ -215,6 +223,9 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 	at := format.Clock(st.scanned)
 	for _, sc := range st.scans {
 		vm.Scans = append(vm.Scans, views.SearchScanVM{DB: sc.DB, Match: sc.Match, Progress: userProgress(sc, at), Done: sc.Done})
+	}
+	if res.Waiting {
+		vm.Notes = append(vm.Notes, a.budgetWait(conn.Name, who)+" The scans go on from where they are at the next read.")
 	}
 	if len(q.Boards) == 0 && hasBoards(conn) {
 		vm.Notes = append(vm.Notes, "No leaderboard is known yet (the list of leaderboard keys is read in the background): ranks, and keys by game, appear once it is.")
@@ -529,12 +540,22 @@ func parseUserTopic(arg string) (Topic, error) {
 	return UserTopic{Conn: q.Get("conn"), Name: name, Email: email, Support: mode == "support"}, nil
 }
 
-func (t UserTopic) source(a *App) (func() live.Source, error) {
+func (t UserTopic) source(a *App) (func() live.Source, error) { return t.scanSource(a, "") }
+
+// scanSource: the page's scans draw from the scan budget as who, the
+// identity that started the topic.
+func (t UserTopic) scanSource(a *App, who string) (func() live.Source, error) {
 	conn, err := a.conns.Get(t.Conn)
 	if err != nil {
 		return nil, err
 	}
-	return func() live.Source { return &userSource{a: a, conn: conn, t: t, st: a.takeOver(t.String())} }, nil
+	return func() live.Source {
+		s := &userSource{a: a, conn: conn, t: t, who: who, pacer: a.scanPacer(conn.Name, who), st: a.takeOver(t.String())}
+		if s.pacer != nil {
+			s.budget = s.pacer
+		}
+		return s
+	}, nil
 }
 
 // userSource re-reads the user's keys every tick; it scans again at most
@@ -543,6 +564,11 @@ type userSource struct {
 	a    *App
 	conn *redisview.Conn
 	t    UserTopic
+	who  string // whose scan budget its scans draw from
+	// pacer keeps the page's place in the budget's queue between polls
+	// (budget is it, or nil without a budget).
+	pacer  *scanbudget.Pacer
+	budget search.Budget
 
 	mu     sync.Mutex
 	st     userState
@@ -550,10 +576,16 @@ type userSource struct {
 	lastAt time.Time
 }
 
+// Close gives up the page's place in the budget's queue.
+func (s *userSource) Close() error {
+	s.pacer.Close()
+	return nil
+}
+
 func (s *userSource) Poll(ctx context.Context) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	vm, err := s.a.userRead(ctx, s.conn, s.t, &s.st)
+	vm, err := s.a.userRead(ctx, s.conn, s.t, &s.st, s.who, s.budget)
 	if err != nil {
 		why := "Could not be read: " + err.Error()
 		if st := s.conn.Status(); !st.Up && !st.Checked.IsZero() {

@@ -28,6 +28,10 @@ type Config struct {
 	PackFiles    []string          // extra schema packs, loaded at start
 	PackFor      map[string]string // connection → pack name, overriding detection
 	Sweep        stats.SweepBudget
+	// SearchRate is each connection's scan budget (keys/s) for the scans
+	// people start: searches and the user page's; --sweep-rate's unless
+	// --search-rate is given.
+	SearchRate int
 
 	UsersFile      string
 	SessionSecret  string
@@ -126,6 +130,7 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	fs.Var(packFor, "pack-for", "use pack PACK for connection NAME: NAME=PACK (repeatable)")
 	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second a database sweep may read (10–1000000)")
 	fs.IntVar(&cfg.Sweep.Count, "sweep-count", stats.DefaultSweepBudget.Count, "SCAN COUNT of a sweep step (10–10000)")
+	fs.IntVar(&cfg.SearchRate, "search-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second every search and user-page scan of one connection may read together, shared fairly between users (10–1000000; default: --sweep-rate)")
 	fs.StringVar(&cfg.UsersFile, "users", "", "users file (YAML) enabling sign-in")
 	fs.StringVar(&cfg.SessionSecret, "session-secret", "", "secret signing sessions and CSRF tokens (≥ 32 bytes; share it between replicas)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in lasts (5m–720h)")
@@ -231,6 +236,14 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	}
 	if cfg.Sweep.KeysPerSec < 10 || cfg.Sweep.KeysPerSec > 1_000_000 {
 		return cfg, fmt.Errorf("invalid value %d for flag --sweep-rate: want 10 to 1000000", cfg.Sweep.KeysPerSec)
+	}
+	searchRateSet := false
+	fs.Visit(func(f *flag.Flag) { searchRateSet = searchRateSet || f.Name == "search-rate" })
+	if !searchRateSet {
+		cfg.SearchRate = cfg.Sweep.KeysPerSec
+	}
+	if cfg.SearchRate < 10 || cfg.SearchRate > 1_000_000 {
+		return cfg, fmt.Errorf("invalid value %d for flag --search-rate: want 10 to 1000000 keys per second", cfg.SearchRate)
 	}
 	if cfg.Sweep.Count < 10 || cfg.Sweep.Count > 10_000 {
 		return cfg, fmt.Errorf("invalid value %d for flag --sweep-count: want 10 to 10000", cfg.Sweep.Count)

@@ -115,6 +115,43 @@ func TestParseFlagsProxyMatch(t *testing.T) {
 	}
 }
 
+// --search-rate is each connection's scan budget for the scans people
+// start; unset, it follows --sweep-rate (searching costs Redis no more
+// than a sweep); it must be a positive number of keys per second.
+func TestParseFlagsSearchRate(t *testing.T) {
+	none := func(string) string { return "" }
+	tests := []struct {
+		args    string
+		want    int
+		wantErr string
+	}{
+		{args: "", want: 1600},
+		{args: "--sweep-rate 4000", want: 4000},
+		{args: "--search-rate 800", want: 800},
+		{args: "--search-rate=800 --sweep-rate 4000", want: 800},
+		{args: "--search-rate 1000000", want: 1_000_000},
+		{args: "--search-rate 0", wantErr: "invalid value 0 for flag --search-rate: want 10 to 1000000 keys per second"},
+		{args: "--search-rate -5", wantErr: "invalid value -5 for flag --search-rate: want 10 to 1000000 keys per second"},
+		{args: "--search-rate 9", wantErr: "invalid value 9 for flag --search-rate: want 10 to 1000000"},
+		{args: "--search-rate 1000001", wantErr: "flag --search-rate: want 10 to 1000000"},
+		{args: "--search-rate fast", wantErr: `invalid value "fast" for flag --search-rate`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			cfg, err := parseFlags("keydeck", strings.Fields(tt.args), none)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || cfg.SearchRate != tt.want {
+				t.Fatalf("SearchRate = %d (%v), want %d", cfg.SearchRate, err, tt.want)
+			}
+		})
+	}
+}
+
 // vertique's secret comes from the environment variable or the file the
 // flags name; errors name where, never what; the demo uses its own.
 func TestVertiqueSecretFlags(t *testing.T) {

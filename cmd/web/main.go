@@ -67,6 +67,9 @@ Flags:
   --sweep-rate N          keys per second one database's statistics sweep may read
                           (default 1600)
   --sweep-count N         SCAN COUNT of one sweep step (default 200)
+  --search-rate N         keys per second all searches and user-page scans of one
+                          connection may read together, shared fairly between users
+                          (default: the --sweep-rate)
   --users FILE            users who may sign in (YAML; see README), re-read when it
                           changes and on SIGHUP; without it, and without
                           --trusted-proxy, Keydeck serves only loopback
@@ -192,7 +195,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 			ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail},
 		UsersFile: cfg.UsersFile, ReloadUsers: reload,
 		Audit: cfg.Audit, AuditMaxLen: cfg.AuditMaxLen,
-		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep,
+		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep, SearchRate: cfg.SearchRate,
 	}, log)
 	if err != nil {
 		return err

@@ -30,6 +30,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
+	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
@@ -84,6 +85,12 @@ type Config struct {
 	// outlives its last viewer (default 2m).
 	Sweep       stats.SweepBudget
 	SweepLinger time.Duration
+	// SearchRate is each connection's scan budget, in keys per second:
+	// every scan people start on it (live searches, search requests, the
+	// user page's scans) together, shared fairly between identities
+	// (default: Sweep.KeysPerSec, so searching costs Redis no more than a
+	// sweep does).
+	SearchRate int
 
 	// Now is the clock of actions (preview age, audit times, what an undo
 	// would bring back after its TTL) and of sign-in sessions; default
@@ -106,6 +113,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SweepLinger <= 0 {
 		c.SweepLinger = 2 * time.Minute
+	}
+	if c.SearchRate <= 0 {
+		c.SearchRate = c.Sweep.KeysPerSec
+		if c.SearchRate <= 0 {
+			c.SearchRate = stats.DefaultSweepBudget.KeysPerSec
+		}
 	}
 	return c
 }
@@ -172,11 +185,18 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		s.watch.Listen(s.ctx, c, s.hub.Kick)
 	}
 
+	// One scan budget per connection, kept for the console's life so
+	// that each identity's account survives its reconnects.
+	budgets := map[string]*scanbudget.Budget{}
+	for _, c := range reg.All() {
+		budgets[c.Name] = scanbudget.New(float64(cfg.SearchRate), nil)
+	}
+
 	s.handler = echo.New()
 	s.handler.HideBanner, s.handler.HidePort = true, true
 	s.app = handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
 		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
-		Vertique: cfg.Vertique})
+		Vertique: cfg.Vertique, ScanBudgets: budgets})
 	s.app.Routes(s.handler)
 	return s, nil
 }

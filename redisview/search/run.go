@@ -25,6 +25,17 @@ type Limits struct {
 	// Total bounds a Session: it stops once its scans have looked at
 	// about this many keys (calls × COUNT); 0: no bound.
 	Total int64
+	// Budget paces the scans: each SCAN call first takes COUNT keys from
+	// it, waiting at most until the request's (step's) time is up; nil:
+	// not paced.
+	Budget Budget
+}
+
+// Budget is the connection's scan budget as one identity's scans see it
+// (scanbudget.Tap): Take returns once keys more may be scanned, or with
+// ctx's error, having taken nothing.
+type Budget interface {
+	Take(ctx context.Context, keys int64) error
 }
 
 // DefaultLimits: 250 SCAN calls × COUNT 200 (about 50,000 keys) per
@@ -79,6 +90,10 @@ type Result struct {
 	TimedOut bool
 	// Budget: a Session stopped after Limits.Total keys scanned.
 	Budget bool
+	// Waiting: the request (a Session's step) stopped waiting for the
+	// connection's scan budget (Limits.Budget); the scans go on from
+	// there.
+	Waiting bool
 	// Scanned: keys the scans looked at, about (the sum of their Examined).
 	Scanned int64
 	// Continued: a continue request; derived keys were checked on the first.
@@ -190,7 +205,7 @@ func (s *Session) Done() bool { return s.done }
 // failed is retried.
 func (s *Session) Step(ctx context.Context) (Result, error) {
 	r := &s.r
-	r.Commands, r.TimedOut = 0, false
+	r.Commands, r.TimedOut, r.Waiting = 0, false, false
 	if s.done {
 		return s.result(), nil
 	}
@@ -215,7 +230,7 @@ func (s *Session) Step(ctx context.Context) (Result, error) {
 	s.pending = true
 	for i := range r.Scans {
 		st := &r.Scans[i]
-		if st.Done || r.Capped || r.TimedOut || r.Budget {
+		if st.Done || r.Capped || r.TimedOut || r.Budget || r.Waiting {
 			continue
 		}
 		if err := r.scan(ctx, s.conn, s.cls, st, s.lim, deadline); err != nil {
@@ -390,6 +405,15 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 			r.Budget = true
 			break
 		}
+		if lim.Budget != nil {
+			if err := take(ctx, lim.Budget, lim.Count, deadline); err != nil {
+				if ctx.Err() != nil {
+					return redisview.ReadError(fmt.Sprintf("waiting for scan budget in db%d", st.DB), ctx.Err())
+				}
+				r.Waiting = true
+				break
+			}
+		}
 		keys, next, err := cl.Scan(ctx, st.Cursor, st.Match, lim.Count).Result()
 		r.Commands++
 		if err != nil {
@@ -430,6 +454,13 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 		}
 	}
 	return nil
+}
+
+// take takes keys from b, waiting at most until deadline.
+func take(ctx context.Context, b Budget, keys int64, deadline time.Time) error {
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return b.Take(wctx, keys)
 }
 
 // accept decides whether a key SCAN returned is a result of this scan.

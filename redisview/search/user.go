@@ -44,6 +44,10 @@ type UserLimits struct {
 	Calls int   // SCAN calls per scan per read
 	Count int64 // COUNT of each call
 	Cap   int   // keys found by scan kept at most
+	// Budget paces the scans (see Limits.Budget); Wait is the longest
+	// the scans of one read wait for it altogether (0: 500 ms).
+	Budget Budget
+	Wait   time.Duration
 }
 
 // DefaultUserLimits: 25 SCAN calls × COUNT 100 per scan per read (about
@@ -467,6 +471,9 @@ type UserResult struct {
 	Bans     []BanCheck
 	Scans    []ScanState
 	Capped   bool
+	// Waiting: the scans stopped waiting for the scan budget; the next
+	// read continues them (Cursors).
+	Waiting  bool
 	Checked  int // exact keys derived and checked
 	Commands int
 	Took     time.Duration
@@ -576,6 +583,11 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 		cls = pack.Classifier()
 	}
 	if q.Scan {
+		wait := lim.Wait
+		if wait <= 0 {
+			wait = 500 * time.Millisecond
+		}
+		deadline := time.Now().Add(wait)
 		for _, s := range plan.Scans {
 			st := ScanState{Scan: s.Scan, DBKeys: r.Keyspace[s.DB]}
 			if q.Cursors != nil {
@@ -587,7 +599,11 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 				}
 				st.Cursor = c
 			}
-			if err := r.scanUser(ctx, conn, cls, s, &st, lim); err != nil {
+			if r.Waiting { // left to the next read, from where it was
+				r.Scans = append(r.Scans, st)
+				continue
+			}
+			if err := r.scanUser(ctx, conn, cls, s, &st, lim, deadline); err != nil {
 				return r, err
 			}
 			r.Scans = append(r.Scans, st)
@@ -898,10 +914,19 @@ func familyDesc(f *schema.Family) bool {
 // classifier puts it in one of the scan's families and that family's
 // pattern holds the user's values exactly there (Pinned), so
 // "ops:admin2" is never taken for "ops:admin".
-func (r *UserResult) scanUser(ctx context.Context, conn *redisview.Conn, cls *schema.Classifier, s UserScan, st *ScanState, lim UserLimits) error {
+func (r *UserResult) scanUser(ctx context.Context, conn *redisview.Conn, cls *schema.Classifier, s UserScan, st *ScanState, lim UserLimits, deadline time.Time) error {
 	st.Started = true
 	cl := conn.DB(st.DB)
 	for st.Calls < lim.Calls {
+		if lim.Budget != nil {
+			if err := take(ctx, lim.Budget, lim.Count, deadline); err != nil {
+				if ctx.Err() != nil {
+					return redisview.ReadError(fmt.Sprintf("waiting for scan budget in db%d", st.DB), ctx.Err())
+				}
+				r.Waiting = true
+				break
+			}
+		}
 		keys, next, err := cl.Scan(ctx, st.Cursor, st.Match, lim.Count).Result()
 		r.Commands++
 		st.Calls++
