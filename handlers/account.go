@@ -33,6 +33,9 @@ func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) erro
 		vm.Expires = format.Time(id.expires)
 	case "proxy":
 		vm.Via = "through the trusted proxy"
+		if id.unmatched {
+			vm.Via += ", without an account in the users file"
+		}
 	}
 	vm.Self = id.Via == "session"
 	vm.Admin = id.Role >= action.Admin
@@ -55,7 +58,10 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 		}
 		target = id.User
 	}
-	if target != id.User && id.Role < action.Admin {
+	if !id.owns(target) && id.Role < action.Admin {
+		if id.unmatched && target == id.User {
+			return echo.NewHTTPError(http.StatusForbidden, "Your proxy identity has no account in the users file, so it has no sessions here; only an admin may sign out the account "+target+".")
+		}
 		return echo.NewHTTPError(http.StatusForbidden, "Only an admin may sign out another user.")
 	}
 	if strings.ContainsAny(target, " \t\r\n") || len(target) > 64 {

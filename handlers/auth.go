@@ -62,6 +62,10 @@ type Identity struct {
 	User string
 	Role action.Role
 	Via  string // "session", "proxy", "open"; "" when anonymous
+	// unmatched: a proxy identity that found no account in the users file.
+	// Its name is only what the proxy sent, in a namespace of its own: it
+	// owns no account, even one spelled the same (see owns).
+	unmatched bool
 	// sid is the session's id (its cookie's nonce) when Via is "session",
 	// opened at issued and ending at expires.
 	sid             string
@@ -79,9 +83,33 @@ func (id Identity) csrfBinding() string {
 	case "session":
 		return "s:" + id.sid
 	case "proxy":
+		if id.unmatched {
+			return "q:" + id.User
+		}
 		return "p:" + id.User
 	}
 	return ""
+}
+
+// owns reports whether name is this identity's own account: the session's
+// user, or the users-file account a proxy identity matched.
+func (id Identity) owns(name string) bool {
+	switch id.Via {
+	case "session":
+		return name == id.User
+	case "proxy":
+		return !id.unmatched && name == id.User
+	}
+	return false
+}
+
+// holder names the identity where per-person shares are counted: an
+// unmatched proxy name never shares an account's.
+func (id Identity) holder() string {
+	if id.unmatched {
+		return "proxy:" + id.User
+	}
+	return "user:" + id.User
 }
 
 const (
@@ -158,6 +186,9 @@ func (a *App) secureRequest(c echo.Context) bool {
 // identify works out the request's identity and its CSRF cookie.
 func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if h := a.repeatedIdentityHeader(c); h != "" {
+			return echo.NewHTTPError(http.StatusBadRequest, "The request carries the identity header "+h+" more than once; the proxy must send exactly one.")
+		}
 		id := a.whoIs(c)
 		c.Set(ctxIdentity, id)
 		// Every browser gets a CSRF cookie; forms carry a token signed over
@@ -173,6 +204,22 @@ func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxCSRF, a.signer.csrfToken(val, id.csrfBinding()))
 		return next(c)
 	}
+}
+
+// repeatedIdentityHeader names an identity header a trusted proxy's request
+// carries more than once: which copy is meant is not ours to guess (a proxy
+// that appends its header to the client's would otherwise let the first,
+// the client's own, decide).
+func (a *App) repeatedIdentityHeader(c echo.Context) string {
+	if !a.fromTrustedProxy(c) {
+		return ""
+	}
+	for _, h := range []string{a.auth.UserHeader, a.auth.EmailHeader, a.auth.RoleHeader} {
+		if h != "" && len(c.Request().Header.Values(h)) > 1 {
+			return h
+		}
+	}
+	return ""
 }
 
 func (a *App) whoIs(c echo.Context) Identity {
@@ -197,6 +244,8 @@ func (a *App) whoIs(c echo.Context) Identity {
 			}
 			if ok {
 				id.User, id.Role = u.Name, u.Role
+			} else {
+				id.unmatched = true
 			}
 			if a.auth.RoleHeader != "" {
 				if r, err := action.ParseRole(req.Header.Get(a.auth.RoleHeader)); err == nil {
