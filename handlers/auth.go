@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -51,10 +52,15 @@ type Auth struct {
 
 // LoginLimiter is what sign-in needs of the attempt counter.
 type LoginLimiter interface {
-	// Attempt reserves an attempt; a non-zero wait refuses it.
-	Attempt(ctx context.Context, user, ip string) time.Duration
-	// Succeeded clears the account's count and returns the address's attempt.
+	// Attempt reserves an attempt of user from the client address ip; a
+	// verdict with a Wait refuses it.
+	Attempt(ctx context.Context, user, ip string) signin.Verdict
+	// Succeeded clears the pair's count and returns the address's attempt.
 	Succeeded(ctx context.Context, user, ip string)
+	// Lockouts lists at most limit lock-outs in force, and how many there are.
+	Lockouts(ctx context.Context, limit int) ([]signin.Lockout, int, error)
+	// Clear ends the lock-out of ip from user ("": from every account).
+	Clear(ctx context.Context, user, ip string) error
 }
 
 // Identity is who is making the request.

@@ -277,7 +277,7 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 		auth.Secret = secret
 	}
 	if auth.Limiter == nil {
-		auth.Limiter = signin.NewLoginLimiter(audit, 5, 20, 15*time.Minute)
+		auth.Limiter = signin.NewLoginLimiter(audit, signin.DefaultLoginPolicy)
 	}
 	if auth.Sessions == nil {
 		// Ended sessions are recorded beside the login counters, so a
