@@ -233,9 +233,8 @@ func (l *LoginLimiter) Succeeded(ctx context.Context, user, addr string) {
 }
 
 // Lockouts lists the lock-outs in force, the soonest-ending first, at most
-// limit of them, and how many there are in all. Those counted in this
-// process while Redis was unreachable are listed too. The error says Redis
-// could not be read (what this process knows is still returned).
+// limit of them, and how many there are in all. When Redis cannot be read
+// it returns the error with those this process counts itself meanwhile.
 func (l *LoginLimiter) Lockouts(ctx context.Context, limit int) ([]Lockout, int, error) {
 	now := l.now()
 	var out []Lockout
@@ -257,6 +256,11 @@ func (l *LoginLimiter) Lockouts(ctx context.Context, limit int) ([]Lockout, int,
 		}
 	} else {
 		err = errors.New("no store")
+	}
+	if err == nil {
+		// Redis answered: what this process counted during an outage no
+		// longer decides anything.
+		return out, total, nil
 	}
 	l.mu.Lock()
 	for k, c := range l.local {
