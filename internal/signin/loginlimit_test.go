@@ -173,3 +173,27 @@ func TestLoginLimiterWindowEnds(t *testing.T) {
 		t.Fatalf("after the window: %+v", v)
 	}
 }
+
+// However many addresses guess at an account, its owner from another
+// address is slowed by at most SlowCap, never refused.
+func TestLoginLimiterNeverLocksTheOwnerOut(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			ctx := context.Background()
+			l, clk := newTestLimiter(t, store == "redis")
+			for a := range 10 {
+				for range 6 {
+					l.Attempt(ctx, "ada", "203.0.113."+string(rune('0'+a)))
+				}
+			}
+			for _, d := range clk.slept {
+				if d > testPolicy.SlowCap {
+					t.Fatalf("slept %v, over the cap", d)
+				}
+			}
+			if v := l.Attempt(ctx, "ada", "198.51.100.7"); v.Wait != 0 || v.Delay != testPolicy.SlowCap {
+				t.Fatalf("the owner after 60 guesses from 10 addresses: %+v, want admitted after %v", v, testPolicy.SlowCap)
+			}
+		})
+	}
+}
