@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -33,9 +35,15 @@ func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) erro
 		vm.Expires = format.Time(id.expires)
 	case "proxy":
 		vm.Via = "through the trusted proxy"
+		if id.unmatched {
+			vm.Via += ", without an account in the users file"
+		}
 	}
 	vm.Self = id.Via == "session"
 	vm.Admin = id.Role >= action.Admin
+	if vm.Admin {
+		a.listLockouts(c, &vm)
+	}
 	return render(c, status, vm, views.AccountPage(a.page(c, "Your account", ""), vm))
 }
 
@@ -55,7 +63,10 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 		}
 		target = id.User
 	}
-	if target != id.User && id.Role < action.Admin {
+	if !id.owns(target) && id.Role < action.Admin {
+		if id.unmatched && target == id.User {
+			return echo.NewHTTPError(http.StatusForbidden, "Your proxy identity has no account in the users file, so it has no sessions here; only an admin may sign out the account "+target+".")
+		}
 		return echo.NewHTTPError(http.StatusForbidden, "Only an admin may sign out another user.")
 	}
 	if strings.ContainsAny(target, " \t\r\n") || len(target) > 64 {
@@ -80,4 +91,58 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 		msg += " (" + target + " is not in the users file.)"
 	}
 	return a.renderAccount(c, http.StatusOK, views.AccountVM{Done: msg})
+}
+
+// lockoutsShown is how many sign-in lock-outs the account page lists.
+const lockoutsShown = 100
+
+func (a *App) listLockouts(c echo.Context, vm *views.AccountVM) {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+	list, total, err := a.auth.Limiter.Lockouts(ctx, lockoutsShown)
+	cancel()
+	if err != nil {
+		vm.LockoutsError = "The audit Redis cannot be read: only the lock-outs this replica counted itself while it was unreachable are listed."
+	}
+	for _, l := range list {
+		vm.Lockouts = append(vm.Lockouts, lockoutRow(l))
+	}
+	vm.LockoutsMore = max(0, total-len(list))
+}
+
+func lockoutRow(l signin.Lockout) views.LockoutRow {
+	return views.LockoutRow{Account: l.User, AllAccounts: l.User == "", Addr: l.Addr, Until: format.Time(l.Until),
+		Ref: base64.RawURLEncoding.EncodeToString([]byte(l.Addr + "\x00" + l.User))}
+}
+
+// clearLockout ends a sign-in lock-out, after a confirmation showing which
+// (an admin's; logged). The form carries the lock-out's account byte-exact,
+// encoded, as the list showed it.
+func (a *App) clearLockout(c echo.Context) error {
+	if a.auth.Users == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "Sign-in is not configured on this console.")
+	}
+	id := identity(c)
+	raw, err := base64.RawURLEncoding.DecodeString(c.FormValue("lockout"))
+	addr, user, ok := strings.Cut(string(raw), "\x00")
+	if err != nil || !ok || addr == "" {
+		return echo.NewHTTPError(http.StatusBadRequest, "Name the lock-out to clear from the list on this page.")
+	}
+	row := lockoutRow(signin.Lockout{User: user, Addr: addr})
+	if c.FormValue("confirm") != "yes" {
+		return a.renderAccount(c, http.StatusOK, views.AccountVM{ConfirmClear: &row})
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+	err = a.auth.Limiter.Clear(ctx, user, addr)
+	cancel()
+	if err != nil {
+		a.log.Error("clearing a sign-in lock-out failed: the audit Redis cannot record it", "user", user, "remote_locked", addr, "by", id.User, "err", err)
+		return a.renderAccount(c, http.StatusServiceUnavailable, views.AccountVM{
+			Error: "The lock-out may still hold: the audit Redis cannot be reached. Try again in a moment."})
+	}
+	a.log.Warn("sign-in lock-out cleared", "user", user, "remote_locked", addr, "by", id.User, "remote", a.clientAddr(c))
+	who := "every account"
+	if user != "" {
+		who = views.EscapeName(user)
+	}
+	return a.renderAccount(c, http.StatusOK, views.AccountVM{Done: "The lock-out of " + addr + " from " + who + " is cleared: that address may sign in again."})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -51,10 +52,15 @@ type Auth struct {
 
 // LoginLimiter is what sign-in needs of the attempt counter.
 type LoginLimiter interface {
-	// Attempt reserves an attempt; a non-zero wait refuses it.
-	Attempt(ctx context.Context, user, ip string) time.Duration
-	// Succeeded clears the account's count and returns the address's attempt.
+	// Attempt reserves an attempt of user from the client address ip; a
+	// verdict with a Wait refuses it.
+	Attempt(ctx context.Context, user, ip string) signin.Verdict
+	// Succeeded clears the pair's count and returns the address's attempt.
 	Succeeded(ctx context.Context, user, ip string)
+	// Lockouts lists at most limit lock-outs in force, and how many there are.
+	Lockouts(ctx context.Context, limit int) ([]signin.Lockout, int, error)
+	// Clear ends the lock-out of ip from user ("": from every account).
+	Clear(ctx context.Context, user, ip string) error
 }
 
 // Identity is who is making the request.
@@ -62,6 +68,10 @@ type Identity struct {
 	User string
 	Role action.Role
 	Via  string // "session", "proxy", "open"; "" when anonymous
+	// unmatched: a proxy identity that found no account in the users file.
+	// Its name is only what the proxy sent, in a namespace of its own: it
+	// owns no account, even one spelled the same (see owns).
+	unmatched bool
 	// sid is the session's id (its cookie's nonce) when Via is "session",
 	// opened at issued and ending at expires.
 	sid             string
@@ -79,9 +89,33 @@ func (id Identity) csrfBinding() string {
 	case "session":
 		return "s:" + id.sid
 	case "proxy":
+		if id.unmatched {
+			return "q:" + id.User
+		}
 		return "p:" + id.User
 	}
 	return ""
+}
+
+// owns reports whether name is this identity's own account: the session's
+// user, or the users-file account a proxy identity matched.
+func (id Identity) owns(name string) bool {
+	switch id.Via {
+	case "session":
+		return name == id.User
+	case "proxy":
+		return !id.unmatched && name == id.User
+	}
+	return false
+}
+
+// holder names the identity where per-person shares are counted: an
+// unmatched proxy name never shares an account's.
+func (id Identity) holder() string {
+	if id.unmatched {
+		return "proxy:" + id.User
+	}
+	return "user:" + id.User
 }
 
 const (
@@ -158,6 +192,9 @@ func (a *App) secureRequest(c echo.Context) bool {
 // identify works out the request's identity and its CSRF cookie.
 func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if h := a.repeatedIdentityHeader(c); h != "" {
+			return echo.NewHTTPError(http.StatusBadRequest, "The request carries the identity header "+h+" more than once; the proxy must send exactly one.")
+		}
 		id := a.whoIs(c)
 		c.Set(ctxIdentity, id)
 		// Every browser gets a CSRF cookie; forms carry a token signed over
@@ -173,6 +210,22 @@ func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxCSRF, a.signer.csrfToken(val, id.csrfBinding()))
 		return next(c)
 	}
+}
+
+// repeatedIdentityHeader names an identity header a trusted proxy's request
+// carries more than once: which copy is meant is not ours to guess (a proxy
+// that appends its header to the client's would otherwise let the first,
+// the client's own, decide).
+func (a *App) repeatedIdentityHeader(c echo.Context) string {
+	if !a.fromTrustedProxy(c) {
+		return ""
+	}
+	for _, h := range []string{a.auth.UserHeader, a.auth.EmailHeader, a.auth.RoleHeader} {
+		if h != "" && len(c.Request().Header.Values(h)) > 1 {
+			return h
+		}
+	}
+	return ""
 }
 
 func (a *App) whoIs(c echo.Context) Identity {
@@ -197,6 +250,8 @@ func (a *App) whoIs(c echo.Context) Identity {
 			}
 			if ok {
 				id.User, id.Role = u.Name, u.Role
+			} else {
+				id.unmatched = true
 			}
 			if a.auth.RoleHeader != "" {
 				if r, err := action.ParseRole(req.Header.Get(a.auth.RoleHeader)); err == nil {

@@ -453,7 +453,7 @@ func TestHostAllowlistAndBodyLimit(t *testing.T) {
 func TestForwardedForRightmostUntrusted(t *testing.T) {
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-		a.Limiter = signin.NewLoginLimiter(nil, 100, 3, time.Minute)
+		a.Limiter = signin.NewLoginLimiter(nil, signin.LoginPolicy{PerPair: 100, PerAddr: 3, Window: time.Minute})
 	})
 	br := newBrowser(t, f.srv.URL)
 	for i := range 4 {

@@ -18,6 +18,7 @@ import (
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -53,8 +54,12 @@ func (noHub) Stats() live.Stats                                         { return
 
 type noLimiter struct{}
 
-func (noLimiter) Attempt(context.Context, string, string) time.Duration { return 0 }
-func (noLimiter) Succeeded(context.Context, string, string)             {}
+func (noLimiter) Attempt(context.Context, string, string) signin.Verdict { return signin.Verdict{} }
+func (noLimiter) Succeeded(context.Context, string, string)              {}
+func (noLimiter) Lockouts(context.Context, int) ([]signin.Lockout, int, error) {
+	return nil, 0, nil
+}
+func (noLimiter) Clear(context.Context, string, string) error { return nil }
 
 // fakeConsole serves the App over fakes, in open mode.
 func fakeConsole(t *testing.T, audit handlers.AuditLog) *echo.Echo {

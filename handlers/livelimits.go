@@ -51,7 +51,7 @@ func (s *liveShares) limits(a *App, c echo.Context) []shareLimit {
 		return nil
 	}
 	return []shareLimit{
-		{holder: "user:" + id.User, shareCaps: s.user},
+		{holder: id.holder(), shareCaps: s.user},
 		{holder: "addr:" + a.clientAddr(c), shareCaps: s.addr},
 	}
 }
@@ -62,7 +62,7 @@ type liveShare struct {
 }
 
 type shareLimit struct {
-	holder string // "user:NAME" or "addr:IP"
+	holder string // "user:NAME", "proxy:NAME" (unmatched) or "addr:IP"
 	shareCaps
 }
 

@@ -59,16 +59,28 @@ func (a *App) login(c echo.Context) error {
 		return render(c, http.StatusBadRequest, vm, views.LoginPage(a.page(c, "Sign in", ""), vm))
 	}
 	ip := a.clientAddr(c)
-	if wait := a.auth.Limiter.Attempt(ctx, name, ip); wait > 0 {
-		secs := int(math.Ceil(wait.Seconds()))
+	v := a.auth.Limiter.Attempt(ctx, name, ip)
+	if v.Wait > 0 {
+		secs := int(math.Ceil(v.Wait.Seconds()))
 		c.Response().Header().Set("Retry-After", fmt.Sprint(secs))
 		vm.Error = "Too many failed sign-ins. Try again in " + format.Duration(time.Duration(secs)*time.Second) + "."
-		a.log.Warn("sign-in rate limited", "user", name, "remote", ip)
+		a.log.Warn("sign-in refused: locked out", "user", name, "remote", ip, "retry_after_s", secs)
 		return render(c, http.StatusTooManyRequests, vm, views.LoginPage(a.page(c, "Sign in", ""), vm))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // the client left during the slow-down
 	}
 	u, ok := a.auth.Users.Authenticate(name, pw)
 	if !ok {
-		a.log.Warn("sign-in failed", "user", name, "remote", ip)
+		a.log.Warn("sign-in failed", "user", name, "remote", ip, "slowed_ms", v.Delay.Milliseconds())
+		if v.LastForPair {
+			a.log.Warn("sign-in lock-out: this address may not sign in to this account until the window ends; an admin may clear it on /account",
+				"user", name, "remote", ip, "until", v.PairUntil.UTC().Format(time.RFC3339))
+		}
+		if v.LastForAddr {
+			a.log.Warn("sign-in lock-out: this address may not sign in to any account until the window ends; an admin may clear it on /account",
+				"remote", ip, "until", v.AddrUntil.UTC().Format(time.RFC3339))
+		}
 		vm.Error = "Wrong user name or password."
 		return render(c, http.StatusUnauthorized, vm, views.LoginPage(a.page(c, "Sign in", ""), vm))
 	}

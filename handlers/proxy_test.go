@@ -1,8 +1,10 @@
 package handlers_test
 
 import (
+	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"regexp"
 	"testing"
 
@@ -57,6 +59,102 @@ func TestProxyMatchesOneField(t *testing.T) {
 		user, role := whoami(t, tt.base, tt.hdr...)
 		if user != tt.wantUser || role != tt.wantRole {
 			t.Errorf("%q: signed in as %s (%s), want %s (%s)", tt.hdr, user, role, tt.wantUser, tt.wantRole)
+		}
+	}
+}
+
+var hxTokenRe = regexp.MustCompile(`X-CSRF-Token&#34;:&#34;([^&]+)&#34;`)
+
+// pageToken is the CSRF token a page gives its scripts (every page has
+// one, with or without a form on it).
+func pageToken(t *testing.T, page string) string {
+	t.Helper()
+	m := hxTokenRe.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token on the page: %.300s", page)
+	}
+	return m[1]
+}
+
+// proxyGet sends GET path from a trusted proxy with hdr, each pair added
+// (so a name given twice is sent twice), and returns the status and body.
+func proxyGet(t *testing.T, base, path string, hdr ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// With --proxy-match email, a user header naming ada without ada's e-mail
+// is an unmatched viewer that happens to be called "ada": it acts in its
+// own namespace and cannot end the real ada's sessions.
+func TestUnmatchedProxyIdentityCannotSignOutAccount(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
+		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		a.ProxyMatch = "email"
+	})
+	ada := newBrowser(t, f.srv.URL)
+	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther {
+		t.Fatalf("ada signs in: %d", code)
+	}
+	for _, tt := range []struct {
+		name string
+		hdr  []string
+		form url.Values
+	}{
+		{"own name, no e-mail", []string{"X-Forwarded-User", "ada"}, url.Values{}},
+		{"own name, named", []string{"X-Forwarded-User", "ada"}, url.Values{"user": {"ada"}}},
+		{"another e-mail", []string{"X-Forwarded-User", "ada", "X-Forwarded-Email", "mallory@example.com"}, url.Values{"user": {"ada"}}},
+	} {
+		mallory := newBrowser(t, f.srv.URL)
+		_, _, page := mallory.do(http.MethodGet, "/account", nil, tt.hdr...)
+		tt.form.Set("_csrf", pageToken(t, page))
+		code, _, body := mallory.do(http.MethodPost, "/account/sign-out-everywhere", tt.form, tt.hdr...)
+		if code != http.StatusForbidden && code != http.StatusBadRequest {
+			t.Errorf("%s: sign out ada everywhere: %d, want 403 or 400 (%.200s)", tt.name, code, body)
+		}
+		if code, _, _ := ada.do(http.MethodGet, "/c/main", nil); code != http.StatusOK {
+			t.Fatalf("%s: ada's own session ended: %d", tt.name, code)
+		}
+	}
+	// ada herself through the proxy (matched by her e-mail) still may.
+	self := newBrowser(t, f.srv.URL)
+	hdr := []string{"X-Forwarded-User", "whatever", "X-Forwarded-Email", "ada@example.com"}
+	_, _, page := self.do(http.MethodGet, "/account", nil, hdr...)
+	if code, _, body := self.do(http.MethodPost, "/account/sign-out-everywhere", url.Values{"_csrf": {pageToken(t, page)}, "user": {"ada"}}, hdr...); code != http.StatusOK {
+		t.Fatalf("matched ada signs herself out everywhere: %d (%.200s)", code, body)
+	}
+}
+
+// Two copies of an identity header are refused, not decided by the first.
+func TestDuplicateIdentityHeaderRefused(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
+		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		a.RoleHeader = "X-Forwarded-Role"
+	})
+	tests := []struct {
+		name string
+		hdr  []string
+		want int
+	}{
+		{"one of each", []string{"X-Forwarded-User", "ada", "X-Forwarded-Email", "ada@example.com", "X-Forwarded-Role", "viewer"}, http.StatusOK},
+		{"two users", []string{"X-Forwarded-User", "ada", "X-Forwarded-User", "mallory"}, http.StatusBadRequest},
+		{"two users, other spelling", []string{"X-Forwarded-User", "mallory", "x-forwarded-user", "ada"}, http.StatusBadRequest},
+		{"two e-mails", []string{"X-Forwarded-User", "ada", "X-Forwarded-Email", "a@example.com", "X-Forwarded-Email", "ada@example.com"}, http.StatusBadRequest},
+		{"two roles", []string{"X-Forwarded-User", "ada", "X-Forwarded-Role", "viewer", "X-Forwarded-Role", "admin"}, http.StatusBadRequest},
+		{"an empty second copy", []string{"X-Forwarded-User", "ada", "X-Forwarded-User", ""}, http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		if code, body := proxyGet(t, f.srv.URL, "/c/main", tt.hdr...); code != tt.want {
+			t.Errorf("%s: %d, want %d (%.200s)", tt.name, code, tt.want, body)
 		}
 	}
 }

@@ -34,6 +34,10 @@ func (a *App) RouteTable() []Route {
 	view := func(method, path string, h echo.HandlerFunc) Route {
 		return Route{Method: method, Path: path, Role: action.Viewer, handler: h}
 	}
+	// Admin's own settings of the console (not Redis actions).
+	admin := func(method, path string, h echo.HandlerFunc) Route {
+		return Route{Method: method, Path: path, Role: action.Admin, handler: h}
+	}
 	// Actions: the runner checks each kind's role again; support is the
 	// lowest role with any action.
 	act := func(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) Route {
@@ -70,6 +74,7 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Locks, a.locksPage),
 		view(get, route.User, a.userPage),
 		view(post, route.SignOutEverywhere, a.signOutEverywhere),
+		admin(post, route.ClearLockout, a.clearLockout),
 
 		act(post, route.Preview, a.previewAction),
 		// A preview changes nothing, so links may open it, but only from

@@ -93,10 +93,13 @@ func dummyAt(cost int) []byte {
 
 type usersFile struct {
 	Users []struct {
-		Name         string `yaml:"name"`
-		Email        string `yaml:"email"`
-		Role         string `yaml:"role"`
-		PasswordHash string `yaml:"password_hash"`
+		Name  string `yaml:"name"`
+		Email string `yaml:"email"`
+		Role  string `yaml:"role"`
+		// PasswordHash is nil when the field is left out (a user who
+		// signs in only through the trusted proxy); given, it may not be
+		// empty.
+		PasswordHash *string `yaml:"password_hash"`
 	} `yaml:"users"`
 }
 
@@ -126,7 +129,8 @@ func LoadUsers(path string) (*Users, error) {
 func parseUsers(path string, data []byte) (*userSet, error) {
 	var f usersFile
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.Strict()); err != nil {
-		return nil, fmt.Errorf("%s: %s", path, yaml.FormatError(err, false, true))
+		// One line, with the position: it is what start-up prints.
+		return nil, fmt.Errorf("%s: %s", path, strings.TrimSpace(yaml.FormatError(err, false, false)))
 	}
 	set := newUserSet()
 	for i, e := range f.Users {
@@ -142,11 +146,15 @@ func parseUsers(path string, data []byte) (*userSet, error) {
 			return nil, fmt.Errorf("%s (%s): %v", where, e.Name, err)
 		}
 		user := User{Name: e.Name, Email: strings.ToLower(e.Email), Role: role}
-		if e.PasswordHash != "" {
-			if _, err := bcrypt.Cost([]byte(e.PasswordHash)); err != nil {
+		switch {
+		case e.PasswordHash == nil:
+		case *e.PasswordHash == "":
+			return nil, fmt.Errorf("%s (%s): password_hash is empty: make one with `keydeck hash-password`, or leave the field out for a user who signs in only through the trusted proxy", where, e.Name)
+		default:
+			if _, err := bcrypt.Cost([]byte(*e.PasswordHash)); err != nil {
 				return nil, fmt.Errorf("%s (%s): password_hash is not a bcrypt hash (make one with `keydeck hash-password`)", where, e.Name)
 			}
-			user.hash = []byte(e.PasswordHash)
+			user.hash = []byte(*e.PasswordHash)
 		}
 		set.add(user)
 	}
@@ -180,6 +188,14 @@ func (u *Users) Lookup(name string) (User, bool) {
 	}
 	x, ok := u.current().byName[name]
 	return x, ok
+}
+
+// Len is how many accounts the version in force holds.
+func (u *Users) Len() int {
+	if u == nil {
+		return 0
+	}
+	return len(u.current().byName)
 }
 
 // LookupEmail finds a user by e-mail address.

@@ -125,3 +125,40 @@ func TestUsersFileReloadOnKick(t *testing.T) {
 		return u.Role == action.Viewer
 	})
 }
+
+// A users file is refused, naming the file, the entry and the field, when
+// an entry's password_hash is there but empty; leaving the field out is how
+// a proxy-only user is written.
+func TestUsersFileFields(t *testing.T) {
+	tests := []struct {
+		name, body, wantErr string
+	}{
+		{"hash given", "users:\n" + usersEntry("ada", "admin"), ""},
+		{"no hash (proxy only)", "users:\n  - name: ada\n    role: admin\n", ""},
+		{"empty hash", "users:\n" + usersEntry("ada", "admin") + "  - name: bob\n    role: viewer\n    password_hash: \"\"\n",
+			"users.yaml: user 2 (bob): password_hash is empty"},
+		{"misspelt field", "users:\n  - name: ada\n    role: admin\n    pasword_hash: x\n",
+			`users.yaml: [4:5] unknown field "pasword_hash"`},
+		{"blank hash", "users:\n  - name: bob\n    role: viewer\n    password_hash: \"  \"\n",
+			"users.yaml: user 1 (bob): password_hash is not a bcrypt hash"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "users.yaml")
+			writeUsersFile(t, path, tt.body)
+			u, err := handlers.LoadUsers(path)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if _, ok := u.Lookup("ada"); !ok {
+					t.Fatal("ada not loaded")
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err = %v, want one line containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -248,8 +249,12 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	if cfg.Sweep.Count < 10 || cfg.Sweep.Count > 10_000 {
 		return cfg, fmt.Errorf("invalid value %d for flag --sweep-count: want 10 to 10000", cfg.Sweep.Count)
 	}
-	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
+	if _, port, err := net.SplitHostPort(cfg.Addr); err != nil {
 		return cfg, fmt.Errorf("invalid value %q for flag --addr: want HOST:PORT", cfg.Addr)
+	} else if n, err := strconv.Atoi(port); err != nil {
+		return cfg, fmt.Errorf("invalid value %q for flag --addr: port %q is not a number", cfg.Addr, port)
+	} else if n < 0 || n > 65535 {
+		return cfg, fmt.Errorf("invalid value %q for flag --addr: port %d out of range (want 0–65535)", cfg.Addr, n)
 	}
 	if cfg.PollInterval < 100*time.Millisecond || cfg.PollInterval > time.Minute {
 		return cfg, fmt.Errorf("invalid value %s for flag --poll-interval: want 100ms to 1m", cfg.PollInterval)

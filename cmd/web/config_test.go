@@ -59,6 +59,14 @@ func TestParseFlags(t *testing.T) {
 		{name: "sweep count out of range", args: []string{"--sweep-count", "100000"}, getenv: none, wantErr: "flag --sweep-count"},
 		{name: "bad proxy match", args: []string{"--proxy-match", "either"}, getenv: none, wantErr: `invalid value "either" for flag --proxy-match: want name or email`},
 		{name: "bad log format", args: []string{"--log-format", "xml"}, getenv: none, wantErr: "flag --log-format"},
+		{name: "addr port out of range", args: []string{"--addr", "127.0.0.1:99999"}, getenv: none, wantErr: `invalid value "127.0.0.1:99999" for flag --addr: port 99999 out of range (want 0–65535)`},
+		{name: "addr port negative", args: []string{"--addr", "127.0.0.1:-1"}, getenv: none, wantErr: `invalid value "127.0.0.1:-1" for flag --addr: port -1 out of range`},
+		{name: "addr port not a number", args: []string{"--addr", "127.0.0.1:web"}, getenv: none, wantErr: `invalid value "127.0.0.1:web" for flag --addr: port "web" is not a number`},
+		{name: "addr without a port", args: []string{"--addr", "127.0.0.1:"}, getenv: none, wantErr: `invalid value "127.0.0.1:" for flag --addr: port "" is not a number`},
+		{name: "addr any port", args: []string{"--addr", "[::1]:0"}, getenv: none,
+			want: Config{Addr: "[::1]:0", PollInterval: time.Second, LogFormat: "text", LogLevel: "info"}},
+		{name: "addr highest port", args: []string{"--addr", ":65535"}, getenv: none,
+			want: Config{Addr: ":65535", PollInterval: time.Second, LogFormat: "text", LogLevel: "info"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,8 +17,9 @@ import (
 // hashPassword prints a bcrypt hash for the users file. On a terminal it
 // asks twice without echo; otherwise it reads the first line of in, so
 // scripts can pipe a password in.
+// A password it refuses is an inputError (exit status 2).
 func hashPassword(in *os.File, out, prompt io.Writer) error {
-	var pw string
+	pw, from := "", "read from standard input"
 	if term.IsTerminal(int(in.Fd())) {
 		fmt.Fprint(prompt, "Password: ")
 		a, err := term.ReadPassword(int(in.Fd()))
@@ -33,9 +34,9 @@ func hashPassword(in *os.File, out, prompt io.Writer) error {
 			return err
 		}
 		if string(a) != string(b) {
-			return errors.New("the passwords differ")
+			return inputError{errors.New("the passwords typed differ")}
 		}
-		pw = string(a)
+		pw, from = string(a), "typed"
 	} else {
 		line, err := readFirstLine(in)
 		if err != nil {
@@ -45,7 +46,7 @@ func hashPassword(in *os.File, out, prompt io.Writer) error {
 	}
 	hash, err := hashOf(pw)
 	if err != nil {
-		return err
+		return inputError{fmt.Errorf("the password %s %w", from, err)}
 	}
 	fmt.Fprintln(out, hash)
 	return nil
@@ -62,11 +63,11 @@ func readFirstLine(r io.Reader) (string, error) {
 func hashOf(pw string) (string, error) {
 	switch {
 	case pw == "":
-		return "", errors.New("empty password")
+		return "", errors.New("is empty")
 	case len(pw) < 8:
-		return "", errors.New("password shorter than 8 characters")
+		return "", errors.New("is shorter than 8 characters")
 	case len(pw) > 72:
-		return "", errors.New("password longer than 72 bytes (bcrypt ignores the rest)")
+		return "", errors.New("is longer than 72 bytes (bcrypt ignores the rest)")
 	}
 	h, err := bcrypt.GenerateFromPassword([]byte(pw), handlers.PasswordCost)
 	return string(h), err

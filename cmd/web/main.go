@@ -25,7 +25,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "hash-password" {
 		if err := hashPassword(os.Stdin, os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintf(os.Stderr, "keydeck hash-password: %v\n", err)
-			os.Exit(1)
+			os.Exit(exitStatus(err))
 		}
 		return
 	}
@@ -43,9 +43,31 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, log, nil); err != nil {
-		log.Error("keydeck stopped", "err", err)
-		os.Exit(1)
+		var input inputError
+		if errors.As(err, &input) {
+			fmt.Fprintf(os.Stderr, "keydeck: %v\n", err)
+		} else {
+			log.Error("keydeck stopped", "err", err)
+		}
+		os.Exit(exitStatus(err))
 	}
+}
+
+// inputError is an input refused at start-up (a file or secret a flag
+// names, a password to hash): like a bad flag it is one line naming the
+// input, and exit status 2, before any Redis is connected to.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
+// exitStatus is 2 for an inputError, 1 for any other failure.
+func exitStatus(err error) int {
+	var input inputError
+	if errors.As(err, &input) {
+		return 2
+	}
+	return 1
 }
 
 const usage = `Keydeck — a live operations console for Redis.
@@ -158,9 +180,17 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	// Inputs first: a mistake in one is told before anything starts.
 	vsecret, err := vertiqueSecret(cfg, os.Getenv, os.ReadFile)
 	if err != nil {
-		return err
+		return inputError{err}
+	}
+	var users *handlers.Users
+	if cfg.UsersFile != "" {
+		if users, err = handlers.LoadUsers(cfg.UsersFile); err != nil {
+			return inputError{fmt.Errorf("invalid value for flag --users: %w", err)}
+		}
+		log.Info("users file loaded", "path", cfg.UsersFile, "users", users.Len())
 	}
 	conns := cfg.Conns
 	if cfg.Demo() {
@@ -192,7 +222,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 		Conns: conns, Packs: packs, PackFor: cfg.PackFor, Demo: cfg.Demo(), Addr: cfg.Addr, Vertique: vsecret,
 		Auth: handlers.Auth{SessionTTL: cfg.SessionTTL, Secret: []byte(cfg.SessionSecret), ReadOnly: cfg.ReadOnly,
 			TrustedProxies: cfg.TrustedProxies, UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole,
-			ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail},
+			ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail, Users: users},
 		UsersFile: cfg.UsersFile, ReloadUsers: reload,
 		Audit: cfg.Audit, AuditMaxLen: cfg.AuditMaxLen,
 		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep, SearchRate: cfg.SearchRate,

@@ -59,6 +59,62 @@ func TestInvalidFlagExitsWithStatus2(t *testing.T) {
 	}
 }
 
+// Each input refused at start-up is one line naming it, exit status 2,
+// before any Redis is connected to: the Redis named here does not answer,
+// and trying it would log a connection error first.
+func TestStartupInputErrorsExitWithStatus2(t *testing.T) {
+	dir := t.TempDir()
+	emptyHash := dir + "/users.yaml"
+	if err := os.WriteFile(emptyHash, []byte("users:\n  - name: ada\n    role: admin\n    password_hash: \"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, args, stdin string
+		want              []string // every one in the line
+	}{
+		{"port out of range", "--addr 127.0.0.1:99999 --redis a=redis://127.0.0.1:1", "",
+			[]string{`keydeck: invalid value "127.0.0.1:99999" for flag --addr: port 99999 out of range`}},
+		{"empty password hash", "--addr 127.0.0.1:0 --redis a=redis://127.0.0.1:1 --users " + emptyHash, "",
+			[]string{"keydeck: invalid value for flag --users: " + emptyHash + ": user 1 (ada): password_hash is empty"}},
+		{"empty password hash in the demo", "--addr 127.0.0.1:0 --users " + emptyHash, "",
+			[]string{"keydeck: invalid value for flag --users: " + emptyHash + ": user 1 (ada): password_hash is empty"}},
+		{"short password", "hash-password", "short\n",
+			[]string{"keydeck hash-password: the password read from standard input is shorter than 8 characters"}},
+		{"empty password", "hash-password", "",
+			[]string{"keydeck hash-password: the password read from standard input is empty"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// An input that is not refused starts the console, which would
+			// serve until killed.
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "KEYDECK_TEST_RUN_MAIN=1", "KEYDECK_TEST_ARGS="+tt.args)
+			cmd.Stdin = strings.NewReader(tt.stdin)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("err = %v, want exit status 2; stderr:\n%s", err, stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Fatalf("stdout %q, want nothing", stdout.String())
+			}
+			line := strings.TrimSuffix(stderr.String(), "\n")
+			if strings.Contains(line, "\n") {
+				t.Fatalf("stderr is not one line:\n%s", stderr.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(line, w) {
+					t.Fatalf("stderr %q, want it to contain %q", line, w)
+				}
+			}
+		})
+	}
+}
+
 // A malformed pack stops start-up with its file, line and what is wrong.
 func TestMalformedPackStopsStartup(t *testing.T) {
 	f := t.TempDir() + "/broken.yaml"
@@ -164,6 +220,9 @@ func TestSIGHUPReloadsUsersFile(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	case <-time.After(20 * time.Second):
 		t.Fatal("console did not start")
+	}
+	if !strings.Contains(logs.String(), `msg="users file loaded" path=`+users+" users=1") {
+		t.Fatalf("start-up did not log how many users it loaded:\n%s", logs)
 	}
 	write("viewer")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {

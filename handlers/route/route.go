@@ -24,6 +24,7 @@ const (
 	Audit             = "/audit"
 	Account           = "/account"
 	SignOutEverywhere = "/account/sign-out-everywhere"
+	ClearLockout      = "/account/clear-lockout"
 	Login             = "/login"
 	Logout            = "/logout"
 	Live              = "/ws"

@@ -61,7 +61,8 @@ type Config struct {
 	// and Sessions keep their state in the audit Redis; Open is worked out
 	// (no users and no trusted proxy).
 	Auth handlers.Auth
-	// UsersFile, when set, is loaded into Auth.Users and watched: re-read
+	// UsersFile, when set, is loaded into Auth.Users (unless the caller
+	// loaded it there already, from this file) and watched: re-read
 	// when it changes and whenever ReloadUsers receives (SIGHUP).
 	UsersFile   string
 	ReloadUsers <-chan struct{}
@@ -261,7 +262,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // store, all beside the audit log, whose client it returns.
 func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *slog.Logger) (handlers.Auth, *redis.Client, error) {
 	auth := cfg.Auth
-	if cfg.UsersFile != "" {
+	if cfg.UsersFile != "" && auth.Users == nil {
 		users, err := handlers.LoadUsers(cfg.UsersFile)
 		if err != nil {
 			return auth, nil, err
@@ -296,7 +297,7 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 		auth.Secret = secret
 	}
 	if auth.Limiter == nil {
-		auth.Limiter = signin.NewLoginLimiter(audit, 5, 20, 15*time.Minute)
+		auth.Limiter = signin.NewLoginLimiter(audit, signin.DefaultLoginPolicy)
 	}
 	if auth.Sessions == nil {
 		// Ended sessions are recorded beside the login counters, so a

@@ -4,22 +4,111 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// LoginLimiter counts failed sign-ins per account and per client address in
-// Redis, so several Keydeck replicas enforce one limit. When Redis cannot
-// be reached it falls back to counting in this process, which still stops a
-// guessing attack against this replica.
+// LoginPolicy is how many sign-in attempts are allowed, and how fast.
+// Every count is a fixed window of Window, started by its first attempt.
+type LoginPolicy struct {
+	// PerPair attempts per (account, client address): past it that address
+	// is locked out of that account, and of no other, until the window
+	// ends. Guessing from one address cannot lock the owner out.
+	PerPair int
+	// PerAddr attempts per client address, whatever the accounts: past it
+	// the address is locked out of every account.
+	PerAddr int
+	Window  time.Duration
+	// SlowAfter admitted attempts on an account, from any addresses, each
+	// further one waits SlowStep, doubling per attempt up to SlowCap,
+	// before its password is checked. It is a delay, never a refusal: a
+	// right password from an address not locked out always gets in.
+	SlowAfter         int
+	SlowStep, SlowCap time.Duration
+}
+
+// DefaultLoginPolicy: 5 attempts per account and address and 20 per
+// address in 15 minutes; from the 6th attempt on an account in that time,
+// 0.25 s, 0.5 s, 1 s, 2 s, then 3 s each.
+var DefaultLoginPolicy = LoginPolicy{PerPair: 5, PerAddr: 20, Window: 15 * time.Minute,
+	SlowAfter: 5, SlowStep: 250 * time.Millisecond, SlowCap: 3 * time.Second}
+
+// Verdict is what Attempt decided.
+type Verdict struct {
+	// Wait > 0: refused, the pair or the address is locked out for Wait.
+	Wait time.Duration
+	// Delay is the slow-down Attempt waited before answering.
+	Delay time.Duration
+	// LastForPair (LastForAddr): this attempt was the last the pair (the
+	// address) has in its window; if it fails, the pair (the address) is
+	// locked out until PairUntil (AddrUntil).
+	LastForPair, LastForAddr bool
+	PairUntil, AddrUntil     time.Time
+}
+
+// Lockout is a client address locked out of an account (User ""
+// means of every account) until Until.
+type Lockout struct {
+	User, Addr string
+	Until      time.Time
+}
+
+// counts is one attempt's place in each window: n is its ordinal, left
+// the window's time left; acct is 0 when the attempt was refused (a
+// refused attempt does not slow the account down further).
+type counts struct {
+	pair, addr         int
+	pairLeft, addrLeft time.Duration
+	acct               int
+}
+
+// decide is the policy applied to an attempt's counts.
+func (p LoginPolicy) decide(c counts, now time.Time) Verdict {
+	var v Verdict
+	if c.pair > p.PerPair {
+		v.Wait = max(v.Wait, c.pairLeft, time.Second)
+	}
+	if c.addr > p.PerAddr {
+		v.Wait = max(v.Wait, c.addrLeft, time.Second)
+	}
+	if v.Wait > 0 {
+		return v
+	}
+	v.LastForPair, v.PairUntil = c.pair == p.PerPair, now.Add(c.pairLeft)
+	v.LastForAddr, v.AddrUntil = c.addr == p.PerAddr, now.Add(c.addrLeft)
+	v.Delay = p.slowDown(c.acct)
+	return v
+}
+
+// slowDown is the delay of the account's n-th admitted attempt.
+func (p LoginPolicy) slowDown(n int) time.Duration {
+	over := n - p.SlowAfter
+	if over <= 0 || p.SlowStep <= 0 {
+		return 0
+	}
+	d := p.SlowStep
+	for i := 1; i < over && d < p.SlowCap; i++ {
+		d *= 2
+	}
+	return min(d, p.SlowCap)
+}
+
+// LoginLimiter counts sign-in attempts in Redis, so several Keydeck
+// replicas enforce one limit and list the same lock-outs. When Redis cannot
+// be reached it falls back to counting in this process, which still stops
+// a guessing attack against this replica.
 type LoginLimiter struct {
-	client     *redis.Client
-	prefix     string
-	perAccount int
-	perIP      int
-	window     time.Duration
+	client *redis.Client
+	prefix string
+	policy LoginPolicy
+	// now and sleep are the clock; tests set them.
+	now   func() time.Time
+	sleep func(context.Context, time.Duration)
 
 	mu    sync.Mutex
 	local map[string]localCount
@@ -30,88 +119,226 @@ type localCount struct {
 	reset time.Time
 }
 
-// NewLoginLimiter allows perAccount failures per account and perIP per
-// address within window.
-func NewLoginLimiter(client *redis.Client, perAccount, perIP int, window time.Duration) *LoginLimiter {
-	return &LoginLimiter{client: client, prefix: "keydeck:login:fail:", perAccount: perAccount, perIP: perIP, window: window, local: map[string]localCount{}}
+// NewLoginLimiter keeps its counts through client (nil: in this process).
+func NewLoginLimiter(client *redis.Client, p LoginPolicy) *LoginLimiter {
+	return &LoginLimiter{client: client, prefix: "keydeck:login:", policy: p, now: time.Now, sleep: sleepCtx,
+		local: map[string]localCount{}}
 }
 
-// attempt counts one sign-in attempt against a fixed window (the TTL is set
-// by the first attempt only) and returns the count and the time left.
-var attempt = redis.NewScript(`local n = redis.call('INCR', KEYS[1]); if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end; return {n, redis.call('PTTL', KEYS[1])}`)
-
-func (l *LoginLimiter) keys(user, ip string) (acct, addr string) {
-	return l.prefix + "user:" + user, l.prefix + "ip:" + ip
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
-// Attempt reserves one sign-in attempt for the account and the address
+// member names a lock-out in the index: the address, NUL, the account (an
+// address holds no NUL; an account name may hold anything).
+func member(user, addr string) string { return addr + "\x00" + user }
+
+func (l *LoginLimiter) keys(user, addr string) (pair, ad, acct, index string) {
+	return l.prefix + "pair:" + member(user, addr), l.prefix + "addr:" + addr, l.prefix + "acct:" + user, l.prefix + "lockouts"
+}
+
+// maxLockouts bounds the lock-out index; past it the soonest-ending
+// entries are dropped from the list (their lock-outs stay in force).
+const maxLockouts = 10000
+
+// attempt counts one attempt in each window (the TTL is set by a window's
+// first attempt only), counts it against the account only when neither
+// the pair nor the address is over its limit, and indexes the pair (the
+// address) once it reaches its limit, until its window ends.
+var attempt = redis.NewScript(`
+local function hit(k)
+  local n = redis.call('INCR', k)
+  if n == 1 then redis.call('PEXPIRE', k, ARGV[1]) end
+  local t = redis.call('PTTL', k)
+  if t < 0 then redis.call('PEXPIRE', k, ARGV[1]); t = tonumber(ARGV[1]) end
+  return n, t
+end
+local pn, pt = hit(KEYS[1])
+local an, at = hit(KEYS[2])
+local cn = 0
+if pn <= tonumber(ARGV[2]) and an <= tonumber(ARGV[3]) then
+  cn = redis.call('INCR', KEYS[3])
+  if cn == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[1]) end
+end
+local now = tonumber(ARGV[4])
+local function index(m, left)
+  redis.call('ZADD', KEYS[4], now + left, m)
+  redis.call('PEXPIRE', KEYS[4], ARGV[1])
+  if redis.call('ZCARD', KEYS[4]) > tonumber(ARGV[7]) then
+    redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -(tonumber(ARGV[7]) + 1))
+  end
+end
+if pn >= tonumber(ARGV[2]) then index(ARGV[5], pt) end
+if an >= tonumber(ARGV[3]) then index(ARGV[6], at) end
+return {pn, pt, an, at, cn}`)
+
+// Attempt reserves one sign-in attempt for the account from the address
 // before the password is checked, so parallel guesses cannot all slip past
-// a check made before any of them failed. It returns how long to wait when
-// either limit is exceeded; 0 means go ahead.
-func (l *LoginLimiter) Attempt(ctx context.Context, user, ip string) time.Duration {
-	acct, addr := l.keys(user, ip)
-	var wait time.Duration
-	for _, k := range []struct {
-		key   string
-		limit int
-	}{{acct, l.perAccount}, {addr, l.perIP}} {
-		n, ttl, err := l.incr(ctx, k.key)
-		if err != nil {
-			n, ttl = l.localIncr(k.key)
-		}
-		if n > k.limit {
-			wait = max(wait, ttl, time.Second)
-		}
+// a check made before any of them failed. A refused attempt has a Wait; an
+// admitted one returns after its slow-down Delay (or when ctx ends).
+func (l *LoginLimiter) Attempt(ctx context.Context, user, addr string) Verdict {
+	now := l.now()
+	c, err := l.count(ctx, user, addr, now)
+	if err != nil {
+		c = l.localCount(user, addr, now)
 	}
-	return wait
+	v := l.policy.decide(c, now)
+	if v.Wait == 0 && v.Delay > 0 {
+		l.sleep(ctx, v.Delay)
+	}
+	return v
 }
 
-func (l *LoginLimiter) incr(ctx context.Context, key string) (int, time.Duration, error) {
+func (l *LoginLimiter) count(ctx context.Context, user, addr string, now time.Time) (counts, error) {
 	if l.client == nil {
-		return 0, 0, errors.New("no store")
+		return counts{}, errors.New("no store")
 	}
-	v, err := attempt.Run(ctx, l.client, []string{key}, l.window.Milliseconds()).Int64Slice()
-	if err != nil || len(v) != 2 {
-		return 0, 0, errors.Join(err, errors.New("unexpected reply"))
+	pair, ad, acct, index := l.keys(user, addr)
+	p := l.policy
+	v, err := attempt.Run(ctx, l.client, []string{pair, ad, acct, index},
+		p.Window.Milliseconds(), p.PerPair, p.PerAddr, now.UnixMilli(), member(user, addr), member("", addr), maxLockouts).Int64Slice()
+	if err != nil || len(v) != 5 {
+		return counts{}, errors.Join(err, errors.New("unexpected reply"))
 	}
-	return int(v[0]), time.Duration(v[1]) * time.Millisecond, nil
+	ms := func(x int64) time.Duration { return time.Duration(x) * time.Millisecond }
+	return counts{pair: int(v[0]), pairLeft: ms(v[1]), addr: int(v[2]), addrLeft: ms(v[3]), acct: int(v[4])}, nil
 }
 
-// Succeeded forgets the account's attempts and gives the address its
-// attempt back: colleagues behind one address are limited by failures only.
-func (l *LoginLimiter) Succeeded(ctx context.Context, user, ip string) {
-	acct, addr := l.keys(user, ip)
+// Succeeded forgets the pair's attempts and the account's slow-down, and
+// gives the address its attempt back: colleagues behind one address are
+// limited by failures only. Lock-outs of the account from other addresses
+// stay.
+func (l *LoginLimiter) Succeeded(ctx context.Context, user, addr string) {
+	pair, ad, acct, index := l.keys(user, addr)
 	if l.client != nil {
 		p := l.client.Pipeline()
-		p.Del(ctx, acct)
-		p.Decr(ctx, addr)
+		p.Del(ctx, pair, acct)
+		p.ZRem(ctx, index, member(user, addr))
+		p.Decr(ctx, ad)
 		_, _ = p.Exec(ctx)
 	}
 	l.mu.Lock()
+	delete(l.local, pair)
 	delete(l.local, acct)
-	if c, ok := l.local[addr]; ok && c.n > 0 {
+	if c, ok := l.local[ad]; ok && c.n > 0 {
 		c.n--
-		l.local[addr] = c
+		l.local[ad] = c
 	}
 	l.mu.Unlock()
 }
 
-// localIncr is Attempt's in-process fallback while Redis is unreachable;
-// expired windows are pruned as they are met, and the map is bounded.
-func (l *LoginLimiter) localIncr(key string) (int, time.Duration) {
+// Lockouts lists the lock-outs in force, the soonest-ending first, at most
+// limit of them, and how many there are in all. When Redis cannot be read
+// it returns the error with those this process counts itself meanwhile.
+func (l *LoginLimiter) Lockouts(ctx context.Context, limit int) ([]Lockout, int, error) {
+	now := l.now()
+	var out []Lockout
+	total := 0
+	var err error
+	if l.client != nil {
+		_, _, _, index := l.keys("", "")
+		p := l.client.Pipeline()
+		p.ZRemRangeByScore(ctx, index, "-inf", "("+strconv.FormatInt(now.UnixMilli(), 10))
+		rng := p.ZRangeWithScores(ctx, index, 0, int64(limit-1))
+		card := p.ZCard(ctx, index)
+		if _, err = p.Exec(ctx); err == nil {
+			total = int(card.Val())
+			for _, z := range rng.Val() {
+				m, _ := z.Member.(string)
+				addr, user, _ := strings.Cut(m, "\x00")
+				out = append(out, Lockout{User: user, Addr: addr, Until: time.UnixMilli(int64(z.Score))})
+			}
+		}
+	} else {
+		err = errors.New("no store")
+	}
+	if err == nil {
+		// Redis answered: what this process counted during an outage no
+		// longer decides anything.
+		return out, total, nil
+	}
+	l.mu.Lock()
+	for k, c := range l.local {
+		var lo Lockout
+		switch {
+		case strings.HasPrefix(k, l.prefix+"pair:") && c.n >= l.policy.PerPair:
+			lo.Addr, lo.User, _ = strings.Cut(k[len(l.prefix+"pair:"):], "\x00")
+		case strings.HasPrefix(k, l.prefix+"addr:") && c.n >= l.policy.PerAddr:
+			lo.Addr = k[len(l.prefix+"addr:"):]
+		default:
+			continue
+		}
+		if !now.Before(c.reset) {
+			continue
+		}
+		lo.Until = c.reset
+		if !slices.ContainsFunc(out, func(x Lockout) bool { return x.User == lo.User && x.Addr == lo.Addr }) {
+			out = append(out, lo)
+			total++
+		}
+	}
+	l.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b Lockout) int { return a.Until.Compare(b.Until) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, total, err
+}
+
+// Clear ends a lock-out: the address's attempts on the account (user ""
+// : the address's attempts on every account) are forgotten, here and in
+// Redis. It fails, and the lock-out may stay, when Redis cannot be written.
+func (l *LoginLimiter) Clear(ctx context.Context, user, addr string) error {
+	pair, ad, _, index := l.keys(user, addr)
+	key := pair
+	if user == "" {
+		key = ad
+	}
+	l.mu.Lock()
+	delete(l.local, key)
+	l.mu.Unlock()
+	if l.client == nil {
+		return nil
+	}
+	p := l.client.TxPipeline()
+	p.Del(ctx, key)
+	p.ZRem(ctx, index, member(user, addr))
+	_, err := p.Exec(ctx)
+	return err
+}
+
+// localCount is Attempt's in-process fallback while Redis is unreachable.
+func (l *LoginLimiter) localCount(user, addr string, now time.Time) counts {
+	pair, ad, acct, _ := l.keys(user, addr)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := time.Now()
+	var c counts
+	c.pair, c.pairLeft = l.localIncr(pair, now)
+	c.addr, c.addrLeft = l.localIncr(ad, now)
+	if c.pair <= l.policy.PerPair && c.addr <= l.policy.PerAddr {
+		c.acct, _ = l.localIncr(acct, now)
+	}
+	return c
+}
+
+// localIncr counts in the fallback map (l.mu held); expired windows are
+// pruned as they are met, and the map is bounded.
+func (l *LoginLimiter) localIncr(key string, now time.Time) (int, time.Duration) {
 	c := l.local[key]
-	if now.After(c.reset) {
+	if !now.Before(c.reset) {
 		if len(l.local) >= maxLocalCounts {
 			for k, v := range l.local {
-				if now.After(v.reset) {
+				if !now.Before(v.reset) {
 					delete(l.local, k)
 				}
 			}
 		}
-		c = localCount{reset: now.Add(l.window)}
+		c = localCount{reset: now.Add(l.policy.Window)}
 	}
 	c.n++
 	if len(l.local) < maxLocalCounts || l.local[key].n > 0 {

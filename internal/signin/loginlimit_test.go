@@ -1,0 +1,199 @@
+package signin
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/keydeck/keydeck/internal/redistest"
+)
+
+var testPolicy = LoginPolicy{PerPair: 5, PerAddr: 20, Window: 15 * time.Minute,
+	SlowAfter: 5, SlowStep: 250 * time.Millisecond, SlowCap: 3 * time.Second}
+
+func TestLoginPolicySlowDown(t *testing.T) {
+	tests := []struct {
+		n    int
+		want time.Duration
+	}{
+		{0, 0}, {1, 0}, {5, 0},
+		{6, 250 * time.Millisecond}, {7, 500 * time.Millisecond}, {8, time.Second}, {9, 2 * time.Second},
+		{10, 3 * time.Second}, {11, 3 * time.Second}, {1000, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := testPolicy.slowDown(tt.n); got != tt.want {
+			t.Errorf("slowDown(%d) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestLoginPolicyDecide(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	left := 10 * time.Minute
+	tests := []struct {
+		name string
+		c    counts
+		want Verdict
+	}{
+		{"first", counts{pair: 1, addr: 1, acct: 1, pairLeft: left, addrLeft: left}, Verdict{PairUntil: now.Add(left), AddrUntil: now.Add(left)}},
+		{"the pair's last", counts{pair: 5, addr: 5, acct: 5, pairLeft: left, addrLeft: left},
+			Verdict{LastForPair: true, PairUntil: now.Add(left), AddrUntil: now.Add(left)}},
+		{"pair over: refused for its window", counts{pair: 6, addr: 6, pairLeft: left, addrLeft: time.Minute}, Verdict{Wait: left}},
+		{"address over: refused for its window", counts{pair: 1, addr: 21, pairLeft: left, addrLeft: 2 * time.Minute}, Verdict{Wait: 2 * time.Minute}},
+		{"refused at least a second", counts{pair: 6, addr: 6, pairLeft: time.Millisecond, addrLeft: time.Millisecond}, Verdict{Wait: time.Second}},
+		{"the address's last", counts{pair: 1, addr: 20, acct: 1, pairLeft: left, addrLeft: time.Minute},
+			Verdict{LastForAddr: true, PairUntil: now.Add(left), AddrUntil: now.Add(time.Minute)}},
+		{"account busy from many addresses: slowed, not refused", counts{pair: 1, addr: 1, acct: 9, pairLeft: left, addrLeft: left},
+			Verdict{Delay: 2 * time.Second, PairUntil: now.Add(left), AddrUntil: now.Add(left)}},
+	}
+	for _, tt := range tests {
+		if got := testPolicy.decide(tt.c, now); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// fakeClock is a clock tests move; sleeping moves it and is recorded.
+type fakeClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	slept []time.Duration
+}
+
+func (f *fakeClock) now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
+func (f *fakeClock) sleep(_ context.Context, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.slept = append(f.slept, d)
+	f.t = f.t.Add(d)
+}
+func (f *fakeClock) advance(d time.Duration) { f.mu.Lock(); defer f.mu.Unlock(); f.t = f.t.Add(d) }
+
+func newTestLimiter(t *testing.T, withRedis bool) (*LoginLimiter, *fakeClock) {
+	t.Helper()
+	clk := &fakeClock{t: time.Now()}
+	l := NewLoginLimiter(nil, testPolicy)
+	if withRedis {
+		l = NewLoginLimiter(redistest.Start(t).Client(15), testPolicy)
+	}
+	l.now, l.sleep = clk.now, clk.sleep
+	return l, clk
+}
+
+// The limiter's behaviour, the same whether it counts in Redis or (Redis
+// unreachable) in this process.
+func TestLoginLimiter(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			ctx := context.Background()
+			l, clk := newTestLimiter(t, store == "redis")
+			// Five guesses from mallory's address; the sixth is refused.
+			for i := range 5 {
+				if v := l.Attempt(ctx, "ada", "203.0.113.66"); v.Wait != 0 || v.LastForPair != (i == 4) {
+					t.Fatalf("guess %d: %+v", i+1, v)
+				}
+			}
+			if v := l.Attempt(ctx, "ada", "203.0.113.66"); v.Wait <= 0 {
+				t.Fatalf("sixth guess admitted: %+v", v)
+			}
+			// Another account from that address, and ada from hers, go on.
+			if v := l.Attempt(ctx, "bob", "203.0.113.66"); v.Wait != 0 {
+				t.Fatalf("bob from mallory's address: %+v", v)
+			}
+			if v := l.Attempt(ctx, "ada", "198.51.100.7"); v.Wait != 0 || v.Delay != 250*time.Millisecond {
+				t.Fatalf("ada from her address (6th attempt on ada): %+v, want admitted after 250ms", v)
+			}
+			if len(clk.slept) != 1 || clk.slept[0] != 250*time.Millisecond {
+				t.Fatalf("slept %v", clk.slept)
+			}
+			list, total, err := l.Lockouts(ctx, 10)
+			if (err != nil) != (store == "memory") || total != 1 || len(list) != 1 || list[0].User != "ada" || list[0].Addr != "203.0.113.66" {
+				t.Fatalf("lock-outs: %+v %d %v", list, total, err)
+			}
+			// A success forgets ada's slow-down, not mallory's lock-out.
+			l.Succeeded(ctx, "ada", "198.51.100.7")
+			if v := l.Attempt(ctx, "ada", "198.51.100.7"); v.Wait != 0 || v.Delay != 0 {
+				t.Fatalf("after a success: %+v", v)
+			}
+			if v := l.Attempt(ctx, "ada", "203.0.113.66"); v.Wait <= 0 {
+				t.Fatalf("mallory's lock-out ended by ada's success: %+v", v)
+			}
+			// Cleared by an admin: gone from the list, and the address may try.
+			if err := l.Clear(ctx, "ada", "203.0.113.66"); err != nil {
+				t.Fatal(err)
+			}
+			if list, total, _ := l.Lockouts(ctx, 10); total != 0 || len(list) != 0 {
+				t.Fatalf("after clearing: %+v %d", list, total)
+			}
+			if v := l.Attempt(ctx, "ada", "203.0.113.66"); v.Wait != 0 {
+				t.Fatalf("cleared address refused: %+v", v)
+			}
+			// The address limit, across accounts.
+			for i := range 30 {
+				l.Attempt(ctx, "user"+string(rune('a'+i)), "192.0.2.9")
+			}
+			list, _, _ = l.Lockouts(ctx, 10)
+			found := false
+			for _, lo := range list {
+				found = found || (lo.Addr == "192.0.2.9" && lo.User == "")
+			}
+			if !found {
+				t.Fatalf("address lock-out not listed: %+v", list)
+			}
+			if err := l.Clear(ctx, "", "192.0.2.9"); err != nil {
+				t.Fatal(err)
+			}
+			if v := l.Attempt(ctx, "zed", "192.0.2.9"); v.Wait != 0 {
+				t.Fatalf("cleared address still limited: %+v", v)
+			}
+		})
+	}
+}
+
+// In memory (where the clock is the limiter's), a window ends on time.
+func TestLoginLimiterWindowEnds(t *testing.T) {
+	ctx := context.Background()
+	l, clk := newTestLimiter(t, false)
+	for range 6 {
+		l.Attempt(ctx, "ada", "203.0.113.66")
+	}
+	clk.advance(testPolicy.Window - time.Second)
+	if v := l.Attempt(ctx, "ada", "203.0.113.66"); v.Wait <= 0 || v.Wait > 2*time.Second {
+		t.Fatalf("a second before the end: %+v", v)
+	}
+	if list, _, _ := l.Lockouts(ctx, 10); len(list) != 1 {
+		t.Fatalf("listed: %+v", list)
+	}
+	clk.advance(time.Second)
+	if list, _, _ := l.Lockouts(ctx, 10); len(list) != 0 {
+		t.Fatalf("listed after its end: %+v", list)
+	}
+	if v := l.Attempt(ctx, "ada", "203.0.113.66"); v.Wait != 0 {
+		t.Fatalf("after the window: %+v", v)
+	}
+}
+
+// However many addresses guess at an account, its owner from another
+// address is slowed by at most SlowCap, never refused.
+func TestLoginLimiterNeverLocksTheOwnerOut(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			ctx := context.Background()
+			l, clk := newTestLimiter(t, store == "redis")
+			for a := range 10 {
+				for range 6 {
+					l.Attempt(ctx, "ada", "203.0.113."+string(rune('0'+a)))
+				}
+			}
+			for _, d := range clk.slept {
+				if d > testPolicy.SlowCap {
+					t.Fatalf("slept %v, over the cap", d)
+				}
+			}
+			if v := l.Attempt(ctx, "ada", "198.51.100.7"); v.Wait != 0 || v.Delay != testPolicy.SlowCap {
+				t.Fatalf("the owner after 60 guesses from 10 addresses: %+v, want admitted after %v", v, testPolicy.SlowCap)
+			}
+		})
+	}
+}
