@@ -203,8 +203,13 @@ func notificationsTile(s stats.ServerStats, vm *views.OverviewVM) views.Tile {
 	case !s.Notifications.OK:
 		t.Value, t.Muted = s.Notifications.Why, true
 		vm.Unavailable = appendOnce(vm.Unavailable, "Keyspace events: "+s.Notifications.Why+" — live views poll instead")
+	case s.KeyspaceEventsOn() && s.Keyspace.Subscribed:
+		t.Value, t.Hint = "enabled", "flags "+s.Notifications.V+"; live views use them since "+format.Clock(s.Keyspace.Since)
+	case s.KeyspaceEventsOn():
+		// Turned on moments ago: the watcher notices within a second.
+		t.Value, t.Hint = "enabled, not used yet", "flags "+s.Notifications.V+"; Keydeck is not subscribed yet, live views poll"
 	case s.NotificationsEnabled():
-		t.Value, t.Hint = "enabled", "flags "+s.Notifications.V
+		t.Value, t.Hint = "not used (no K)", "flags "+s.Notifications.V+"; Keydeck follows keyspace (K) events only, live views poll"
 	default:
 		t.Value, t.Hint = "disabled", "live views poll"
 	}

@@ -481,3 +481,28 @@ func TestLockTTLAboveItsMaximum(t *testing.T) {
 		t.Fatalf("the lock above its maximum TTL is not first: %q", rows[0].Key)
 	}
 }
+
+// Notifications turned on at runtime start the short-lock count within
+// 2 s, not at the next 30 s check.
+func TestShortLocksCountedOnceTurnedOn(t *testing.T) {
+	rs := redistest.Start(t)
+	conn := openConn(t, rs.URL(0))
+	pool := limits.NewPool(t.Context(), fast, time.Second)
+	s, release := pool.Acquire(conn)
+	defer release()
+	waitPass(t, s)
+	if k := s.Snapshot().Keyspace; k.On {
+		t.Fatalf("on before CONFIG SET: %+v", k)
+	}
+	ctx := context.Background()
+	if err := rs.Client(0).ConfigSet(ctx, "notify-keyspace-events", "KA").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for !s.Snapshot().Keyspace.On {
+		if time.Now().After(deadline) {
+			t.Fatalf("not counting 2 s after CONFIG SET: %+v", s.Snapshot().Keyspace)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
