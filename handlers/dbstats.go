@@ -67,6 +67,8 @@ func (t DBTopic) source(a *App) (func() live.Source, error) {
 // shows it.
 type Sweepers interface {
 	Acquire(conn *redisview.Conn, db int) (s *stats.Sweeper, release func())
+	// Known is a database's last completed pass, read from no server.
+	Known(conn string, db int) (stats.DBDetail, bool)
 }
 
 // connDB resolves the :conn and :db route parameters.

@@ -25,6 +25,7 @@ func (a *App) overview(c echo.Context) error {
 	}
 	vm := overviewVM(a.overviews[conn.Name].Latest(c.Request().Context(), 3*time.Second), a.now())
 	vm.Pack = packLine(conn.PackChoice())
+	a.overviewViolations(&vm, conn.Name)
 	return render(c, http.StatusOK, vm, views.OverviewPage(a.page(c, conn.Name, conn.Name), vm))
 }
 
@@ -57,6 +58,7 @@ func (t OverviewTopic) source(a *App) (func() live.Source, error) {
 			c.EnsurePack(a.conns.Packs())
 			vm := overviewVM(reader.Read(ctx), a.now())
 			vm.Pack = packLine(c.PackChoice())
+			a.overviewViolations(&vm, c.Name)
 			return renderBytes(ctx, overviewFragment(vm))
 		})
 	}, nil

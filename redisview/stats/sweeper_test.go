@@ -268,3 +268,51 @@ func TestUnmatchedMemoryCounted(t *testing.T) {
 		}
 	}
 }
+
+// Known gives a database's last completed pass — its violations — without
+// reading Redis: nothing before a pass completed, the running sweeper's
+// pass, then the pass kept once the sweeper stopped.
+func TestKnownViolationsWithoutReading(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	now := time.Now().UnixMilli()
+	rs.Client(6).ZAdd(ctx, "auth:limit:login:failures:forever", redis.Z{Score: float64(now), Member: "x"})
+	rs.Client(6).ZAdd(ctx, "auth:limit:login:failures:ok", redis.Z{Score: float64(now), Member: "x"})
+	rs.Client(6).Expire(ctx, "auth:limit:login:failures:ok", 15*time.Minute)
+	c := openConn(t, rs.URL(0))
+	c.ForcePack(schema.BuiltinPack("eisland"))
+
+	pctx, cancel := context.WithCancel(ctx)
+	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, 50*time.Millisecond, quiet())
+	t.Cleanup(func() { cancel(); pool.Wait() })
+	if _, ok := pool.Known(c.Name, 6); ok {
+		t.Fatal("known before any sweep")
+	}
+	s, release := pool.Acquire(c, 6)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Detail(redisview.None[int64]("")).Pass < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no pass")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	check := func(when string) {
+		t.Helper()
+		d, ok := pool.Known(c.Name, 6)
+		if !ok || d.ViolCount != 1 || len(d.Violations) != 1 || d.Violations[0].Key != "auth:limit:login:failures:forever" || d.CompletedAt.IsZero() {
+			t.Fatalf("%s: %v %+v", when, ok, d)
+		}
+	}
+	check("running")
+	release()
+	for pool.Running() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the sweeper did not stop")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	check("stopped")
+	if _, ok := pool.Known(c.Name, 5); ok {
+		t.Fatal("db5 known without a sweep")
+	}
+}
