@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +67,8 @@ func (t DBTopic) source(a *App) (func() live.Source, error) {
 // shows it.
 type Sweepers interface {
 	Acquire(conn *redisview.Conn, db int) (s *stats.Sweeper, release func())
+	// Known is a database's last completed pass, read from no server.
+	Known(conn string, db int) (stats.DBDetail, bool)
 }
 
 // connDB resolves the :conn and :db route parameters.
@@ -131,11 +135,37 @@ func (s *dbSource) Close() error { s.release(); return nil }
 
 func dbFragment(vm views.DBPageVM) templ.Component { return views.DBLive(vm, true) }
 
-func pct(part, whole int64) int {
-	if whole <= 0 {
-		return 0
+// unmatchedRow names the row of the keys no family of the pack explains.
+const unmatchedRow = "matching no pattern"
+
+// shares turns parts into whole percentages of their sum that add up to
+// exactly 100 (largest remainders round up); all zero when the sum is.
+func shares(parts []int64) []int {
+	out := make([]int, len(parts))
+	var sum int64
+	for _, p := range parts {
+		sum += max(0, p)
 	}
-	return int(part * 100 / whole)
+	if sum <= 0 {
+		return out
+	}
+	type rem struct {
+		i int
+		r float64
+	}
+	rems := make([]rem, len(parts))
+	left := 100
+	for i, p := range parts {
+		exact := float64(max(0, p)) * 100 / float64(sum)
+		out[i] = int(exact)
+		left -= out[i]
+		rems[i] = rem{i, exact - float64(out[i])}
+	}
+	slices.SortStableFunc(rems, func(a, b rem) int { return cmp.Compare(b.r, a.r) })
+	for k := 0; k < left && k < len(rems); k++ {
+		out[rems[k].i]++
+	}
+	return out
 }
 
 // dbVM converts a database's statistics into the view model. Until a pass
@@ -191,26 +221,45 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 		vm.ViolCount = "≈ " + vm.ViolCount
 		vm.UnmCount = "≈ " + vm.UnmCount
 	}
-	var famKeys int64
-	for _, f := range d.Families {
-		famKeys += f.Count
-	}
-	allKeys := famKeys + d.UnmCount
+	// Shares are of what the tables show, the unmatched row included, and
+	// rounded so that each column adds up to 100%.
+	unm := d.UnmCount > 0 || d.UnmMemory > 0
+	var dk, dm []int64
 	for _, ds := range d.Domains {
+		dk, dm = append(dk, ds.Count), append(dm, ds.Memory)
+	}
+	if unm {
+		dk, dm = append(dk, d.UnmCount), append(dm, d.UnmMemory)
+	}
+	dkPct, dmPct := shares(dk), shares(dm)
+	for i, ds := range d.Domains {
 		vm.Domains = append(vm.Domains, views.ShareRow{
-			Name: ds.Domain, Keys: format.Count(ds.Count), KeysPct: pct(ds.Count, allKeys),
-			Memory: memString(ds.Memory, d.MemoryWhy), MemPct: pct(ds.Memory, d.Memory),
+			Name: ds.Domain, Keys: format.Count(ds.Count), KeysPct: dkPct[i],
+			Memory: memString(ds.Memory, d.MemoryWhy), MemPct: dmPct[i],
 		})
+	}
+	if unm && len(d.Domains) > 0 {
+		n := len(d.Domains)
+		vm.Domains = append(vm.Domains, views.ShareRow{Name: unmatchedRow, Unmatched: true,
+			Keys: format.Count(d.UnmCount), KeysPct: dkPct[n], Memory: memString(d.UnmMemory, d.MemoryWhy), MemPct: dmPct[n]})
 	}
 	for _, b := range stats.TTLBuckets {
 		vm.TTLLabels = append(vm.TTLLabels, b.Label)
 	}
+	var fk, fm []int64
 	for _, f := range d.Families {
+		fk, fm = append(fk, f.Count), append(fm, f.Memory)
+	}
+	if unm {
+		fk, fm = append(fk, d.UnmCount), append(fm, d.UnmMemory)
+	}
+	fkPct, fmPct := shares(fk), shares(fm)
+	for i, f := range d.Families {
 		row := views.FamilyRow{
 			ID: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), Type: f.Family.Type,
 			TTLPolicy: f.Family.TTL.String(), Sensitive: f.Family.Sensitive, Pattern: f.Family.Pattern.String(),
-			Keys: format.Count(f.Count), KeysPct: pct(f.Count, allKeys),
-			Memory: memString(f.Memory, d.MemoryWhy), MemPct: pct(f.Memory, d.Memory),
+			Keys: format.Count(f.Count), KeysPct: fkPct[i],
+			Memory: memString(f.Memory, d.MemoryWhy), MemPct: fmPct[i],
 			Violations: format.Count(f.Violations), HasViol: f.Violations > 0,
 			Href: route.FamilyKeysURL(d.Conn, d.DB, f.Family.ID),
 		}
@@ -226,6 +275,11 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 			row.TTL = append(row.TTL, views.HistCell{Label: stats.TTLBuckets[i].Label, Count: format.Count(n), Level: level})
 		}
 		vm.Families = append(vm.Families, row)
+	}
+	if unm && len(d.Families) > 0 {
+		n := len(d.Families)
+		vm.Families = append(vm.Families, views.FamilyRow{ID: unmatchedRow, Unmatched: true,
+			Keys: format.Count(d.UnmCount), KeysPct: fkPct[n], Memory: memString(d.UnmMemory, d.MemoryWhy), MemPct: fmPct[n]})
 	}
 	for _, v := range d.Violations {
 		vm.Violations = append(vm.Violations, views.ViolationRow{Key: v.Key, Family: v.Family, Problem: v.Problem, Href: keyHref(d.Conn, d.DB, v.Key)})

@@ -38,7 +38,7 @@ type crawlDBPage struct {
 	Unknown  string
 	Families []struct {
 		ID, Role, Keys, Href string
-		Sensitive            bool
+		Sensitive, Unmatched bool
 	}
 	Unmatched []struct{ Prefix, Keys, Href string }
 }
@@ -138,7 +138,7 @@ func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string
 				crawled.prefixes++
 			}
 			for _, fam := range page.Families {
-				if fam.Keys == "0" {
+				if fam.Keys == "0" || fam.Unmatched {
 					continue
 				}
 				families++

@@ -136,7 +136,7 @@ func (a *App) gatewayKeyVM(conn *redisview.Conn, id string, st quotas.SubjectSta
 			tb := st.Bucket
 			b.Tokens = tokens(tb.Tokens)
 			if tb.Capacity > 0 {
-				b.Bar = int(tb.Tokens / tb.Capacity * 100)
+				b.Left = views.LeftPct(tb.Tokens, tb.Capacity)
 			}
 			b.TTL = format.TTL(st.BucketTTL)
 			if tb.ToFull > 0 {
@@ -148,7 +148,7 @@ func (a *App) gatewayKeyVM(conn *redisview.Conn, id string, st quotas.SubjectSta
 				b.Refused = "Throttled: the next request is refused; enough tokens in " + format.Duration(tb.RetryAfter) + "."
 			}
 		} else if !st.BucketExists && p != nil {
-			b.Tokens, b.Bar, b.ToFull = tokens(p.Capacity), 100, "full (no bucket: the key has not been used within its TTL)"
+			b.Tokens, b.Left, b.ToFull = tokens(p.Capacity), 100, "full (no bucket: the key has not been used within its TTL)"
 		}
 		vm.Bucket = &b
 	}

@@ -71,6 +71,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Bans:        {route.BanCheckURL("main", "m\xfe<b>"), route.BansURL("main"), route.BansURL("main") + "?cursor=x", "/c/nope/bans"},
 		route.Limits:      {route.LimitsURL("main"), route.LimitsURL("main") + "?q=alice", route.LimitsURL("nope")},
 		route.Locks:       {route.LocksURL("main"), route.LocksURL("nope")},
+		route.Violations:  {route.ViolationsURL("main"), route.ViolationsURL("nope")},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))

@@ -354,9 +354,15 @@ func hasKind(snap limits.Snapshot, k func(limits.Kind) bool) bool {
 	return false
 }
 
+// usedLeft is a counted limit's level: its bar shows what is left, so
+// the words say both.
+func usedLeft(used, limit int64, within string) string {
+	return fmt.Sprintf("%d of %d used%s · %d left", used, limit, within, max(0, limit-used))
+}
+
 func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.LimitRow {
 	row := views.LimitRow{Key: r.Key, Href: keyHref(conn, r.DB, r.Key), Subject: subject(r.Vars), Err: r.Err,
-		Pct: int(st.Fraction()*100 + 0.5), Throttled: st.Throttled, Locked: st.Locked}
+		Left: views.LeftPct(st.Limit-st.Used, st.Limit), Throttled: st.Throttled, Locked: st.Locked}
 	if r.Err != "" {
 		row.Err = "not readable as its role says: " + r.Err
 		return row
@@ -369,11 +375,11 @@ func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.Limit
 	case *schema.TokenBucketParams:
 		row.Level = fmt.Sprintf("%s of %s tokens left", num(float64(int64(st.Tokens))), num(p.Capacity))
 	case *schema.CounterWindowParams:
-		row.Level = fmt.Sprintf("%d of %d", r.Count, p.Limit)
+		row.Level = usedLeft(r.Count, p.Limit, "")
 	case *schema.CounterParams:
-		row.Level = fmt.Sprintf("%d of %d", r.Count, p.Limit)
+		row.Level = usedLeft(r.Count, p.Limit, "")
 	case *schema.SlidingWindowParams:
-		row.Level = fmt.Sprintf("%d of %d in the last %s", r.InWindow, p.Limit, format.Duration(p.Window))
+		row.Level = usedLeft(r.InWindow, p.Limit, " in the last "+format.Duration(p.Window))
 	}
 	switch {
 	case st.Locked && !st.Until.IsZero():
@@ -382,7 +388,7 @@ func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.Limit
 		row.State = "locked"
 	case st.Throttled:
 		row.State = "throttled"
-	case row.Pct >= 80:
+	case views.NearEmpty(row.Left):
 		row.State = "near the limit"
 	default:
 		row.State = "ok"

@@ -105,7 +105,7 @@ func TestLimitsPage(t *testing.T) {
 	if logins.Rows[0].Subject[0].Value != "eve" || !logins.Rows[0].Throttled || !strings.HasPrefix(logins.Rows[0].State, "locked until ") {
 		t.Fatalf("the locked login is not first: %+v", logins.Rows)
 	}
-	if logins.Rows[0].Level != "5 of 5 in the last 5m" || logins.Rows[1].Level != "2 of 5 in the last 5m" || logins.Rows[1].Throttled {
+	if logins.Rows[0].Level != "5 of 5 used in the last 5m · 0 left" || logins.Rows[1].Level != "2 of 5 used in the last 5m · 3 left" || logins.Rows[1].Throttled {
 		t.Fatalf("levels %+v", logins.Rows)
 	}
 	if !strings.Contains(logins.Limit, "limit 5 per 5m") {
@@ -125,7 +125,7 @@ func TestLimitsPage(t *testing.T) {
 		t.Fatalf("buckets %+v", buckets)
 	}
 	alice, bob := buckets.Rows[0], buckets.Rows[1]
-	if alice.Subject[0].Value != "alice@example.com" || !alice.Throttled || alice.Level != "0 of 12 tokens left" || alice.Pct < 95 {
+	if alice.Subject[0].Value != "alice@example.com" || !alice.Throttled || alice.Level != "0 of 12 tokens left" || alice.Left > 5 {
 		t.Fatalf("alice %+v", alice)
 	}
 	if bob.Subject[0].Value != "bob@example.com" || bob.Throttled || !strings.HasPrefix(bob.Level, "11 of 12") {
@@ -133,7 +133,7 @@ func TestLimitsPage(t *testing.T) {
 	}
 	// A failure counter offers Clear failures….
 	attempts := group(vm, "verify-attempts")
-	if attempts == nil || len(attempts.Rows) != 1 || attempts.Rows[0].Level != "5 of 5" || !attempts.Rows[0].Throttled ||
+	if attempts == nil || len(attempts.Rows) != 1 || attempts.Rows[0].Level != "5 of 5 used · 0 left" || !attempts.Rows[0].Throttled ||
 		len(attempts.Rows[0].Actions) != 1 || !strings.Contains(attempts.Rows[0].Actions[0].Href, "kind="+action.KindClearFailures) {
 		t.Fatalf("verify attempts %+v", attempts)
 	}

@@ -147,6 +147,9 @@ func holdText(f *schema.Family) string {
 
 func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRow {
 	row := views.LockRow{Key: r.Key, Href: keyHref(conn, r.DB, r.Key), Subject: subject(r.Vars), NoTTL: st.NoTTL}
+	if st.OverMax {
+		row.Violation = "TTL " + format.Duration(st.TTL) + " above the pack's maximum " + format.Duration(r.Family.TTL.Max)
+	}
 	if lp, ok := r.Family.Params.(*schema.LockParams); ok && lp.Hold > 0 && st.Age > lp.Hold {
 		row.TooLong = true
 	}
@@ -168,10 +171,13 @@ func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRo
 	if !st.NoTTL {
 		row.TTL = format.Duration(st.TTL)
 	}
-	if st.Age > 0 {
+	switch {
+	case st.Age > 0:
 		row.Age = format.Duration(st.Age)
-	} else if st.NoTTL {
+	case st.NoTTL:
 		row.Age = "unknown (no TTL)"
+	case st.OverMax:
+		row.Age = "unknown (taken with a longer TTL than the pack's)"
 	}
 	if !act {
 		return row

@@ -25,6 +25,7 @@ func (a *App) overview(c echo.Context) error {
 	}
 	vm := overviewVM(a.overviews[conn.Name].Latest(c.Request().Context(), 3*time.Second), a.now())
 	vm.Pack = packLine(conn.PackChoice())
+	a.overviewViolations(&vm, conn.Name)
 	return render(c, http.StatusOK, vm, views.OverviewPage(a.page(c, conn.Name, conn.Name), vm))
 }
 
@@ -57,6 +58,7 @@ func (t OverviewTopic) source(a *App) (func() live.Source, error) {
 			c.EnsurePack(a.conns.Packs())
 			vm := overviewVM(reader.Read(ctx), a.now())
 			vm.Pack = packLine(c.PackChoice())
+			a.overviewViolations(&vm, c.Name)
 			return renderBytes(ctx, overviewFragment(vm))
 		})
 	}, nil
@@ -203,8 +205,13 @@ func notificationsTile(s stats.ServerStats, vm *views.OverviewVM) views.Tile {
 	case !s.Notifications.OK:
 		t.Value, t.Muted = s.Notifications.Why, true
 		vm.Unavailable = appendOnce(vm.Unavailable, "Keyspace events: "+s.Notifications.Why+" — live views poll instead")
+	case s.KeyspaceEventsOn() && s.Keyspace.Subscribed:
+		t.Value, t.Hint = "enabled", "flags "+s.Notifications.V+"; live views use them since "+format.Clock(s.Keyspace.Since)
+	case s.KeyspaceEventsOn():
+		// Turned on moments ago: the watcher notices within a second.
+		t.Value, t.Hint = "enabled, not used yet", "flags "+s.Notifications.V+"; Keydeck is not subscribed yet, live views poll"
 	case s.NotificationsEnabled():
-		t.Value, t.Hint = "enabled", "flags "+s.Notifications.V
+		t.Value, t.Hint = "not used (no K)", "flags "+s.Notifications.V+"; Keydeck follows keyspace (K) events only, live views poll"
 	default:
 		t.Value, t.Hint = "disabled", "live views poll"
 	}

@@ -244,7 +244,7 @@ func quotaRowVM(conn string, subject quotas.Subject, r quotas.Row) views.QuotaRo
 		if r.Limit > 0 {
 			v.Limit = format.Count(r.Limit)
 			v.Percent = strconv.FormatFloat(r.Percent, 'f', 1, 64) + "%"
-			v.Bar = min(100, int(r.Percent))
+			v.Left = views.LeftPct(float64(r.Limit-r.Used), float64(r.Limit))
 			switch {
 			case r.Percent >= 100:
 				v.Level = "full"

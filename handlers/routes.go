@@ -72,6 +72,7 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Bans, a.bansPage),
 		view(get, route.Limits, a.limitsPage),
 		view(get, route.Locks, a.locksPage),
+		view(get, route.Violations, a.violationsPage),
 		view(get, route.User, a.userPage),
 		view(post, route.SignOutEverywhere, a.signOutEverywhere),
 		admin(post, route.ClearLockout, a.clearLockout),

@@ -75,6 +75,7 @@ type Conn struct {
 	scripts   Scripts
 	log       *slog.Logger
 	own       *ownTraffic // commands Keydeck has this server run
+	ks        keyspaceState
 }
 
 // Open builds the clients for cfg; it does not dial (a server that is down at

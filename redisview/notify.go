@@ -4,10 +4,64 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// KeyspaceOffRecheck is how often a watcher re-reads
+// notify-keyspace-events while notifications are off, so that an operator
+// turning them on at runtime (CONFIG SET notify-keyspace-events Kz) has
+// live views use them within about a second: one CONFIG GET a second per
+// connection, and only while something watches (WatchKeyspace runs).
+const KeyspaceOffRecheck = time.Second
+
+// KeyspaceState is what a connection's keyspace watchers know: the flags
+// they last read, and whether Keydeck is subscribed to keyspace events —
+// so that a page does not say notifications are used before they are.
+type KeyspaceState struct {
+	Checked time.Time // when notify-keyspace-events was last read; zero: never
+	Flags   string    // as last read ("" off, or refused)
+	Refused bool      // CONFIG GET was refused: the watcher subscribes anyway
+	// Subscribed: a watcher holds a confirmed subscription to keyspace
+	// events, since Since.
+	Subscribed bool
+	Since      time.Time
+}
+
+// keyspaceState is kept by the connection's watchers.
+type keyspaceState struct {
+	mu   sync.Mutex
+	st   KeyspaceState
+	subs int // confirmed subscriptions
+}
+
+// Keyspace says what the connection's keyspace watchers know.
+func (c *Conn) Keyspace() KeyspaceState {
+	c.ks.mu.Lock()
+	defer c.ks.mu.Unlock()
+	return c.ks.st
+}
+
+func (c *Conn) noteFlags(flags string, refused bool) {
+	c.ks.mu.Lock()
+	defer c.ks.mu.Unlock()
+	c.ks.st.Checked, c.ks.st.Flags, c.ks.st.Refused = time.Now(), flags, refused
+}
+
+// noteSubscribed counts a confirmed subscription in (+1) or out (-1).
+func (c *Conn) noteSubscribed(d int) {
+	c.ks.mu.Lock()
+	defer c.ks.mu.Unlock()
+	c.ks.subs += d
+	switch {
+	case c.ks.subs > 0 && !c.ks.st.Subscribed:
+		c.ks.st.Subscribed, c.ks.st.Since = true, time.Now()
+	case c.ks.subs <= 0:
+		c.ks.st.Subscribed, c.ks.st.Since = false, time.Time{}
+	}
+}
 
 // WatchKeyspace delivers keyspace notifications — the database and key of
 // every write — to fn until ctx ends, so live views refresh at once instead
@@ -19,7 +73,7 @@ func (c *Conn) WatchKeyspace(ctx context.Context, fn func(db int, key string)) {
 	backoff := time.Second
 	for ctx.Err() == nil {
 		if !c.keyspaceEventsOn(ctx) {
-			sleepCtx(ctx, 30*time.Second)
+			sleepCtx(ctx, KeyspaceOffRecheck)
 			continue
 		}
 		err := c.subscribeKeyspace(ctx, fn)
@@ -39,9 +93,15 @@ func (c *Conn) keyspaceEventsOn(ctx context.Context) bool {
 	defer cancel()
 	m, err := c.client.ConfigGet(cctx, "notify-keyspace-events").Result()
 	if err != nil {
-		return !IsConnErr(err) // refused: try the subscription anyway
+		if IsConnErr(err) {
+			return false
+		}
+		c.noteFlags("", true)
+		return true // refused: try the subscription anyway
 	}
-	return strings.Contains(m["notify-keyspace-events"], "K")
+	f := m["notify-keyspace-events"]
+	c.noteFlags(f, false)
+	return strings.Contains(f, "K")
 }
 
 // subscribePing is how long a quiet subscription waits before it checks
@@ -57,6 +117,8 @@ func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string
 	}
 	// A subscription's commands bypass the client's hooks: count them here.
 	c.own.done.Add(1) // PSUBSCRIBE, confirmed
+	c.noteSubscribed(1)
+	defer c.noteSubscribed(-1)
 	// Re-check now and then that events are still on: an operator may
 	// turn them off, and the subscription would then only cost a connection.
 	recheck := time.NewTicker(time.Minute)

@@ -58,3 +58,52 @@ func TestWatchKeyspace(t *testing.T) {
 		}
 	}
 }
+
+// Keyspace notifications turned on at runtime (CONFIG SET
+// notify-keyspace-events Kz) are used within 2 s, and the connection says
+// whether it is subscribed: until then it is not.
+func TestWatchKeyspaceTurnedOnAtRuntime(t *testing.T) {
+	s := redistest.Start(t)
+	c := openConn(t, s.URL(0))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan string, 16)
+	go c.WatchKeyspace(ctx, func(db int, key string) {
+		if db == 14 {
+			select {
+			case got <- key:
+			default:
+			}
+		}
+	})
+	// The watcher has seen notifications off.
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Keyspace().Checked.IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher never read notify-keyspace-events")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ks := c.Keyspace(); ks.Subscribed {
+		t.Fatalf("subscribed with notifications off: %+v", ks)
+	}
+	if err := s.Client(0).ConfigSet(ctx, "notify-keyspace-events", "Kz").Err(); err != nil {
+		t.Fatal(err)
+	}
+	on := time.Now()
+	for i := 0; ; i++ {
+		s.Client(14).ZAdd(ctx, "mg:score:leaderboard:2048", redis.Z{Score: float64(i), Member: "a"})
+		select {
+		case <-got:
+			if ks := c.Keyspace(); !ks.Subscribed || ks.Since.IsZero() {
+				t.Fatalf("an event arrived but the connection says %+v", ks)
+			}
+			t.Logf("first event %v after CONFIG SET", time.Since(on).Round(time.Millisecond))
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Since(on) > 2*time.Second {
+			t.Fatalf("no keyspace event within 2 s of CONFIG SET (state %+v)", c.Keyspace())
+		}
+	}
+}

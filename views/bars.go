@@ -32,3 +32,46 @@ func histShade(level int) string {
 		return "bg-sky-800"
 	}
 }
+
+// Bars drawn against a limit (token buckets, windows, counters, quotas,
+// budgets) follow one rule: the fill is the share left, and the colour
+// says how close to empty it is — ok from leftOK percent left, a warning
+// from leftWarn, danger below it (or when the next request is refused,
+// whatever is left).
+const (
+	leftOK   = 50
+	leftWarn = 20
+)
+
+// LeftPct is the share of limit that left is, in percent (0–100), rounded
+// down so that a bar is never drawn fuller than what is left; 0 when the
+// limit is unknown.
+func LeftPct(left, limit float64) int {
+	if limit <= 0 || left <= 0 {
+		return 0
+	}
+	if left >= limit {
+		return 100
+	}
+	return int(left / limit * 100)
+}
+
+// leftColour is the colour of a bar showing pct left; refused: the next
+// request is refused, which is empty whatever the bar holds.
+func leftColour(pct int, refused bool) string {
+	switch {
+	case refused || pct < leftWarn:
+		return "bg-rose-500"
+	case pct < leftOK:
+		return "bg-amber-500"
+	}
+	return "bg-emerald-500"
+}
+
+// NearEmpty: a bar with pct left is drawn as in danger.
+func NearEmpty(pct int) bool { return pct < leftWarn }
+
+// leftBar is the classes of the inner element of a bar showing pct left.
+func leftBar(pct int, refused bool) string {
+	return barWidth(pct) + " " + leftColour(pct, refused)
+}

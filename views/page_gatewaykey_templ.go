@@ -31,7 +31,7 @@ type GKBucketVM struct {
 	Key, Href        string
 	Exists           bool
 	Tokens, Capacity string
-	Bar              int
+	Left             int // percent of capacity left, for the bar
 	Refill, ToFull   string
 	TTL              string
 	Refused          string
@@ -375,7 +375,7 @@ func GatewayKeyLive(vm GatewayKeyVM, oob bool) templ.Component {
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						var templ_7745c5c3_Var15 = []any{"h-2 rounded bg-sky-500", barWidth(vm.Bucket.Bar)}
+						var templ_7745c5c3_Var15 = []any{"h-2 rounded", leftBar(vm.Bucket.Left, vm.Bucket.Refused != "")}
 						templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var15...)
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
@@ -389,7 +389,7 @@ func GatewayKeyLive(vm GatewayKeyVM, oob bool) templ.Component {
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "\"")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "\" data-testid=\"gwkey-bar\"")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}

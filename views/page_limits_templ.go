@@ -48,8 +48,8 @@ type LimitRow struct {
 	Key       string
 	Href      string
 	Subject   []Placeholder
-	Level     string // "3 of 12 tokens left", "4 of 5"
-	Pct       int    // of the limit used
+	Level     string // "3 of 12 tokens left", "4 of 5 used · 1 left"
+	Left      int    // percent of the limit left, for the bar (views.LeftPct)
 	Throttled bool
 	Locked    bool
 	State     string // "throttled", "locked until …", "ok"
@@ -558,7 +558,7 @@ func LimitsLive(vm LimitsVM, oob bool) templ.Component {
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
-							var templ_7745c5c3_Var28 = []any{"h-2 rounded-full", barWidth(r.Pct), levelColor(r.Pct, r.Throttled)}
+							var templ_7745c5c3_Var28 = []any{"h-2 rounded-full", leftBar(r.Left, r.Throttled)}
 							templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var28...)
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
@@ -572,14 +572,14 @@ func LimitsLive(vm LimitsVM, oob bool) templ.Component {
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
-							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "\" data-testid=\"limit-bar\" data-pct=\"")
+							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "\" data-testid=\"limit-bar\" data-left=\"")
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
 							var templ_7745c5c3_Var30 string
-							templ_7745c5c3_Var30, templ_7745c5c3_Err = templruntime.NewAttributeExpression(strconv.Itoa(r.Pct)).Resolve(ctx)
+							templ_7745c5c3_Var30, templ_7745c5c3_Err = templruntime.NewAttributeExpression(strconv.Itoa(r.Left)).Resolve(ctx)
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_limits.templ`, Line: 122, Col: 149}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_limits.templ`, Line: 122, Col: 132}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var30)
 							if templ_7745c5c3_Err != nil {
@@ -746,16 +746,6 @@ func LimitsLive(vm LimitsVM, oob bool) templ.Component {
 		}
 		return nil
 	})
-}
-
-func levelColor(pct int, throttled bool) string {
-	switch {
-	case throttled:
-		return "bg-rose-500"
-	case pct >= 80:
-		return "bg-amber-500"
-	}
-	return "bg-sky-500"
 }
 
 func boolAttr(b bool) string {

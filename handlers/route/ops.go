@@ -13,7 +13,11 @@ const (
 	Vertique   = "/c/:conn/vertique"
 	Bans       = "/c/:conn/bans"
 	User       = "/c/:conn/user"
+	Violations = "/c/:conn/violations"
 )
+
+// ViolationsURL is the list of every schema violation of a connection.
+func ViolationsURL(conn string) string { return OverviewURL(conn) + "/violations" }
 
 // LimitsURL is a connection's rate limits page.
 func LimitsURL(conn string) string { return OverviewURL(conn) + "/limits" }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -440,5 +441,68 @@ families:
 	after, _ := rs.CommandCalls(context.Background())
 	if after["getrange"] != before["getrange"] || after["get"] != before["get"] {
 		t.Fatal("a sensitive value was read")
+	}
+}
+
+// A lock whose TTL exceeds its family's maximum (SET … 15m on a 15 s
+// lock) is a violation like one without a TTL: flagged and listed first,
+// its age not made up from a TTL it was not taken with.
+func TestLockTTLAboveItsMaximum(t *testing.T) {
+	rs := redistest.Start(t)
+	conn := openConn(t, rs.URL(0))
+	ctx := context.Background()
+	const uuid = "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21"
+	rs.Client(10).Set(ctx, "payment:lock:create:pro-month:gina", uuid, 10*time.Second)
+	rs.Client(10).Set(ctx, "payment:lock:create:pro-month:ivan", uuid, 15*time.Minute)
+
+	pool := limits.NewPool(t.Context(), fast, time.Second)
+	s, release := pool.Acquire(conn)
+	defer release()
+	snap := waitPass(t, s)
+	now := time.Now()
+	locks := family(t, snap, "lock-create-pro-month", 10)
+	if locks.Family.TTL.Max != 15*time.Second {
+		t.Fatalf("the pack's maximum is %v, not 15s", locks.Family.TTL.Max)
+	}
+	ivan := row(t, locks, "payment:lock:create:pro-month:ivan").At(now)
+	if !ivan.OverMax || ivan.NoTTL || ivan.TTL <= 14*time.Minute || ivan.Age != 0 {
+		t.Fatalf("ivan: %+v", ivan)
+	}
+	if v := locks.Family.TTL.Violation(ivan.TTL); !strings.Contains(v, "above the expected maximum 15s") {
+		t.Fatalf("ivan's violation %q", v)
+	}
+	gina := row(t, locks, "payment:lock:create:pro-month:gina").At(now)
+	if gina.OverMax || locks.Family.TTL.Violation(gina.TTL) != "" {
+		t.Fatalf("gina: %+v", gina)
+	}
+	rows := append([]limits.Row(nil), locks.Rows...)
+	limits.Sort(rows, now)
+	if rows[0].Key != "payment:lock:create:pro-month:ivan" {
+		t.Fatalf("the lock above its maximum TTL is not first: %q", rows[0].Key)
+	}
+}
+
+// Notifications turned on at runtime start the short-lock count within
+// 2 s, not at the next 30 s check.
+func TestShortLocksCountedOnceTurnedOn(t *testing.T) {
+	rs := redistest.Start(t)
+	conn := openConn(t, rs.URL(0))
+	pool := limits.NewPool(t.Context(), fast, time.Second)
+	s, release := pool.Acquire(conn)
+	defer release()
+	waitPass(t, s)
+	if k := s.Snapshot().Keyspace; k.On {
+		t.Fatalf("on before CONFIG SET: %+v", k)
+	}
+	ctx := context.Background()
+	if err := rs.Client(0).ConfigSet(ctx, "notify-keyspace-events", "KA").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for !s.Snapshot().Keyspace.On {
+		if time.Now().After(deadline) {
+			t.Fatalf("not counting 2 s after CONFIG SET: %+v", s.Snapshot().Keyspace)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

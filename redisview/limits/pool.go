@@ -46,7 +46,13 @@ func (s *Sweeper) watchKeyspace(ctx context.Context) {
 			}
 			stop = nil
 		}
-		sleepCtx(ctx, 30*time.Second)
+		// Off: re-read as often as the watcher does, so that counting
+		// starts within about a second of an operator turning them on.
+		if on {
+			sleepCtx(ctx, 30*time.Second)
+		} else {
+			sleepCtx(ctx, redisview.KeyspaceOffRecheck)
+		}
 	}
 }
 

@@ -113,7 +113,10 @@ type State struct {
 	TTL         time.Duration // Lock/Cooldown: left now; negative: none
 	Age         time.Duration // Lock: since it was taken, from the pack's TTL; 0 unknown
 	NoTTL       bool          // Lock/Cooldown: a violation, it never expires
-	Gone        bool          // the key expired since it was read
+	// OverMax: Lock/Cooldown: a violation, the TTL left exceeds the
+	// family's maximum (taken with a longer TTL than the pack says).
+	OverMax bool
+	Gone    bool // the key expired since it was read
 }
 
 // Fraction is Used/Limit, 0..1.
@@ -125,12 +128,13 @@ func (s State) Fraction() float64 {
 }
 
 // Severity orders rows: throttled or locked first, then nearest to the
-// limit; for locks, those without a TTL first, then the oldest.
+// limit; for locks, those without a TTL or above their maximum TTL first,
+// then the oldest.
 func (s State) Severity() float64 {
 	switch {
 	case s.Gone:
 		return -1
-	case s.NoTTL:
+	case s.NoTTL || s.OverMax:
 		return 3
 	case s.Throttled || s.Locked:
 		return 2 + s.Fraction()
@@ -222,6 +226,7 @@ func (r Row) At(now time.Time) State {
 	default: // lock, cooldown
 		s.TTL = left(r.PTTL, el)
 		s.NoTTL = r.PTTL < 0
+		s.OverMax = r.Family.TTL.Max > 0 && s.TTL > r.Family.TTL.Max
 		if lp, ok := r.Family.Params.(*schema.LockParams); ok && lp.Value == "epoch-ms" {
 			if ms, err := strconv.ParseInt(strings.TrimSpace(r.Holder), 10, 64); err == nil && ms > 0 {
 				s.Until = time.UnixMilli(ms).UTC()

@@ -92,6 +92,7 @@ type dbAccumulator struct {
 	violCount  int64
 	unmatched  map[string]*PrefixGroup
 	unmCount   int64
+	unmMemory  int64
 	byMemory   []BigKey
 	byElements []BigKey // collections: hashes, lists, sets, sorted sets, streams
 	byLength   []BigKey // strings, whose length is in bytes, not elements
@@ -122,6 +123,9 @@ func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
 	big := BigKey{Key: k.Name, Type: k.Type, Memory: k.Memory, Elements: k.Elements, MemoryEstimated: k.MemoryEstimated}
 	if fam == nil {
 		a.unmCount++
+		if k.Memory > 0 {
+			a.unmMemory += k.Memory
+		}
 		p := prefixOf(k.Name)
 		g := a.unmatched[p]
 		if g == nil {
@@ -228,6 +232,9 @@ type DBDetail struct {
 	ViolCount  int64
 	Unmatched  []PrefixGroup
 	UnmCount   int64
+	// UnmMemory is the memory of the keys no family explains: with the
+	// families' (or the domains'), it adds up to Memory.
+	UnmMemory  int64
 	ByMemory   []BigKey
 	ByElements []BigKey // collections by element count
 	ByLength   []BigKey // strings by length in bytes (Elements holds it)
@@ -294,6 +301,7 @@ func (a *dbAccumulator) detail(d *DBDetail, total int64, partial bool) {
 		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Prefix, y.Prefix))
 	})
 	d.UnmCount = sc(a.unmCount)
+	d.UnmMemory = sc(a.unmMemory)
 	d.ByMemory = slices.Clone(a.byMemory)
 	d.ByElements = slices.Clone(a.byElements)
 	d.ByLength = slices.Clone(a.byLength)

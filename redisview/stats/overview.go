@@ -59,7 +59,10 @@ type ServerStats struct {
 	Evicted       redisview.Opt[int64]
 	Expired       redisview.Opt[int64]
 	Notifications redisview.Opt[string] // notify-keyspace-events flags, "" = disabled
-	Databases     int                   // how many databases the server has
+	// Keyspace is whether Keydeck is subscribed to keyspace events now
+	// (the flags may be on before its watcher has noticed).
+	Keyspace  redisview.KeyspaceState
+	Databases int // how many databases the server has
 }
 
 // DBStats describes one database.
@@ -90,6 +93,12 @@ func (s ServerStats) NotificationsEnabled() bool {
 	}
 	f := s.Notifications.V
 	return strings.ContainsAny(f, "KE") && f != ""
+}
+
+// KeyspaceEventsOn reports whether the server publishes the keyspace (K)
+// events Keydeck's live views follow.
+func (s ServerStats) KeyspaceEventsOn() bool {
+	return s.Notifications.OK && strings.Contains(s.Notifications.V, "K")
 }
 
 const (
@@ -161,6 +170,7 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 		return ov
 	}
 	ov.Server = r.serverStats(info, infoE, notif)
+	ov.Server.Keyspace = c.Keyspace()
 	r.opsStats(&ov.Server, info, infoE, &mark, ov.At)
 	ov.Server.Databases = r.databases
 	if r.fallback {

@@ -315,3 +315,32 @@ func TotalKeys(ctx context.Context, c *redisview.Conn, db int) redisview.Opt[int
 	}
 	return redisview.Some(n)
 }
+
+// Known returns what the pool holds of one database without reading it —
+// the latest completed pass of its running sweeper, or of one stopped
+// within recentFor — and false when no pass has completed: a count
+// nobody has read is not zero. Pages that only summarise (the overview's
+// violation counts) use it, so that opening them sweeps nothing.
+func (p *Sweepers) Known(conn string, db int) (DBDetail, bool) {
+	k := sweepKey{conn, db}
+	p.mu.Lock()
+	r := p.m[k]
+	kp, recent := p.recent[k]
+	p.mu.Unlock()
+	d := DBDetail{Conn: conn, DB: db}
+	if r != nil {
+		r.s.mu.Lock()
+		defer r.s.mu.Unlock()
+		if r.s.last == nil {
+			return d, false
+		}
+		kp, recent = keptPass{r.s.last, r.s.lastSig, r.s.passes}, true
+		d.MemoryWhy, d.ReadPath, d.Err = r.s.memWhy, r.s.path, r.s.err
+	}
+	if !recent || (r == nil && time.Since(kp.last.finished) > recentFor) {
+		return d, false
+	}
+	kp.last.detail(&d, kp.last.seen, false)
+	d.Pass, d.CompletedAt = kp.passes, kp.last.finished
+	return d, true
+}

@@ -1,0 +1,121 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/views"
+)
+
+// One list holds every violation of a connection, database by database;
+// the overview shows each database's count and links to it.
+func TestViolationsAcrossDatabases(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	now := float64(time.Now().UnixMilli())
+	// db6: a login window without a TTL; db14: a leaderboard of the wrong
+	// type; db5: a TOTP secret (sensitive) without its TTL — named, never
+	// shown; db3: fine.
+	f.redis.Client(6).ZAdd(ctx, "auth:limit:login:failures:forever", redis.Z{Score: now, Member: "x"})
+	f.redis.Client(14).Set(ctx, "mg:score:leaderboard:2048", "not a zset", 0)
+	const secret = "JBSWY3DPEHPK3PXPSECRETSEED"
+	f.redis.Client(5).Set(ctx, "totp:security:secret:plain:alice", secret, 0)
+	f.redis.Client(3).Set(ctx, "server:wallpaper-detail::1:a:1", "{}", 2*time.Minute)
+
+	u := f.srv.URL + route.ViolationsURL("main")
+	var vm views.ViolationsVM
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, hdr, body := get(t, u, "Accept", "application/json")
+		if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
+			t.Fatalf("JSON: %d %s", code, body)
+		}
+		if strings.Contains(body, secret) {
+			t.Fatal("the sensitive value is in the JSON")
+		}
+		vm = views.ViolationsVM{}
+		if err := json.Unmarshal([]byte(body), &vm); err != nil {
+			t.Fatal(err)
+		}
+		if vm.Complete {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not every database swept: %+v", vm)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	want := map[int]string{5: "totp:security:secret:plain:alice", 6: "auth:limit:login:failures:forever", 14: "mg:score:leaderboard:2048"}
+	for _, d := range vm.DBs {
+		k, bad := want[d.DB]
+		switch {
+		case bad && (d.Count != "1" || len(d.Rows) != 1 || d.Rows[0].Key != k):
+			t.Errorf("db%d: %+v", d.DB, d)
+		case !bad && (d.Count != "0" || len(d.Rows) != 0):
+			t.Errorf("db%d has no violation: %+v", d.DB, d)
+		}
+		delete(want, d.DB)
+	}
+	if len(want) != 0 || vm.Total != "3" {
+		t.Fatalf("missing %v; total %q", want, vm.Total)
+	}
+
+	code, _, body := get(t, u)
+	if code != http.StatusOK || strings.Contains(body, secret) {
+		t.Fatalf("HTML: %d (or the secret shown)", code)
+	}
+	d := doc(t, body)
+	if n := d.Find(`[data-testid="violation-key"]`).Length(); n != 3 {
+		t.Fatalf("%d violation rows in the HTML", n)
+	}
+	if href, _ := d.Find(`[data-testid="violations-db-14"] [data-testid="violation-key"]`).Attr("href"); href != route.KeyURL("main", 14, "mg:score:leaderboard:2048") {
+		t.Fatalf("key link %q", href)
+	}
+
+	// The overview: each database's count, linking to the list.
+	code, _, body = get(t, f.srv.URL+route.OverviewURL("main"))
+	if code != http.StatusOK {
+		t.Fatalf("overview: %d", code)
+	}
+	d = doc(t, body)
+	for db, n := range map[string]string{"6": "1", "14": "1", "3": "0"} {
+		cell := d.Find(`[data-testid="db-` + db + `"] [data-testid="db-violations"]`)
+		if got := strings.TrimSpace(cell.Text()); got != n {
+			t.Errorf("overview db%s: violations %q, want %q", db, got, n)
+		}
+	}
+	if href, _ := d.Find(`[data-testid="violations-link"]`).Attr("href"); href != route.ViolationsURL("main") {
+		t.Fatalf("overview link to the list: %q", href)
+	}
+}
+
+// A connection without violations says so; an unknown one is 404.
+func TestViolationsEmptyAndUnknown(t *testing.T) {
+	f := newFixture(t, false)
+	f.redis.Client(3).Set(context.Background(), "server:wallpaper-detail::1:a:1", "{}", 2*time.Minute)
+	u := f.srv.URL + route.ViolationsURL("main")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, _, body := get(t, u)
+		if code != http.StatusOK {
+			t.Fatalf("%d", code)
+		}
+		if doc(t, body).Find(`[data-testid="violations-empty"]`).Length() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no empty state: %s", body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, _, _ := get(t, f.srv.URL+route.ViolationsURL("nope")); code != http.StatusNotFound {
+		t.Fatalf("unknown connection: %d", code)
+	}
+}
