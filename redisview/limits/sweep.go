@@ -64,6 +64,7 @@ type family struct {
 	seen   int64 // keys of the family found in the running pass
 	total  int64 // found in the last completed pass; -1 before one completed
 	passes int
+	read   bool // scanned at least once: what it found so far is in rows
 	rows   map[string]*Row
 }
 
@@ -229,6 +230,7 @@ func (s *Sweeper) step(ctx context.Context, f *family) (int, error) {
 	defer s.mu.Unlock()
 	f.seen += int64(len(rows))
 	f.cursor = cursor
+	f.read = true
 	if cursor == 0 {
 		f.total, f.seen = f.seen, 0
 		f.passes++
