@@ -108,7 +108,21 @@ func (t OpsTopic) source(a *App) (func() live.Source, error) {
 	}
 	return func() live.Source {
 		s, release := a.limitPool().Acquire(conn)
-		return &opsSource{a: a, t: t, conn: conn, s: s, release: release}
+		// The page showed what the sweep held; the rows of the families it
+		// was still reading come with the first round, not a poll later.
+		ctx, cancel := context.WithCancel(a.ctx)
+		select {
+		case <-s.Read(): // read already: the first poll shows every family
+		default:
+			go func() {
+				select {
+				case <-s.Read():
+					a.hub.Kick(t.String())
+				case <-ctx.Done():
+				}
+			}()
+		}
+		return &opsSource{a: a, t: t, conn: conn, s: s, release: func() { cancel(); release() }}
 	}, nil
 }
 

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"regexp"
 	"slices"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/keydeck/keydeck/handlers/route"
 )
@@ -23,6 +28,10 @@ type firstView struct {
 type pageLoad struct {
 	ttfb, total time.Duration
 	bytes       int
+	body        []byte
+	// Cold loads: from the request until the page's live topic brought a
+	// first row, and until it named no family as still unread.
+	firstRow, allRead time.Duration
 }
 
 func getPage(u string) (pageLoad, error) {
@@ -44,7 +53,7 @@ func getPage(u string) (pageLoad, error) {
 	if err != nil {
 		return l, err
 	}
-	l.total, l.bytes = time.Since(t0), len(b)
+	l.total, l.bytes, l.body = time.Since(t0), len(b), b
 	if res.StatusCode != http.StatusOK {
 		return l, fmt.Errorf("GET %s: %d", u, res.StatusCode)
 	}
@@ -67,7 +76,11 @@ func (fv firstView) measure(start func() (string, func(), error)) error {
 			if err != nil {
 				return err
 			}
+			t0 := time.Now()
 			l, err := getPage("http://" + addr + p.path)
+			if err == nil {
+				err = l.live(addr, t0)
+			}
 			if err != nil {
 				stop()
 				return err
@@ -86,7 +99,7 @@ func (fv firstView) measure(start func() (string, func(), error)) error {
 			}
 			stop()
 		}
-		fmt.Printf("%-16s cold: %s\n%-16s warm: %s\n", p.name, summary(cold), "", summary(warm))
+		fmt.Printf("%-16s cold: %s\n%-16s       %s\n%-16s warm: %s\n", p.name, summary(cold), "", liveSummary(cold), "", summary(warm))
 	}
 	fmt.Println()
 	return nil
@@ -112,6 +125,54 @@ func summary(ls []pageLoad) string {
 	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
 	return fmt.Sprintf("first byte %s (%s–%s), whole page %s (%s–%s), %s (%s–%s)",
 		r(tm), r(tl), r(th), r(fm), r(fl), r(fh), kb(sizes[len(sizes)/2]), kb(sizes[0]), kb(sizes[len(sizes)-1]))
+}
+
+var wsConnect = regexp.MustCompile(`ws-connect="([^"]+)"`)
+
+// live follows the page's own live topic until it names no family as
+// still unread (the marker data-testid="reading" is gone).
+func (l *pageLoad) live(addr string, t0 time.Time) error {
+	m := wsConnect.FindSubmatch(l.body)
+	if m == nil {
+		return fmt.Errorf("no live topic in the page")
+	}
+	c, _, err := websocket.DefaultDialer.Dial("ws://"+addr+html.UnescapeString(string(m[1])), http.Header{"Origin": {"http://" + addr}})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		_, msg, err := c.ReadMessage()
+		if err != nil {
+			return fmt.Errorf("live topic: %w", err)
+		}
+		if l.firstRow == 0 && (bytes.Contains(msg, []byte(`data-testid="limit-row"`)) || bytes.Contains(msg, []byte(`data-testid="lock-row"`))) {
+			l.firstRow = time.Since(t0)
+		}
+		if !bytes.Contains(msg, []byte(`data-testid="reading"`)) {
+			l.allRead = time.Since(t0)
+			return nil
+		}
+	}
+}
+
+func liveSummary(ls []pageLoad) string {
+	var rows, all []time.Duration
+	for _, l := range ls {
+		if l.firstRow > 0 {
+			rows = append(rows, l.firstRow)
+		}
+		all = append(all, l.allRead)
+	}
+	med := func(v []time.Duration) string {
+		if len(v) == 0 {
+			return "none"
+		}
+		slices.Sort(v)
+		return fmt.Sprintf("%s (%s–%s)", v[len(v)/2].Round(time.Millisecond), v[0].Round(time.Millisecond), v[len(v)-1].Round(time.Millisecond))
+	}
+	return "live: first row " + med(rows) + ", every family reached " + med(all) + " after the request"
 }
 
 func kb(n int) string { return fmt.Sprintf("%.1f KB", float64(n)/1000) }

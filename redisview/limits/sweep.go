@@ -116,6 +116,10 @@ func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
 	}
 }
 
+// Read is closed once the sweep has read every family once (or failed
+// trying): a live view waiting for its first rows can be refreshed then.
+func (s *Sweeper) Read() <-chan struct{} { return s.read }
+
 // Budget is the sweep's budget.
 func (s *Sweeper) Budget() Budget { return s.budget }
 
