@@ -43,24 +43,40 @@ const (
 )
 
 // OpsTopic is a connection's live Rate limits or Locks page:
-// "limits:NAME:q=FILTER&act=1". Act: the fragment carries the action
-// links, so only a role that may act watches it.
+// "limits:NAME:q=FILTER&act=1", with "&fam=ID&db=N&off=K" when one
+// family is shown from its K-th row on. Act: the fragment carries the
+// action links, so only a role that may act watches it.
 type OpsTopic struct {
 	Kind   string // limitsKind or locksKind
 	Conn   string
 	Filter string
 	Act    bool
+	// Fam, DB, Off: the family shown from row Off on (0: every family
+	// from its first row).
+	Fam string
+	DB  int
+	Off int
 }
 
 func (t OpsTopic) String() string {
-	q := url.Values{}
-	if t.Filter != "" {
-		q.Set("q", t.Filter)
-	}
+	q := t.rows().Values()
 	if t.Act {
 		q.Set("act", "1")
 	}
 	return t.Kind + ":" + t.Conn + ":" + q.Encode()
+}
+
+// rows is where the page stands in the rows.
+func (t OpsTopic) rows() route.RowsPage {
+	return route.RowsPage{Filter: t.Filter, Fam: t.Fam, DB: t.DB, Off: t.Off}
+}
+
+// pageURL links to the page of t's rows at p.
+func (t OpsTopic) pageURL(p route.RowsPage) string {
+	if t.Kind == locksKind {
+		return p.URL(route.LocksURL(t.Conn))
+	}
+	return p.URL(route.LimitsURL(t.Conn))
 }
 
 func (t OpsTopic) Role() action.Role {
@@ -80,7 +96,8 @@ func parseOpsTopic(kind string) func(arg string) (Topic, error) {
 		if err != nil {
 			return nil, ErrUnknownTopic
 		}
-		return OpsTopic{Kind: kind, Conn: name, Filter: q.Get("q"), Act: q.Get("act") == "1"}, nil
+		p := route.ParseRowsPage(q)
+		return OpsTopic{Kind: kind, Conn: name, Filter: p.Filter, Act: q.Get("act") == "1", Fam: p.Fam, DB: p.DB, Off: p.Off}, nil
 	}
 }
 
@@ -91,7 +108,21 @@ func (t OpsTopic) source(a *App) (func() live.Source, error) {
 	}
 	return func() live.Source {
 		s, release := a.limitPool().Acquire(conn)
-		return &opsSource{a: a, t: t, conn: conn, s: s, release: release}
+		// The page showed what the sweep held; the rows of the families it
+		// was still reading come with the first round, not a poll later.
+		ctx, cancel := context.WithCancel(a.ctx)
+		select {
+		case <-s.Read(): // read already: the first poll shows every family
+		default:
+			go func() {
+				select {
+				case <-s.Read():
+					a.hub.Kick(t.String())
+				case <-ctx.Done():
+				}
+			}()
+		}
+		return &opsSource{a: a, t: t, conn: conn, s: s, release: func() { cancel(); release() }}
 	}, nil
 }
 
@@ -127,19 +158,19 @@ func (a *App) canAct(c echo.Context) bool {
 }
 
 // opsPage resolves the connection and sweeper of a Rate limits or Locks
-// page, waiting briefly for the sweep's first round.
+// page. It does not wait for the sweep: the page shows what the sweep
+// holds now, says which families it is still reading, and its live
+// topic brings the rest as the sweep finds it.
 func (a *App) opsPage(c echo.Context, kind string) (*redisview.Conn, OpsTopic, limits.Snapshot, error) {
 	conn, err := a.conns.Get(c.Param("conn"))
 	if err != nil {
 		return nil, OpsTopic{}, limits.Snapshot{}, err
 	}
 	conn.EnsurePack(a.conns.Packs())
-	t := OpsTopic{Kind: kind, Conn: conn.Name, Filter: strings.TrimSpace(c.QueryParam("q")), Act: a.canAct(c)}
+	p := route.ParseRowsPage(c.QueryParams())
+	t := OpsTopic{Kind: kind, Conn: conn.Name, Filter: strings.TrimSpace(p.Filter), Act: a.canAct(c), Fam: p.Fam, DB: p.DB, Off: p.Off}
 	s, release := a.limitPool().Acquire(conn)
 	defer release()
-	if st := conn.Status(); st.Up || st.Checked.IsZero() {
-		s.WaitRead(c.Request().Context(), firstRead)
-	}
 	return conn, t, s.Snapshot(), nil
 }
 
@@ -152,18 +183,25 @@ func (a *App) limitsPage(c echo.Context) error {
 	return render(c, http.StatusOK, vm, views.LimitsPage(a.page(c, "Rate limits · "+conn.Name, conn.Name), vm))
 }
 
-// sweepLines says what the sweep has read and what it costs.
-func sweepLines(snap limits.Snapshot, st redisview.Status, kind func(limits.Kind) bool) (status, budget, disconnected string) {
+// sweepLines says what the sweep has read and what it costs. Reading
+// names the families of the page the sweep has not reached yet: their rows
+// are not known, which is not the same as none.
+func sweepLines(snap limits.Snapshot, st redisview.Status, kind func(limits.Kind) bool) (status, reading, budget, disconnected string) {
 	b := snap.Budget
 	budget = "sweep budget " + format.Count(int64(b.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(b.Count)) +
 		", kept rows re-read every " + format.Duration(b.Refresh)
 	done, all := 0, 0
+	var unread []string
 	for _, f := range snap.Families {
-		if kind(f.Kind) {
-			all++
-			if f.Passes > 0 {
-				done++
-			}
+		if !kind(f.Kind) {
+			continue
+		}
+		all++
+		if f.Passes > 0 {
+			done++
+		}
+		if notRead(f) {
+			unread = append(unread, f.Family.ID+" (db"+strconv.Itoa(f.DB)+")")
 		}
 	}
 	switch {
@@ -172,26 +210,64 @@ func sweepLines(snap limits.Snapshot, st redisview.Status, kind func(limits.Kind
 	case done == all:
 		status = "Every family swept at least once; the sweep runs on"
 	default:
-		status = fmt.Sprintf("Sweeping: %d of %d families swept once so far — rows may be missing", done, all)
+		status = fmt.Sprintf("Still reading %d of %d families (first pass running): their rows arrive here as the sweep finds them",
+			all-done, all)
+	}
+	if len(unread) > 0 {
+		reading = fmt.Sprintf("Reading %s… not reached yet: %s", format.Plural(int64(len(unread)), "family", "families"), strings.Join(unread, ", "))
 	}
 	if !st.Up && !st.Checked.IsZero() {
 		disconnected = "Redis is unreachable — " + statusText(st) + ". The rows below are as last read."
 	}
-	return status, budget, disconnected
+	return status, reading, budget, disconnected
 }
+
+// notRead: the sweep has not scanned f yet, and nothing told it of a key.
+func notRead(f limits.FamilySnap) bool { return !f.Read && len(f.Rows) == 0 }
 
 // keptLabel says which rows of a family are shown.
 func keptLabel(f limits.FamilySnap, keep int) string {
 	n := int64(len(f.Rows))
 	switch {
-	case f.Total < 0 && f.Seen == 0 && n == 0:
-		return "not swept yet"
 	case f.Total < 0:
-		return fmt.Sprintf("%s found so far (first sweep running)", format.Plural(f.Seen, "key", "keys"))
+		return fmt.Sprintf("%s found so far (first pass running)", format.Plural(max(f.Seen, n), "key", "keys"))
 	case f.Total > int64(keep) || (f.Total > n && n == int64(keep)):
 		return fmt.Sprintf("the %d most constrained of ~%s keys", n, format.Count(max(f.Total, f.Seen)))
 	}
 	return format.Plural(max(f.Total, n), "key", "keys")
+}
+
+// pageRows is how many rows of one family a page shows; page links walk
+// the rest of the kept rows (Budget.Keep), most constrained first.
+const pageRows = 10
+
+// pageOf cuts a family's sorted rows to the page t stands on: from t.Off
+// when t names this family, else from the first row. An offset past the
+// rows (they went meanwhile) shows the last page.
+func pageOf[R any](t OpsTopic, fam string, db int, rows []R) ([]R, views.Pager) {
+	n := len(rows)
+	off := 0
+	if t.Fam == fam && t.DB == db {
+		off = t.Off
+	}
+	if off >= n {
+		off = max(0, (n-1)/pageRows*pageRows)
+	}
+	if off == 0 && n <= pageRows {
+		return rows, views.Pager{}
+	}
+	end := min(n, off+pageRows)
+	p := views.Pager{Text: fmt.Sprintf("rows %d–%d of %d, most constrained first", off+1, end, n)}
+	at := route.RowsPage{Filter: t.Filter, Fam: fam, DB: db}
+	if off > 0 {
+		at.Off = max(0, off-pageRows)
+		p.Prev = t.pageURL(at)
+	}
+	if end < n {
+		at.Off = end
+		p.Next = t.pageURL(at)
+	}
+	return rows[off:end], p
 }
 
 func subject(vars []schema.Var) []views.Placeholder {
@@ -250,7 +326,7 @@ func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Time) views.LimitsVM {
 	vm := views.LimitsVM{Conn: conn.Name, Filter: views.ValidText(t.Filter), FormAction: route.LimitsURL(conn.Name),
 		WSURL: route.LiveURL(t.String()), Err: snap.Err}
-	vm.Status, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLimit)
+	vm.Status, vm.Reading, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLimit)
 	pc := conn.PackChoice()
 	switch {
 	case pc.Pack != nil:
@@ -269,8 +345,8 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 	}
 	throttled := map[famDB]int{}
 	for _, f := range snap.Families {
-		if !f.Kind.IsLimit() {
-			continue
+		if !f.Kind.IsLimit() || notRead(f) {
+			continue // unread families are named by vm.Reading
 		}
 		g := views.LimitGroup{Family: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
 			Limit: limitText(f.Family), Label: keptLabel(f, snap.Budget.Keep)}
@@ -303,10 +379,6 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 		if t.Filter != "" && len(g.Rows) == 0 {
 			continue // a filter shows the families it matches
 		}
-		if t.Filter == "" && len(g.Rows) > unfilteredRows {
-			g.Note = fmt.Sprintf("Showing the %d most constrained; %d more kept rows: filter to see them.", unfilteredRows, len(g.Rows)-unfilteredRows)
-			g.Rows = g.Rows[:unfilteredRows]
-		}
 		shown++
 		vm.Groups = append(vm.Groups, g)
 	}
@@ -314,8 +386,12 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 	slices.SortStableFunc(vm.Groups, func(a, b views.LimitGroup) int {
 		return boolRank(throttledIn(b)) - boolRank(throttledIn(a))
 	})
+	for i := range vm.Groups {
+		g := &vm.Groups[i]
+		g.Rows, g.Pager = pageOf(t, g.Family, g.DB, g.Rows)
+	}
 	for fam, n := range throttled {
-		vm.Summary = append(vm.Summary, views.SummaryChip{Family: fam.id, Text: format.Plural(int64(n), "row", "rows"), Anchor: "fam-" + fam.id + "-" + strconv.Itoa(fam.db)})
+		vm.Summary = append(vm.Summary, views.SummaryChip{Family: fam.id, Text: format.Plural(int64(n), "row", "rows"), Anchor: route.FamilyAnchor(fam.id, fam.db)})
 	}
 	slices.SortFunc(vm.Summary, func(a, b views.SummaryChip) int { return strings.Compare(a.Anchor, b.Anchor) })
 	switch {
@@ -326,10 +402,6 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 	}
 	return vm
 }
-
-// unfilteredRows is how many rows of a family the page shows without a
-// filter; the filter searches every kept row.
-const unfilteredRows = 10
 
 func throttledIn(g views.LimitGroup) bool {
 	return len(g.Rows) > 0 && g.Rows[0].Throttled

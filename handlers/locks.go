@@ -61,7 +61,7 @@ func lockValueText(f *schema.Family) string {
 func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Time) views.LocksVM {
 	vm := views.LocksVM{Conn: conn.Name, Filter: views.ValidText(t.Filter), FormAction: route.LocksURL(conn.Name),
 		WSURL: route.LiveURL(t.String()), Err: snap.Err, Short: shortLine(snap)}
-	vm.Status, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLock)
+	vm.Status, vm.Reading, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLock)
 	pc := conn.PackChoice()
 	switch {
 	case pc.Pack == nil && pc.Why == "":
@@ -77,8 +77,8 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 	}
 	total := 0
 	for _, f := range snap.Families {
-		if !f.Kind.IsLock() {
-			continue
+		if !f.Kind.IsLock() || notRead(f) {
+			continue // unread families are named by vm.Reading
 		}
 		g := views.LockGroup{Family: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
 			Value: lockValueText(f.Family), Label: keptLabel(f, snap.Budget.Keep)}
@@ -126,6 +126,10 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 		}
 		return rank(a) - rank(b)
 	})
+	for i := range vm.Groups {
+		g := &vm.Groups[i]
+		g.Rows, g.Pager = pageOf(t, g.Family, g.DB, g.Rows)
+	}
 	if total == 0 && t.Filter != "" {
 		vm.Empty = fmt.Sprintf("No lock kept matches %q.", t.Filter)
 	}

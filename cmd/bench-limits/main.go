@@ -9,7 +9,13 @@
 // time, and their ratio (target ≤ 1.1×); and the slowest command Keydeck
 // sent (SLOWLOG, every command logged while a run is measured).
 //
-//	go run ./cmd/bench-limits [-duration 20s] [-viewers 1,100]
+// Mode first-view measures the Rate limits and Locks pages over HTTP as a
+// person opening them sees them: time to first byte, time to the whole
+// body and the body's size, cold (a freshly started keydeck, no sweep
+// running: each cold load restarts the binary) and warm (the sweep
+// running for -warm-after).
+//
+//	go run ./cmd/bench-limits [-mode all|first-view|viewers] [-duration 20s] [-viewers 1,100]
 package main
 
 import (
@@ -46,14 +52,22 @@ func main() {
 	windows := flag.Int("windows", 100_000, "login failure windows")
 	locks := flag.Int("locks", 10_000, "payment locks")
 	poll := flag.Duration("poll-interval", time.Second, "Keydeck's poll interval")
+	mode := flag.String("mode", "all", "what to measure: first-view (page loads), viewers (Redis cost per viewer count) or all")
+	runs := flag.Int("runs", 5, "first-view: loads per page, cold and warm")
+	warm := flag.Duration("warm-after", 5*time.Second, "first-view: how long the sweep runs before the warm loads")
 	flag.Parse()
-	if err := bench(*dur, *counts, *buckets, *windows, *locks, *poll); err != nil {
+	if *mode != "all" && *mode != "first-view" && *mode != "viewers" {
+		fmt.Fprintln(os.Stderr, "bench-limits: -mode is all, first-view or viewers")
+		os.Exit(2)
+	}
+	fv := firstView{runs: *runs, warmAfter: *warm, on: *mode != "viewers"}
+	if err := bench(*dur, *counts, *buckets, *windows, *locks, *poll, fv, *mode != "first-view"); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-limits:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(dur time.Duration, counts string, buckets, windows, locks int, poll time.Duration) error {
+func bench(dur time.Duration, counts string, buckets, windows, locks int, poll time.Duration, fv firstView, viewers bool) error {
 	tmp, err := os.MkdirTemp("", "keydeck-bench-limits")
 	if err != nil {
 		return err
@@ -74,16 +88,20 @@ func bench(dur time.Duration, counts string, buckets, windows, locks int, poll t
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/web").CombinedOutput(); err != nil {
 		return fmt.Errorf("build keydeck: %v\n%s", err, out)
 	}
-	httpAddr := freeAddr()
-	kd := exec.Command(bin, "--addr", httpAddr, "--redis", "bench=redis://"+redisAddr, "--pack-for", "bench=eisland", "--poll-interval", poll.String(), "--log-level", "warn")
-	kd.Stderr = os.Stderr
-	if err := kd.Start(); err != nil {
+	start := func() (string, func(), error) { return startKeydeck(bin, redisAddr, poll) }
+	if fv.on {
+		if err := fv.measure(start); err != nil {
+			return err
+		}
+	}
+	if !viewers {
+		return nil
+	}
+	httpAddr, stop, err := start()
+	if err != nil {
 		return err
 	}
-	defer func() { _ = kd.Process.Kill(); _ = kd.Wait() }()
-	if err := waitHTTP("http://" + httpAddr + "/readyz"); err != nil {
-		return err
-	}
+	defer stop()
 	stats := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer stats.Close()
 	ctx := context.Background()
@@ -96,7 +114,7 @@ func bench(dur time.Duration, counts string, buckets, windows, locks int, poll t
 	if err != nil {
 		return err
 	}
-	start := time.Now()
+	t1 := time.Now()
 	var firstThrottled time.Duration
 	for {
 		_ = first.SetReadDeadline(time.Now().Add(2 * time.Minute))
@@ -105,7 +123,7 @@ func bench(dur time.Duration, counts string, buckets, windows, locks int, poll t
 			return fmt.Errorf("first viewer: %w", err)
 		}
 		if strings.Contains(string(msg), `data-throttled="true"`) {
-			firstThrottled = time.Since(start)
+			firstThrottled = time.Since(t1)
 			break
 		}
 	}
@@ -289,6 +307,23 @@ func load(addr string, buckets, windows, locks int) error {
 		id := fmt.Sprintf("%08x-%04x-4%03x-a%03x-%012x", rng.Uint32(), rng.IntN(1<<16), rng.IntN(1<<12), rng.IntN(1<<12), rng.Uint64()&(1<<48-1))
 		p.SetNX(ctx, fmt.Sprintf("payment:lock:create:pro-month:user%05d", i), id, time.Hour)
 	})
+}
+
+// startKeydeck starts the keydeck binary on a free port against the
+// bench's server and waits until it is ready.
+func startKeydeck(bin, redisAddr string, poll time.Duration) (httpAddr string, stop func(), err error) {
+	httpAddr = freeAddr()
+	kd := exec.Command(bin, "--addr", httpAddr, "--redis", "bench=redis://"+redisAddr, "--pack-for", "bench=eisland", "--poll-interval", poll.String(), "--log-level", "warn")
+	kd.Stderr = os.Stderr
+	if err := kd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() { _ = kd.Process.Kill(); _ = kd.Wait() }
+	if err := waitHTTP("http://" + httpAddr + "/readyz"); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return httpAddr, stop, nil
 }
 
 func commandCalls(ctx context.Context, c *redis.Client) (map[string]int64, error) {

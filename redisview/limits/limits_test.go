@@ -138,6 +138,11 @@ func TestSweepReadsSeedState(t *testing.T) {
 	s, release := pool.Acquire(conn)
 	defer release()
 	snap := waitPass(t, s)
+	for _, f := range snap.Families {
+		if !f.Read {
+			t.Fatalf("%s db%d: swept once, yet not marked read", f.Family.ID, f.DB)
+		}
+	}
 	now := time.Now()
 
 	buckets := family(t, snap, "slider-rate-create-account", 4)

@@ -158,6 +158,9 @@ type FamilySnap struct {
 	Total  int64 // keys found by the last completed pass; -1 before one completed
 	Seen   int64 // found so far by the running pass
 	Passes int
+	// Read: the sweep has scanned the family at least once. Before that its
+	// rows are not known, which is not the same as none.
+	Read bool
 }
 
 // Snapshot copies the sweep's rows.
@@ -167,7 +170,7 @@ func (s *Sweeper) Snapshot() Snapshot {
 	defer s.mu.Unlock()
 	out := Snapshot{Pack: s.pack, Started: s.started, Err: s.err, Budget: s.budget, Keyspace: s.keyspace}
 	for _, f := range s.fams {
-		fs := FamilySnap{Family: f.fam, DB: f.db, Kind: KindOf(f.fam), Total: f.total, Seen: f.seen, Passes: f.passes}
+		fs := FamilySnap{Family: f.fam, DB: f.db, Kind: KindOf(f.fam), Total: f.total, Seen: f.seen, Passes: f.passes, Read: f.read}
 		for _, r := range f.rows {
 			fs.Rows = append(fs.Rows, *r)
 		}

@@ -64,6 +64,7 @@ type family struct {
 	seen   int64 // keys of the family found in the running pass
 	total  int64 // found in the last completed pass; -1 before one completed
 	passes int
+	read   bool // scanned at least once: what it found so far is in rows
 	rows   map[string]*Row
 }
 
@@ -114,6 +115,10 @@ func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	}
 }
+
+// Read is closed once the sweep has read every family once (or failed
+// trying): a live view waiting for its first rows can be refreshed then.
+func (s *Sweeper) Read() <-chan struct{} { return s.read }
 
 // Budget is the sweep's budget.
 func (s *Sweeper) Budget() Budget { return s.budget }
@@ -229,6 +234,7 @@ func (s *Sweeper) step(ctx context.Context, f *family) (int, error) {
 	defer s.mu.Unlock()
 	f.seen += int64(len(rows))
 	f.cursor = cursor
+	f.read = true
 	if cursor == 0 {
 		f.total, f.seen = f.seen, 0
 		f.passes++

@@ -1,0 +1,224 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/redisview"
+)
+
+// gate is a TCP proxy to a Redis server that holds every connection
+// until opened: a server that has answered nothing yet, without a sleep.
+type gate struct {
+	addr string
+	open chan struct{}
+	once sync.Once
+}
+
+func newGate(t *testing.T, upstream string) *gate {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{addr: l.Addr().String(), open: make(chan struct{})}
+	t.Cleanup(func() { g.release(); l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				<-g.open
+				u, err := net.Dial("tcp", upstream)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go func() { _, _ = io.Copy(u, c); u.Close() }()
+				_, _ = io.Copy(c, u)
+			}()
+		}
+	}()
+	return g
+}
+
+func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
+
+// Before the sweep has read anything, the Rate limits and Locks pages
+// answer at once and say which families they are still reading (not "no
+// rows"); the live topic then brings the rows as the sweep finds them.
+func TestOpsPagesShowReadingThenRowsLive(t *testing.T) {
+	rs := redistest.Start(t)
+	seedLimits(t, rs)
+	g := newGate(t, rs.Addr)
+	f := startConsole(t, rs, server.Config{
+		Conns:   []redisview.ConnConfig{{Name: "main", URL: "redis://" + g.addr + "/0"}},
+		PackFor: map[string]string{"main": "eisland"},
+	}, nil)
+
+	for _, p := range []struct{ url, status, family string }{
+		{route.LimitsURL("main"), "limits-status", "limit-family-"},
+		{route.LocksURL("main"), "locks-status", "lock-family-"},
+	} {
+		code, _, body := get(t, f.srv.URL+p.url)
+		if code != 200 {
+			t.Fatalf("%s: %d", p.url, code)
+		}
+		if !strings.Contains(body, `data-testid="reading"`) || strings.Contains(body, "rows may be missing") ||
+			strings.Contains(body, `data-testid="`+p.family) {
+			t.Fatalf("%s before any read: no reading state, or families shown as read: %.4000s", p.url, body)
+		}
+	}
+	_, _, body := get(t, f.srv.URL+route.LimitsURL("main"))
+	reading := regexp.MustCompile(`data-testid="reading">([^<]*)<`).FindStringSubmatch(body)
+	if reading == nil || !strings.HasPrefix(reading[1], "Reading ") || !strings.Contains(reading[1], "login-failures (db6)") ||
+		!strings.Contains(reading[1], "slider-rate-create-account (db4)") {
+		t.Fatalf("reading line %q", reading)
+	}
+
+	// The gate opens once the websocket shows the reading state; eve's
+	// locked login then arrives in a frame, no reload.
+	topic := handlers.OpsTopic{Kind: "limits", Conn: "main"}.String()
+	first := true
+	last := f.frames(t, topic, func(msg []byte) bool {
+		if first {
+			first = false
+			if !strings.Contains(string(msg), `data-testid="reading"`) {
+				t.Errorf("first frame has no reading state: %.2000s", msg)
+			}
+			g.release()
+		}
+		return !strings.Contains(string(msg), "auth:limit:login:failures:eve")
+	})
+	if !strings.Contains(string(last), "locked until") {
+		t.Fatalf("eve's row arrived without its lock: %.3000s", last)
+	}
+}
+
+// opsJSON is the part of a Rate limits or Locks page's JSON the paging
+// test reads.
+type opsJSON struct {
+	WSURL  string
+	Groups []struct {
+		Family string
+		DB     int
+		Label  string
+		Rows   []struct{ Key json.RawMessage } // a name that is not UTF-8 is {"b64": …}
+		Pager  struct{ Text, Prev, Next string }
+	}
+}
+
+func opsPage(t *testing.T, u string) opsJSON {
+	t.Helper()
+	code, _, body := get(t, u, "Accept", "application/json")
+	var vm opsJSON
+	if code != 200 || json.Unmarshal([]byte(body), &vm) != nil {
+		t.Fatalf("%s: %d %.2000s", u, code, body)
+	}
+	return vm
+}
+
+// A long family shows one page of rows; its page links carry the family,
+// database, offset and the filter byte-exact, and walk every kept row once.
+func TestOpsPagesArePaged(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	const (
+		fam    = "lock-create-pro-month"
+		filter = "Zo\xff&x=1#" // not UTF-8, and query syntax
+	)
+	// No TTL: every lock equally severe, so the order is the keys' and
+	// stable from one load to the next.
+	for i := range 60 {
+		f.redis.Client(10).Set(ctx, fmt.Sprintf("payment:lock:create:pro-month:%s%02d", filter, i), "holder", 0)
+	}
+	base := f.srv.URL + route.LocksURL("main")
+	waitFor(t, "the sweep keeps 50 of the 60 locks", func() bool {
+		for _, g := range opsPage(t, base).Groups {
+			if g.Family == fam {
+				return g.Label == "the 50 most constrained of ~60 keys"
+			}
+		}
+		return false
+	})
+
+	// The HTML page shows one page of rows, and a link to the next.
+	_, _, body := get(t, base+"?q="+url.QueryEscape(filter))
+	if n := strings.Count(body, `data-testid="lock-row"`); n != 10 {
+		t.Fatalf("first page: %d rows, want 10", n)
+	}
+	if !strings.Contains(body, `data-testid="page-next"`) {
+		t.Fatal("first page: no link to the next")
+	}
+
+	seen := map[string]bool{}
+	u := base + "?q=" + url.QueryEscape(filter)
+	for page := 1; ; page++ {
+		vm := opsPage(t, u)
+		var rows, next, prev string
+		n := 0
+		for _, g := range vm.Groups {
+			if g.Family != fam {
+				continue
+			}
+			for _, r := range g.Rows {
+				if seen[string(r.Key)] {
+					t.Fatalf("page %d repeats %s", page, r.Key)
+				}
+				seen[string(r.Key)] = true
+				rows += string(r.Key) + " "
+			}
+			n, next, prev = len(g.Rows), g.Pager.Next, g.Pager.Prev
+		}
+		if n != 10 {
+			t.Fatalf("page %d: %d rows: %s", page, n, rows)
+		}
+		if (page > 1) != (prev != "") {
+			t.Fatalf("page %d: previous link %q", page, prev)
+		}
+		if page > 1 && !strings.Contains(vm.WSURL, url.QueryEscape("off="+fmt.Sprint((page-1)*10))) {
+			t.Fatalf("page %d: the live topic does not stay on the page: %s", page, vm.WSURL)
+		}
+		if next == "" {
+			if page != 5 {
+				t.Fatalf("%d pages, want 5", page)
+			}
+			break
+		}
+		nu, err := url.Parse(next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := nu.Query()
+		if nu.Path != route.LocksURL("main") || q.Get("q") != filter || q.Get("fam") != fam || q.Get("db") != "10" ||
+			q.Get("off") != fmt.Sprint(page*10) || nu.Fragment != "fam-"+fam+"-10" {
+			t.Fatalf("page %d: next link %q", page, next)
+		}
+		u = f.srv.URL + next
+	}
+	if len(seen) != 50 {
+		t.Fatalf("the pages walked %d of the 50 kept rows", len(seen))
+	}
+	// An offset past the rows shows the last page.
+	vm := opsPage(t, base+"?fam="+fam+"&db=10&off=400")
+	for _, g := range vm.Groups {
+		if g.Family == fam && (len(g.Rows) != 10 || g.Pager.Next != "" || g.Pager.Prev == "") {
+			t.Fatalf("offset 400: %d rows, pager %+v", len(g.Rows), g.Pager)
+		}
+	}
+}
