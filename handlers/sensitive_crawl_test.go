@@ -166,7 +166,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 
 	// Every GET route has examples; every POST route is a write the crawl
 	// leaves alone (named here, so that a new one is looked at).
-	writes := []string{route.Login, route.Logout, route.SignOutEverywhere, route.Preview, route.Execute, route.BansRebuild}
+	writes := []string{route.Login, route.Logout, route.SignOutEverywhere, route.ClearLockout, route.Preview, route.Execute, route.BansRebuild}
 	for _, r := range f.routes {
 		switch {
 		case r.Asset || r.Path == route.Live:
@@ -363,6 +363,7 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 		add(route.Limits, route.LimitsURL(conn))
 		add(route.Limits, route.LimitsURL(conn)+"?q="+url.QueryEscape(sensUser))
 		add(route.Locks, route.LocksURL(conn))
+		add(route.Violations, route.ViolationsURL(conn))
 		for _, u := range append([]string{sensUser}, users[conn]...) {
 			add(route.User, route.UserURL(conn, u))
 		}

@@ -342,6 +342,14 @@ func (k RebuildBloom) Plan(ctx context.Context, env Env, req Request) (Plan, err
 	if err := checkArgs(req, ArgMembers, ArgDigest); err != nil {
 		return nil, err
 	}
+	// Both are the preview's own words, taken exactly: a count with a space
+	// around it, or a digest not in the preview's form, is not one.
+	if m, ok := req.Args[ArgMembers]; ok && !isDigits(m) {
+		return nil, invalidf("members: %q is not a member count (decimal digits)", m)
+	}
+	if d, ok := req.Args[ArgDigest]; ok && !isSHA256Hex(d) {
+		return nil, invalidf("digest: %q is not the preview's digest (64 lowercase hex digits)", d)
+	}
 	l, err := banList(env, k, req)
 	if err != nil {
 		return nil, err
@@ -424,4 +432,30 @@ func (p *rebuildPlan) Apply(ctx context.Context, tx redis.Pipeliner, states []St
 		return
 	}
 	tx.Set(ctx, p.list.BloomKey, p.built.Bitmap, 0)
+}
+
+// isDigits: s is one or more ASCII decimal digits, nothing around them.
+func isDigits(s string) bool {
+	if s == "" || len(s) > 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isSHA256Hex: s is a SHA-256 written as Built.Digest writes it.
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !('0' <= s[i] && s[i] <= '9' || 'a' <= s[i] && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
 }
