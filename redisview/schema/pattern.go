@@ -315,23 +315,17 @@ const MaxKeys = 64
 // of them. It fails when a placeholder can hold its value in no encoding,
 // or when the combinations would be more than MaxKeys.
 func (p *Pattern) Keys(vars map[string]string) ([]string, error) {
-	encs := make([][]string, len(p.phs))
-	n := 1
-	for i, ph := range p.phs {
-		v, ok := vars[ph.Name]
-		if !ok {
+	for _, ph := range p.phs {
+		if _, ok := vars[ph.Name]; !ok {
 			return nil, fmt.Errorf("no value for {%s}", ph.Name)
 		}
-		if encs[i] = ph.Encodings(v); len(encs[i]) == 0 {
-			return nil, ph.check(ph.encodings(v)[0])
-		}
-		if n *= len(encs[i]); n > MaxKeys {
-			return nil, fmt.Errorf("the values' encodings make more than %d keys", MaxKeys)
-		}
 	}
-	out := make([]string, 0, n)
-	pick := make([]int, len(p.phs)) // the encoding of each placeholder, an odometer
-	for {
+	encs, err := p.ValueEncodings(vars)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	EachCombination(encs, func(pick []int) bool {
 		var b strings.Builder
 		for _, s := range p.segs {
 			if s.ph < 0 {
@@ -343,6 +337,39 @@ func (p *Pattern) Keys(vars map[string]string) ([]string, error) {
 		if k := b.String(); !slices.Contains(out, k) {
 			out = append(out, k)
 		}
+		return true
+	})
+	return out, nil
+}
+
+// ValueEncodings is, for each of p's placeholders, every encoding of its
+// value in vals (Encodings), nil where vals gives it none. It fails when
+// a value fits no encoding, or when the combinations would make more than
+// MaxKeys keys.
+func (p *Pattern) ValueEncodings(vals map[string]string) ([][]string, error) {
+	encs := make([][]string, len(p.phs))
+	n := 1
+	for i, ph := range p.phs {
+		v, ok := vals[ph.Name]
+		if !ok {
+			continue
+		}
+		if encs[i] = ph.Encodings(v); len(encs[i]) == 0 {
+			return nil, ph.check(ph.encodings(v)[0])
+		}
+		if n *= len(encs[i]); n > MaxKeys {
+			return nil, fmt.Errorf("the values' encodings make more than %d keys", MaxKeys)
+		}
+	}
+	return encs, nil
+}
+
+// EachCombination calls fn with every combination of encs, an odometer:
+// pick[i] indexes encs[i] (0 where encs[i] is nil), the first encodings
+// first. It stops when fn returns false; fn must not keep pick.
+func EachCombination(encs [][]string, fn func(pick []int) bool) {
+	pick := make([]int, len(encs))
+	for fn(pick) {
 		i := len(pick) - 1
 		for ; i >= 0; i-- {
 			if pick[i]++; pick[i] < len(encs[i]) {
@@ -351,7 +378,7 @@ func (p *Pattern) Keys(vars map[string]string) ([]string, error) {
 			pick[i] = 0
 		}
 		if i < 0 {
-			return out, nil
+			return
 		}
 	}
 }

@@ -12,22 +12,12 @@ package schema
 // username). Values whose encodings combine into more than MaxKeys ways
 // pin no key.
 func (p *Pattern) Pinned(key string, vals map[string]string) bool {
-	encs := make([][]string, len(p.phs))
-	n := 1
-	for i, ph := range p.phs {
-		v, ok := vals[ph.Name]
-		if !ok {
-			continue
-		}
-		if encs[i] = ph.Encodings(v); len(encs[i]) == 0 {
-			return false // the placeholder cannot hold the value
-		}
-		if n *= len(encs[i]); n > MaxKeys {
-			return false
-		}
+	encs, err := p.ValueEncodings(vals)
+	if err != nil {
+		return false // a placeholder cannot hold its value, or too many ways
 	}
-	pick := make([]int, len(p.phs))
-	for {
+	pinned := false
+	EachCombination(encs, func(pick []int) bool {
 		// The pinned placeholders become literal text.
 		q := &Pattern{phs: p.phs, segs: make([]segment, 0, len(p.segs))}
 		for _, s := range p.segs {
@@ -36,21 +26,8 @@ func (p *Pattern) Pinned(key string, vals map[string]string) bool {
 			}
 			q.segs = append(q.segs, s)
 		}
-		if _, ok := q.split(key); ok {
-			return true
-		}
-		i := len(pick) - 1
-		for ; i >= 0; i-- {
-			if encs[i] == nil {
-				continue
-			}
-			if pick[i]++; pick[i] < len(encs[i]) {
-				break
-			}
-			pick[i] = 0
-		}
-		if i < 0 {
-			return false
-		}
-	}
+		_, pinned = q.split(key)
+		return !pinned
+	})
+	return pinned
 }

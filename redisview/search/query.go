@@ -336,20 +336,9 @@ func PlanValue(pack *schema.Pack, name, value string, dbs []int) Plan {
 // when a value fits no encoding or the combinations exceed
 // schema.MaxKeys.
 func globsWith(f *schema.Family, vals map[string]string) (globs []string, enc string, ok bool) {
-	phs := f.Pattern.Placeholders()
-	encs := make([][]string, len(phs))
-	n := 1
-	for i, ph := range phs {
-		v, filled := vals[ph.Name]
-		if !filled {
-			continue
-		}
-		if encs[i] = ph.Encodings(v); len(encs[i]) == 0 {
-			return nil, "", false
-		}
-		if n *= len(encs[i]); n > schema.MaxKeys {
-			return nil, "", false
-		}
+	encs, err := f.Pattern.ValueEncodings(vals)
+	if err != nil {
+		return nil, "", false
 	}
 	segs := splitPattern(f.Pattern.String())
 	for _, s := range segs {
@@ -358,8 +347,7 @@ func globsWith(f *schema.Family, vals map[string]string) (globs []string, enc st
 			break
 		}
 	}
-	pick := make([]int, len(phs))
-	for {
+	schema.EachCombination(encs, func(pick []int) bool {
 		var b strings.Builder
 		for _, s := range segs {
 			switch {
@@ -374,20 +362,9 @@ func globsWith(f *schema.Family, vals map[string]string) (globs []string, enc st
 		if g := b.String(); !slices.Contains(globs, g) {
 			globs = append(globs, g)
 		}
-		i := len(pick) - 1
-		for ; i >= 0; i-- {
-			if encs[i] == nil {
-				continue
-			}
-			if pick[i]++; pick[i] < len(encs[i]) {
-				break
-			}
-			pick[i] = 0
-		}
-		if i < 0 {
-			return globs, enc, true
-		}
-	}
+		return true
+	})
+	return globs, enc, true
 }
 
 // encFrag is a glob that matches, somewhere inside, every one of the
