@@ -318,4 +318,25 @@ func TestBansOnEmbeddedDemo(t *testing.T) {
 	if after, _ := c.Get(f.ctx, banBloom).Result(); after != before {
 		t.Fatal("undo of the rebuild did not restore the previous bloom")
 	}
+	// A member added to the set by hand, without its bits: support sets
+	// them (WATCH, SETBIT in MULTI on the embedded server too) and the
+	// undo clears exactly those again.
+	const byHand = " by hand\xff "
+	if err := c.SAdd(f.ctx, banSet, byHand).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := check(byHand); v != bans.Missed {
+		t.Fatalf("hand-added %q: %s", byHand, v)
+	}
+	f.mustRun(support, "set-bloom-bits", f.req(9, banSet, "member", byHand))
+	if v := check(byHand); v != bans.Listed {
+		t.Fatalf("after set-bloom-bits: %s", v)
+	}
+	if rec := f.last(); rec.Args["member"] != byHand || rec.Outcome != OutcomeOK {
+		t.Fatalf("audit %+v", rec)
+	}
+	f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+	if v := check(byHand); v != bans.Missed {
+		t.Fatalf("after undo of set-bloom-bits: %s", v)
+	}
 }
