@@ -69,7 +69,14 @@ func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
 	must(t, chromedp.Do(ctx,
 		fill(map[string]string{"#value-m": member}, "#value-m"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="value-lookup-result"]`))))
-	res, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="value-lookup-result"]`)))
+	// The live panel may be swapped between the wait and the read (the
+	// demo's traffic moves this board): the result is read in the same
+	// evaluation that finds it with text.
+	res, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
+		const r = document.querySelector('[data-testid="value-lookup-result"]');
+		const t = r ? r.textContent : '';
+		return t.trim() !== '' ? t : false;
+	})()`))
 	must(t, err)
 	if !strings.Contains(res, "“"+member+"”: score") || !strings.Contains(res, "rank") {
 		t.Fatalf("lookup of %q: %q", member, res)
