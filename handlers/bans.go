@@ -288,7 +288,7 @@ func healthVM(l bans.List, h bans.Health, st bans.Status) views.BanHealthVM {
 		if c == nil || st.Current != nil && st.Current.Bad > c.Bad {
 			c = st.Current
 		}
-		v.Mismatch, v.Widespread, v.Bad, v.Examples = true, st.Widespread(), format.Count(c.Bad), c.Examples
+		v.Mismatch, v.Widespread, v.Bad, v.Examples = true, st.Widespread(), format.Plural(c.Bad, "member lacks", "members lack"), c.Examples
 		if !c.Complete {
 			v.Bad = "at least " + v.Bad
 		}

@@ -112,6 +112,9 @@ func TestBloomFixOfferedToSupport(t *testing.T) {
 	if !strings.Contains(page, `data-testid="consistency-few"`) {
 		t.Fatalf("no mismatch reported: %.2000s", page)
 	}
+	if !strings.Contains(page, "does not match its set: 1 member lacks bloom bits.") {
+		t.Fatal("the mismatch's count does not agree with its noun (one member)")
+	}
 	fixes := fixLinks(page, "ban-member-fix")
 	if len(fixes) != 1 || len(fixLinks(page, "example-fix-bits")) != 1 || fixLinks(page, "example-fix-bits")[0] != fixes[0] {
 		t.Fatalf("fix links %v, examples %v", fixes, fixLinks(page, "example-fix-bits"))

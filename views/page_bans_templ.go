@@ -98,7 +98,7 @@ type BanHealthVM struct {
 	// Widespread: most members checked lack a bit: the scheme is suspect,
 	// and ban and unban are disabled; otherwise only those members are.
 	Widespread bool
-	Bad        string
+	Bad        string // "1 member lacks", "at least 3 members lack"
 	Examples   []string
 	// ExampleFixes: per example, the preview of setting its missing bits
 	// (support; "" none).
@@ -1059,7 +1059,7 @@ func banHealthKnown(h BanHealthVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, " members lack bloom bits.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, " bloom bits.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
