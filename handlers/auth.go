@@ -139,9 +139,10 @@ func (a *App) clientAddr(c echo.Context) string {
 	}
 	if a.fromTrustedProxy(c) {
 		// The proxy appends the address it saw; entries to its left are
-		// whatever the client claimed. Walk from the right past our own
-		// trusted proxies.
-		hops := strings.Split(c.Request().Header.Get("X-Forwarded-For"), ",")
+		// whatever the client claimed. Some proxies (HAProxy) append a
+		// header line of their own instead: all lines are one list, in
+		// order. Walk from the right past our own trusted proxies.
+		hops := strings.Split(strings.Join(c.Request().Header.Values("X-Forwarded-For"), ","), ",")
 		for i := len(hops) - 1; i >= 0; i-- {
 			h := strings.TrimSpace(hops[i])
 			ip, err := netip.ParseAddr(h)
