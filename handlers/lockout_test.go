@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 )
 
@@ -174,5 +176,24 @@ func TestForwardedForSeveralHeaderLines(t *testing.T) {
 	victim := newBrowser(t, f.srv.URL)
 	if code := login(victim, "right-password", "203.0.113.9"); code != http.StatusSeeOther {
 		t.Fatalf("the victim's address 203.0.113.9 after guesses naming it: %d, want 303 (signed in)", code)
+	}
+}
+
+// When the account's queue of slowed-down attempts is full the sign-in is
+// refused with a message saying so (not a lock-out), and nothing is
+// counted against the address.
+func TestSignInRefusedWhenAccountQueueFull(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
+		// Every slot would be a second away, the queue holds half of one.
+		a.Limiter = signin.NewLoginLimiter(nil, signin.LoginPolicy{PerPair: 2, PerAddr: 20, Window: time.Minute,
+			SlowAfter: 0, SlowStep: time.Second, SlowCap: time.Second, SlowQueue: 500 * time.Millisecond})
+	})
+	br := newBrowser(t, f.srv.URL)
+	for range 3 {
+		tok := br.csrf("/login")
+		code, hdr, page := br.do(http.MethodPost, "/login", url.Values{"_csrf": {tok}, "username": {"ada"}, "password": {"right-password"}})
+		if code != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" || !strings.Contains(page, "you are not locked out") {
+			t.Fatalf("sign-in while the account's queue is full: %d %q", code, hdr.Get("Retry-After"))
+		}
 	}
 }
