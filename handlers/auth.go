@@ -109,13 +109,28 @@ func (id Identity) owns(name string) bool {
 	return false
 }
 
-// holder names the identity where per-person shares are counted: an
-// unmatched proxy name never shares an account's.
+// holder names the identity where per-person shares are counted (live
+// websockets, the scan budget): an unmatched proxy name never shares an
+// account's.
 func (id Identity) holder() string {
 	if id.unmatched {
 		return "proxy:" + id.User
 	}
 	return "user:" + id.User
+}
+
+// unmatchedSuffix marks the name an unmatched proxy identity acts under.
+// Account names hold no spaces, so no account is spelled like it.
+const unmatchedSuffix = " (proxy, no account)"
+
+// actorName is the name the identity acts and is audited under: the
+// account's, or for an unmatched proxy identity its name marked as such,
+// so the audit never credits an account with what a namesake did.
+func (id Identity) actorName() string {
+	if id.unmatched {
+		return id.User + unmatchedSuffix
+	}
+	return id.User
 }
 
 const (
