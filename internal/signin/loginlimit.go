@@ -249,6 +249,20 @@ func (l *LoginLimiter) count(ctx context.Context, user, addr string, now time.Ti
 	return counts{pair: int(v[0]), pairLeft: ms(v[1]), addr: int(v[2]), addrLeft: ms(v[3]), acct: int(v[4]), slot: ms(v[5]), busy: ms(v[6])}, nil
 }
 
+// succeeded forgets the pair and the account's slow-down (KEYS 1, 3, 5)
+// and the pair's index entry, and gives the address (KEYS[2]) its attempt
+// back only while its count exists (a DECR of an expired count would make
+// a -1 that never expires); an address back under its limit is taken off
+// the index too, since the attempt that reached the limit did not fail.
+var succeeded = redis.NewScript(`
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[5])
+redis.call('ZREM', KEYS[4], ARGV[1])
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  local n = redis.call('DECR', KEYS[2])
+  if n < tonumber(ARGV[3]) then redis.call('ZREM', KEYS[4], ARGV[2]) end
+end
+return 0`)
+
 // Succeeded forgets the pair's attempts and the account's slow-down, and
 // gives the address its attempt back: colleagues behind one address are
 // limited by failures only. Lock-outs of the account from other addresses
@@ -256,15 +270,13 @@ func (l *LoginLimiter) count(ctx context.Context, user, addr string, now time.Ti
 func (l *LoginLimiter) Succeeded(ctx context.Context, user, addr string) {
 	pair, ad, acct, index := l.keys(user, addr)
 	if l.client != nil {
-		p := l.client.Pipeline()
-		p.Del(ctx, pair, acct)
-		p.ZRem(ctx, index, member(user, addr))
-		p.Decr(ctx, ad)
-		_, _ = p.Exec(ctx)
+		_ = succeeded.Run(ctx, l.client, []string{pair, ad, acct, index, l.nextKey(user)},
+			member(user, addr), member("", addr), l.policy.PerAddr).Err()
 	}
 	l.mu.Lock()
 	delete(l.local, pair)
 	delete(l.local, acct)
+	delete(l.local, l.nextKey(user))
 	if c, ok := l.local[ad]; ok && c.n > 0 {
 		c.n--
 		l.local[ad] = c

@@ -281,3 +281,46 @@ func TestLoginLimiterQueueIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// A success whose address count expired meanwhile leaves no counter
+// behind: DECR on a missing key would make a -1 that never expires.
+func TestSucceededAfterExpiryLeavesNoCounter(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	l := NewLoginLimiter(rs.Client(15), testPolicy)
+	l.Attempt(ctx, "ada", "198.51.100.7")
+	_, ad, _, _ := l.keys("ada", "198.51.100.7")
+	rs.Client(15).Del(ctx, ad) // its window ended
+	l.Succeeded(ctx, "ada", "198.51.100.7")
+	if n := rs.Client(15).Exists(ctx, ad).Val(); n != 0 {
+		v, _ := rs.Client(15).Get(ctx, ad).Result()
+		ttl := rs.Client(15).PTTL(ctx, ad).Val()
+		t.Fatalf("after the success the address counter is back: %q, TTL %v", v, ttl)
+	}
+}
+
+// An address whose count reached the limit on an attempt that then
+// succeeded is not locked out, and is not listed as if it were.
+func TestSuccessAtTheAddressLimitListsNoLockout(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			ctx := context.Background()
+			l, _ := newTestLimiter(t, store == "redis")
+			for i := range testPolicy.PerAddr - 1 {
+				if v := l.Attempt(ctx, fmt.Sprintf("user%d", i), "192.0.2.9"); v.Wait != 0 {
+					t.Fatalf("failure %d refused: %+v", i+1, v)
+				}
+			}
+			if v := l.Attempt(ctx, "ada", "192.0.2.9"); v.Wait != 0 || !v.LastForAddr {
+				t.Fatalf("the 20th attempt: %+v, want admitted as the address's last", v)
+			}
+			l.Succeeded(ctx, "ada", "192.0.2.9")
+			if list, total, _ := l.Lockouts(ctx, 10); total != 0 || len(list) != 0 {
+				t.Fatalf("after 19 failures and a success: lock-outs %+v (%d), want none", list, total)
+			}
+			if v := l.Attempt(ctx, "bob", "192.0.2.9"); v.Wait != 0 {
+				t.Fatalf("the address after its success: %+v", v)
+			}
+		})
+	}
+}
