@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"context"
-	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
 
