@@ -77,11 +77,11 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 	err := a.auth.Sessions.RevokeUser(ctx, target, at, max(a.auth.SessionTTL, maxSessionTTL))
 	cancel()
 	if err != nil {
-		a.log.Error("sign-out-everywhere failed: the session store cannot record it; the sessions stay valid", "user", target, "by", id.User, "err", err)
+		a.log.Error("sign-out-everywhere failed: the session store cannot record it; the sessions stay valid", "user", target, "by", id.actorName(), "err", err)
 		return a.renderAccount(c, http.StatusServiceUnavailable, views.AccountVM{Target: target,
 			Error: "Nothing was signed out: the session store (the audit Redis) cannot be reached. Try again in a moment."})
 	}
-	a.log.Warn("signed out everywhere", "user", target, "by", id.User, "remote", a.clientAddr(c))
+	a.log.Warn("signed out everywhere", "user", target, "by", id.actorName(), "remote", a.clientAddr(c))
 	if target == id.User && id.Via == "session" {
 		a.clearSession(c)
 		return c.Redirect(http.StatusSeeOther, route.Login)
@@ -139,7 +139,7 @@ func (a *App) clearLockout(c echo.Context) error {
 		return a.renderAccount(c, http.StatusServiceUnavailable, views.AccountVM{
 			Error: "The lock-out may still hold: the audit Redis cannot be reached. Try again in a moment."})
 	}
-	a.log.Warn("sign-in lock-out cleared", "user", user, "remote_locked", addr, "by", id.User, "remote", a.clientAddr(c))
+	a.log.Warn("sign-in lock-out cleared", "user", user, "remote_locked", addr, "by", id.actorName(), "remote", a.clientAddr(c))
 	who := "every account"
 	if user != "" {
 		who = views.EscapeName(user)

@@ -32,7 +32,7 @@ type Actions interface {
 
 func actor(c echo.Context) action.Actor {
 	id := identity(c)
-	return action.Actor{User: id.User, Role: id.Role}
+	return action.Actor{User: id.actorName(), Role: id.Role}
 }
 
 // keyPage shows one key's metadata and the actions the user may start.

@@ -109,13 +109,28 @@ func (id Identity) owns(name string) bool {
 	return false
 }
 
-// holder names the identity where per-person shares are counted: an
-// unmatched proxy name never shares an account's.
+// holder names the identity where per-person shares are counted (live
+// websockets, the scan budget): an unmatched proxy name never shares an
+// account's.
 func (id Identity) holder() string {
 	if id.unmatched {
 		return "proxy:" + id.User
 	}
 	return "user:" + id.User
+}
+
+// unmatchedSuffix marks the name an unmatched proxy identity acts under.
+// Account names hold no spaces, so no account is spelled like it.
+const unmatchedSuffix = " (proxy, no account)"
+
+// actorName is the name the identity acts and is audited under: the
+// account's, or for an unmatched proxy identity its name marked as such,
+// so the audit never credits an account with what a namesake did.
+func (id Identity) actorName() string {
+	if id.unmatched {
+		return id.User + unmatchedSuffix
+	}
+	return id.User
 }
 
 const (
@@ -139,9 +154,10 @@ func (a *App) clientAddr(c echo.Context) string {
 	}
 	if a.fromTrustedProxy(c) {
 		// The proxy appends the address it saw; entries to its left are
-		// whatever the client claimed. Walk from the right past our own
-		// trusted proxies.
-		hops := strings.Split(c.Request().Header.Get("X-Forwarded-For"), ",")
+		// whatever the client claimed. Some proxies (HAProxy) append a
+		// header line of their own instead: all lines are one list, in
+		// order. Walk from the right past our own trusted proxies.
+		hops := strings.Split(strings.Join(c.Request().Header.Values("X-Forwarded-For"), ","), ",")
 		for i := len(hops) - 1; i >= 0; i-- {
 			h := strings.TrimSpace(hops[i])
 			ip, err := netip.ParseAddr(h)

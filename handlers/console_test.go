@@ -15,6 +15,7 @@ import (
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
 
@@ -27,6 +28,8 @@ type console struct {
 	run   *action.Runner
 	// routes is the console's route table.
 	routes []handlers.Route
+	// budget is a snapshot of a connection's scan budget.
+	budget func(conn string) scanbudget.Stats
 }
 
 // startConsole builds cfg's console on rs. Unless cfg names them, its one
@@ -67,7 +70,7 @@ func startConsole(t *testing.T, rs *redistest.Server, cfg server.Config, log *sl
 		srv.Close()
 		s.Close()
 	})
-	return &console{redis: rs, reg: s.Registry(), srv: srv, run: s.Actions(), routes: s.RouteTable()}
+	return &console{redis: rs, reg: s.Registry(), srv: srv, run: s.Actions(), routes: s.RouteTable(), budget: s.ScanBudgetStats}
 }
 
 // up waits until the monitor has seen the first connection up.

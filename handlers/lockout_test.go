@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 )
 
@@ -131,5 +133,67 @@ func TestLockoutsListedAndCleared(t *testing.T) {
 	// The other lock-out stays.
 	if code := mallory.loginFrom("203.0.113.66", odd, "guess"); code != http.StatusTooManyRequests {
 		t.Fatalf("the other lock-out: %d", code)
+	}
+}
+
+// A proxy such as HAProxy adds its own X-Forwarded-For line after the one
+// the client sent: the lines are one list, walked from the right, so a
+// client cannot name a victim's address in a header line of its own and
+// lock that address out.
+func TestForwardedForSeveralHeaderLines(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
+		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
+	mallory := newBrowser(t, f.srv.URL)
+	login := func(b *browser, pw string, xff ...string) int {
+		t.Helper()
+		tok := b.csrf("/login")
+		form := url.Values{"_csrf": {tok}, "username": {"ada"}, "password": {pw}, "next": {"/"}}
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/login", strings.NewReader(form.Encode()))
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", f.srv.URL)
+		for _, v := range xff {
+			req.Header.Add("X-Forwarded-For", v)
+		}
+		res, err := b.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for i := range 5 {
+		// The client claims the victim's address; the proxy appends the
+		// address it saw on a line of its own.
+		if code := login(mallory, "guess", "203.0.113.9", "198.51.100.7"); code != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d", i, code)
+		}
+	}
+	if code := login(mallory, "right-password", "198.51.100.7"); code != http.StatusTooManyRequests {
+		t.Fatalf("the guessing address 198.51.100.7 is not locked out: %d, want 429", code)
+	}
+	victim := newBrowser(t, f.srv.URL)
+	if code := login(victim, "right-password", "203.0.113.9"); code != http.StatusSeeOther {
+		t.Fatalf("the victim's address 203.0.113.9 after guesses naming it: %d, want 303 (signed in)", code)
+	}
+}
+
+// When the account's queue of slowed-down attempts is full the sign-in is
+// refused with a message saying so (not a lock-out), and nothing is
+// counted against the address.
+func TestSignInRefusedWhenAccountQueueFull(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
+		// Every slot would be a second away, the queue holds half of one.
+		a.Limiter = signin.NewLoginLimiter(nil, signin.LoginPolicy{PerPair: 2, PerAddr: 20, Window: time.Minute,
+			SlowAfter: 0, SlowStep: time.Second, SlowCap: time.Second, SlowQueue: 500 * time.Millisecond})
+	})
+	br := newBrowser(t, f.srv.URL)
+	for range 3 {
+		tok := br.csrf("/login")
+		code, hdr, page := br.do(http.MethodPost, "/login", url.Values{"_csrf": {tok}, "username": {"ada"}, "password": {"right-password"}})
+		if code != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" || !strings.Contains(page, "you are not locked out") {
+			t.Fatalf("sign-in while the account's queue is full: %d %q", code, hdr.Get("Retry-After"))
+		}
 	}
 }

@@ -60,6 +60,13 @@ func (a *App) login(c echo.Context) error {
 	}
 	ip := a.clientAddr(c)
 	v := a.auth.Limiter.Attempt(ctx, name, ip)
+	if v.Busy {
+		secs := int(math.Ceil(v.Wait.Seconds()))
+		c.Response().Header().Set("Retry-After", fmt.Sprint(secs))
+		vm.Error = "This account is receiving many sign-in attempts, so they are taken one at a time and the queue is full. Nothing was checked and you are not locked out: try again in " + format.Duration(time.Duration(secs)*time.Second) + "."
+		a.log.Warn("sign-in refused: the account's queue of slowed-down attempts is full", "user", name, "remote", ip, "retry_after_s", secs)
+		return render(c, http.StatusTooManyRequests, vm, views.LoginPage(a.page(c, "Sign in", ""), vm))
+	}
 	if v.Wait > 0 {
 		secs := int(math.Ceil(v.Wait.Seconds()))
 		c.Response().Header().Set("Retry-After", fmt.Sprint(secs))

@@ -1,14 +1,18 @@
 package handlers_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/redisview/action"
 )
 
 var whoamiRe = regexp.MustCompile(`data-testid="whoami">([^<]*)<span[^>]*>([^<]*)</span>`)
@@ -156,5 +160,88 @@ func TestDuplicateIdentityHeaderRefused(t *testing.T) {
 		if code, body := proxyGet(t, f.srv.URL, "/c/main", tt.hdr...); code != tt.want {
 			t.Errorf("%s: %d, want %d (%.200s)", tt.name, code, tt.want, body)
 		}
+	}
+}
+
+// headerTransport adds fixed headers to every request, as a trusted
+// proxy in front of the console does.
+type headerTransport struct {
+	hdr http.Header
+	rt  http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, vs := range h.hdr {
+		r.Header[k] = vs
+	}
+	return h.rt.RoundTrip(r)
+}
+
+// behindProxy is a browser whose every request the proxy marks with hdr.
+func behindProxy(t *testing.T, base string, hdr ...string) *browser {
+	b := newBrowser(t, base)
+	h := http.Header{}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		h.Set(hdr[i], hdr[i+1])
+	}
+	b.c.Transport = headerTransport{hdr: h, rt: http.DefaultTransport}
+	return b
+}
+
+// An unmatched proxy identity that happens to be called "ada" acts, and
+// is audited, under a name no account can have: given a role by the
+// proxy it may ban, but the audit does not say the account ada did it.
+func TestUnmatchedProxyIdentityAuditedApart(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
+		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		a.ProxyMatch = "email"
+		a.RoleHeader = "X-Forwarded-Role"
+	})
+	seedBans(t, f, "someone")
+	mallory := behindProxy(t, f.srv.URL, "X-Forwarded-User", "ada", "X-Forwarded-Role", "support")
+	_, _, page := mallory.do(http.MethodGet, route.UserURL("main", "target"), nil)
+	followLink(t, mallory, linkFor(t, page, "user-ban-action", "name", "target"))
+	recs, _, err := f.run.ReadAudit(context.Background(), action.Filter{Action: action.KindBan, Limit: 2})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("audit: %v %d records", err, len(recs))
+	}
+	for _, r := range recs {
+		if r.User == "ada" || !strings.Contains(r.User, "ada") {
+			t.Fatalf("the unmatched proxy identity ada is audited as %q: want a name telling it apart from the account ada", r.User)
+		}
+	}
+	// The audit page filters by that name, and an admin may undo the ban.
+	ada := newBrowser(t, f.srv.URL)
+	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther {
+		t.Fatalf("ada signs in: %d", code)
+	}
+	_, _, audit := ada.do(http.MethodGet, "/audit?user="+url.QueryEscape(recs[0].User), nil)
+	if !strings.Contains(audit, `data-testid="undo"`) {
+		t.Fatalf("the audit page filtered by %q offers the admin no undo", recs[0].User)
+	}
+}
+
+// The scan budget counts an unmatched proxy "ada" apart from the account
+// ada: its searches do not drain her share.
+func TestUnmatchedProxyIdentityHasItsOwnScanShare(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
+		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		a.ProxyMatch = "email"
+	})
+	f.redis.Client(0).Set(context.Background(), "bulk:1", "x", 0)
+	ada := newBrowser(t, f.srv.URL)
+	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther {
+		t.Fatalf("ada signs in: %d", code)
+	}
+	mallory := behindProxy(t, f.srv.URL, "X-Forwarded-User", "ada")
+	for _, b := range []*browser{ada, mallory} {
+		// As JSON the request runs its scans itself.
+		if code, _, body := b.do(http.MethodGet, "/c/main/search?q="+url.QueryEscape("bulk:*"), nil, "Accept", "application/json"); code != http.StatusOK {
+			t.Fatalf("search: %d %.300s", code, body)
+		}
+	}
+	if g := f.budget("main").Granted; len(g) != 2 {
+		t.Fatalf("scan budget identities: %v, want two (the account ada and the unmatched proxy ada)", g)
 	}
 }

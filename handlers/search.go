@@ -70,7 +70,7 @@ func (a *App) searchPage(c echo.Context) error {
 	// page's live topic runs the scans; JSON and continue requests run one
 	// bounded request of scans.
 	lim := searchLimits
-	lim.Budget = a.scanTap(conn.Name, identity(c).User)
+	lim.Budget = a.scanTap(conn.Name, identity(c).holder())
 	live := cursors == nil && !wantsJSON(c.Request()) && (query.Kind == search.Glob || query.Kind == search.Value)
 	if live {
 		lim.Calls = 0

@@ -108,7 +108,7 @@ func (a *App) userPage(c echo.Context) error {
 	}
 	t := UserTopic{Conn: conn.Name, Name: name, Email: email, Support: support}
 	st := &userState{}
-	live, err := a.userRead(c.Request().Context(), conn, t, st, identity(c).User, a.scanTap(conn.Name, identity(c).User))
+	live, err := a.userRead(c.Request().Context(), conn, t, st, identity(c).holder(), a.scanTap(conn.Name, identity(c).holder()))
 	if err != nil {
 		if !errors.Is(err, redisview.ErrRead) {
 			return err

@@ -98,7 +98,7 @@ type usersFile struct {
 		Role  string `yaml:"role"`
 		// PasswordHash is nil when the field is left out (a user who
 		// signs in only through the trusted proxy); given, it may not be
-		// empty.
+		// empty, blank or null (parseUsers tells those from left out).
 		PasswordHash *string `yaml:"password_hash"`
 	} `yaml:"users"`
 }
@@ -132,8 +132,19 @@ func parseUsers(path string, data []byte) (*userSet, error) {
 		// One line, with the position: it is what start-up prints.
 		return nil, fmt.Errorf("%s: %s", path, strings.TrimSpace(yaml.FormatError(err, false, false)))
 	}
+	// A key written with no value (or ~, null) decodes as if left out:
+	// which entries do name password_hash is read from the file again.
+	var keys struct {
+		Users []map[string]any `yaml:"users"`
+	}
+	if err := yaml.Unmarshal(data, &keys); err != nil || len(keys.Users) != len(f.Users) {
+		return nil, fmt.Errorf("%s: the users list cannot be read twice alike: %v", path, err)
+	}
 	set := newUserSet()
 	for i, e := range f.Users {
+		if _, named := keys.Users[i]["password_hash"]; named && e.PasswordHash == nil {
+			e.PasswordHash = new(string)
+		}
 		where := fmt.Sprintf("%s: user %d", path, i+1)
 		if e.Name == "" || strings.ContainsAny(e.Name, " \t\r\n") || len(e.Name) > 64 {
 			return nil, fmt.Errorf("%s: name %q: want 1–64 characters without spaces", where, e.Name)

@@ -83,7 +83,7 @@ func (a *App) websocket(c echo.Context) error {
 		if identity(c).Role < role || (role > action.Viewer && a.auth.ReadOnly) {
 			return echo.NewHTTPError(http.StatusForbidden, "your role may not watch "+n)
 		}
-		f, err := a.source(t, identity(c).User)
+		f, err := a.source(t, identity(c).holder())
 		if err != nil {
 			return err
 		}

@@ -68,10 +68,16 @@ func TestStartupInputErrorsExitWithStatus2(t *testing.T) {
 	if err := os.WriteFile(emptyHash, []byte("users:\n  - name: ada\n    role: admin\n    password_hash: \"\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	nullHash := dir + "/users-null.yaml"
+	if err := os.WriteFile(nullHash, []byte("users:\n  - name: ada\n    role: admin\n    password_hash:\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, args, stdin string
 		want              []string // every one in the line
 	}{
+		{"password hash key with no value", "--addr 127.0.0.1:0 --redis a=redis://127.0.0.1:1 --users " + nullHash, "",
+			[]string{"keydeck: invalid value for flag --users: " + nullHash + ": user 1 (ada): password_hash is empty"}},
 		{"port out of range", "--addr 127.0.0.1:99999 --redis a=redis://127.0.0.1:1", "",
 			[]string{`keydeck: invalid value "127.0.0.1:99999" for flag --addr: port 99999 out of range`}},
 		{"empty password hash", "--addr 127.0.0.1:0 --redis a=redis://127.0.0.1:1 --users " + emptyHash, "",

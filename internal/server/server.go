@@ -132,6 +132,7 @@ type Server struct {
 	actions *action.Runner
 	app     *handlers.App
 	handler *echo.Echo
+	budgets map[string]*scanbudget.Budget // per connection
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -198,9 +199,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.app = handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
 		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
 		Vertique: cfg.Vertique, ScanBudgets: budgets})
+	s.budgets = budgets
 	s.app.Routes(s.handler)
 	return s, nil
 }
+
+// ScanBudgetStats is a snapshot of conn's scan budget (who waits, who
+// was granted what).
+func (s *Server) ScanBudgetStats(conn string) scanbudget.Stats { return s.budgets[conn].Stats() }
 
 // Handler serves the console.
 func (s *Server) Handler() http.Handler { return s.handler }

@@ -25,25 +25,35 @@ type LoginPolicy struct {
 	PerAddr int
 	Window  time.Duration
 	// SlowAfter admitted attempts on an account, from any addresses, each
-	// further one waits SlowStep, doubling per attempt up to SlowCap,
-	// before its password is checked. It is a delay, never a refusal: a
-	// right password from an address not locked out always gets in.
-	SlowAfter         int
-	SlowStep, SlowCap time.Duration
+	// further one takes the account's next time slot: SlowStep after the
+	// previous slot (or now, if that has passed), the step doubling per
+	// attempt up to SlowCap, and its password is checked only then. Slots
+	// are handed out one after another, so attempts made in parallel queue
+	// rather than all wait one delay at once. An attempt whose slot would
+	// be more than SlowQueue away (0: no bound) is refused as busy, which
+	// is not a lock-out and counts nowhere: a right password from an
+	// address not locked out gets in within SlowQueue, or is told to try
+	// again shortly.
+	SlowAfter                    int
+	SlowStep, SlowCap, SlowQueue time.Duration
 }
 
 // DefaultLoginPolicy: 5 attempts per account and address and 20 per
 // address in 15 minutes; from the 6th attempt on an account in that time,
-// 0.25 s, 0.5 s, 1 s, 2 s, then 3 s each.
+// slots 0.25 s, 0.5 s, 1 s, 2 s, then 3 s apart, queued at most 10 s ahead.
 var DefaultLoginPolicy = LoginPolicy{PerPair: 5, PerAddr: 20, Window: 15 * time.Minute,
-	SlowAfter: 5, SlowStep: 250 * time.Millisecond, SlowCap: 3 * time.Second}
+	SlowAfter: 5, SlowStep: 250 * time.Millisecond, SlowCap: 3 * time.Second, SlowQueue: 10 * time.Second}
 
 // Verdict is what Attempt decided.
 type Verdict struct {
 	// Wait > 0: refused, the pair or the address is locked out for Wait.
 	Wait time.Duration
-	// Delay is the slow-down Attempt waited before answering.
+	// Delay is the slow-down Attempt waited before answering: until the
+	// account's time slot this attempt took.
 	Delay time.Duration
+	// Busy: refused (Wait > 0 is when to try again) because the account's
+	// queue of slowed-down attempts is full. Not a lock-out; not counted.
+	Busy bool
 	// LastForPair (LastForAddr): this attempt was the last the pair (the
 	// address) has in its window; if it fails, the pair (the address) is
 	// locked out until PairUntil (AddrUntil).
@@ -60,16 +70,22 @@ type Lockout struct {
 
 // counts is one attempt's place in each window: n is its ordinal, left
 // the window's time left; acct is 0 when the attempt was refused (a
-// refused attempt does not slow the account down further).
+// refused attempt does not slow the account down further). slot is the
+// wait until the account's time slot the attempt took; busy > 0 means
+// the queue was full (and nothing was counted): room in busy.
 type counts struct {
 	pair, addr         int
 	pairLeft, addrLeft time.Duration
 	acct               int
+	slot, busy         time.Duration
 }
 
 // decide is the policy applied to an attempt's counts.
 func (p LoginPolicy) decide(c counts, now time.Time) Verdict {
 	var v Verdict
+	if c.busy > 0 {
+		return Verdict{Busy: true, Wait: max(c.busy, time.Second)}
+	}
 	if c.pair > p.PerPair {
 		v.Wait = max(v.Wait, c.pairLeft, time.Second)
 	}
@@ -81,11 +97,12 @@ func (p LoginPolicy) decide(c counts, now time.Time) Verdict {
 	}
 	v.LastForPair, v.PairUntil = c.pair == p.PerPair, now.Add(c.pairLeft)
 	v.LastForAddr, v.AddrUntil = c.addr == p.PerAddr, now.Add(c.addrLeft)
-	v.Delay = p.slowDown(c.acct)
+	v.Delay = c.slot
 	return v
 }
 
-// slowDown is the delay of the account's n-th admitted attempt.
+// slowDown is the step from the previous slot to the account's n-th
+// admitted attempt's.
 func (p LoginPolicy) slowDown(n int) time.Duration {
 	over := n - p.SlowAfter
 	if over <= 0 || p.SlowStep <= 0 {
@@ -117,6 +134,7 @@ type LoginLimiter struct {
 type localCount struct {
 	n     int
 	reset time.Time
+	slot  time.Time // the account's next time slot (its nextKey entry)
 }
 
 // NewLoginLimiter keeps its counts through client (nil: in this process).
@@ -142,14 +160,20 @@ func (l *LoginLimiter) keys(user, addr string) (pair, ad, acct, index string) {
 	return l.prefix + "pair:" + member(user, addr), l.prefix + "addr:" + addr, l.prefix + "acct:" + user, l.prefix + "lockouts"
 }
 
+// nextKey holds the account's next free time slot (epoch ms).
+func (l *LoginLimiter) nextKey(user string) string { return l.prefix + "next:" + user }
+
 // maxLockouts bounds the lock-out index; past it the soonest-ending
 // entries are dropped from the list (their lock-outs stay in force).
 const maxLockouts = 10000
 
 // attempt counts one attempt in each window (the TTL is set by a window's
-// first attempt only), counts it against the account only when neither
-// the pair nor the address is over its limit, and indexes the pair (the
-// address) once it reaches its limit, until its window ends.
+// first attempt only) and counts it against the account only when neither
+// the pair nor the address is over its limit. Past SlowAfter the attempt
+// takes the account's next time slot (KEYS[5]); when that slot is more
+// than the queue's bound away the attempt is refused as busy and every
+// count it made is taken back. Otherwise the pair (the address) is indexed
+// once it reaches its limit, until its window ends.
 var attempt = redis.NewScript(`
 local function hit(k)
   local n = redis.call('INCR', k)
@@ -160,12 +184,27 @@ local function hit(k)
 end
 local pn, pt = hit(KEYS[1])
 local an, at = hit(KEYS[2])
-local cn = 0
+local now = tonumber(ARGV[4])
+local cn, slot = 0, 0
 if pn <= tonumber(ARGV[2]) and an <= tonumber(ARGV[3]) then
   cn = redis.call('INCR', KEYS[3])
   if cn == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[1]) end
+  local over = cn - tonumber(ARGV[8])
+  local step, cap, bound = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+  if over > 0 and step > 0 then
+    local d = step
+    local i = 1
+    while i < over and d < cap do d = d * 2; i = i + 1 end
+    if d > cap then d = cap end
+    local at_ = math.max(now, tonumber(redis.call('GET', KEYS[5]) or '0')) + d
+    if bound > 0 and at_ - now > bound then
+      redis.call('DECR', KEYS[1]); redis.call('DECR', KEYS[2]); redis.call('DECR', KEYS[3])
+      return {0, 0, 0, 0, 0, 0, at_ - now - bound}
+    end
+    redis.call('SET', KEYS[5], at_, 'PX', ARGV[1])
+    slot = at_ - now
+  end
 end
-local now = tonumber(ARGV[4])
 local function index(m, left)
   redis.call('ZADD', KEYS[4], now + left, m)
   redis.call('PEXPIRE', KEYS[4], ARGV[1])
@@ -175,7 +214,7 @@ local function index(m, left)
 end
 if pn >= tonumber(ARGV[2]) then index(ARGV[5], pt) end
 if an >= tonumber(ARGV[3]) then index(ARGV[6], at) end
-return {pn, pt, an, at, cn}`)
+return {pn, pt, an, at, cn, slot, 0}`)
 
 // Attempt reserves one sign-in attempt for the account from the address
 // before the password is checked, so parallel guesses cannot all slip past
@@ -200,14 +239,29 @@ func (l *LoginLimiter) count(ctx context.Context, user, addr string, now time.Ti
 	}
 	pair, ad, acct, index := l.keys(user, addr)
 	p := l.policy
-	v, err := attempt.Run(ctx, l.client, []string{pair, ad, acct, index},
-		p.Window.Milliseconds(), p.PerPair, p.PerAddr, now.UnixMilli(), member(user, addr), member("", addr), maxLockouts).Int64Slice()
-	if err != nil || len(v) != 5 {
+	v, err := attempt.Run(ctx, l.client, []string{pair, ad, acct, index, l.nextKey(user)},
+		p.Window.Milliseconds(), p.PerPair, p.PerAddr, now.UnixMilli(), member(user, addr), member("", addr), maxLockouts,
+		p.SlowAfter, p.SlowStep.Milliseconds(), p.SlowCap.Milliseconds(), p.SlowQueue.Milliseconds()).Int64Slice()
+	if err != nil || len(v) != 7 {
 		return counts{}, errors.Join(err, errors.New("unexpected reply"))
 	}
 	ms := func(x int64) time.Duration { return time.Duration(x) * time.Millisecond }
-	return counts{pair: int(v[0]), pairLeft: ms(v[1]), addr: int(v[2]), addrLeft: ms(v[3]), acct: int(v[4])}, nil
+	return counts{pair: int(v[0]), pairLeft: ms(v[1]), addr: int(v[2]), addrLeft: ms(v[3]), acct: int(v[4]), slot: ms(v[5]), busy: ms(v[6])}, nil
 }
+
+// succeeded forgets the pair and the account's slow-down (KEYS 1, 3, 5)
+// and the pair's index entry, and gives the address (KEYS[2]) its attempt
+// back only while its count exists (a DECR of an expired count would make
+// a -1 that never expires); an address back under its limit is taken off
+// the index too, since the attempt that reached the limit did not fail.
+var succeeded = redis.NewScript(`
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[5])
+redis.call('ZREM', KEYS[4], ARGV[1])
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  local n = redis.call('DECR', KEYS[2])
+  if n < tonumber(ARGV[3]) then redis.call('ZREM', KEYS[4], ARGV[2]) end
+end
+return 0`)
 
 // Succeeded forgets the pair's attempts and the account's slow-down, and
 // gives the address its attempt back: colleagues behind one address are
@@ -216,15 +270,13 @@ func (l *LoginLimiter) count(ctx context.Context, user, addr string, now time.Ti
 func (l *LoginLimiter) Succeeded(ctx context.Context, user, addr string) {
 	pair, ad, acct, index := l.keys(user, addr)
 	if l.client != nil {
-		p := l.client.Pipeline()
-		p.Del(ctx, pair, acct)
-		p.ZRem(ctx, index, member(user, addr))
-		p.Decr(ctx, ad)
-		_, _ = p.Exec(ctx)
+		_ = succeeded.Run(ctx, l.client, []string{pair, ad, acct, index, l.nextKey(user)},
+			member(user, addr), member("", addr), l.policy.PerAddr).Err()
 	}
 	l.mu.Lock()
 	delete(l.local, pair)
 	delete(l.local, acct)
+	delete(l.local, l.nextKey(user))
 	if c, ok := l.local[ad]; ok && c.n > 0 {
 		c.n--
 		l.local[ad] = c
@@ -322,6 +374,25 @@ func (l *LoginLimiter) localCount(user, addr string, now time.Time) counts {
 	c.addr, c.addrLeft = l.localIncr(ad, now)
 	if c.pair <= l.policy.PerPair && c.addr <= l.policy.PerAddr {
 		c.acct, _ = l.localIncr(acct, now)
+		if d := l.policy.slowDown(c.acct); d > 0 {
+			nk := l.nextKey(user)
+			at := now
+			if prev := l.local[nk].slot; prev.After(now) {
+				at = prev
+			}
+			at = at.Add(d)
+			if q := l.policy.SlowQueue; q > 0 && at.Sub(now) > q {
+				for _, k := range []string{pair, ad, acct} {
+					if x, ok := l.local[k]; ok && x.n > 0 {
+						x.n--
+						l.local[k] = x
+					}
+				}
+				return counts{busy: at.Sub(now) - q}
+			}
+			l.local[nk] = localCount{n: 1, reset: now.Add(l.policy.Window), slot: at}
+			c.slot = at.Sub(now)
+		}
 	}
 	return c
 }

@@ -2,6 +2,8 @@ package signin
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -44,8 +46,10 @@ func TestLoginPolicyDecide(t *testing.T) {
 		{"refused at least a second", counts{pair: 6, addr: 6, pairLeft: time.Millisecond, addrLeft: time.Millisecond}, Verdict{Wait: time.Second}},
 		{"the address's last", counts{pair: 1, addr: 20, acct: 1, pairLeft: left, addrLeft: time.Minute},
 			Verdict{LastForAddr: true, PairUntil: now.Add(left), AddrUntil: now.Add(time.Minute)}},
-		{"account busy from many addresses: slowed, not refused", counts{pair: 1, addr: 1, acct: 9, pairLeft: left, addrLeft: left},
+		{"account busy from many addresses: slowed until its slot, not refused", counts{pair: 1, addr: 1, acct: 9, pairLeft: left, addrLeft: left, slot: 2 * time.Second},
 			Verdict{Delay: 2 * time.Second, PairUntil: now.Add(left), AddrUntil: now.Add(left)}},
+		{"the account's queue is full: busy, not locked out", counts{busy: 300 * time.Millisecond}, Verdict{Busy: true, Wait: time.Second}},
+		{"busy, told when there is room", counts{busy: 4 * time.Second}, Verdict{Busy: true, Wait: 4 * time.Second}},
 	}
 	for _, tt := range tests {
 		if got := testPolicy.decide(tt.c, now); got != tt.want {
@@ -193,6 +197,129 @@ func TestLoginLimiterNeverLocksTheOwnerOut(t *testing.T) {
 			}
 			if v := l.Attempt(ctx, "ada", "198.51.100.7"); v.Wait != 0 || v.Delay != testPolicy.SlowCap {
 				t.Fatalf("the owner after 60 guesses from 10 addresses: %+v, want admitted after %v", v, testPolicy.SlowCap)
+			}
+		})
+	}
+}
+
+// parallelAttempts makes n attempts on ada at once, each from an address
+// of its own, with the clock standing still; it returns the delays of the
+// admitted ones and how many were refused because the account is busy.
+func parallelAttempts(t *testing.T, l *LoginLimiter, n int) (delays []time.Duration, busy int) {
+	t.Helper()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := l.Attempt(context.Background(), "ada", fmt.Sprintf("203.0.113.%d", i))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case v.Busy:
+				busy++
+			case v.Wait > 0:
+				t.Errorf("attempt from a fresh address locked out: %+v", v)
+			default:
+				delays = append(delays, v.Delay)
+			}
+		}()
+	}
+	wg.Wait()
+	slices.Sort(delays)
+	return delays, busy
+}
+
+// Parallel guesses at one account from many addresses queue for it: each
+// attempt past the slow-down threshold takes the account's next time slot,
+// so 40 at once are released one step apart, not all after one delay.
+func TestLoginLimiterParallelAttemptsQueue(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			l, clk := newTestLimiter(t, store == "redis")
+			const step = 100 * time.Millisecond
+			l.policy = LoginPolicy{PerPair: 5, PerAddr: 20, Window: 15 * time.Minute, SlowAfter: 5, SlowStep: step, SlowCap: step, SlowQueue: 10 * time.Second}
+			l.sleep = func(context.Context, time.Duration) {} // the clock stands still: all 40 arrive at once
+			delays, busy := parallelAttempts(t, l, 40)
+			if busy != 0 || len(delays) != 40 {
+				t.Fatalf("%d admitted, %d refused as busy; want all 40 admitted (the queue is 3.5 s, under its 10 s bound)", len(delays), busy)
+			}
+			if spread := delays[39] - delays[0]; spread < 35*step {
+				t.Fatalf("release times spread over %v, want at least %v (35 × %v): %v", spread, 35*step, step, delays)
+			}
+			for i := 6; i < 40; i++ {
+				if delays[i]-delays[i-1] < step {
+					t.Fatalf("attempts %d and %d released %v apart, want at least %v: %v", i, i+1, delays[i]-delays[i-1], step, delays)
+				}
+			}
+			_ = clk
+		})
+	}
+}
+
+// Past the queue's bound an attempt is refused as busy (not locked out,
+// and not counted), so no one waits more than SlowQueue.
+func TestLoginLimiterQueueIsBounded(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			l, _ := newTestLimiter(t, store == "redis")
+			const step = time.Second
+			l.policy = LoginPolicy{PerPair: 5, PerAddr: 20, Window: 15 * time.Minute, SlowAfter: 5, SlowStep: step, SlowCap: step, SlowQueue: 10 * time.Second}
+			l.sleep = func(context.Context, time.Duration) {}
+			delays, busy := parallelAttempts(t, l, 40)
+			if len(delays) != 15 || busy != 25 {
+				t.Fatalf("%d admitted, %d busy; want 15 admitted (5 free, 10 one second apart) and 25 busy", len(delays), busy)
+			}
+			if delays[14] > 10*time.Second {
+				t.Fatalf("an attempt waits %v, over the 10 s bound", delays[14])
+			}
+			v := l.Attempt(context.Background(), "ada", "198.51.100.7")
+			if !v.Busy || v.Wait <= 0 || v.Wait > 11*time.Second {
+				t.Fatalf("the owner while the queue is full: %+v, want busy with a Retry-After", v)
+			}
+		})
+	}
+}
+
+// A success whose address count expired meanwhile leaves no counter
+// behind: DECR on a missing key would make a -1 that never expires.
+func TestSucceededAfterExpiryLeavesNoCounter(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	l := NewLoginLimiter(rs.Client(15), testPolicy)
+	l.Attempt(ctx, "ada", "198.51.100.7")
+	_, ad, _, _ := l.keys("ada", "198.51.100.7")
+	rs.Client(15).Del(ctx, ad) // its window ended
+	l.Succeeded(ctx, "ada", "198.51.100.7")
+	if n := rs.Client(15).Exists(ctx, ad).Val(); n != 0 {
+		v, _ := rs.Client(15).Get(ctx, ad).Result()
+		ttl := rs.Client(15).PTTL(ctx, ad).Val()
+		t.Fatalf("after the success the address counter is back: %q, TTL %v", v, ttl)
+	}
+}
+
+// An address whose count reached the limit on an attempt that then
+// succeeded is not locked out, and is not listed as if it were.
+func TestSuccessAtTheAddressLimitListsNoLockout(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			ctx := context.Background()
+			l, _ := newTestLimiter(t, store == "redis")
+			for i := range testPolicy.PerAddr - 1 {
+				if v := l.Attempt(ctx, fmt.Sprintf("user%d", i), "192.0.2.9"); v.Wait != 0 {
+					t.Fatalf("failure %d refused: %+v", i+1, v)
+				}
+			}
+			if v := l.Attempt(ctx, "ada", "192.0.2.9"); v.Wait != 0 || !v.LastForAddr {
+				t.Fatalf("the 20th attempt: %+v, want admitted as the address's last", v)
+			}
+			l.Succeeded(ctx, "ada", "192.0.2.9")
+			if list, total, _ := l.Lockouts(ctx, 10); total != 0 || len(list) != 0 {
+				t.Fatalf("after 19 failures and a success: lock-outs %+v (%d), want none", list, total)
+			}
+			if v := l.Attempt(ctx, "bob", "192.0.2.9"); v.Wait != 0 {
+				t.Fatalf("the address after its success: %+v", v)
 			}
 		})
 	}
