@@ -254,14 +254,48 @@ func TestSetBloomBitsRefusals(t *testing.T) {
 // written with it, by anyone but a rebuild.
 func TestWidespreadMismatchDisablesBanAndFix(t *testing.T) {
 	g := banFixture(t, "fine")
-	for _, n := range []string{"p", "q", "r", "s"} {
+	for _, n := range []string{"p", "q", "r", "s", "t", "u", "v", "w"} {
 		g.addByHand(n)
 	}
-	g.settle()
-	for _, kind := range []string{KindBan, KindUnban} {
-		_, err := g.r.Preview(g.ctx, support, g.conn, kind, g.req(9, banSet, ArgName, "other"))
+	for _, settle := range []bool{true, false} { // the check's pass, and the sample drawn without one
+		if settle {
+			g.settle()
+		} else {
+			bans.CheckerFor(g.conn, g.banList()).Restart()
+		}
+		for _, kind := range []string{KindBan, KindUnban} {
+			_, err := g.r.Preview(g.ctx, support, g.conn, kind, g.req(9, banSet, ArgName, "other"))
+			wantErr(t, err, ErrInvalid, "silently ignored")
+		}
+		_, err := g.r.Preview(g.ctx, support, g.conn, "set-bloom-bits", g.req(9, banSet, "member", "p"))
 		wantErr(t, err, ErrInvalid, "silently ignored")
 	}
-	_, err := g.r.Preview(g.ctx, support, g.conn, "set-bloom-bits", g.req(9, banSet, "member", "p"))
-	wantErr(t, err, ErrInvalid, "silently ignored")
+}
+
+// A few members lacking bits are not a wrong scheme, however small the
+// set or early the check: one name added by hand to an empty ban list
+// (1 of 1 lacks its bits) is fixed with set-bloom-bits, and ban and unban
+// of every other name go on (bans.TestWidespreadNeedsEnoughMembers has
+// the rule's table).
+func TestFewMembersLackingBitsAreNotWidespread(t *testing.T) {
+	t.Run("empty list, one added by hand", func(t *testing.T) {
+		f := banFixture(t)
+		f.addByHand(handAdded)
+		for _, settle := range []bool{false, true} {
+			if settle {
+				if st := f.settle(); st.Widespread() {
+					t.Fatalf("1 member of 1 lacking bits judged widespread: %+v", st.Last)
+				}
+			}
+			if _, err := f.r.Preview(f.ctx, support, f.conn, "set-bloom-bits", f.req(9, banSet, "member", handAdded)); err != nil {
+				t.Fatalf("set-bloom-bits (check settled %v): %v", settle, err)
+			}
+		}
+		f.mustRun(support, KindBan, f.req(9, banSet, ArgName, "other"))
+		f.mustRun(support, KindUnban, f.req(9, banSet, ArgName, "other"))
+		f.mustRun(support, "set-bloom-bits", f.req(9, banSet, "member", handAdded))
+		if v := f.verdict(handAdded); v.Verdict != bans.Listed {
+			t.Fatalf("after the fix: %+v", v)
+		}
+	})
 }
