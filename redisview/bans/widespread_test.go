@@ -1,6 +1,9 @@
 package bans
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // TestWidespreadNeedsEnoughMembers: "most members lack bits" (the scheme
 // is suspect, ban and unban stop) is judged on a complete pass of enough
@@ -38,5 +41,18 @@ func TestWidespreadNeedsEnoughMembers(t *testing.T) {
 				t.Errorf("a sample of %d with %d lacking bits: widespread %v, want %v", tc.checked, tc.bad, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNeededRefusesWhatBuildRefuses: the undo of set-bloom-bits reads the
+// set under the rebuild's bound; a bloom too large to rebuild is refused
+// before anything is read.
+func TestNeededRefusesWhatBuildRefuses(t *testing.T) {
+	l := List{SetKey: "s", BloomKey: "b", Bits: (MaxBloomBytes + 1) * 8, Hashes: 6}
+	if _, err := Build(t.Context(), nil, l); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Build: %v, want ErrTooLarge", err)
+	}
+	if _, _, err := Needed(t.Context(), nil, l, []int64{1}, "x"); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Needed: %v, want ErrTooLarge", err)
 	}
 }
