@@ -221,7 +221,7 @@ func TestBansPageMismatchDisablesActions(t *testing.T) {
 	ctx := context.Background()
 	db := f.redis.Client(9)
 	db.SetBit(ctx, "user:ban:bloom", 1000003-1, 0)
-	for _, n := range []string{"a", "b", "c", "d"} {
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} { // at least bans.MinWidespreadChecked
 		db.SAdd(ctx, "user:ban:set", n)
 		for _, off := range redisview.BloomPositions(n, 1<<20, 6) { // another bit count
 			db.SetBit(ctx, "user:ban:bloom", off, 1)

@@ -335,8 +335,19 @@ func TestBansOnEmbeddedDemo(t *testing.T) {
 	if rec := f.last(); rec.Args["member"] != byHand || rec.Outcome != OutcomeOK {
 		t.Fatalf("audit %+v", rec)
 	}
-	f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+	// A name banned since that shares one of those bits keeps it: the
+	// undo reads the set (SSCAN, with the set watched) and leaves the
+	// bits other members need.
+	y := sharing(t, byHand, "demo shares ", l.Bits)
+	f.mustRun(support, KindBan, f.req(9, banSet, ArgName, y))
+	f.mustRun(admin, KindUndo, UndoRequest(f.lastOf(KindSetBloomBits)))
 	if v := check(byHand); v != bans.Missed {
 		t.Fatalf("after undo of set-bloom-bits: %s", v)
+	}
+	if v := check(y); v != bans.Listed {
+		t.Fatalf("undo of set-bloom-bits of %q un-banned %q, which shares a bit with it: %s", byHand, y, v)
+	}
+	if rec := f.last(); !strings.Contains(rec.Summary, quoteKey(y)) || !strings.Contains(rec.Summary, "stay set") {
+		t.Fatalf("the undo does not say which bits stay: %q", rec.Summary)
 	}
 }

@@ -2,6 +2,7 @@ package action
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,14 +255,152 @@ func TestSetBloomBitsRefusals(t *testing.T) {
 // written with it, by anyone but a rebuild.
 func TestWidespreadMismatchDisablesBanAndFix(t *testing.T) {
 	g := banFixture(t, "fine")
-	for _, n := range []string{"p", "q", "r", "s"} {
+	for _, n := range []string{"p", "q", "r", "s", "t", "u", "v", "w"} {
 		g.addByHand(n)
 	}
-	g.settle()
-	for _, kind := range []string{KindBan, KindUnban} {
-		_, err := g.r.Preview(g.ctx, support, g.conn, kind, g.req(9, banSet, ArgName, "other"))
+	for _, settle := range []bool{true, false} { // the check's pass, and the sample drawn without one
+		if settle {
+			g.settle()
+		} else {
+			bans.CheckerFor(g.conn, g.banList()).Restart()
+		}
+		for _, kind := range []string{KindBan, KindUnban} {
+			_, err := g.r.Preview(g.ctx, support, g.conn, kind, g.req(9, banSet, ArgName, "other"))
+			wantErr(t, err, ErrInvalid, "silently ignored")
+		}
+		_, err := g.r.Preview(g.ctx, support, g.conn, "set-bloom-bits", g.req(9, banSet, "member", "p"))
 		wantErr(t, err, ErrInvalid, "silently ignored")
 	}
-	_, err := g.r.Preview(g.ctx, support, g.conn, "set-bloom-bits", g.req(9, banSet, "member", "p"))
-	wantErr(t, err, ErrInvalid, "silently ignored")
+}
+
+// A few members lacking bits are not a wrong scheme, however small the
+// set or early the check: one name added by hand to an empty ban list
+// (1 of 1 lacks its bits) is fixed with set-bloom-bits, and ban and unban
+// of every other name go on (bans.TestWidespreadNeedsEnoughMembers has
+// the rule's table).
+func TestFewMembersLackingBitsAreNotWidespread(t *testing.T) {
+	t.Run("empty list, one added by hand", func(t *testing.T) {
+		f := banFixture(t)
+		f.addByHand(handAdded)
+		for _, settle := range []bool{false, true} {
+			if settle {
+				if st := f.settle(); st.Widespread() {
+					t.Fatalf("1 member of 1 lacking bits judged widespread: %+v", st.Last)
+				}
+			}
+			if _, err := f.r.Preview(f.ctx, support, f.conn, "set-bloom-bits", f.req(9, banSet, "member", handAdded)); err != nil {
+				t.Fatalf("set-bloom-bits (check settled %v): %v", settle, err)
+			}
+		}
+		f.mustRun(support, KindBan, f.req(9, banSet, ArgName, "other"))
+		f.mustRun(support, KindUnban, f.req(9, banSet, ArgName, "other"))
+		f.mustRun(support, "set-bloom-bits", f.req(9, banSet, "member", handAdded))
+		if v := f.verdict(handAdded); v.Verdict != bans.Listed {
+			t.Fatalf("after the fix: %+v", v)
+		}
+	})
+}
+
+// sharing returns a name, other than name, whose bloom positions share at
+// least one with name's (found by trying candidates in turn).
+func sharing(t *testing.T, name, prefix string, bits int64) string {
+	t.Helper()
+	mine := map[int64]bool{}
+	for _, off := range redisview.BloomPositions(name, bits, 6) {
+		mine[off] = true
+	}
+	for i := range 5_000_000 {
+		y := prefix + strconv.Itoa(i)
+		for _, off := range redisview.BloomPositions(y, bits, 6) {
+			if mine[off] {
+				return y
+			}
+		}
+	}
+	t.Fatal("no name shares a bloom position")
+	return ""
+}
+
+// lastOf is the newest outcome record of kind.
+func (f *fixture) lastOf(kind string) Record {
+	f.t.Helper()
+	var out Record
+	for _, r := range f.records() {
+		if r.Action == kind && r.Phase == PhaseOutcome {
+			out = r
+		}
+	}
+	if out.ID == "" {
+		f.t.Fatalf("no outcome record of %s", kind)
+	}
+	return out
+}
+
+// Undoing set-bloom-bits clears only the bits no other member of the set
+// needs: a name banned since that shares one of them keeps it (else the
+// application's fail-open bloom check would silently ignore its ban), the
+// preview says which stay and why, and a member added to the set between
+// the read and EXEC refuses the undo.
+func TestUndoSetBloomBitsKeepsBitsOthersNeed(t *testing.T) {
+	f := banFixture(t, "a", "b")
+	xoffs := f.addByHand(handAdded)
+	y := sharing(t, handAdded, "shares <i>", banBits)
+	f.mustRun(support, KindSetBloomBits, f.req(9, banSet, ArgMember, handAdded))
+	f.mustRun(support, KindBan, f.req(9, banSet, ArgName, y))
+	if v := f.verdict(y); v.Verdict != bans.Listed {
+		t.Fatalf("%q after its ban: %+v", y, v)
+	}
+	yoffs := map[int64]bool{}
+	for _, off := range redisview.BloomPositions(y, banBits, 6) {
+		yoffs[off] = true
+	}
+	undo := UndoRequest(f.lastOf(KindSetBloomBits))
+	pv, err := f.r.Preview(f.ctx, admin, f.conn, KindUndo, undo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "undo preview", pv.Summary+" "+strings.Join(pv.Notes, " "), quoteKey(y), "stay set")
+
+	// A name added to the set between the read of the set and EXEC,
+	// sharing a bit too (its bits all set already, so only the set
+	// changes): EXEC fails (the set is watched), and the retry reads it.
+	z := sharing(t, handAdded, "late ", banBits)
+	for _, off := range redisview.BloomPositions(z, banBits, 6) {
+		f.db(9).SetBit(f.ctx, banBloom, off, 1)
+	}
+	pv, err = f.r.Preview(f.ctx, admin, f.conn, KindUndo, undo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := false
+	f.r.opts.beforeExec = func() {
+		if !once {
+			once = true
+			f.db(9).SAdd(f.ctx, banSet, z)
+		}
+	}
+	defer func() { f.r.opts.beforeExec = nil }()
+	if _, err := f.r.Execute(f.ctx, admin, f.conn, pv); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{y, z} {
+		if v := f.verdict(n); v.Verdict != bans.Listed {
+			t.Fatalf("undoing set-bloom-bits of %q un-banned %q, which shares a bit with it: %+v", handAdded, n, v)
+		}
+	}
+	for _, off := range redisview.BloomPositions(z, banBits, 6) {
+		yoffs[off] = true
+	}
+	if v := f.verdict(handAdded); v.Verdict != bans.Missed {
+		t.Fatalf("after the undo %q: %+v", handAdded, v)
+	}
+	ones := bloomOnes(f.bloomBytes())
+	for _, off := range xoffs {
+		if got, want := ones[off], yoffs[off]; got != want {
+			t.Errorf("offset %d of %q after the undo: set %v, want %v (needed by %q or %q)", off, handAdded, got, want, y, z)
+		}
+	}
+	if rec := f.last(); rec.Action != KindUndo || !strings.Contains(rec.Summary, quoteKey(y)) {
+		t.Fatalf("the undo's record does not say which bits stayed: %+v", rec)
+	}
 }

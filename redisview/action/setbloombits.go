@@ -17,7 +17,10 @@ import (
 // SETBIT of each, in one MULTI, with the member's presence and its bits
 // watched (MemberPlan), so a member removed or bits written meanwhile
 // refuse it. The audit records the member and its bits as they were;
-// undo (admin) clears again the bits it set.
+// undo (admin) clears again the bits it set that no other member of the
+// set needs: it reads the set (bans.Needed, SSCAN pages, the set watched
+// so a member added before EXEC fails it), since a name banned since may
+// share one of them, and clearing it would silently un-ban that name.
 //
 // It refuses while most members lack bits (guardConsistent): then the
 // pack's scheme is suspect, and bits written with it would fix nothing.
@@ -64,7 +67,7 @@ func (k SetBloomBits) Plan(ctx context.Context, env Env, req Request) (Plan, err
 type setBitsPlan struct{ banPlan }
 
 func (p setBitsPlan) Notes() []string {
-	return []string{"Only the bits that are clear are set; the set is not changed. Undo (admin) clears them again: should a name banned since share one of them, that name would lose it, and the consistency check on the Bans page would report it."}
+	return []string{"Only the bits that are clear are set; the set is not changed. Undo (admin) clears them again, except those another member of the set needs by then (a name banned since may share one): it reads the set to tell, and refuses when the set is too large to read."}
 }
 
 func (p setBitsPlan) Describe(states []State) ([]Change, error) {

@@ -3,12 +3,15 @@ package action
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/redisview/bans"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -73,6 +76,88 @@ type undoPlan struct {
 	priors  []priorKey
 	members map[string]MemberRef
 	notes   []string // targets the action's kind leaves as they are (see partKeeper)
+	// keep: undoing set-bloom-bits leaves the bits other members need.
+	keep *keepBits
+}
+
+// keepBits are the bits an undo of set-bloom-bits would clear that other
+// members of the ban set need: clearing one would silently un-ban them
+// (the application's bloom check is fail-open). prepare finds them,
+// reading the whole set (bans.Needed) with the set watched, so a member
+// added before EXEC makes EXEC fail.
+type keepBits struct {
+	list   bans.List
+	member string  // the member whose bits the action set
+	clear  []int64 // the offsets undo would clear (clear before the action)
+	by     []string
+	read   bool
+	kept   map[int64]string // offset → a member that needs it
+}
+
+func (p undoPlan) watched() []string {
+	if p.keep == nil {
+		return nil
+	}
+	return []string{p.keep.list.SetKey}
+}
+
+func (p undoPlan) prepare(ctx context.Context, c redis.Cmdable) error {
+	k := p.keep
+	if k == nil {
+		return nil
+	}
+	by, _, err := bans.Needed(ctx, c, k.list, k.clear, k.member)
+	switch {
+	case errors.Is(err, bans.ErrSetChanged):
+		return fmt.Errorf("%w: members of %s came or went while it was read (%v); nothing was written, preview again", ErrChanged, quoteKey(k.list.SetKey), err)
+	case errors.Is(err, bans.ErrTooLarge):
+		return notUndoablef("record %s: %v, so the bits other members of %s need cannot be told from those %s alone had; clearing them could silently un-ban someone, so nothing is undone", p.record, err, quoteKey(k.list.SetKey), quoteKey(k.member))
+	case err != nil:
+		return redisf("reading %s for the bits other members need: %v", quoteKey(k.list.SetKey), err)
+	}
+	k.by, k.read, k.kept = by, true, map[int64]string{}
+	for i, m := range by {
+		if m != "" {
+			k.kept[k.clear[i]] = m
+		}
+	}
+	return nil
+}
+
+// bits is what undo writes for m: the recorded bits, but 1 where another
+// member needs the bit.
+func (p undoPlan) bits(m *MemberState) string {
+	if p.keep == nil || m.Kind != PartBits || len(p.keep.kept) == 0 {
+		return m.Bits
+	}
+	b := []byte(m.Bits)
+	for i, off := range m.Offsets {
+		if _, ok := p.keep.kept[off]; ok {
+			b[i] = '1'
+		}
+	}
+	return string(b)
+}
+
+// keptText says which bits stay and why, or "".
+func (p undoPlan) keptText(m *MemberState) string {
+	if p.keep == nil || m.Kind != PartBits || len(p.keep.kept) == 0 {
+		return ""
+	}
+	var offs []int64
+	var who []string
+	seen := map[string]bool{}
+	for i, off := range m.Offsets {
+		if y, ok := p.keep.kept[off]; ok && m.Bits[i] == '0' && !slices.Contains(offs, off) {
+			offs = append(offs, off)
+			if !seen[y] && len(who) < 3 {
+				seen[y] = true
+				who = append(who, quoteKey(y))
+			}
+		}
+	}
+	return fmt.Sprintf("; offsets %s stay set: other members of the ban set %s need them (%s), and clearing one would silently un-ban them (the application's bloom check is fail-open)",
+		offsetsText(offs), quoteKey(p.keep.list.SetKey), strings.Join(who, ", "))
 }
 
 func (p undoPlan) Notes() []string               { return p.notes }
@@ -188,6 +273,28 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	if len(p.keys) == 0 {
 		return nil, u.refuse(id, "it names no keys")
 	}
+	if rec.Action == KindSetBloomBits {
+		for _, pk := range p.priors {
+			if pk.member == nil || pk.member.Kind != PartBits {
+				continue
+			}
+			var l bans.List
+			ok := env.Conn != nil
+			if ok {
+				l, ok = bans.ForKey(env.Conn.Pack(), req.DB, pk.key)
+			}
+			if !ok || l.BloomKey != pk.key {
+				return nil, u.refuse(id, fmt.Sprintf("%s is no longer the bloom of a ban list in the pack, so the bits other members of its set need cannot be told", quoteKey(pk.key)))
+			}
+			k := &keepBits{list: l, member: pk.member.Name}
+			for i, off := range pk.member.Offsets {
+				if pk.member.Bits[i] == '0' {
+					k.clear = append(k.clear, off)
+				}
+			}
+			p.keep = k
+		}
+	}
 	return p, nil
 }
 
@@ -251,8 +358,13 @@ func (p undoPlan) describeMember(pk priorKey, s State) (Change, error) {
 	}
 	switch {
 	case m.Kind == PartBits:
-		return Change{Key: s.Key, Op: "set-bits", After: "bits " + m.Bits, Before: s,
-			Text: fmt.Sprintf("SET BITS %s of %s back to %s, as before the action (now %s; %s%s)", name, key, m.Bits, memberShape(s.Member), s.Shape(), ttl)}, nil
+		bits := p.bits(m)
+		if p.keep != nil && p.keep.read && strings.Trim(bits, "1") == "" && m.Bits != bits {
+			return Change{}, notUndoablef("record %s: every bit of %s it set is now needed by other members of %s (%s); clearing them would silently un-ban those, and there is nothing else to undo",
+				p.record, name, quoteKey(p.keep.list.SetKey), strings.TrimPrefix(p.keptText(m), "; "))
+		}
+		return Change{Key: s.Key, Op: "set-bits", After: "bits " + bits, Before: s,
+			Text: fmt.Sprintf("SET BITS %s of %s back to %s, as before the action (now %s; %s%s)%s", name, key, bits, memberShape(s.Member), s.Shape(), ttl, p.keptText(m))}, nil
 	case pk.absent:
 		return Change{Key: s.Key, Op: "remove-member", After: noun + " " + name + " absent", Before: s,
 			Text: fmt.Sprintf("REMOVE %s %s from %s, which it was not in before the action (now %s; %s)", noun, name, key, memberShape(s.Member), s.Shape())}, nil
@@ -331,7 +443,9 @@ func descending(env Env, db int, key string) bool {
 func (p undoPlan) Apply(ctx context.Context, tx redis.Pipeliner, states []State) {
 	for i, pk := range p.priors {
 		if pk.member != nil {
-			restorePart(ctx, tx, pk.key, pk.member)
+			m := *pk.member
+			m.Bits = p.bits(pk.member)
+			restorePart(ctx, tx, pk.key, &m)
 			if states[i].Type == "none" && pk.ttl > 0 {
 				tx.PExpire(ctx, pk.key, pk.ttl)
 			}

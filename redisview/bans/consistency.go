@@ -39,18 +39,35 @@ func (s Status) Inconsistent() bool {
 }
 
 // Widespread reports a mismatch that indicts the scheme rather than a few
-// members (see Consistency.Widespread), in the last complete pass or the
-// running one.
-func (s Status) Widespread() bool { return s.Last.Widespread() || s.Current.Widespread() }
+// members (see Consistency.Widespread), in the last complete pass: the
+// first pages of a running pass may happen to hold the few members at
+// fault.
+func (s Status) Widespread() bool { return s.Last.Widespread() }
 
-// Widespread: most of the members checked lack a bit. A member written to
-// the set by hand without its bits is one among many; a scheme that is
-// not the application's (bit count, hash count, hashing), or a bloom
-// rewritten or lost, fails nearly every member (a member passes only by
-// a false positive). Then nothing may be written with the pack's scheme;
-// a few members lacking bits are fixed one by one (set-bloom-bits) while
-// ban and unban of every other name go on.
-func (c *Consistency) Widespread() bool { return c != nil && c.Bad > 0 && c.Bad*2 > c.Checked }
+// Widespread: a complete pass found that most members lack a bit, among
+// enough members to tell (see widespread). A member written to the set by
+// hand without its bits is one among many; a scheme that is not the
+// application's (bit count, hash count, hashing), or a bloom rewritten or
+// lost, fails nearly every member (a member passes only by a false
+// positive). Then nothing may be written with the pack's scheme; a few
+// members lacking bits are fixed one by one (set-bloom-bits) while ban
+// and unban of every other name go on.
+func (c *Consistency) Widespread() bool {
+	return c != nil && c.Complete && widespread(c.Bad, c.Checked)
+}
+
+// The least evidence that the scheme, not a few members, is at fault:
+// members checked and members lacking bits. One name added by hand to a
+// new ban list is 1 of 1; it must not stop every ban.
+const (
+	MinWidespreadChecked = 8
+	MinWidespreadBad     = 3
+)
+
+// widespread: bad of checked members lacking bits is most of enough.
+func widespread(bad, checked int64) bool {
+	return checked >= MinWidespreadChecked && bad >= MinWidespreadBad && bad*2 > checked
+}
 
 // Known reports whether any verdict is known: a complete pass, or a
 // mismatch already found.
@@ -240,29 +257,40 @@ func Missing(ctx context.Context, c redis.Cmdable, l List, members []string) ([]
 // Mismatch is what is known, before an action, of members lacking bits.
 type Mismatch struct {
 	Bad bool // some member lacks a bit
-	// Widespread: most do (see Consistency.Widespread): the scheme is
-	// suspect, and nothing may be written with it.
+	// Widespread: most of enough do (see Consistency.Widespread): the
+	// scheme is suspect, and nothing may be written with it.
 	Widespread bool
 	Examples   []string // a few of those at fault
 }
 
 // Judge says whether list l on conn is known not to match its set: from
-// the checker's passes when one found a mismatch, else from a random
-// sample drawn now.
+// the checker's last complete pass when it found the mismatch widespread,
+// else from a random sample drawn now (widespread only when it drew
+// enough members, see widespread) together with what the checker found.
 func Judge(ctx context.Context, conn *redisview.Conn, l List) (Mismatch, error) {
-	if st := CheckerFor(conn, l).Status(); st.Inconsistent() {
-		m := Mismatch{Bad: true, Widespread: st.Widespread()}
-		if st.Current != nil {
-			m.Examples = st.Current.Examples
-		}
-		if len(m.Examples) == 0 && st.Last != nil {
-			m.Examples = st.Last.Examples
-		}
+	st := CheckerFor(conn, l).Status()
+	m := Mismatch{Bad: st.Inconsistent(), Widespread: st.Widespread()}
+	if st.Current != nil {
+		m.Examples = st.Current.Examples
+	}
+	if len(m.Examples) == 0 && st.Last != nil {
+		m.Examples = st.Last.Examples
+	}
+	if m.Widespread {
 		return m, nil
 	}
 	bad, drawn, err := sample(ctx, conn.DB(l.DB), l, SampleSize)
 	if err != nil {
 		return Mismatch{}, err
 	}
-	return Mismatch{Bad: len(bad) > 0, Widespread: len(bad) > 0 && len(bad)*2 > drawn, Examples: bad}, nil
+	if len(bad) > 0 {
+		m.Bad = true
+		if len(m.Examples) == 0 {
+			m.Examples = bad
+		}
+	}
+	if widespread(int64(len(bad)), int64(drawn)) {
+		m.Widespread, m.Examples = true, bad
+	}
+	return m, nil
 }

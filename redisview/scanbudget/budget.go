@@ -15,6 +15,14 @@
 // resets what it was granted nor puts it ahead of the others; an identity
 // that was idle joins at most a burst behind the current virtual time, so
 // idling earns at most a burst of credit.
+//
+// When nothing waits any more, the virtual time moves up to the highest
+// tag granted (the usual start-time fair queueing rule for an idle
+// server): debts count only between identities that contend, so an
+// identity that comes back while others still wait (a reconnect) keeps
+// its debt, and once nobody waits every idle account is no further ahead
+// than a fresh one and may be forgotten: the accounts kept stay bounded
+// however many identities come and go.
 package scanbudget
 
 import (
@@ -58,8 +66,10 @@ type Budget struct {
 	mu      sync.Mutex
 	tokens  float64   // keys that may be granted now; negative after a grant bigger than the burst
 	at      time.Time // when tokens was brought up to date
-	vtime   float64   // virtual time: the start tag of the latest grant
+	vtime   float64   // virtual time: the start tag of the latest grant, or maxTag once nothing waits
+	maxTag  float64   // the highest tag granted up to
 	ids     map[string]*account
+	pruneAt int // len(ids) at which the next prune runs
 	waiting int
 	seq     uint64
 	timer   Timer
@@ -209,8 +219,11 @@ func (b *Budget) cancel(id string, w *waiter) {
 // ahead of the virtual time (a fresh account would be the same) go.
 const maxIdle = 256
 
+// prune forgets idle accounts no further ahead than a fresh one. When
+// most accounts must stay (they wait, or owe), the next prune waits until
+// the map has doubled, so a new identity costs O(1) amortised.
 func (b *Budget) prune() {
-	if len(b.ids) < maxIdle {
+	if len(b.ids) < max(maxIdle, b.pruneAt) {
 		return
 	}
 	for id, a := range b.ids {
@@ -218,6 +231,7 @@ func (b *Budget) prune() {
 			delete(b.ids, id)
 		}
 	}
+	b.pruneAt = 2 * len(b.ids)
 }
 
 // refill brings tokens up to now.
@@ -267,14 +281,18 @@ func (b *Budget) dispatch() {
 			return
 		}
 		b.tokens -= float64(w.keys)
-		b.vtime = a.tag
+		b.vtime = max(b.vtime, a.tag) // a returning account may start a burst behind
 		a.tag += float64(w.keys)
+		b.maxTag = max(b.maxTag, a.tag)
 		a.granted += w.keys
 		a.queue = a.queue[1:]
 		b.waiting--
 		w.granted = true
 		close(w.ready)
 	}
+	// Nothing waits: the contention is over, and so are the debts it
+	// counted (see the package comment).
+	b.vtime = max(b.vtime, b.maxTag)
 }
 
 // Pacer is one scan's place in the budget's queue, for a scan that runs

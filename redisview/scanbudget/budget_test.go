@@ -385,3 +385,84 @@ func TestPacerKeepsItsPlace(t *testing.T) {
 		t.Fatalf("a closed pacer still waits: %+v", st)
 	}
 }
+
+// TestBudgetForgetsOneOffIdentities: identities that take once and go
+// (one search request each) are not remembered for ever: once nobody
+// waits, their accounts are no further ahead than a new one and go.
+func TestBudgetForgetsOneOffIdentities(t *testing.T) {
+	c := newFakeClock()
+	b := New(1600, c) // burst 400 keys
+	ctx := context.Background()
+	for i := range 1000 {
+		done := make(chan error, 1)
+		go func() { done <- b.Take(ctx, fmt.Sprintf("id%d", i), 200) }()
+		for {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			default:
+				c.Advance(50 * time.Millisecond)
+				continue
+			}
+			break
+		}
+	}
+	b.mu.Lock()
+	n := len(b.ids)
+	b.mu.Unlock()
+	if n > maxIdle {
+		t.Fatalf("after 1,000 identities took once each, the budget remembers %d of them; want at most %d", n, maxIdle)
+	}
+}
+
+// TestBudgetReconnectKeepsDebt: an identity that took more than its share
+// while others waited keeps that debt when all its searches go and come
+// back, however many other identities come and go meanwhile.
+func TestBudgetReconnectKeepsDebt(t *testing.T) {
+	c := newFakeClock()
+	b := New(800, c) // burst 200 keys
+	ctx := context.Background()
+	if err := b.Take(ctx, "x", 200); err != nil { // empties the bucket
+		t.Fatal(err)
+	}
+	bob := b.Pacer("bob")
+	alice := b.Pacer("alice")
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = bob.Take(ended, 200)    // bob waits first
+	_ = alice.Take(ended, 2000) // alice asks for 10 bursts at once
+	c.Advance(250 * time.Millisecond)
+	if err := bob.Take(ctx, 200); err != nil {
+		t.Fatal(err)
+	}
+	_ = bob.Take(ended, 200) // bob goes on searching: he waits again
+	c.Advance(250 * time.Millisecond)
+	if err := alice.Take(ctx, 2000); err != nil {
+		t.Fatal(err)
+	}
+	// alice reconnects: a new search of hers asks, while bob waits and
+	// 300 one-off identities ask and give up.
+	for i := range 300 {
+		_ = b.Take(ended, fmt.Sprintf("one-off %d", i), 100)
+	}
+	again := b.Pacer("alice")
+	_ = again.Take(ended, 200)
+	// The bucket owes 1,800 keys; from then on every grant of 200 keys
+	// should go to bob until he has caught up with alice's 2,000.
+	c.Advance(2500 * time.Millisecond)
+	for i := range 8 {
+		wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := bob.Take(wait, 200)
+		cancel()
+		if err != nil {
+			t.Fatalf("bob's grant %d after alice reconnected: %v (granted %v); want bob served before alice's debt is paid", i, err, b.Stats().Granted)
+		}
+		_ = bob.Take(ended, 200)
+		c.Advance(250 * time.Millisecond)
+	}
+	if st := b.Stats(); st.Granted["alice"] != 2000 || st.Granted["bob"] < 1800 {
+		t.Fatalf("after alice reconnected: granted %v; want bob served before alice's debt is paid", st.Granted)
+	}
+}
