@@ -25,7 +25,7 @@ func TestOpsPagesBeforeTheSweepHasThePack(t *testing.T) {
 	conn.ForcePack(schema.BuiltinPack("eisland"))
 	now := time.Now()
 	for _, snap := range []limits.Snapshot{
-		{}, // the sweeper has not run yet
+		{},                                  // the sweeper has not run yet
 		{Pack: &schema.Pack{Name: "older"}}, // it still walks another pack
 	} {
 		lv := limitsVM(conn, snap, OpsTopic{Kind: limitsKind, Conn: "main"}, now)
