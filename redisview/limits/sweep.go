@@ -157,6 +157,8 @@ func (s *Sweeper) run(ctx context.Context) {
 	s.mu.Lock()
 	s.started = time.Now()
 	s.mu.Unlock()
+	// A running sweep is live interest in keyspace events (short locks).
+	defer s.conn.WantKeyspace()()
 	go s.watchKeyspace(ctx)
 	var lastRefresh time.Time
 	for ctx.Err() == nil {
