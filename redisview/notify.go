@@ -47,29 +47,6 @@ type keyspaceState struct {
 	// replaced) when it starts, so that an idle watcher re-reads at once.
 	want int
 	wake chan struct{}
-	// live, idle: KeyspaceOffRecheck and KeyspaceIdleRecheck unless set
-	// (SetKeyspaceRecheck).
-	live, idle time.Duration
-}
-
-func (k *keyspaceState) intervals() (live, idle time.Duration) {
-	live, idle = KeyspaceOffRecheck, KeyspaceIdleRecheck
-	if k.live > 0 {
-		live = k.live
-	}
-	if k.idle > 0 {
-		idle = k.idle
-	}
-	return live, idle
-}
-
-// SetKeyspaceRecheck changes the connection's re-read intervals (see
-// KeyspaceOffRecheck); zero keeps a default. For tests, which cannot wait
-// 30 s.
-func (c *Conn) SetKeyspaceRecheck(live, idle time.Duration) {
-	c.ks.mu.Lock()
-	defer c.ks.mu.Unlock()
-	c.ks.live, c.ks.idle = live, idle
 }
 
 // WantKeyspace records that something live uses c's keyspace events until
@@ -99,7 +76,7 @@ func (c *Conn) WantKeyspace() (release func()) {
 // when interest starts); after a refusal the idle one whoever watches.
 func (c *Conn) waitRecheck(ctx context.Context) {
 	c.ks.mu.Lock()
-	live, idle := c.ks.intervals()
+	live, idle := KeyspaceOffRecheck, KeyspaceIdleRecheck
 	d, wake := idle, (<-chan struct{})(nil)
 	switch {
 	case c.ks.st.Refused:
@@ -132,8 +109,8 @@ func (c *Conn) waitRecheck(ctx context.Context) {
 // interval. refused is the refusal in words ("" when answered); err a
 // failed round trip.
 func (c *Conn) KeyspaceFlags(ctx context.Context) (flags, refused string, err error) {
+	live, idle := KeyspaceOffRecheck, KeyspaceIdleRecheck
 	c.ks.mu.Lock()
-	live, idle := c.ks.intervals()
 	st := c.ks.st
 	c.ks.mu.Unlock()
 	switch age := time.Since(st.Checked); {
