@@ -338,6 +338,14 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 		vm.Empty = "No schema pack explains this connection's keys (" + pc.Why + "), so no key is known to be a rate limit."
 		return vm
 	}
+	switch {
+	case !hasKind(pc.Pack, limits.Kind.IsLimit):
+		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role token-bucket, counter-window, sliding-window, bucket4j or counter with a limit."
+		return vm
+	case snap.Pack != pc.Pack:
+		vm.Status, vm.Reading = "", startingLine(pc.Pack, limits.Kind.IsLimit)
+		return vm
+	}
 	shown := 0
 	type famDB struct {
 		id string
@@ -397,10 +405,21 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 	switch {
 	case shown == 0 && t.Filter != "":
 		vm.Empty = fmt.Sprintf("No rate-limit row kept matches %q.", t.Filter)
-	case !hasKind(snap, limits.Kind.IsLimit):
-		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role token-bucket, counter-window, sliding-window, bucket4j or counter with a limit."
 	}
 	return vm
+}
+
+// startingLine says the sweep has not taken the connection's pack up yet
+// (it starts with the page): every family of the kind is still unread.
+func startingLine(p *schema.Pack, k func(limits.Kind) bool) string {
+	n := 0
+	for _, f := range p.Families {
+		if k(limits.KindOf(f)) {
+			n++
+		}
+	}
+	return fmt.Sprintf("Reading %s of pack %s… the sweep is starting: rows arrive here as it finds them",
+		format.Plural(int64(n), "family", "families"), p.Name)
 }
 
 func throttledIn(g views.LimitGroup) bool {
@@ -414,11 +433,14 @@ func boolRank(b bool) int {
 	return 0
 }
 
-func hasKind(snap limits.Snapshot, k func(limits.Kind) bool) bool {
-	if snap.Pack == nil {
+// hasKind: the connection's pack has a family of kind k. It asks the
+// pack, not the sweep: before the sweep has taken the pack up its
+// snapshot has none (or an older one), which is not "no such family".
+func hasKind(p *schema.Pack, k func(limits.Kind) bool) bool {
+	if p == nil {
 		return false
 	}
-	for _, f := range snap.Pack.Families {
+	for _, f := range p.Families {
 		if k(limits.KindOf(f)) {
 			return true
 		}

@@ -71,8 +71,12 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 		vm.Empty = "No schema pack explains this connection's keys (" + pc.Why + "), so no key is known to be a lock."
 		return vm
 	}
-	if !hasKind(snap, limits.Kind.IsLock) {
+	switch {
+	case !hasKind(pc.Pack, limits.Kind.IsLock):
 		vm.Empty = "No lock family in this pack (" + pc.Pack.Name + "): no family of role lock or cooldown."
+		return vm
+	case snap.Pack != pc.Pack:
+		vm.Status, vm.Reading = "", startingLine(pc.Pack, limits.Kind.IsLock)
 		return vm
 	}
 	total := 0

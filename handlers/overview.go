@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -203,7 +204,12 @@ func notificationsTile(s stats.ServerStats, vm *views.OverviewVM) views.Tile {
 	t := views.Tile{Label: "Keyspace events", TestID: "notifications"}
 	switch {
 	case !s.Notifications.OK:
-		t.Value, t.Muted = s.Notifications.Why, true
+		// Not known, which is not "disabled": CONFIG GET refused (ACL,
+		// managed Redis) or the flags not reported.
+		t.Value, t.Muted, t.Hint = "unknown", true, s.Notifications.Why
+		if s.Keyspace.Refused || strings.Contains(s.Notifications.Why, "CONFIG GET") {
+			t.Value = "unknown (CONFIG refused)"
+		}
 		vm.Unavailable = appendOnce(vm.Unavailable, "Keyspace events: "+s.Notifications.Why+" — live views poll instead")
 	case s.KeyspaceEventsOn() && s.Keyspace.Subscribed:
 		t.Value, t.Hint = "enabled", "flags "+s.Notifications.V+"; live views use them since "+format.Clock(s.Keyspace.Since)

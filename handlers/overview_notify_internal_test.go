@@ -23,6 +23,8 @@ func TestNotificationsTileIsHonest(t *testing.T) {
 		{"turned on, not subscribed yet", redisview.Some("Kz"), redisview.KeyspaceState{Flags: ""}, "enabled, not used yet"},
 		{"keyevent only", redisview.Some("Ex"), redisview.KeyspaceState{Flags: "Ex"}, "not used (no K)"},
 		{"off", redisview.Some(""), redisview.KeyspaceState{}, "disabled"},
+		// Refused (ACL, managed Redis): not known, which is not "disabled".
+		{"CONFIG refused", redisview.None[string]("CONFIG GET is not permitted for this Redis user (ACL)"), redisview.KeyspaceState{Refused: true}, "unknown (CONFIG refused)"},
 	} {
 		vm := overviewVM(stats.Overview{Conn: "main", Status: redisview.Status{Up: true, Checked: at},
 			Server: stats.ServerStats{Notifications: c.flags, Keyspace: c.ks}}, at)

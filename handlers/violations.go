@@ -32,13 +32,14 @@ func (a *App) violationsPage(c echo.Context) error {
 		details []stats.DBDetail
 		readErr string
 		dbs     []int
+		keys    []int64 // each database's key count, from the overview's one keyspace read
 	)
 	down := !st.Up && !st.Checked.IsZero()
 	if !down && pc.Pack != nil {
 		ov := a.overviews[conn.Name].Latest(ctx, 3*time.Second)
 		readErr = ov.Err
 		for _, d := range ov.DBs {
-			dbs = append(dbs, d.Index)
+			dbs, keys = append(dbs, d.Index), append(keys, d.Keys)
 		}
 	}
 	if len(dbs) > 0 {
@@ -53,8 +54,11 @@ func (a *App) violationsPage(c echo.Context) error {
 		for _, s := range held {
 			s.WaitRead(ctx, max(0, time.Until(deadline)))
 		}
+		// Each database's total comes from the overview's keyspace read
+		// (INFO keyspace, or DBSIZE where INFO has none): one read for the
+		// page, not one per database.
 		for i, s := range held {
-			details = append(details, s.Detail(stats.TotalKeys(ctx, conn, dbs[i])))
+			details = append(details, s.Detail(redisview.Some(keys[i])))
 		}
 	} else if down {
 		// Nothing can be read: what the sweeps last found, said as such.

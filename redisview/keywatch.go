@@ -11,10 +11,38 @@ import (
 // are counted, not a set: a topic's new poller adds its name before its old
 // one, stopping, removes it. The zero value is ready to use; Listen starts
 // the notification listeners, and Wait awaits them once their context ends.
+//
+// A connection with a key watched is live interest in its keyspace events
+// (Conn.WantKeyspace): its watcher re-reads notify-keyspace-events every
+// second instead of every 30 s while they are off.
 type KeyWatch struct {
 	mu sync.Mutex
 	m  map[string]map[string]int
 	wg sync.WaitGroup
+	// per: Adds not undone, by connection; conns: the connections Listen
+	// follows; release ends a connection's interest.
+	per     map[string]int
+	conns   map[string]*Conn
+	release map[string]func()
+}
+
+// count moves a connection's watched count by d and its keyspace interest
+// with it. Called with w.mu held.
+func (w *KeyWatch) count(conn string, d int) {
+	if w.per == nil {
+		w.per, w.release = map[string]int{}, map[string]func(){}
+	}
+	w.per[conn] += d
+	switch n := w.per[conn]; {
+	case n > 0 && w.release[conn] == nil && w.conns[conn] != nil:
+		w.release[conn] = w.conns[conn].WantKeyspace()
+	case n <= 0:
+		delete(w.per, conn)
+		if r := w.release[conn]; r != nil {
+			r()
+			delete(w.release, conn)
+		}
+	}
 }
 
 func keyWatchKey(conn string, db int, key string) string {
@@ -33,6 +61,7 @@ func (w *KeyWatch) Add(conn string, db int, key, name string) {
 		w.m[k] = map[string]int{}
 	}
 	w.m[k][name]++
+	w.count(conn, 1)
 }
 
 // Remove undoes one Add.
@@ -46,6 +75,7 @@ func (w *KeyWatch) Remove(conn string, db int, key, name string) {
 	if len(w.m[k]) == 0 {
 		delete(w.m, k)
 	}
+	w.count(conn, -1)
 }
 
 // Names lists the names showing a key; cheap for the (usual) key nobody
@@ -68,6 +98,13 @@ func (w *KeyWatch) Names(conn string, db int, key string) []string {
 // background until ctx ends, calling kick with each name showing a key
 // that was written. kick must not block. Call Listen before Wait.
 func (w *KeyWatch) Listen(ctx context.Context, c *Conn, kick func(name string)) {
+	w.mu.Lock()
+	if w.conns == nil {
+		w.conns = map[string]*Conn{}
+	}
+	w.conns[c.Name] = c
+	w.count(c.Name, 0) // keys added before Listen
+	w.mu.Unlock()
 	w.wg.Go(func() {
 		c.WatchKeyspace(ctx, func(db int, key string) {
 			for _, n := range w.Names(c.Name, db, key) {

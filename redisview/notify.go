@@ -10,12 +10,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// KeyspaceOffRecheck is how often a watcher re-reads
-// notify-keyspace-events while notifications are off, so that an operator
-// turning them on at runtime (CONFIG SET notify-keyspace-events Kz) has
-// live views use them within about a second: one CONFIG GET a second per
-// connection, and only while something watches (WatchKeyspace runs).
-const KeyspaceOffRecheck = time.Second
+// How often a connection re-reads notify-keyspace-events while keyspace
+// notifications are off (or refused). Live interest (WantKeyspace: a live
+// topic showing a key, a Rate limits or Locks sweep) makes it every
+// KeyspaceOffRecheck, so that an operator turning them on at runtime
+// (CONFIG SET notify-keyspace-events Kz) has those views use them within
+// about a second; with no one watching it is every KeyspaceIdleRecheck. A
+// refused CONFIG GET (ACL, managed Redis) is not asked again for
+// KeyspaceIdleRecheck whoever watches.
+const (
+	KeyspaceOffRecheck  = time.Second
+	KeyspaceIdleRecheck = 30 * time.Second
+)
 
 // KeyspaceState is what a connection's keyspace watchers know: the flags
 // they last read, and whether Keydeck is subscribed to keyspace events —
@@ -24,6 +30,8 @@ type KeyspaceState struct {
 	Checked time.Time // when notify-keyspace-events was last read; zero: never
 	Flags   string    // as last read ("" off, or refused)
 	Refused bool      // CONFIG GET was refused: the watcher subscribes anyway
+	// Why: the refusal, in words, when Refused.
+	Why string
 	// Subscribed: a watcher holds a confirmed subscription to keyspace
 	// events, since Since.
 	Subscribed bool
@@ -35,6 +43,97 @@ type keyspaceState struct {
 	mu   sync.Mutex
 	st   KeyspaceState
 	subs int // confirmed subscriptions
+	// want counts live interest (WantKeyspace); wake is closed (and
+	// replaced) when it starts, so that an idle watcher re-reads at once.
+	want int
+	wake chan struct{}
+}
+
+// WantKeyspace records that something live uses c's keyspace events until
+// release is called: while anything does, the connection's watchers re-read
+// notify-keyspace-events every KeyspaceOffRecheck instead of every
+// KeyspaceIdleRecheck, and the first interest wakes them at once.
+func (c *Conn) WantKeyspace() (release func()) {
+	c.ks.mu.Lock()
+	c.ks.want++
+	if c.ks.want == 1 && c.ks.wake != nil {
+		close(c.ks.wake)
+		c.ks.wake = nil
+	}
+	c.ks.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.ks.mu.Lock()
+			c.ks.want--
+			c.ks.mu.Unlock()
+		})
+	}
+}
+
+// waitRecheck waits before the next read of notify-keyspace-events: the
+// live interval while something watches, else the idle one (cut short
+// when interest starts); after a refusal the idle one whoever watches.
+func (c *Conn) waitRecheck(ctx context.Context) {
+	c.ks.mu.Lock()
+	live, idle := KeyspaceOffRecheck, KeyspaceIdleRecheck
+	d, wake := idle, (<-chan struct{})(nil)
+	switch {
+	case c.ks.st.Refused:
+		if left := idle - time.Since(c.ks.st.Checked); left > 0 {
+			d = left
+		} else {
+			d = 0
+		}
+	case c.ks.want > 0:
+		d = live
+	default:
+		if c.ks.wake == nil {
+			c.ks.wake = make(chan struct{})
+		}
+		wake = c.ks.wake
+	}
+	c.ks.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-wake:
+	}
+}
+
+// KeyspaceFlags reads notify-keyspace-events for the connection's
+// watchers, which share the answer: one younger than half the live
+// interval is reused, and a refusal is not asked again for the idle
+// interval. refused is the refusal in words ("" when answered); err a
+// failed round trip.
+func (c *Conn) KeyspaceFlags(ctx context.Context) (flags, refused string, err error) {
+	live, idle := KeyspaceOffRecheck, KeyspaceIdleRecheck
+	c.ks.mu.Lock()
+	st := c.ks.st
+	c.ks.mu.Unlock()
+	switch age := time.Since(st.Checked); {
+	case st.Checked.IsZero():
+	case st.Refused && age < idle:
+		return "", st.Why, nil
+	case !st.Refused && age < live/2:
+		return st.Flags, "", nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	m, err := c.client.ConfigGet(cctx, "notify-keyspace-events").Result()
+	if err != nil {
+		if IsConnErr(err) {
+			return "", "", err
+		}
+		why := Refusal("CONFIG GET", err)
+		c.noteFlags("", why)
+		return "", why, nil
+	}
+	f := m["notify-keyspace-events"]
+	c.noteFlags(f, "")
+	return f, "", nil
 }
 
 // Keyspace says what the connection's keyspace watchers know.
@@ -44,10 +143,10 @@ func (c *Conn) Keyspace() KeyspaceState {
 	return c.ks.st
 }
 
-func (c *Conn) noteFlags(flags string, refused bool) {
+func (c *Conn) noteFlags(flags, refused string) {
 	c.ks.mu.Lock()
 	defer c.ks.mu.Unlock()
-	c.ks.st.Checked, c.ks.st.Flags, c.ks.st.Refused = time.Now(), flags, refused
+	c.ks.st.Checked, c.ks.st.Flags, c.ks.st.Refused, c.ks.st.Why = time.Now(), flags, refused != "", refused
 }
 
 // noteSubscribed counts a confirmed subscription in (+1) or out (-1).
@@ -73,7 +172,7 @@ func (c *Conn) WatchKeyspace(ctx context.Context, fn func(db int, key string)) {
 	backoff := time.Second
 	for ctx.Err() == nil {
 		if !c.keyspaceEventsOn(ctx) {
-			sleepCtx(ctx, KeyspaceOffRecheck)
+			c.waitRecheck(ctx)
 			continue
 		}
 		err := c.subscribeKeyspace(ctx, fn)
@@ -89,18 +188,13 @@ func (c *Conn) WatchKeyspace(ctx context.Context, fn func(db int, key string)) {
 // keyspaceEventsOn reports whether the server publishes keyspace events; a
 // server that will not say (CONFIG refused) is assumed to.
 func (c *Conn) keyspaceEventsOn(ctx context.Context) bool {
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	m, err := c.client.ConfigGet(cctx, "notify-keyspace-events").Result()
-	if err != nil {
-		if IsConnErr(err) {
-			return false
-		}
-		c.noteFlags("", true)
+	f, refused, err := c.KeyspaceFlags(ctx)
+	switch {
+	case err != nil:
+		return false
+	case refused != "":
 		return true // refused: try the subscription anyway
 	}
-	f := m["notify-keyspace-events"]
-	c.noteFlags(f, false)
 	return strings.Contains(f, "K")
 }
 

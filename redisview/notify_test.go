@@ -60,13 +60,15 @@ func TestWatchKeyspace(t *testing.T) {
 }
 
 // Keyspace notifications turned on at runtime (CONFIG SET
-// notify-keyspace-events Kz) are used within 2 s, and the connection says
+// notify-keyspace-events Kz) are used within 2 s while someone watches, and the connection says
 // whether it is subscribed: until then it is not.
 func TestWatchKeyspaceTurnedOnAtRuntime(t *testing.T) {
 	s := redistest.Start(t)
 	c := openConn(t, s.URL(0))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// Someone watches (a live view of a key): re-read every second.
+	defer c.WantKeyspace()()
 	got := make(chan string, 16)
 	go c.WatchKeyspace(ctx, func(db int, key string) {
 		if db == 14 {

@@ -1,7 +1,10 @@
 package views
 
 // barWidth maps a percentage to one of Tailwind's fixed width classes; CSP
-// forbids inline styles, so widths come in steps of 5%.
+// forbids inline styles, so widths come in steps of 5%. The step is the one
+// below, so that a bar is never drawn fuller than its share (1 of 12 left
+// is 5%, not 10%); anything above 0 gets at least a 5% sliver, so that
+// "something left" never looks like nothing.
 func barWidth(pct int) string {
 	if pct <= 0 {
 		return "w-0"
@@ -9,7 +12,7 @@ func barWidth(pct int) string {
 	if pct >= 100 {
 		return "w-full"
 	}
-	return barClasses[(pct+4)/5]
+	return barClasses[max(1, pct/5)]
 }
 
 var barClasses = [...]string{

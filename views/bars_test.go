@@ -9,10 +9,16 @@ func TestLeftBar(t *testing.T) {
 		pct         int
 		classes     string
 	}{
-		{1, 12, false, 8, "w-[10%] bg-rose-500"},
+		// The fill never looks fuller than what is left: widths round down
+		// to 5% steps, with a 5% sliver when anything at all is left.
+		{1, 12, false, 8, "w-[5%] bg-rose-500"},
+		{0.1, 12, false, 0, "w-0 bg-rose-500"},
+		{0.12, 12, false, 1, "w-[5%] bg-rose-500"},
+		{19, 20, false, 95, "w-[95%] bg-emerald-500"},
+		{19.9, 20, false, 99, "w-[95%] bg-emerald-500"},
 		{0, 12, true, 0, "w-0 bg-rose-500"},
 		{2.4, 12, false, 20, "w-[20%] bg-amber-500"},
-		{5.99, 12, false, 49, "w-[50%] bg-amber-500"},
+		{5.99, 12, false, 49, "w-[45%] bg-amber-500"},
 		{6, 12, false, 50, "w-[50%] bg-emerald-500"},
 		{12, 12, false, 100, "w-full bg-emerald-500"},
 		{13, 12, false, 100, "w-full bg-emerald-500"},

@@ -46,8 +46,11 @@ func (s *Sweeper) watchKeyspace(ctx context.Context) {
 			}
 			stop = nil
 		}
-		// Off: re-read as often as the watcher does, so that counting
-		// starts within about a second of an operator turning them on.
+		// Off: re-read every second (the sweep is live interest), so that
+		// counting starts within about a second of an operator turning them
+		// on. The connection shares its reads among its watchers and asks a
+		// server that refused CONFIG GET again only after
+		// redisview.KeyspaceIdleRecheck.
 		if on {
 			sleepCtx(ctx, 30*time.Second)
 		} else {
@@ -57,13 +60,13 @@ func (s *Sweeper) watchKeyspace(ctx context.Context) {
 }
 
 func (s *Sweeper) keyspaceOn(ctx context.Context) (bool, string) {
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	m, err := s.conn.Client().ConfigGet(cctx, "notify-keyspace-events").Result()
-	if err != nil {
-		return false, "CONFIG GET notify-keyspace-events was refused (" + s.conn.SafeErr(err) + ")"
+	v, refused, err := s.conn.KeyspaceFlags(ctx)
+	switch {
+	case err != nil:
+		return false, "notify-keyspace-events could not be read (" + s.conn.SafeErr(err) + ")"
+	case refused != "":
+		return false, "whether keyspace notifications are on is unknown: " + refused
 	}
-	v := m["notify-keyspace-events"]
 	// K: keyspace channels; with g (DEL) and x (expired), or A (all).
 	if strings.Contains(v, "K") && (strings.Contains(v, "A") || strings.Contains(v, "g") && strings.Contains(v, "x")) {
 		return true, ""

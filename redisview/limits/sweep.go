@@ -116,8 +116,10 @@ func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
 	}
 }
 
-// Read is closed once the sweep has read every family once (or failed
-// trying): a live view waiting for its first rows can be refreshed then.
+// Read is closed once the sweep has read every family of the connection's
+// pack once (or failed trying; or the pack has none): a live view waiting
+// for its first rows can be refreshed then. Before the connection has a
+// pack it stays open.
 func (s *Sweeper) Read() <-chan struct{} { return s.read }
 
 // Budget is the sweep's budget.
@@ -155,13 +157,23 @@ func (s *Sweeper) run(ctx context.Context) {
 	s.mu.Lock()
 	s.started = time.Now()
 	s.mu.Unlock()
+	// A running sweep is live interest in keyspace events (short locks).
+	defer s.conn.WantKeyspace()()
 	go s.watchKeyspace(ctx)
 	var lastRefresh time.Time
 	for ctx.Err() == nil {
 		t0 := time.Now()
 		fams := s.families()
 		if len(fams) == 0 {
-			s.markRead()
+			// A pack without limits or locks has nothing to read: read.
+			// No pack yet (detection still sampling) is not read at all:
+			// Read stays open until a round with the pack.
+			s.mu.Lock()
+			havePack := s.pack != nil
+			s.mu.Unlock()
+			if havePack {
+				s.markRead()
+			}
 			sleepCtx(ctx, time.Second)
 			continue
 		}
