@@ -92,7 +92,7 @@ func bench(o options) error {
 	defer conn.Close()
 	conn.ForcePack(schema.BuiltinPack("eisland"))
 
-	idle, err := cpuOver(ctx, admin, o.idle)
+	idle, err := benchkit.CPUOver(ctx, admin, o.idle)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func runCase(ctx context.Context, o options, admin *redis.Client, conn *redisvie
 	var mu sync.Mutex
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cpu0, err := cpuSeconds(ctx, admin)
+	cpu0, err := benchkit.CPUSeconds(ctx, admin)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func runCase(ctx context.Context, o options, admin *redis.Client, conn *redisvie
 		time.Sleep(100 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
-	cpu1, err := cpuSeconds(ctx, admin)
+	cpu1, err := benchkit.CPUSeconds(ctx, admin)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func sweepCase(ctx context.Context, o options, admin *redis.Client, conn *redisv
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pool := stats.NewSweepers(sctx, stats.DefaultSweepBudget, time.Minute, slog.New(slog.DiscardHandler))
-	cpu0, err := cpuSeconds(ctx, admin)
+	cpu0, err := benchkit.CPUSeconds(ctx, admin)
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func sweepCase(ctx context.Context, o options, admin *redis.Client, conn *redisv
 	_, release := pool.Acquire(conn, 14)
 	time.Sleep(o.window)
 	elapsed := time.Since(start)
-	cpu1, err := cpuSeconds(ctx, admin)
+	cpu1, err := benchkit.CPUSeconds(ctx, admin)
 	if err != nil {
 		return err
 	}
@@ -289,34 +289,4 @@ func sweepCase(ctx context.Context, o options, admin *redis.Client, conn *redisv
 	fmt.Printf("the sweep (one database, default budget %d keys/s, SCAN COUNT %d):\n", stats.DefaultSweepBudget.KeysPerSec, stats.DefaultSweepBudget.Count)
 	fmt.Printf("  over %s: Redis CPU %.2f%% of a core; %.1f SCAN calls/s (%d)\n", elapsed.Round(time.Millisecond), (cpu1-cpu0)/sec*100, float64(scans)/sec, scans)
 	return nil
-}
-
-// cpuSeconds is the server's CPU time so far (INFO cpu).
-func cpuSeconds(ctx context.Context, c *redis.Client) (float64, error) {
-	txt, err := c.Info(ctx, "cpu").Result()
-	if err != nil {
-		return 0, err
-	}
-	in := stats.ParseInfo(txt)
-	sys, ok1 := in.Float("used_cpu_sys")
-	user, ok2 := in.Float("used_cpu_user")
-	if !ok1 || !ok2 {
-		return 0, fmt.Errorf("INFO cpu has no used_cpu_sys/used_cpu_user")
-	}
-	return sys + user, nil
-}
-
-// cpuOver measures the server's CPU over d, in % of one core.
-func cpuOver(ctx context.Context, c *redis.Client, d time.Duration) (float64, error) {
-	a, err := cpuSeconds(ctx, c)
-	if err != nil {
-		return 0, err
-	}
-	t := time.Now()
-	time.Sleep(d)
-	b, err := cpuSeconds(ctx, c)
-	if err != nil {
-		return 0, err
-	}
-	return (b - a) / time.Since(t).Seconds() * 100, nil
 }

@@ -41,6 +41,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/benchkit"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -130,36 +131,6 @@ func bench(o options) error {
 	return nil
 }
 
-// cpuSeconds is the server's CPU time so far (INFO cpu).
-func cpuSeconds(ctx context.Context, c *redis.Client) (float64, error) {
-	txt, err := c.Info(ctx, "cpu").Result()
-	if err != nil {
-		return 0, err
-	}
-	in := stats.ParseInfo(txt)
-	sys, ok1 := in.Float("used_cpu_sys")
-	user, ok2 := in.Float("used_cpu_user")
-	if !ok1 || !ok2 {
-		return 0, fmt.Errorf("INFO cpu has no used_cpu_sys/used_cpu_user")
-	}
-	return sys + user, nil
-}
-
-// cpuOver measures the server's CPU over d, in % of one core.
-func cpuOver(ctx context.Context, c *redis.Client, d time.Duration) (float64, error) {
-	a, err := cpuSeconds(ctx, c)
-	if err != nil {
-		return 0, err
-	}
-	t := time.Now()
-	time.Sleep(d)
-	b, err := cpuSeconds(ctx, c)
-	if err != nil {
-		return 0, err
-	}
-	return (b - a) / time.Since(t).Seconds() * 100, nil
-}
-
 // sent are the commands Keydeck sends itself; the others a script calls.
 var sent = map[string]bool{"evalsha_ro": true, "eval_ro": true, "evalsha": true, "eval": true, "scan": true, "info": true}
 
@@ -194,7 +165,7 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 	admin.ConfigResetStat(ctx)
 
 	// Idle baseline: the server with its data and no sweep.
-	idle, err := cpuOver(ctx, admin, o.idle)
+	idle, err := benchkit.CPUOver(ctx, admin, o.idle)
 	if err != nil {
 		return err
 	}
@@ -211,7 +182,7 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 		return err
 	}
 	seen0 := s.Detail(stats.TotalKeys(ctx, conn, db)).Seen
-	busy, err := cpuOver(ctx, admin, o.window)
+	busy, err := benchkit.CPUOver(ctx, admin, o.window)
 	if err != nil {
 		return err
 	}
@@ -285,7 +256,7 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 	// The database does not change: the sweeper keeps watching it and no
 	// new pass runs.
 	cs0, _ = commandCalls(ctx, admin)
-	still, err := cpuOver(ctx, admin, o.idle)
+	still, err := benchkit.CPUOver(ctx, admin, o.idle)
 	if err != nil {
 		return err
 	}

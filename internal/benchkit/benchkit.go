@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 // Shape is one kind of key of the benchmark data: its database, its share
@@ -158,4 +159,34 @@ func Slowest(ctx context.Context, c *redis.Client) (string, error) {
 		return "none logged", nil
 	}
 	return fmt.Sprintf("%s %.80q; %d of %d commands over 2 ms", best.Duration, strings.Join(best.Args, " "), over, n), nil
+}
+
+// CPUSeconds is the server's CPU time so far (INFO cpu: sys + user).
+func CPUSeconds(ctx context.Context, c *redis.Client) (float64, error) {
+	txt, err := c.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, err
+	}
+	in := stats.ParseInfo(txt)
+	sys, ok1 := in.Float("used_cpu_sys")
+	user, ok2 := in.Float("used_cpu_user")
+	if !ok1 || !ok2 {
+		return 0, fmt.Errorf("INFO cpu has no used_cpu_sys/used_cpu_user")
+	}
+	return sys + user, nil
+}
+
+// CPUOver measures the server's CPU over d, in % of one core.
+func CPUOver(ctx context.Context, c *redis.Client, d time.Duration) (float64, error) {
+	a, err := CPUSeconds(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	t := time.Now()
+	time.Sleep(d)
+	b, err := CPUSeconds(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	return (b - a) / time.Since(t).Seconds() * 100, nil
 }
