@@ -261,6 +261,9 @@ func (m *memoryMode) absorbMemory(cmd *redis.IntCmd, info *KeyInfo, withSamples 
 	case err == nil:
 		info.Memory = n
 	case err == redis.Nil:
+		// The key expired or was deleted since TYPE (an earlier round
+		// trip): it is gone, not a key without memory.
+		info.Type = ""
 	case withSamples && strings.Contains(strings.ToLower(err.Error()), "syntax"):
 		// The server knows MEMORY USAGE but not SAMPLES: every key of
 		// this batch says so; asked again without it.

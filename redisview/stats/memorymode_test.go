@@ -3,6 +3,7 @@ package stats
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -34,5 +35,24 @@ func TestMemoryWithoutSamplesOption(t *testing.T) {
 		if k.Memory <= 0 {
 			t.Fatalf("no memory for %s: %+v", k.Name, k)
 		}
+	}
+}
+
+// A key that expired between TYPE and MEMORY USAGE (two round trips of
+// the pipelined read) is gone: MEMORY USAGE answers nil, and the sweep
+// must not count it as a key of its family with no memory.
+func TestKeyGoneBeforeMemoryUsageIsNotCounted(t *testing.T) {
+	var mode memoryMode
+	cmd := redis.NewIntCmd(context.Background())
+	cmd.SetErr(redis.Nil)
+	info := KeyInfo{Name: "lock:x", Type: "string", Memory: -1, Elements: 3, TTL: -1}
+	mode.absorbMemory(cmd, &info, true)
+	if info.Type != "" {
+		t.Fatalf("a key MEMORY USAGE did not find is still typed %q", info.Type)
+	}
+	acc := newAccumulator(time.Now())
+	acc.add(0, info, nil)
+	if acc.seen != 0 || acc.unmCount != 0 {
+		t.Fatalf("the vanished key was counted: seen %d, unmatched %d", acc.seen, acc.unmCount)
 	}
 }
