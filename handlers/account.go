@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"

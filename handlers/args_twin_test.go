@@ -16,8 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"

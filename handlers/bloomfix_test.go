@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 )

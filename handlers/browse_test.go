@@ -16,7 +16,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/gorilla/websocket"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 const bucketFamily = "slider-rate-create-account"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // tickTrips records a client's round trips (a command sent alone, or a

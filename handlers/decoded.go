@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"

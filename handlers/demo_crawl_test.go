@@ -18,9 +18,9 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/decode"

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 var formActionRe = regexp.MustCompile(`<form method="post" action="([^"]+)"[^>]*data-testid="action-delete-key"`)

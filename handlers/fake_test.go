@@ -16,8 +16,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // The key page offers part-level actions only on keys of their type, and

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/schema"

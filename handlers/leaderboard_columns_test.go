@@ -9,7 +9,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // The leaderboard's columns are titled as the pack labels them, its values

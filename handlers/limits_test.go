@@ -15,9 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"

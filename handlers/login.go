@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"unicode/utf8"
 
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/views"
 )
 

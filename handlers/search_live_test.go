@@ -12,8 +12,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview/search"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/views"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 )
 

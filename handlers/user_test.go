@@ -16,8 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // seedUser writes keys of one user across databases as the eIsland

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // infoCalls: INFO commands the server has run (INFO commandstats).

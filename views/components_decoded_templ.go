@@ -35,7 +35,7 @@ type DecodedVM struct {
 }
 
 // DecodedRow is one labelled figure; Href, when set, links the value (a
-// URL built by handlers/route, carrying names query-escaped).
+// URL built by internal/route, carrying names query-escaped).
 type DecodedRow struct{ Label, Value, Href string }
 
 // valueClass wraps a value at its spaces, unless a word in it is too long

@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/keydeck/keydeck/handlers/route"
+import "github.com/keydeck/keydeck/internal/route"
 
 // AuditVM is the audit log page.
 type AuditVM struct {

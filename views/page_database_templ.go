@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // DBPageVM is the per-database statistics page.

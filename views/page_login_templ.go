@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/keydeck/keydeck/handlers/route"
+import "github.com/keydeck/keydeck/internal/route"
 
 // LoginVM is the sign-in form.
 type LoginVM struct {

@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // SearchVM is the search page of one connection.

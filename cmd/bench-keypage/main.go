@@ -38,8 +38,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"

@@ -24,8 +24,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/handlers/route"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"

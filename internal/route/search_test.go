@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // The continue link carries the query and the cursors byte-exact.

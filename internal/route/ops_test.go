@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // A page of a family's rows survives its link byte for byte; a broken

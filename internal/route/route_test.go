@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 func TestParseDB(t *testing.T) {

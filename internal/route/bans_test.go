@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/keydeck/keydeck/handlers/route"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 func TestBansQueryRoundTrip(t *testing.T) {
