@@ -17,6 +17,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/scanbudget"
+	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -63,7 +64,7 @@ func (a *App) searchPage(c echo.Context) error {
 	}
 	if query.Kind == search.Value && vm.Pack == "" {
 		vm.Reading = "Searched as a value, but " + conn.Name + " has no schema pack (not chosen yet or none fits), so no key can be derived from it."
-		vm.Notes = append(vm.Notes, "Search with a glob pattern instead, e.g. *"+search.EscapeGlob(views.ValidText(q))+"*.")
+		vm.Notes = append(vm.Notes, "Search with a glob pattern instead, e.g. *"+schema.EscapeGlob(views.ValidText(q))+"*.")
 		return render(c, http.StatusOK, vm, views.SearchPage(page, vm))
 	}
 	// A first request of a page checks the derived keys only, and the

@@ -245,7 +245,7 @@ func Members(ctx context.Context, c redis.Cmdable, l List, filter string, cursor
 	p := Page{Count: card}
 	match := "*"
 	if filter != "" {
-		match = "*" + escapeGlob(filter) + "*"
+		match = "*" + schema.EscapeGlob(filter) + "*"
 	}
 	seen := map[string]bool{}
 	for calls := 0; calls < maxScanCalls; calls++ {
@@ -267,18 +267,6 @@ func Members(ctx context.Context, c redis.Cmdable, l List, filter string, cursor
 	p.Next = cursor
 	slices.Sort(p.Members)
 	return p, nil
-}
-
-func escapeGlob(s string) string {
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			b = append(b, '\\')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
 }
 
 // bitcountChunk is the byte range one BITCOUNT covers: BITCOUNT is O(N),

@@ -20,11 +20,3 @@ func TestDecideAndWords(t *testing.T) {
 		}
 	}
 }
-
-func TestEscapeGlob(t *testing.T) {
-	for in, want := range map[string]string{"": "", "abc": "abc", `a*b?c[d]e\f`: `a\*b\?c\[d\]e\\f`, "日本": "日本"} {
-		if got := escapeGlob(in); got != want {
-			t.Errorf("escapeGlob(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

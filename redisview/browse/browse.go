@@ -102,28 +102,15 @@ type Walk struct {
 // WalkOf is the walk of a request's list.
 func WalkOf(req Request) Walk {
 	if req.Family == nil {
-		return Walk{Match: GlobEscape(req.Prefix) + "*", WholeDB: req.Prefix == ""}
+		return Walk{Match: schema.EscapeGlob(req.Prefix) + "*", WholeDB: req.Prefix == ""}
 	}
 	w := Walk{Type: req.Family.Type}
 	if p := req.Family.Pattern.LiteralPrefix(); p != "" {
-		w.Match = GlobEscape(p) + "*"
+		w.Match = schema.EscapeGlob(p) + "*"
 	} else {
-		w.Match, w.WholeDB = "*"+GlobEscape(req.Family.Pattern.LongestLiteral())+"*", true
+		w.Match, w.WholeDB = "*"+schema.EscapeGlob(req.Family.Pattern.LongestLiteral())+"*", true
 	}
 	return w
-}
-
-// GlobEscape makes s match itself in a Redis glob pattern.
-func GlobEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // Key is one key of a page.

@@ -361,9 +361,3 @@ func TestParseCursor(t *testing.T) {
 		}
 	}
 }
-
-func TestGlobEscape(t *testing.T) {
-	if got := browse.GlobEscape(`a*b?c[d]e\f`); got != `a\*b\?c\[d\]e\\f` {
-		t.Fatalf("%s", got)
-	}
-}

@@ -106,7 +106,7 @@ func FindConcurrencySets(ctx context.Context, c redis.Cmdable, p *schema.Pack, d
 	calls := 0
 	seen := map[string]bool{}
 	for _, f := range fams {
-		match := globEscape(f.Pattern.LiteralPrefix()) + "*"
+		match := schema.EscapeGlob(f.Pattern.LiteralPrefix()) + "*"
 		var cursor uint64
 		for {
 			if calls == ScanCalls {
@@ -184,16 +184,4 @@ func RequestID(m schema.Match) (string, bool) {
 		return "", false
 	}
 	return m.Get(phs[0].Name)
-}
-
-func globEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

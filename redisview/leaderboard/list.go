@@ -104,7 +104,7 @@ scans:
 		if dbs == nil {
 			dbs = c.Pack().SampleDBs()
 		}
-		match := globEscape(literalPrefix(f.Pattern)) + "*"
+		match := schema.EscapeGlob(literalPrefix(f.Pattern)) + "*"
 		for _, db := range dbs {
 			if scanned[dbKey{db, match}] {
 				continue
@@ -237,19 +237,6 @@ func literalPrefix(p *schema.Pattern) string {
 		default:
 			b.WriteByte(src[i])
 		}
-	}
-	return b.String()
-}
-
-// globEscape quotes the bytes SCAN MATCH treats specially.
-func globEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
 	}
 	return b.String()
 }

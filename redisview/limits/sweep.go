@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/browse"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -147,7 +146,7 @@ func (s *Sweeper) families() []*family {
 		}
 		for _, db := range dbs {
 			s.fams = append(s.fams, &family{fam: f, db: db, total: -1, rows: map[string]*Row{},
-				match: browse.GlobEscape(f.Pattern.LiteralPrefix()) + "*"})
+				match: schema.EscapeGlob(f.Pattern.LiteralPrefix()) + "*"})
 		}
 	}
 	return s.fams

@@ -91,18 +91,6 @@ func unescape(q string) string {
 	return b.String()
 }
 
-// EscapeGlob makes s match itself in a Redis glob.
-func EscapeGlob(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 func packHasPlaceholder(pack *schema.Pack, name string) bool {
 	if pack == nil || name == "" {
 		return false
@@ -352,9 +340,9 @@ func globsWith(f *schema.Family, vals map[string]string) (globs []string, enc st
 		for _, s := range segs {
 			switch {
 			case s.ph < 0:
-				b.WriteString(EscapeGlob(s.lit))
+				b.WriteString(schema.EscapeGlob(s.lit))
 			case encs[s.ph] != nil:
-				b.WriteString(EscapeGlob(encs[s.ph][pick[s.ph]]))
+				b.WriteString(schema.EscapeGlob(encs[s.ph][pick[s.ph]]))
 			default:
 				b.WriteByte('*')
 			}
@@ -387,7 +375,7 @@ func encFrag(encs []string) string {
 			}
 		}
 		if len(set) == 1 {
-			b.WriteString(EscapeGlob(short[i : i+1]))
+			b.WriteString(schema.EscapeGlob(short[i : i+1]))
 			continue
 		}
 		b.WriteByte('[')
@@ -418,7 +406,7 @@ func mergeGlobs(fams []*schema.Family, globs []string, enc string) string {
 		}
 		prefix = prefix[:n]
 	}
-	return EscapeGlob(prefix) + "*" + enc + "*"
+	return schema.EscapeGlob(prefix) + "*" + enc + "*"
 }
 
 // literalPrefix is the unescaped text of a glob before its first *.

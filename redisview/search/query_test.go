@@ -339,8 +339,8 @@ func TestGlobMatch(t *testing.T) {
 		t.Error("long key matched")
 	}
 	for _, s := range []string{"a*b?c[d]e\\f", "plain", "\xff\x00"} {
-		if !GlobMatch(EscapeGlob(s), s) || GlobMatch(EscapeGlob(s), s+"x") {
-			t.Errorf("EscapeGlob(%q) does not match only itself", s)
+		if !GlobMatch(schema.EscapeGlob(s), s) || GlobMatch(schema.EscapeGlob(s), s+"x") {
+			t.Errorf("schema.EscapeGlob(%q) does not match only itself", s)
 		}
 	}
 }

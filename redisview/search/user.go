@@ -271,7 +271,7 @@ func PlanUser(pack *schema.Pack, subj Subject, dbs []int, boards []Board) UserPl
 				}
 				prefix = prefix[:n]
 			}
-			s.Match = EscapeGlob(prefix) + "*"
+			s.Match = schema.EscapeGlob(prefix) + "*"
 		}
 		p.Scans = append(p.Scans, s)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 const (
@@ -319,19 +320,6 @@ func readString(ctx context.Context, c *redis.Client, key string, pg *Page) erro
 	return nil
 }
 
-// globEscape makes s match itself in a MATCH pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\', '^', '-':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 func scanWindow(typ string, req Request, pg *Page) (window, error) {
 	pg.Scanned = true
 	cursor := "0"
@@ -344,7 +332,7 @@ func scanWindow(typ string, req Request, pg *Page) (window, error) {
 	}
 	match := ""
 	if req.Filter != "" {
-		match = "*" + globEscape(req.Filter) + "*"
+		match = "*" + schema.EscapeGlob(req.Filter) + "*"
 	}
 	mode := "hscan"
 	if typ == "set" {

@@ -144,7 +144,7 @@ func Walk(ctx context.Context, conn *redisview.Conn, f *schema.Family, current s
 	if cls == nil {
 		return Inventory{}, ErrNoFamily
 	}
-	match := globEscape(f.Pattern.LiteralPrefix()) + "*"
+	match := schema.EscapeGlob(f.Pattern.LiteralPrefix()) + "*"
 	for _, db := range dbs {
 		c := conn.DB(db)
 		var cursor uint64
@@ -237,19 +237,6 @@ func count(ctx context.Context, c *redis.Client, cls *schema.Classifier, f *sche
 		}
 	}
 	return nil
-}
-
-// globEscape makes s match itself in a Redis glob pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // Cache keeps each connection's last inventory for a while, so page loads
