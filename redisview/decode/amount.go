@@ -39,24 +39,12 @@ func readQuota(ctx context.Context, c redis.Cmdable, key string, p *schema.Quota
 	if err != nil {
 		return Quota{}, err
 	}
-	q := Quota{Used: n, Limit: p.Limit, Unit: p.Unit, Period: p.Period, TTL: d, ResetsAt: NextPeriod(p.Period, p.Location(), now)}
+	q := Quota{Used: n, Limit: p.Limit, Unit: p.Unit, Period: p.Period, TTL: d, ResetsAt: schema.NextPeriod(p.Period, p.Location(), now)}
 	if p.Limit > 0 {
 		q.Percent = float64(n) / float64(p.Limit) * 100
 		q.Reached = n >= p.Limit
 	}
 	return q, nil
-}
-
-// NextPeriod is the start of the day or month after now's, in loc, as UTC.
-func NextPeriod(period string, loc *time.Location, now time.Time) time.Time {
-	t := now.In(loc)
-	switch period {
-	case "day":
-		return time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, loc).UTC()
-	case "month":
-		return time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, loc).UTC()
-	}
-	return time.Time{}
 }
 
 // Balance is a decimal amount of money or credit, as written.

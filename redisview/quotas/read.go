@@ -273,7 +273,7 @@ func (q *pending) decode(now time.Time) error {
 		if p.Limit > 0 {
 			r.Percent = float64(u) / float64(p.Limit) * 100
 		}
-		r.ResetsAt = nextPeriod(p.Period, p.Location(), now)
+		r.ResetsAt = schema.NextPeriod(p.Period, p.Location(), now)
 		r.Period, r.Past = keyPeriod(f, r.Vars, p, now)
 	case *schema.BalanceParams:
 		if _, err := strconv.ParseFloat(s, 64); err != nil {
@@ -324,18 +324,6 @@ func keyPeriod(f *schema.Family, vars []schema.Var, p *schema.QuotaParams, now t
 }
 
 func isWrongType(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") }
-
-// nextPeriod is the start of the day or month after now's, in loc.
-func nextPeriod(period string, loc *time.Location, now time.Time) time.Time {
-	t := now.In(loc)
-	switch period {
-	case "day":
-		return time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, loc).UTC()
-	case "month":
-		return time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, loc).UTC()
-	}
-	return time.Time{}
-}
 
 // reservationFamily is the pack's reservation family a concurrency set's
 // members name: the one reservation family of the set's database with a
