@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // DefaultStream is the audit stream's key.
@@ -249,7 +251,7 @@ func (a *Audit) writeIntent(ctx context.Context, r Record) (string, error) {
 
 func alreadyUndone(id, by string) error {
 	if by == claimPendVal {
-		return notUndoablef("an undo of record %s is in progress (if its server went away, retry in %s)", id, FormatTTL(claimPending))
+		return notUndoablef("an undo of record %s is in progress (if its server went away, retry in %s)", id, format.Duration(claimPending))
 	}
 	return notUndoablef("record %s was already undone (undo intent %s)", id, by)
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/bans"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // Ban adds a name to a ban list (a bloom of purpose ban with its exact
@@ -417,7 +417,7 @@ func (p *rebuildPlan) Describe(states []State) ([]Change, error) {
 	if bloom.Exists() && bloom.Type != "string" {
 		return nil, typeMismatch(RebuildBloom{}, bloom, p.list.Bloom)
 	}
-	size := redisview.FormatBytes(int64(len(p.built.Bitmap)))
+	size := format.Bytes(int64(len(p.built.Bitmap)))
 	return []Change{{Key: bloom.Key, Op: "replace", Before: bloom,
 		After: fmt.Sprintf("the bloom rebuilt from %d members (%s, %d bits set)", p.built.Members, size, p.built.SetBits),
 		Text: fmt.Sprintf("REPLACE the bloom %s (%s) with the one rebuilt from the %d members of %s (%s, %d bits set), in one SET (its TTL, if any, kept)",

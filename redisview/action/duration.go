@@ -1,7 +1,6 @@
 package action
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -50,29 +49,4 @@ func parseTTL(s string) (d time.Duration, persist bool, err error) {
 		return 0, false, bad("out of range")
 	}
 	return d, false, nil
-}
-
-// FormatTTL renders a remaining lifetime for people, to two units at most
-// ("4m 10s", "3d 4h", "850ms"): the confirmation step must be readable at a glance.
-func FormatTTL(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	}
-	units := []struct {
-		n    time.Duration
-		name string
-	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}}
-	var parts []string
-	for _, u := range units {
-		if d >= u.n {
-			parts = append(parts, fmt.Sprintf("%d%s", d/u.n, u.name))
-			d %= u.n
-		} else if len(parts) > 0 {
-			break // "1h 0m 5s" reads worse than "1h"
-		}
-		if len(parts) == 2 {
-			break
-		}
-	}
-	return strings.Join(parts, " ")
 }

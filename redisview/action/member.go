@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // MemberPlan is implemented by a plan that acts on a part of a key rather
@@ -299,7 +300,7 @@ func (r *Runner) readFieldValues(ctx context.Context, p pipeliner, conn *redisvi
 		}
 		if lim > 0 && n > lim {
 			return invalidf("field %s of %s holds %s, more than the %s an audit record may hold, so it could not be undone",
-				quoteKey(m.Name), quoteKey(s.Key), redisview.FormatBytes(n), redisview.FormatBytes(lim))
+				quoteKey(m.Name), quoteKey(s.Key), format.Bytes(n), format.Bytes(lim))
 		}
 		values[i] = &redis.StringCmd{}
 	}

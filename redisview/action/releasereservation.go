@@ -11,6 +11,7 @@ import (
 
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // KindReleaseReservation names ReleaseReservation in requests and the
@@ -175,7 +176,7 @@ func (p releasePlan) Describe(states []State) ([]Change, error) {
 	if !decode.Overdue(p.fam, pttl) {
 		age, _ := decode.ReservationAge(p.fam, pttl)
 		return nil, invalidf("reservation %s is not orphaned: it is %s old (from its TTL), younger than a request's expected lifetime of %s",
-			quoteKey(s.Key), FormatTTL(age), FormatTTL(decode.ReservationLifetime))
+			quoteKey(s.Key), format.Duration(age), format.Duration(decode.ReservationLifetime))
 	}
 	out := make([]Change, len(states))
 	for i, st := range states[1:] {
@@ -190,7 +191,7 @@ func (p releasePlan) Describe(states []State) ([]Change, error) {
 	}
 	age := "no TTL: it never expires"
 	if a, ok := decode.ReservationAge(p.fam, pttl); ok {
-		age = "about " + FormatTTL(a) + " old"
+		age = "about " + format.Duration(a) + " old"
 	}
 	out[0] = Change{Key: s.Key, Op: "delete", After: "absent", Before: s,
 		Text: fmt.Sprintf("RELEASE RESERVATION %s (family %s, reserved %q; %s; %s): request %q is in none of the %d concurrency sets",

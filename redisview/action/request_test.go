@@ -119,12 +119,4 @@ func TestParseTTL(t *testing.T) {
 			t.Errorf("parseTTL(%q) accepted", s)
 		}
 	}
-	for d, want := range map[time.Duration]string{
-		850 * time.Millisecond: "850ms", 250 * time.Second: "4m 10s", time.Hour + 5*time.Second: "1h",
-		76 * time.Hour: "3d 4h", 10 * time.Minute: "10m",
-	} {
-		if got := FormatTTL(d); got != want {
-			t.Errorf("FormatTTL(%v) = %q, want %q", d, got, want)
-		}
-	}
 }

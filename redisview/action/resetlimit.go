@@ -12,6 +12,7 @@ import (
 
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // ResetLimit deletes a rate-limit key so the user it limits may try again
@@ -175,7 +176,7 @@ func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
 	}
 	switch params := lk.fam.Params.(type) {
 	case *schema.CounterWindowParams:
-		per := FormatTTL(params.Window)
+		per := format.Duration(params.Window)
 		if params.Calendar != "" {
 			per = params.Calendar + " (" + params.Location().String() + ")"
 		}
@@ -198,13 +199,13 @@ func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
 		}
 		return lim, unknown
 	case *schema.TokenBucketParams:
-		capacity := fmt.Sprintf("capacity %s, refilled in %s", strconv.FormatFloat(params.Capacity, 'f', -1, 64), FormatTTL(params.Window))
+		capacity := fmt.Sprintf("capacity %s, refilled in %s", strconv.FormatFloat(params.Capacity, 'f', -1, 64), format.Duration(params.Window))
 		if lk.tokens != "" {
 			return lk.tokens + ", " + capacity, lk.tokensVerdict
 		}
 		return capacity, unknown
 	case *schema.SlidingWindowParams:
-		lim := fmt.Sprintf("limit %d per %s", params.Limit, FormatTTL(params.Window))
+		lim := fmt.Sprintf("limit %d per %s", params.Limit, format.Duration(params.Window))
 		if s.Size >= 0 {
 			return fmt.Sprintf("%d recorded, %s%s", s.Size, lim, exceeded(s.Size >= params.Limit)), reachedIf(s.Size >= params.Limit)
 		}
@@ -214,7 +215,7 @@ func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
 			until := time.UnixMilli(ms).UTC()
 			left := ""
 			if d := until.Sub(p.now); d > 0 {
-				left = ", in " + FormatTTL(d.Round(time.Second))
+				left = ", in " + format.Duration(d.Round(time.Second))
 			}
 			return "locked until " + until.Format("2006-01-02 15:04:05") + " UTC" + left, reached
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // Options configure a Runner; the zero value is usable.
@@ -162,7 +163,7 @@ func (r *Runner) plan(ctx context.Context, actor Actor, conn *redisview.Conn, ki
 	seen := map[string]bool{}
 	for _, key := range keys {
 		if key == "" || len(key) > maxKeyBytes {
-			return k, nil, nil, invalidf("key name empty or longer than %s", redisview.FormatBytes(maxKeyBytes))
+			return k, nil, nil, invalidf("key name empty or longer than %s", format.Bytes(maxKeyBytes))
 		}
 		if r.Protected(key) {
 			// By name on every server: an address alias must not open a way
@@ -461,7 +462,7 @@ func (r *Runner) checkPreview(pv Preview, keys []string) error {
 	case pv.Made.IsZero() || age < -clockSkew:
 		return invalidf("the preview has no valid time; preview again")
 	case age > r.opts.PreviewTTL:
-		return invalidf("the preview is %s old, older than the %s a preview may be confirmed; preview again", FormatTTL(age.Round(time.Second)), FormatTTL(r.opts.PreviewTTL))
+		return invalidf("the preview is %s old, older than the %s a preview may be confirmed; preview again", format.Duration(age.Round(time.Second)), format.Duration(r.opts.PreviewTTL))
 	case len(pv.Fingerprints) != len(keys):
 		return invalidf("the preview does not match the action; preview again")
 	case pv.Nonce == "":

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // SetTTL gives a key a new lifetime, or removes its TTL ("persist").
@@ -60,8 +62,8 @@ func (p ttlPlan) Describe(states []State) ([]Change, error) {
 		}}, nil
 	}
 	return []Change{{
-		Key: s.Key, Op: "expire", After: "TTL " + FormatTTL(p.ttl), Before: s,
-		Text: fmt.Sprintf("SET TTL %s on %s (before: %s)", FormatTTL(p.ttl), quoteKey(s.Key), s.ttlText()),
+		Key: s.Key, Op: "expire", After: "TTL " + format.Duration(p.ttl), Before: s,
+		Text: fmt.Sprintf("SET TTL %s on %s (before: %s)", format.Duration(p.ttl), quoteKey(s.Key), s.ttlText()),
 	}}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // State is one key as Keydeck read it just before acting. Its serialized
@@ -65,7 +66,7 @@ func (s State) Shape() string {
 
 func (s State) ttlText() string {
 	if d, ok := s.TTL(); ok {
-		return "TTL " + FormatTTL(d)
+		return "TTL " + format.Duration(d)
 	}
 	return "no TTL"
 }
@@ -407,7 +408,7 @@ func where(conn *redisview.Conn, db int) string {
 
 func tooLarge(key string, n int64, how string, limit int) error {
 	return invalidf("key %s is %s %s, more than the %s an audit record may hold, so it could not be undone; raise the audit prior limit to act on it",
-		quoteKey(key), redisview.FormatBytes(n), how, redisview.FormatBytes(int64(limit)))
+		quoteKey(key), format.Bytes(n), how, format.Bytes(int64(limit)))
 }
 
 // quoteKey renders a key name in messages: quoted, so spaces and control

@@ -13,6 +13,7 @@ import (
 
 	"github.com/keydeck/keydeck/redisview/bans"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // Undo restores the keys of an audited action to the state its intent
@@ -354,7 +355,7 @@ func (p undoPlan) describeMember(pk priorKey, s State) (Change, error) {
 	}
 	ttl := ""
 	if !s.Exists() && pk.ttl > 0 {
-		ttl = ", TTL " + FormatTTL(pk.ttl.Round(time.Second))
+		ttl = ", TTL " + format.Duration(pk.ttl.Round(time.Second))
 	}
 	switch {
 	case m.Kind == PartBits:

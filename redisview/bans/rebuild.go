@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/views/format"
 )
 
 // Built is a bloom rebuilt in memory from its set: nothing is written
@@ -33,7 +34,7 @@ func (b Built) Digest() string {
 var ErrSetChanged = errors.New("the set changed during the rebuild")
 
 // ErrTooLarge: the configured bloom is larger than Keydeck builds in memory.
-var ErrTooLarge = fmt.Errorf("the bloom is larger than the %s Keydeck rebuilds in memory", redisview.FormatBytes(MaxBloomBytes))
+var ErrTooLarge = fmt.Errorf("the bloom is larger than the %s Keydeck rebuilds in memory", format.Bytes(MaxBloomBytes))
 
 // Build computes, in memory, the bloom the set's members make with the
 // pinned scheme: the whole bitmap at the configured size (the application

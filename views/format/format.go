@@ -11,8 +11,10 @@
 //   - sizes in memory are binary, one decimal ("1.2 KiB", "512 B");
 //   - times are UTC and say so ("2026-11-29 14:30:05 UTC").
 //
-// redisview/action writes TTLs into its own messages (action.FormatTTL);
-// Duration produces the same text, and a test in handlers holds them to it.
+// It is the one formatter: the domain's own texts (action previews and
+// the audit's summaries, size limits in errors) call Duration and Bytes
+// too, so a preview and a page never round one figure two ways. It imports
+// nothing of Keydeck's, so the domain can use it without seeing a view.
 package format
 
 import (

@@ -25,6 +25,12 @@ func TestDuration(t *testing.T) {
 		{3*24*time.Hour + 4*time.Hour + 59*time.Minute, "3d 4h"},
 		{365 * 24 * time.Hour, "365d"},
 		{-90 * time.Second, "-1m 30s"},
+		// Below: figures redisview/action writes into previews and audit
+		// texts, which had a formatter of their own until issue 18.
+		{76 * time.Hour, "3d 4h"},
+		{10 * time.Minute, "10m"},
+		{-5 * time.Second, "-5s"}, // action.FormatTTL wrote "-5000ms"
+		{-850 * time.Millisecond, "-850ms"},
 		{math.MinInt64, "-106751d 23h"},
 	} {
 		if got := Duration(tc.in); got != tc.want {
@@ -128,6 +134,12 @@ func TestBytes(t *testing.T) {
 		{1024, "1.0 KiB"},
 		{1229, "1.2 KiB"},
 		{1048575, "1.0 MiB"}, // not "1024.0 KiB"
+		// The last size shown in KiB, and the first that one decimal would
+		// round to 1024.0 KiB (redisview.FormatBytes wrote "1024.0 KiB").
+		{1048524, "1023.9 KiB"},
+		{1048525, "1.0 MiB"},
+		{64 << 10, "64.0 KiB"}, // action: longest key name
+		{64 << 20, "64.0 MiB"}, // bans: largest bloom rebuilt
 		{5 << 20, "5.0 MiB"},
 		{2 << 30, "2.0 GiB"},
 		{3 << 40, "3.0 TiB"},
