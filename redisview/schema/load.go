@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -94,243 +92,6 @@ var (
 	// unquotedBrace spots the commonest YAML slip in a pack: pattern: {x}:y
 	unquotedBrace = regexp.MustCompile(`:\s+\{[A-Za-z_][A-Za-z0-9_]*(:[a-z0-9]+)?\}[^,}\s]`)
 )
-
-// valueError comes from a custom unmarshaler, which sees bytes but no
-// position; text lets the loader find the offending scalar again.
-type valueError struct {
-	text string
-	msg  string
-}
-
-func (e *valueError) Error() string { return e.msg }
-
-func unquote(b []byte) string {
-	var s string
-	if err := yaml.Unmarshal(b, &s); err != nil {
-		return strings.TrimSpace(string(b))
-	}
-	return s
-}
-
-var decodeOpts = []yaml.DecodeOption{
-	yaml.DisallowUnknownField(),
-	yaml.CustomUnmarshaler(func(d *time.Duration, b []byte) error {
-		s := unquote(b)
-		v, err := parseDuration(s)
-		if err != nil {
-			return &valueError{text: s, msg: err.Error()}
-		}
-		*d = v
-		return nil
-	}),
-	yaml.CustomUnmarshaler(func(r *Ref, b []byte) error {
-		r.text = unquote(b)
-		return nil
-	}),
-}
-
-type loader struct {
-	file   string
-	values map[string]string
-}
-
-func (l *loader) errAt(line int, format string, args ...any) *LoadError {
-	return &LoadError{File: l.file, Line: line, Msg: fmt.Sprintf(format, args...)}
-}
-
-func line(n ast.Node) int {
-	if n == nil || reflect.ValueOf(n).IsNil() || n.GetToken() == nil || n.GetToken().Position == nil {
-		return 0
-	}
-	return n.GetToken().Position.Line
-}
-
-// field returns the value node of key in a mapping, or nil.
-func field(n ast.Node, key string) ast.Node {
-	var values []*ast.MappingValueNode
-	switch m := n.(type) {
-	case *ast.MappingNode:
-		values = m.Values
-	case *ast.MappingValueNode:
-		values = []*ast.MappingValueNode{m}
-	}
-	for _, mv := range values {
-		if mv.Key != nil && mv.Key.GetToken() != nil && mv.Key.GetToken().Value == key {
-			return mv.Value
-		}
-	}
-	return nil
-}
-
-// fieldLine is the line of key's value in n, or of n when key is absent.
-func fieldLine(n ast.Node, key string) int {
-	if v := field(n, key); line(v) > 0 {
-		return line(v)
-	}
-	return line(n)
-}
-
-// decode is NodeToValue with strict options and positioned errors; prefix
-// goes before the message ("family \"x\": ").
-func (l *loader) decode(n ast.Node, v any, prefix string) error {
-	err := yaml.NodeToValue(n, v, decodeOpts...)
-	if err == nil {
-		return nil
-	}
-	var ve *valueError
-	if errors.As(err, &ve) {
-		return l.errAt(findScalar(n, ve.text), "%s%s", prefix, ve.msg)
-	}
-	var ye yaml.Error
-	if !errors.As(err, &ye) {
-		return l.errAt(line(n), "%s%v", prefix, err)
-	}
-	msg := ye.GetMessage()
-	var te *yaml.TypeError
-	var ue *yaml.UnknownFieldError
-	switch {
-	case errors.As(err, &te):
-		msg = fmt.Sprintf("bad value %q: want %s", te.Token.Value, describeType(te.DstType))
-	case errors.As(err, &ue):
-		msg += " (known: " + strings.Join(yamlFields(v), ", ") + ")"
-	}
-	ln := 0
-	if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-		ln = tk.Position.Line
-	}
-	return l.errAt(ln, "%s%s", prefix, msg)
-}
-
-func describeType(t reflect.Type) string {
-	if t == nil {
-		return "another type"
-	}
-	if t == reflect.TypeFor[time.Duration]() {
-		return "a duration"
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.String:
-		return "text"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.Map, reflect.Struct, reflect.Pointer:
-		return "a mapping"
-	}
-	return t.String()
-}
-
-func yamlFields(v any) []string {
-	t := reflect.TypeOf(v)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	var out []string
-	for i := range t.NumField() {
-		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
-			out = append(out, tag)
-		}
-	}
-	return out
-}
-
-// findScalar returns the line of the first scalar under n whose text is s,
-// or n's own line.
-func findScalar(n ast.Node, s string) int {
-	found := 0
-	ast.Walk(visitFunc(func(c ast.Node) bool {
-		if found > 0 {
-			return false
-		}
-		if _, ok := c.(ast.ScalarNode); ok && c.GetToken() != nil && c.GetToken().Value == s {
-			found = line(c)
-			return false
-		}
-		return true
-	}), n)
-	if found == 0 {
-		return line(n)
-	}
-	return found
-}
-
-type visitFunc func(ast.Node) bool
-
-func (f visitFunc) Visit(n ast.Node) ast.Visitor {
-	if n == nil || !f(n) {
-		return nil
-	}
-	return f
-}
-
-// substitute replaces scalars written exactly "${name}" under n by the pack
-// parameter's value, typed the way YAML would type it, at the original
-// position, so role params and TTLs can follow deployment settings.
-func (l *loader) substitute(n ast.Node, prefix string) error {
-	var err error
-	replace := func(v ast.Node) ast.Node {
-		s, ok := v.(*ast.StringNode)
-		if !ok || err != nil {
-			return v
-		}
-		m := wholeParam.FindStringSubmatch(s.Value)
-		if m == nil {
-			return v
-		}
-		val, ok := l.values[m[1]]
-		if !ok {
-			err = l.errAt(line(v), "%sunknown pack parameter %q (declared: %s)", prefix, m[1], listOrNone(sortedKeys(l.values)))
-			return v
-		}
-		nn, e := yaml.ValueToNode(typedScalar(val))
-		if e != nil {
-			err = l.errAt(line(v), "%sparameter %s: %v", prefix, m[1], e)
-			return v
-		}
-		nn.GetToken().Position = s.GetToken().Position
-		return nn
-	}
-	var walk func(ast.Node)
-	walk = func(n ast.Node) {
-		switch n := n.(type) {
-		case *ast.MappingNode:
-			for _, mv := range n.Values {
-				walk(mv)
-			}
-		case *ast.MappingValueNode:
-			n.Value = replace(n.Value)
-			walk(n.Value)
-		case *ast.SequenceNode:
-			for i, v := range n.Values {
-				n.Values[i] = replace(v)
-				walk(n.Values[i])
-			}
-		}
-	}
-	walk(n)
-	return err
-}
-
-func typedScalar(s string) any {
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return i
-	}
-	if decimal.MatchString(s) { // not ParseFloat alone: it also takes "inf" and "nan"
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return f
-		}
-	}
-	if b, err := strconv.ParseBool(s); err == nil && (s == "true" || s == "false") {
-		return b
-	}
-	return s
-}
 
 func load(name string, data []byte, overrides map[string]string) (*Pack, error) {
 	l := &loader{file: name}
@@ -493,6 +254,18 @@ func (l *loader) family(p *Pack, n ast.Node, i int) (*Family, error) {
 	if strings.TrimSpace(fs.Domain) == "" {
 		return fail("domain", "domain is required (e.g. \"Slider CAPTCHA\")")
 	}
+	if err := l.familyRole(f, &fs, n, prefix); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// familyRole checks the family's role against its type and reads the
+// role's params, substituted and validated, into f.
+func (l *loader) familyRole(f *Family, fs *familySpec, n ast.Node, prefix string) error {
+	fail := func(key, format string, args ...any) error {
+		return l.errAt(fieldLine(n, key), "%s%s", prefix, fmt.Sprintf(format, args...))
+	}
 	info, ok := roles[f.Role]
 	if !ok {
 		names := make([]string, 0, len(roles))
@@ -517,10 +290,10 @@ func (l *loader) family(p *Pack, n ast.Node, i int) (*Family, error) {
 		params := info.params()
 		if fs.Params != nil {
 			if err := l.substitute(fs.Params, prefix+"params: "); err != nil {
-				return nil, err
+				return err
 			}
 			if err := l.decode(fs.Params, params, prefix+"params: "); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if err := checkParams(f, params); err != nil {
@@ -528,7 +301,7 @@ func (l *loader) family(p *Pack, n ast.Node, i int) (*Family, error) {
 		}
 		f.Params = params
 	}
-	return f, nil
+	return nil
 }
 
 func (l *loader) dbs(n ast.Node, prefix string) ([]int, error) {
@@ -606,106 +379,4 @@ func (l *loader) ttl(n, fam ast.Node, prefix string) (TTLPolicy, error) {
 		return TTLPolicy{}, l.errAt(line(n), "%sttl: min %s is above max %s", prefix, formatDuration(ts.Min), formatDuration(ts.Max))
 	}
 	return TTLPolicy{Kind: TTLRequired, Min: ts.Min, Max: ts.Max}, nil
-}
-
-// crossCheck runs the checks that need every family: patterns that could
-// never be told apart, and companion references.
-func (l *loader) crossCheck(p *Pack, paramNodes map[*Family]ast.Node) error {
-	for i, f := range p.Families {
-		for _, g := range p.Families[:i] {
-			if g.Pattern.String() == f.Pattern.String() && dbsOverlap(f, g) {
-				return l.errAt(f.Line, "family %q: same pattern as %q (line %d) in the same database; one of them could never match", f.ID, g.ID, g.Line)
-			}
-		}
-	}
-	for _, f := range p.Families {
-		if f.Params == nil {
-			continue
-		}
-		v := reflect.ValueOf(f.Params).Elem()
-		for i := range v.NumField() {
-			ref, ok := v.Field(i).Interface().(*Ref)
-			if !ok || ref == nil {
-				continue
-			}
-			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
-			fail := func(format string, args ...any) error {
-				return l.errAt(fieldLine(paramNodes[f], name), "family %q: params: %s: %s", f.ID, name, fmt.Sprintf(format, args...))
-			}
-			pat, err := parsePattern(ref.text, p.values)
-			if err != nil {
-				return fail("pattern %q: %v", ref.text, err)
-			}
-			ref.Pattern = pat
-			for _, g := range p.Families {
-				if g.Pattern.shape() == pat.shape() && dbsOverlap(f, g) {
-					ref.Family = g
-					break
-				}
-			}
-			if ref.Family == nil {
-				return fail("%q is the pattern of no family of this pack in the same database", ref.text)
-			}
-			if err := checkRef(f, name, ref); err != nil {
-				return fail("%v", err)
-			}
-		}
-	}
-	return nil
-}
-
-// checkRef makes sure a reference can be filled from what its referrer
-// knows, so Ref.Key never fails for want of a value the pack forgot.
-func checkRef(f *Family, name string, ref *Ref) error {
-	known := map[string]bool{}
-	for _, ph := range f.Pattern.phs {
-		known[ph.Name] = true
-	}
-	switch params := f.Params.(type) {
-	case *LeaderboardParams:
-		known[params.Member] = true
-	case *IndexParams, *StatsParams:
-		if name == "of" && len(ref.Pattern.phs) != 1 {
-			return fmt.Errorf("%q: an index's target needs exactly one placeholder, which a member fills", ref.text)
-		}
-		return nil
-	default:
-		if name == "budget" || name == "bloom" || name == "members" || name == "leaderboard" {
-			return nil // linked family, not built from this key's values
-		}
-	}
-	for _, ph := range ref.Pattern.phs {
-		if !known[ph.Name] {
-			return fmt.Errorf("%q: {%s} is neither a placeholder of this family nor its member", ref.text, ph.Name)
-		}
-	}
-	return nil
-}
-
-func dbsOverlap(f, g *Family) bool {
-	if f.DBs == nil || g.DBs == nil {
-		return true
-	}
-	for _, db := range f.DBs {
-		if slices.Contains(g.DBs, db) {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func listOrNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
 }
