@@ -62,35 +62,6 @@ func Parse(q string, pack *schema.Pack) Query {
 	return out
 }
 
-// HasWildcard reports an unescaped *, ? or [ (Redis glob syntax).
-func HasWildcard(q string) bool {
-	for i := 0; i < len(q); i++ {
-		switch q[i] {
-		case '\\':
-			i++
-		case '*', '?', '[':
-			return true
-		}
-	}
-	return false
-}
-
-// unescape removes the backslash before a glob character, so "a\*b"
-// searches the value "a*b"; other backslashes are the value's own.
-func unescape(q string) string {
-	if !strings.Contains(q, `\`) {
-		return q
-	}
-	var b strings.Builder
-	for i := 0; i < len(q); i++ {
-		if q[i] == '\\' && i+1 < len(q) && strings.IndexByte(`*?[]\`, q[i+1]) >= 0 {
-			i++
-		}
-		b.WriteByte(q[i])
-	}
-	return b.String()
-}
-
 func packHasPlaceholder(pack *schema.Pack, name string) bool {
 	if pack == nil || name == "" {
 		return false
@@ -226,12 +197,7 @@ func PlanValue(pack *schema.Pack, name, value string, dbs []int) Plan {
 	if pack == nil {
 		return p
 	}
-	type group struct {
-		fams  []*schema.Family
-		globs []string
-		enc   []string
-	}
-	byDB := map[int]*group{}
+	byDB := map[int]*scanGroup{}
 	for _, f := range pack.Families {
 		var in []int
 		for _, db := range dbs {
@@ -255,19 +221,11 @@ func PlanValue(pack *schema.Pack, name, value string, dbs []int) Plan {
 			}
 		}
 		if fl.all {
-			// Every encoding the classes allow (a base64 account:
-			// standard or URL-safe, padded or not), all checked in the
-			// same pipeline.
-			keys, err := f.Keys(vars)
-			if err != nil { // more encodings than MaxKeys
+			probes, ok := exactProbes(f, vars, in)
+			if !ok {
 				p.Skipped++
-				continue
 			}
-			for _, db := range in {
-				for _, key := range keys {
-					p.Probes = append(p.Probes, Probe{Family: f, DB: db, Key: key})
-				}
-			}
+			p.Probes = append(p.Probes, probes...)
 			continue
 		}
 		globs, enc, ok := globsWith(f, vars)
@@ -278,42 +236,76 @@ func PlanValue(pack *schema.Pack, name, value string, dbs []int) Plan {
 		for _, db := range in {
 			g := byDB[db]
 			if g == nil {
-				g = &group{}
+				g = &scanGroup{}
 				byDB[db] = g
 			}
-			for _, glob := range globs {
-				g.fams = append(g.fams, f)
-				g.globs = append(g.globs, glob)
-				g.enc = append(g.enc, enc)
-			}
+			g.add(f, globs, enc)
 		}
 	}
 	for _, db := range dbs {
-		g := byDB[db]
-		if g == nil {
-			continue
-		}
-		// One cursor per database and encoded form: families whose key
-		// holds the value the same way share a SCAN.
-		var encs []string
-		for _, e := range g.enc {
-			if !slices.Contains(encs, e) {
-				encs = append(encs, e)
-			}
-		}
-		for n, e := range encs {
-			s := Scan{ID: strconv.Itoa(db) + "." + strconv.Itoa(n), DB: db}
-			for i := range g.fams {
-				if g.enc[i] == e {
-					s.Families = append(s.Families, g.fams[i])
-					s.Globs = append(s.Globs, g.globs[i])
-				}
-			}
-			s.Match = mergeGlobs(s.Families, s.Globs, e)
-			p.Scans = append(p.Scans, s)
+		if g := byDB[db]; g != nil {
+			p.Scans = append(p.Scans, g.scans(db)...)
 		}
 	}
 	return p
+}
+
+// exactProbes is every key of f holding vars in the databases in: every
+// encoding the classes allow (a base64 account: standard or URL-safe,
+// padded or not), all checked in the same pipeline. ok is false when
+// there are more encodings than schema.MaxKeys.
+func exactProbes(f *schema.Family, vars map[string]string, in []int) ([]Probe, bool) {
+	keys, err := f.Keys(vars)
+	if err != nil {
+		return nil, false
+	}
+	var out []Probe
+	for _, db := range in {
+		for _, key := range keys {
+			out = append(out, Probe{Family: f, DB: db, Key: key})
+		}
+	}
+	return out, true
+}
+
+// scanGroup is one database's globs, entry by entry: the family, its
+// glob and the encoded form of the value it holds.
+type scanGroup struct {
+	fams  []*schema.Family
+	globs []string
+	enc   []string
+}
+
+func (g *scanGroup) add(f *schema.Family, globs []string, enc string) {
+	for _, glob := range globs {
+		g.fams = append(g.fams, f)
+		g.globs = append(g.globs, glob)
+		g.enc = append(g.enc, enc)
+	}
+}
+
+// scans is one cursor per encoded form: families whose key holds the
+// value the same way share a SCAN of db.
+func (g *scanGroup) scans(db int) []Scan {
+	var encs []string
+	for _, e := range g.enc {
+		if !slices.Contains(encs, e) {
+			encs = append(encs, e)
+		}
+	}
+	out := make([]Scan, 0, len(encs))
+	for n, e := range encs {
+		s := Scan{ID: strconv.Itoa(db) + "." + strconv.Itoa(n), DB: db}
+		for i := range g.fams {
+			if g.enc[i] == e {
+				s.Families = append(s.Families, g.fams[i])
+				s.Globs = append(s.Globs, g.globs[i])
+			}
+		}
+		s.Match = mergeGlobs(s.Families, s.Globs, e)
+		out = append(out, s)
+	}
+	return out
 }
 
 // globsWith is f's pattern as globs with vals filled in, * for the other
@@ -409,25 +401,6 @@ func mergeGlobs(fams []*schema.Family, globs []string, enc string) string {
 	return schema.EscapeGlob(prefix) + "*" + enc + "*"
 }
 
-// literalPrefix is the unescaped text of a glob before its first *.
-func literalPrefix(glob string) string {
-	var b strings.Builder
-	for i := 0; i < len(glob); i++ {
-		switch glob[i] {
-		case '\\':
-			if i+1 < len(glob) {
-				i++
-				b.WriteByte(glob[i])
-			}
-		case '*', '?', '[':
-			return b.String()
-		default:
-			b.WriteByte(glob[i])
-		}
-	}
-	return b.String()
-}
-
 type seg struct {
 	lit string
 	ph  int // index of the placeholder; -1 for literal text
@@ -466,78 +439,4 @@ func splitPattern(src string) []seg {
 		out = append(out, seg{lit: lit.String(), ph: -1})
 	}
 	return out
-}
-
-// GlobMatch reports whether s matches a Redis glob (*, ?, [abc], [^a-z],
-// \ escapes), as SCAN MATCH decides. It backtracks only to the last *, so
-// it costs O(len(glob) × len(s)) at worst, whatever the key.
-func GlobMatch(glob, s string) bool {
-	gi, si := 0, 0
-	star, mark := -1, 0
-	for si < len(s) {
-		if gi < len(glob) && glob[gi] == '*' {
-			star, mark = gi, si
-			gi++
-			continue
-		}
-		if gi < len(glob) {
-			if n, ok := one(glob[gi:], s[si]); ok {
-				gi += n
-				si++
-				continue
-			}
-		}
-		if star < 0 {
-			return false
-		}
-		mark++
-		gi, si = star+1, mark
-	}
-	for gi < len(glob) && glob[gi] == '*' {
-		gi++
-	}
-	return gi == len(glob)
-}
-
-// one matches the glob element at the start of g against c: it returns the
-// element's length and whether c matches it.
-func one(g string, c byte) (int, bool) {
-	switch g[0] {
-	case '?':
-		return 1, true
-	case '\\':
-		if len(g) >= 2 {
-			return 2, g[1] == c
-		}
-		return 1, c == '\\'
-	case '[':
-		i := 1
-		not := i < len(g) && g[i] == '^'
-		if not {
-			i++
-		}
-		match := false
-		for i < len(g) && g[i] != ']' {
-			switch {
-			case g[i] == '\\' && i+1 < len(g):
-				match = match || g[i+1] == c
-				i += 2
-			case i+2 < len(g) && g[i+1] == '-' && g[i+2] != ']':
-				lo, hi := g[i], g[i+2]
-				if lo > hi {
-					lo, hi = hi, lo
-				}
-				match = match || (c >= lo && c <= hi)
-				i += 3
-			default:
-				match = match || g[i] == c
-				i++
-			}
-		}
-		if i < len(g) {
-			i++ // the ]
-		}
-		return i, match != not
-	}
-	return 1, g[0] == c
 }
