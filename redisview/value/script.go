@@ -127,13 +127,6 @@ return {head, out, calls}
 
 var windowScript = redis.NewScript(windowSource)
 
-// window is one read a page needs: the script's mode and its arguments
-// after mode, cap and count.
-type window struct {
-	mode string
-	args []any
-}
-
 // reply is what the script (or its pipelined stand-in) answered.
 type reply struct {
 	head  []any
