@@ -25,14 +25,6 @@ import (
 // only. When EXEC fails because a watched key was touched, the error is
 // errRaced, which Execute may retry for a MemberPlan.
 func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []State, members []*MemberRef) ([]State, error) {
-	type postRead struct {
-		typ       *redis.StatusCmd
-		pttl, exp *redis.IntCmd
-		dump      *redis.StringCmd
-		snap      redis.Cmder // read back element-wise (see Snapshot)
-		snapType  string
-		member    memberReads
-	}
 	posts := make([]postRead, len(states))
 	snapshotting := slices.ContainsFunc(states, func(s State) bool { return s.snap != nil })
 	nApply := 0
@@ -40,49 +32,80 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 		p.Apply(ctx, pipe, states)
 		nApply = pipe.Len()
 		for i, s := range states {
-			pr := &posts[i]
-			pr.typ = pipe.Type(ctx, s.Key)
-			pr.pttl = redis.NewIntCmd(ctx, "pttl", s.Key)
-			_ = pipe.Process(ctx, pr.pttl)
-			if s.Sensitive {
-				// Type and TTL only: the value is never read back, and its
-				// fingerprint would never be recorded.
-				continue
-			}
-			if m := memberAt(members, i); m != nil {
-				pr.member = queueMemberReads(ctx, pipe, s.Key, m, false, true)
-				continue
-			}
-			if s.expireAt != -1 { // an unknown command would abort the whole transaction
-				pr.exp = redis.NewIntCmd(ctx, "pexpiretime", s.Key)
-				_ = pipe.Process(ctx, pr.exp)
-			}
-			// Read back the way the prior was read: a DUMP queued where the
-			// server refuses it would abort the whole transaction.
-			method, typ := hintAt(p, i)
-			if typ == "" {
-				typ = s.Type
-			}
-			switch {
-			case method == captureSnapshot || s.snap != nil:
-				if snapshotType(typ) {
-					pr.snap, pr.snapType = snapshotRead(ctx, pipe, typ, s.Key), typ
-				}
-			case method == captureDump || s.dump != nil || !snapshotting:
-				pr.dump = pipe.Dump(ctx, s.Key)
-			}
+			posts[i] = queuePostRead(ctx, pipe, p, i, s, memberAt(members, i), snapshotting)
 		}
 		return nil
 	})
+	if err := execErr(cmds, nApply, err); err != nil {
+		return nil, err
+	}
+	post := make([]State, len(states))
+	for i, s := range states {
+		post[i] = r.postState(s, posts[i], memberAt(members, i))
+	}
+	return post, nil
+}
+
+// postRead is what the transaction reads back of one key after the
+// writes, to fingerprint the state it leaves.
+type postRead struct {
+	typ       *redis.StatusCmd
+	pttl, exp *redis.IntCmd
+	dump      *redis.StringCmd
+	snap      redis.Cmder // read back element-wise (see Snapshot)
+	snapType  string
+	member    memberReads
+}
+
+// queuePostRead queues the reads of key i (state s; m: the member it
+// names, if any) after the plan's writes.
+func queuePostRead(ctx context.Context, pipe redis.Pipeliner, p Plan, i int, s State, m *MemberRef, snapshotting bool) postRead {
+	var pr postRead
+	pr.typ = pipe.Type(ctx, s.Key)
+	pr.pttl = redis.NewIntCmd(ctx, "pttl", s.Key)
+	_ = pipe.Process(ctx, pr.pttl)
+	if s.Sensitive {
+		// Type and TTL only: the value is never read back, and its
+		// fingerprint would never be recorded.
+		return pr
+	}
+	if m != nil {
+		pr.member = queueMemberReads(ctx, pipe, s.Key, m, false, true)
+		return pr
+	}
+	if s.expireAt != -1 { // an unknown command would abort the whole transaction
+		pr.exp = redis.NewIntCmd(ctx, "pexpiretime", s.Key)
+		_ = pipe.Process(ctx, pr.exp)
+	}
+	// Read back the way the prior was read: a DUMP queued where the
+	// server refuses it would abort the whole transaction.
+	method, typ := hintAt(p, i)
+	if typ == "" {
+		typ = s.Type
+	}
+	switch {
+	case method == captureSnapshot || s.snap != nil:
+		if snapshotType(typ) {
+			pr.snap, pr.snapType = snapshotRead(ctx, pipe, typ, s.Key), typ
+		}
+	case method == captureDump || s.dump != nil || !snapshotting:
+		pr.dump = pipe.Dump(ctx, s.Key)
+	}
+	return pr
+}
+
+// execErr is what EXEC's outcome means for the change: nil when every
+// one of the first nApply commands (the writes) applied.
+func execErr(cmds []redis.Cmder, nApply int, err error) error {
 	switch {
 	case err == nil:
 	case errors.Is(err, redis.TxFailedErr):
-		return nil, errRaced
+		return errRaced
 	case strings.HasPrefix(err.Error(), "EXECABORT"):
 		// Refused while queuing (ACL, unknown command): EXEC discarded it all.
-		return nil, redisErr("queuing the change (nothing was changed)", firstErr(cmds, err))
+		return redisErr("queuing the change (nothing was changed)", firstErr(cmds, err))
 	case !isServerReply(err):
-		return nil, redisf("connection to Redis lost while committing: %v (Redis applies a transaction entirely or not at all: check the key to see whether it happened)", err)
+		return redisf("connection to Redis lost while committing: %v (Redis applies a transaction entirely or not at all: check the key to see whether it happened)", err)
 	}
 	// EXEC ran. A command Redis refuses at run time does not roll back the
 	// others, so say exactly how much happened.
@@ -97,69 +120,69 @@ func (r *Runner) commit(ctx context.Context, tx *redis.Tx, p Plan, states []Stat
 	}
 	switch {
 	case failed == nApply && failed > 0:
-		return nil, redisErr("applying the change (nothing was changed)", first)
+		return redisErr("applying the change (nothing was changed)", first)
 	case failed > 0:
-		return nil, redisErr(fmt.Sprintf("applying the change: %d of %d commands were refused and the others applied", failed, nApply), first)
+		return redisErr(fmt.Sprintf("applying the change: %d of %d commands were refused and the others applied", failed, nApply), first)
 	}
-	post := make([]State, len(states))
-	for i, s := range states {
-		post[i] = State{Key: s.Key, Type: "none", PTTL: -2, Size: -1, Family: s.Family, Role: s.Role, Sensitive: s.Sensitive}
-		pr := posts[i]
-		if s.Sensitive {
-			if pr.typ.Err() == nil && pr.pttl.Err() == nil {
-				ps := &post[i]
-				ps.Type, ps.PTTL = pr.typ.Val(), pr.pttl.Val()
-				if !ps.Exists() {
-					ps.PTTL = -2
-				}
-			}
-			continue
-		}
-		if m := memberAt(members, i); m != nil {
-			if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil {
-				continue // not fingerprinted: undo will refuse rather than guess
-			}
-			ps := &post[i]
+	return nil
+}
+
+// postState is the state key s was left in, as pr read it back, and
+// fingerprinted; one not fingerprinted (a read failed) makes undo refuse
+// rather than guess.
+func (r *Runner) postState(s State, pr postRead, m *MemberRef) State {
+	ps := State{Key: s.Key, Type: "none", PTTL: -2, Size: -1, Family: s.Family, Role: s.Role, Sensitive: s.Sensitive}
+	if s.Sensitive {
+		if pr.typ.Err() == nil && pr.pttl.Err() == nil {
 			ps.Type, ps.PTTL = pr.typ.Val(), pr.pttl.Val()
 			if !ps.Exists() {
 				ps.PTTL = -2
 			}
-			if pr.member.fill(ps, m) != nil {
-				ps.Member = nil
-				continue
-			}
-			r.fingerprints(ps)
-			continue
 		}
-		if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil || (pr.exp != nil && pr.exp.Err() != nil) {
-			continue // not fingerprinted: undo will refuse rather than guess
+		return ps
+	}
+	if m != nil {
+		if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil {
+			return ps
 		}
-		ps := &post[i]
 		ps.Type, ps.PTTL = pr.typ.Val(), pr.pttl.Val()
-		ps.expireAt = -1
-		if pr.exp != nil {
-			ps.expireAt = max(pr.exp.Val(), 0)
-		}
 		if !ps.Exists() {
 			ps.PTTL = -2
-			r.fingerprints(ps)
-			continue
 		}
-		switch {
-		case pr.dump != nil && pr.dump.Err() == nil:
-			ps.dump = []byte(pr.dump.Val())
-		case pr.snap != nil && pr.snapType == ps.Type:
-			snap, err := snapshotOf(ps.Type, pr.snap)
-			if err != nil {
-				continue
-			}
-			ps.snap = snap
-		default:
-			continue // not read back: undo will refuse rather than guess
+		if pr.member.fill(&ps, m) != nil {
+			ps.Member = nil
+			return ps
 		}
-		r.fingerprints(ps)
+		r.fingerprints(&ps)
+		return ps
 	}
-	return post, nil
+	if pr.typ == nil || pr.typ.Err() != nil || pr.pttl.Err() != nil || (pr.exp != nil && pr.exp.Err() != nil) {
+		return ps
+	}
+	ps.Type, ps.PTTL = pr.typ.Val(), pr.pttl.Val()
+	ps.expireAt = -1
+	if pr.exp != nil {
+		ps.expireAt = max(pr.exp.Val(), 0)
+	}
+	if !ps.Exists() {
+		ps.PTTL = -2
+		r.fingerprints(&ps)
+		return ps
+	}
+	switch {
+	case pr.dump != nil && pr.dump.Err() == nil:
+		ps.dump = []byte(pr.dump.Val())
+	case pr.snap != nil && pr.snapType == ps.Type:
+		snap, err := snapshotOf(ps.Type, pr.snap)
+		if err != nil {
+			return ps
+		}
+		ps.snap = snap
+	default:
+		return ps // not read back
+	}
+	r.fingerprints(&ps)
+	return ps
 }
 
 // errRaced: EXEC found a watched key touched since the reads and applied

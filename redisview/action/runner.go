@@ -332,71 +332,8 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 		rec.Undoes = u.undoes()
 	}
 
-	members := memberRefs(p, keys)
-	attempts := 1
-	if members != nil {
-		// WATCH sees a whole sorted set; see MemberPlan.
-		attempts += memberRetries
-	}
-	watch := keys
-	pp, _ := p.(preparer)
-	if pp != nil {
-		watch = append(slices.Clone(keys), pp.watched()...)
-	}
-	var post []State
-	for attempt := 1; ; attempt++ {
-		err = conn.DB(req.DB).Watch(ctx, func(tx *redis.Tx) error {
-			if pp != nil {
-				if err := pp.prepare(ctx, tx); err != nil {
-					return err
-				}
-			}
-			states, err := r.readStates(ctx, tx, conn, req.DB, p, keys)
-			if err != nil {
-				return err
-			}
-			for i, s := range states {
-				if s.fp != pv.Fingerprints[i] {
-					return fmt.Errorf("%w: %s; preview again", ErrChanged, changedText(s))
-				}
-			}
-			changes, err := describe(p, w.states(states))
-			if err != nil {
-				return err
-			}
-			out.Changes, out.Summary = changes, summary(changes)
-			out.Undoable = true
-			for _, s := range states {
-				out.Undoable = out.Undoable && !s.Sensitive
-			}
-			if out.IntentID == "" {
-				// A retry reads the very state this intent recorded (every
-				// fingerprint equal to the preview's), so one intent serves.
-				rec.Summary = out.Summary
-				rec.Targets = w.targets(priorTargets(states))
-				intent := rec
-				intent.Phase = PhaseIntent
-				intent.Time = r.opts.Now()
-				if out.IntentID, err = r.audit.writeIntent(ctx, intent); err != nil {
-					return err
-				}
-			}
-			if r.opts.beforeExec != nil {
-				r.opts.beforeExec()
-			}
-			post, err = r.commit(ctx, tx, p, states, members)
-			return err
-		}, watch...)
-		if !errors.Is(err, errRaced) || attempt == attempts {
-			break
-		}
-		// A jittered pause keeps retries out of step with a writer that
-		// writes on a steady beat.
-		time.Sleep(time.Duration(mrand.IntN(3000)) * time.Microsecond)
-	}
-	if errors.Is(err, errRaced) && attempts > 1 {
-		err = fmt.Errorf("%w: the keys were written by someone else during each of %d attempts to commit (a busy sorted set), though the member acted on had not changed; nothing was changed, try again", ErrChanged, attempts)
-	}
+	x := &execution{pv: pv, conn: conn, db: req.DB, p: p, keys: keys, w: w, rec: &rec, out: &out}
+	post, err := r.commitWatched(ctx, x)
 	if err != nil && !isOurs(err) {
 		err = redisErr("watching the keys", err)
 	}
@@ -411,6 +348,101 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	}
 	r.settle(ctx, &out, rec, out.IntentID, err)
 	return out, err
+}
+
+// execution is one confirmed action on its way through WATCH: what its
+// attempts share, and the outcome and audit record they fill in.
+type execution struct {
+	pv   Preview
+	conn *redisview.Conn
+	db   int
+	p    Plan
+	keys []string
+	w    withheld
+	rec  *Record
+	out  *Outcome
+}
+
+// commitWatched runs the action under WATCH, retrying a MemberPlan that
+// raced with writers of the rest of its sorted set, and returns the states
+// it left.
+func (r *Runner) commitWatched(ctx context.Context, x *execution) ([]State, error) {
+	members := memberRefs(x.p, x.keys)
+	attempts := 1
+	if members != nil {
+		// WATCH sees a whole sorted set; see MemberPlan.
+		attempts += memberRetries
+	}
+	watch := x.keys
+	pp, _ := x.p.(preparer)
+	if pp != nil {
+		watch = append(slices.Clone(x.keys), pp.watched()...)
+	}
+	var post []State
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = x.conn.DB(x.db).Watch(ctx, func(tx *redis.Tx) error {
+			if pp != nil {
+				if err := pp.prepare(ctx, tx); err != nil {
+					return err
+				}
+			}
+			var err error
+			post, err = r.attempt(ctx, tx, x, members)
+			return err
+		}, watch...)
+		if !errors.Is(err, errRaced) || attempt == attempts {
+			break
+		}
+		// A jittered pause keeps retries out of step with a writer that
+		// writes on a steady beat.
+		time.Sleep(time.Duration(mrand.IntN(3000)) * time.Microsecond)
+	}
+	if errors.Is(err, errRaced) && attempts > 1 {
+		err = fmt.Errorf("%w: the keys were written by someone else during each of %d attempts to commit (a busy sorted set), though the member acted on had not changed; nothing was changed, try again", ErrChanged, attempts)
+	}
+	return post, err
+}
+
+// attempt is one try inside WATCH: read the keys, refuse if any differs
+// from the preview, describe the change, record the intent (once), and
+// commit.
+func (r *Runner) attempt(ctx context.Context, tx *redis.Tx, x *execution, members []*MemberRef) ([]State, error) {
+	states, err := r.readStates(ctx, tx, x.conn, x.db, x.p, x.keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range states {
+		if s.fp != x.pv.Fingerprints[i] {
+			return nil, fmt.Errorf("%w: %s; preview again", ErrChanged, changedText(s))
+		}
+	}
+	changes, err := describe(x.p, x.w.states(states))
+	if err != nil {
+		return nil, err
+	}
+	out := x.out
+	out.Changes, out.Summary = changes, summary(changes)
+	out.Undoable = true
+	for _, s := range states {
+		out.Undoable = out.Undoable && !s.Sensitive
+	}
+	if out.IntentID == "" {
+		// A retry reads the very state this intent recorded (every
+		// fingerprint equal to the preview's), so one intent serves.
+		x.rec.Summary = out.Summary
+		x.rec.Targets = x.w.targets(priorTargets(states))
+		intent := *x.rec
+		intent.Phase = PhaseIntent
+		intent.Time = r.opts.Now()
+		if out.IntentID, err = r.audit.writeIntent(ctx, intent); err != nil {
+			return nil, err
+		}
+	}
+	if r.opts.beforeExec != nil {
+		r.opts.beforeExec()
+	}
+	return r.commit(ctx, tx, x.p, states, members)
 }
 
 // recordedArgs are the request's arguments as the audit record keeps them:

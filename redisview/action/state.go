@@ -125,13 +125,44 @@ const (
 // type, PTTL, the member's score and rank and the set's size; never its
 // DUMP, nor its memory, so a sorted set of any size can be acted on.
 func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, plan Plan, keys []string) ([]State, error) {
-	members := memberRefs(plan, keys)
-	type first struct {
-		typ        *redis.StatusCmd
-		pttlN, exp *redis.IntCmd
-		member     memberReads
+	states, err := r.readShapes(ctx, p, conn, db, plan, keys)
+	if err != nil {
+		return nil, err
 	}
-	firsts := make([]first, len(keys))
+	sizes, mems, err := measure(ctx, p, conn, db, states, r.opts.MaxPriorBytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSizes(states, sizes, mems, int64(r.opts.MaxPriorBytes)); err != nil {
+		return nil, err
+	}
+	snapped, err := readDumps(ctx, p, conn, db, plan, states, int64(r.opts.MaxPriorBytes))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.readSnapshots(ctx, p, conn, db, states, snapped); err != nil {
+		return nil, err
+	}
+	for i := range states {
+		r.fingerprints(&states[i])
+	}
+	return states, nil
+}
+
+// shapeReads is the first trip's replies for one key: its type, PTTL and
+// either its expiry time or, for a key members names, the member's reads.
+type shapeReads struct {
+	typ        *redis.StatusCmd
+	pttlN, exp *redis.IntCmd
+	member     memberReads
+}
+
+// readShapes is the first trip: each key's type, PTTL, expiry time and
+// family (or its member's reads), then the fields plan names; if any key is
+// sensitive, every key is.
+func (r *Runner) readShapes(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, plan Plan, keys []string) ([]State, error) {
+	members := memberRefs(plan, keys)
+	firsts := make([]shapeReads, len(keys))
 	cmds, err := p.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, k := range keys {
 			f := &firsts[i]
@@ -155,43 +186,12 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 		cls = conn.Classifier()
 	}
 	states := make([]State, len(keys))
-	for i, k := range keys {
-		f := firsts[i]
-		if err := f.typ.Err(); err != nil {
-			return nil, redisErr("reading TYPE of "+quoteKey(k), err)
-		}
-		if err := f.pttlN.Err(); err != nil {
-			return nil, redisErr("reading PTTL of "+quoteKey(k), err)
-		}
-		s := State{Key: k, Type: f.typ.Val(), PTTL: f.pttlN.Val(), Size: -1}
-		if cls != nil {
-			if fam, ok := cls.Classify(db, k); ok {
-				s.Family, s.Role, s.Sensitive = fam.ID, string(fam.Role), fam.Sensitive
-			}
-		}
-		if !s.Exists() {
-			s.PTTL = -2
-		}
-		if m := memberAt(members, i); m != nil {
-			if err := f.member.fill(&s, m); err != nil {
-				return nil, err
-			}
-			states[i] = s
-			continue
-		}
-		switch err := f.exp.Err(); {
-		case err == nil:
-			s.expireAt = max(f.exp.Val(), 0) // -1 no TTL, -2 absent: both mean "no expiry time"
-		case isUnsupported(err):
-			s.expireAt = -1 // before Redis 7, or not granted: fingerprints fall back to has-a-TTL
-		default:
-			return nil, redisErr("reading PEXPIRETIME of "+quoteKey(k), err)
-		}
-		states[i] = s
-	}
 	parts := make([]memberReads, len(firsts))
-	for i, f := range firsts {
-		parts[i] = f.member
+	for i, k := range keys {
+		if states[i], err = firsts[i].state(k, db, cls, memberAt(members, i)); err != nil {
+			return nil, err
+		}
+		parts[i] = firsts[i].member
 	}
 	if err := r.readFieldValues(ctx, p, conn, db, states, parts); err != nil {
 		return nil, err
@@ -204,10 +204,52 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 			states[i].Sensitive = true
 		}
 	}
-	whole := func(s State) bool { return s.Exists() && s.Member == nil }
+	return states, nil
+}
 
-	// The exact length, which also bounds what measuring memory costs.
-	sizes := make([]*redis.IntCmd, len(keys))
+// state is key k as the first trip read it (m: the member it names, if any).
+func (f shapeReads) state(k string, db int, cls *schema.Classifier, m *MemberRef) (State, error) {
+	if err := f.typ.Err(); err != nil {
+		return State{}, redisErr("reading TYPE of "+quoteKey(k), err)
+	}
+	if err := f.pttlN.Err(); err != nil {
+		return State{}, redisErr("reading PTTL of "+quoteKey(k), err)
+	}
+	s := State{Key: k, Type: f.typ.Val(), PTTL: f.pttlN.Val(), Size: -1}
+	if cls != nil {
+		if fam, ok := cls.Classify(db, k); ok {
+			s.Family, s.Role, s.Sensitive = fam.ID, string(fam.Role), fam.Sensitive
+		}
+	}
+	if !s.Exists() {
+		s.PTTL = -2
+	}
+	if m != nil {
+		if err := f.member.fill(&s, m); err != nil {
+			return State{}, err
+		}
+		return s, nil
+	}
+	switch err := f.exp.Err(); {
+	case err == nil:
+		s.expireAt = max(f.exp.Val(), 0) // -1 no TTL, -2 absent: both mean "no expiry time"
+	case isUnsupported(err):
+		s.expireAt = -1 // before Redis 7, or not granted: fingerprints fall back to has-a-TTL
+	default:
+		return State{}, redisErr("reading PEXPIRETIME of "+quoteKey(k), err)
+	}
+	return s, nil
+}
+
+// whole is a key the action reads entire: one that exists and that no
+// member names.
+func whole(s State) bool { return s.Exists() && s.Member == nil }
+
+// measure reads the exact length of each whole key, which also bounds what
+// measuring memory costs, then the exact memory of aggregates small enough
+// to measure (limit: MaxPriorBytes; 0 measures none).
+func measure(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, states []State, limit int) (sizes, mems []*redis.IntCmd, err error) {
+	sizes = make([]*redis.IntCmd, len(states))
 	if err := pipelined(ctx, p, conn, db, func(pipe redis.Pipeliner) {
 		for i, s := range states {
 			if whole(s) {
@@ -215,10 +257,9 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 			}
 		}
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	lim := int64(r.opts.MaxPriorBytes)
-	mems := make([]*redis.IntCmd, len(keys))
+	mems = make([]*redis.IntCmd, len(states))
 	if err := pipelined(ctx, p, conn, db, func(pipe redis.Pipeliner) {
 		for i := range states {
 			s := &states[i]
@@ -226,16 +267,16 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 				continue
 			}
 			if err := sizes[i].Err(); err != nil {
-				continue // reported below, once the trip is done
+				continue // reported by checkSizes, once the trip is done
 			}
 			s.Size = sizes[i].Val()
-			if s.Type != "string" && lim > 0 && s.Size <= maxPriorElements {
+			if s.Type != "string" && limit > 0 && s.Size <= maxPriorElements {
 				mems[i] = redis.NewIntCmd(ctx, "memory", "usage", s.Key, "samples", "0")
 				_ = pipe.Process(ctx, mems[i])
 			}
 		}
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// A server that rejects the SAMPLES option (the embedded demo) does not
 	// sample: its plain MEMORY USAGE measures the whole value.
@@ -247,8 +288,15 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 			}
 		}
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return sizes, mems, nil
+}
+
+// checkSizes refuses a whole key whose size cannot be read exactly, or
+// whose value is too large for the audit record to hold (lim bytes; 0
+// checks nothing).
+func checkSizes(states []State, sizes, mems []*redis.IntCmd, lim int64) error {
 	for i := range states {
 		s := &states[i]
 		if !whole(*s) || lim <= 0 {
@@ -259,34 +307,39 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 			if sizes[i] != nil {
 				why = redisErr("reading the length", sizes[i].Err()).Error()
 			}
-			return nil, invalidf("the size of %s (%s) cannot be read exactly (%s), so its value is not read and it cannot be acted on whole", quoteKey(s.Key), s.Type, why)
+			return invalidf("the size of %s (%s) cannot be read exactly (%s), so its value is not read and it cannot be acted on whole", quoteKey(s.Key), s.Type, why)
 		}
 		switch {
 		case s.Type == "string":
 			if s.Size > rawPerPrior*lim {
-				return nil, tooLarge(s.Key, s.Size, "long", int(lim))
+				return tooLarge(s.Key, s.Size, "long", int(lim))
 			}
 		case s.Size > maxPriorElements:
-			return nil, invalidf("key %s has %d %s, more than the %d an audit record may hold, so it could not be undone", quoteKey(s.Key), s.Size, s.Unit, maxPriorElements)
+			return invalidf("key %s has %d %s, more than the %d an audit record may hold, so it could not be undone", quoteKey(s.Key), s.Size, s.Unit, maxPriorElements)
 		default:
 			switch n, err := mems[i].Result(); {
 			case err == redis.Nil:
 				// Expired between the trips: DUMP below finds it gone.
 			case err != nil:
-				return nil, invalidf("the size of %s cannot be measured exactly (%s), so its value is not read and it cannot be acted on whole; grant MEMORY USAGE to act on whole %ss",
+				return invalidf("the size of %s cannot be measured exactly (%s), so its value is not read and it cannot be acted on whole; grant MEMORY USAGE to act on whole %ss",
 					quoteKey(s.Key), redisErr("MEMORY USAGE … SAMPLES 0", err), s.Type)
 			case n > rawPerPrior*lim:
-				return nil, tooLarge(s.Key, n, "in memory", int(lim))
+				return tooLarge(s.Key, n, "in memory", int(lim))
 			}
 		}
 	}
+	return nil
+}
 
-	// DUMP, unless the plan asks for a snapshot (undo reads a key the way
-	// the action it reverses recorded it).
-	dumps := make([]*redis.StringCmd, len(keys))
-	excerpts := make([]*redis.StringCmd, len(keys))
-	probes := make([]*redis.Cmd, len(keys))
-	snapped := make([]bool, len(keys))
+// readDumps reads each whole key's DUMP and a string's excerpt, unless the
+// plan asks for a snapshot (undo reads a key the way the action it reverses
+// recorded it). snapped marks the keys to read element-wise instead: a
+// snapshot asked for, or a DUMP refused or not in Redis's format.
+func readDumps(ctx context.Context, p pipeliner, conn *redisview.Conn, db int, plan Plan, states []State, lim int64) (snapped []bool, err error) {
+	dumps := make([]*redis.StringCmd, len(states))
+	excerpts := make([]*redis.StringCmd, len(states))
+	probes := make([]*redis.Cmd, len(states))
+	snapped = make([]bool, len(states))
 	if err := pipelined(ctx, p, conn, db, func(pipe redis.Pipeliner) {
 		for i, s := range states {
 			if !whole(s) {
@@ -331,13 +384,7 @@ func (r *Runner) readStates(ctx context.Context, p pipeliner, conn *redisview.Co
 			return nil, tooLarge(s.Key, int64(len(s.dump)), "serialized", int(lim))
 		}
 	}
-	if err := r.readSnapshots(ctx, p, conn, db, states, snapped); err != nil {
-		return nil, err
-	}
-	for i := range states {
-		r.fingerprints(&states[i])
-	}
-	return states, nil
+	return snapped, nil
 }
 
 // restoreProbe asks whether this user may RESTORE the key, without writing:
