@@ -188,28 +188,9 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	if id == "" {
 		return nil, invalidf("record is required")
 	}
-	rec, err := env.Audit.Get(ctx, id)
+	rec, intent, err := u.records(ctx, env, req, id)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case rec.Phase != PhaseOutcome:
-		return nil, u.refuse(id, "is an intent record; undo the outcome record that concludes it")
-	case rec.Outcome != OutcomeOK:
-		return nil, u.refuse(id, fmt.Sprintf("the action %s (%s), so there is nothing to undo", rec.Outcome, rec.Error))
-	case rec.Conn != req.Conn || rec.DB != req.DB:
-		return nil, invalidf("record %s is about connection %q database %d, not %q database %d", id, rec.Conn, rec.DB, req.Conn, req.DB)
-	case req.Key != "" && (len(rec.Keys) == 0 || rec.Keys[0] != req.Key):
-		return nil, invalidf("record %s is not about key %s", id, quoteKey(req.Key))
-	}
-	if by, err := env.Audit.claimOf(ctx, id); err != nil {
-		return nil, err
-	} else if by != "" {
-		return nil, alreadyUndone(id, by)
-	}
-	intent, err := env.Audit.Get(ctx, rec.Ref)
-	if err != nil || intent.Phase != PhaseIntent {
-		return nil, u.refuse(id, "its intent record, which holds the prior values, is gone (trimmed from the capped log?)")
 	}
 	after, afterCapture := map[string]string{}, map[string]string{}
 	for _, t := range rec.Targets {
@@ -224,49 +205,12 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 		pk := priorKey{key: t.Key, after: after[t.Key], absent: t.Type == "none",
 			shape:        State{Key: t.Key, Type: t.Type, PTTL: t.PTTL, Size: t.Size, Unit: t.Unit},
 			snapshotRead: afterCapture[t.Key] == captureSnapshot}
-		switch {
-		case t.Sensitive || t.Prior == PriorSensitive:
-			return nil, u.refuse(id, fmt.Sprintf("the value of %s is sensitive and was not recorded", quoteKey(t.Key)))
-		case pk.after == "":
-			return nil, u.refuse(id, fmt.Sprintf("the state the action left %s in was not recorded", quoteKey(t.Key)))
-		case t.Member != nil:
-			m := *t.Member
-			if why := damagedPart(m); why != "" {
-				return nil, u.refuse(id, fmt.Sprintf("the recorded %s %s of %s is damaged (%s)", partNoun(m.Kind), quoteKey(m.Name), quoteKey(t.Key), why))
-			}
-			pk.member, pk.absent = &m, !m.Present
+		if err := u.prior(&pk, t, intent.Time, env.Now, id); err != nil {
+			return nil, err
+		}
+		if pk.member != nil {
+			m := pk.member
 			p.members[t.Key] = MemberRef{Kind: m.Kind, Name: m.Name, Bits: m.Offsets, Desc: descending(env, req.DB, t.Key)}
-			if t.PTTL >= 0 {
-				// Only used if the key is gone when undo runs: the part then
-				// comes back in a key with the time the key had left.
-				expiry := intent.Time.Add(time.Duration(t.PTTL) * time.Millisecond)
-				pk.ttl, pk.expiry = expiry.Sub(env.Now), expiry
-			}
-		case !pk.absent:
-			if t.Snapshot != nil {
-				if !t.Snapshot.valid() || t.Snapshot.Type != t.Type {
-					return nil, u.refuse(id, fmt.Sprintf("the recorded value of %s is damaged (a %s snapshot that cannot be written back)", quoteKey(t.Key), t.Snapshot.Type))
-				}
-				pk.snap = t.Snapshot
-			} else {
-				b, err := base64.StdEncoding.DecodeString(t.Prior)
-				if err != nil || !checkDump(b) {
-					return nil, u.refuse(id, fmt.Sprintf("the recorded value of %s is damaged (bad encoding or checksum)", quoteKey(t.Key)))
-				}
-				pk.dump = string(b)
-			}
-			if t.PTTL >= 0 {
-				// The key would have expired at intent time + PTTL: restore
-				// only the time it had left, and refuse once that has passed
-				// (an expired lock or ban brought back would be a new one).
-				expiry := intent.Time.Add(time.Duration(t.PTTL) * time.Millisecond)
-				left := expiry.Sub(env.Now)
-				if left <= 0 {
-					return nil, u.refuse(id, fmt.Sprintf("%s would have expired at %s anyway; restoring it now would bring back state the application has moved past", quoteKey(t.Key), expiry.UTC().Format("2006-01-02 15:04:05 UTC")))
-				}
-				pk.ttl = max(left, time.Millisecond)
-				pk.shape.PTTL = pk.ttl.Milliseconds()
-			}
 		}
 		p.keys = append(p.keys, t.Key)
 		p.priors = append(p.priors, pk)
@@ -275,28 +219,119 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 		return nil, u.refuse(id, "it names no keys")
 	}
 	if rec.Action == KindSetBloomBits {
-		for _, pk := range p.priors {
-			if pk.member == nil || pk.member.Kind != PartBits {
-				continue
-			}
-			var l bans.List
-			ok := env.Conn != nil
-			if ok {
-				l, ok = bans.ForKey(env.Conn.Pack(), req.DB, pk.key)
-			}
-			if !ok || l.BloomKey != pk.key {
-				return nil, u.refuse(id, fmt.Sprintf("%s is no longer the bloom of a ban list in the pack, so the bits other members of its set need cannot be told", quoteKey(pk.key)))
-			}
-			k := &keepBits{list: l, member: pk.member.Name}
-			for i, off := range pk.member.Offsets {
-				if pk.member.Bits[i] == '0' {
-					k.clear = append(k.clear, off)
-				}
-			}
-			p.keep = k
+		if err := u.keepBloomBits(&p, env, req.DB, id); err != nil {
+			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// records reads the outcome record id and the intent record it concludes,
+// refusing one that is not a successful outcome of this connection,
+// database and key, or that is already undone.
+func (u Undo) records(ctx context.Context, env Env, req Request, id string) (rec, intent Record, err error) {
+	rec, err = env.Audit.Get(ctx, id)
+	if err != nil {
+		return Record{}, Record{}, err
+	}
+	switch {
+	case rec.Phase != PhaseOutcome:
+		return Record{}, Record{}, u.refuse(id, "is an intent record; undo the outcome record that concludes it")
+	case rec.Outcome != OutcomeOK:
+		return Record{}, Record{}, u.refuse(id, fmt.Sprintf("the action %s (%s), so there is nothing to undo", rec.Outcome, rec.Error))
+	case rec.Conn != req.Conn || rec.DB != req.DB:
+		return Record{}, Record{}, invalidf("record %s is about connection %q database %d, not %q database %d", id, rec.Conn, rec.DB, req.Conn, req.DB)
+	case req.Key != "" && (len(rec.Keys) == 0 || rec.Keys[0] != req.Key):
+		return Record{}, Record{}, invalidf("record %s is not about key %s", id, quoteKey(req.Key))
+	}
+	if by, err := env.Audit.claimOf(ctx, id); err != nil {
+		return Record{}, Record{}, err
+	} else if by != "" {
+		return Record{}, Record{}, alreadyUndone(id, by)
+	}
+	intent, err = env.Audit.Get(ctx, rec.Ref)
+	if err != nil || intent.Phase != PhaseIntent {
+		return Record{}, Record{}, u.refuse(id, "its intent record, which holds the prior values, is gone (trimmed from the capped log?)")
+	}
+	return rec, intent, nil
+}
+
+// prior fills pk with what the intent recorded (at intentAt) of target t:
+// its member, or its whole prior value and the time it had left; it
+// refuses a value not recorded or damaged, and a key that would have
+// expired by now.
+func (u Undo) prior(pk *priorKey, t Target, intentAt, now time.Time, id string) error {
+	switch {
+	case t.Sensitive || t.Prior == PriorSensitive:
+		return u.refuse(id, fmt.Sprintf("the value of %s is sensitive and was not recorded", quoteKey(t.Key)))
+	case pk.after == "":
+		return u.refuse(id, fmt.Sprintf("the state the action left %s in was not recorded", quoteKey(t.Key)))
+	case t.Member != nil:
+		m := *t.Member
+		if why := damagedPart(m); why != "" {
+			return u.refuse(id, fmt.Sprintf("the recorded %s %s of %s is damaged (%s)", partNoun(m.Kind), quoteKey(m.Name), quoteKey(t.Key), why))
+		}
+		pk.member, pk.absent = &m, !m.Present
+		if t.PTTL >= 0 {
+			// Only used if the key is gone when undo runs: the part then
+			// comes back in a key with the time the key had left.
+			expiry := intentAt.Add(time.Duration(t.PTTL) * time.Millisecond)
+			pk.ttl, pk.expiry = expiry.Sub(now), expiry
+		}
+	case !pk.absent:
+		if t.Snapshot != nil {
+			if !t.Snapshot.valid() || t.Snapshot.Type != t.Type {
+				return u.refuse(id, fmt.Sprintf("the recorded value of %s is damaged (a %s snapshot that cannot be written back)", quoteKey(t.Key), t.Snapshot.Type))
+			}
+			pk.snap = t.Snapshot
+		} else {
+			b, err := base64.StdEncoding.DecodeString(t.Prior)
+			if err != nil || !checkDump(b) {
+				return u.refuse(id, fmt.Sprintf("the recorded value of %s is damaged (bad encoding or checksum)", quoteKey(t.Key)))
+			}
+			pk.dump = string(b)
+		}
+		if t.PTTL >= 0 {
+			// The key would have expired at intent time + PTTL: restore
+			// only the time it had left, and refuse once that has passed
+			// (an expired lock or ban brought back would be a new one).
+			expiry := intentAt.Add(time.Duration(t.PTTL) * time.Millisecond)
+			left := expiry.Sub(now)
+			if left <= 0 {
+				return u.refuse(id, fmt.Sprintf("%s would have expired at %s anyway; restoring it now would bring back state the application has moved past", quoteKey(t.Key), expiry.UTC().Format("2006-01-02 15:04:05 UTC")))
+			}
+			pk.ttl = max(left, time.Millisecond)
+			pk.shape.PTTL = pk.ttl.Milliseconds()
+		}
+	}
+	return nil
+}
+
+// keepBloomBits is, for the undo of set-bloom-bits, the bits of the bloom
+// the undo may clear: those the member's own bits set, less the ones other
+// members of its ban set need (read at confirmation, see keepBits).
+func (u Undo) keepBloomBits(p *undoPlan, env Env, db int, id string) error {
+	for _, pk := range p.priors {
+		if pk.member == nil || pk.member.Kind != PartBits {
+			continue
+		}
+		var l bans.List
+		ok := env.Conn != nil
+		if ok {
+			l, ok = bans.ForKey(env.Conn.Pack(), db, pk.key)
+		}
+		if !ok || l.BloomKey != pk.key {
+			return u.refuse(id, fmt.Sprintf("%s is no longer the bloom of a ban list in the pack, so the bits other members of its set need cannot be told", quoteKey(pk.key)))
+		}
+		k := &keepBits{list: l, member: pk.member.Name}
+		for i, off := range pk.member.Offsets {
+			if pk.member.Bits[i] == '0' {
+				k.clear = append(k.clear, off)
+			}
+		}
+		p.keep = k
+	}
+	return nil
 }
 
 func (p undoPlan) Describe(states []State) ([]Change, error) {
