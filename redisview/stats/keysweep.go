@@ -141,6 +141,27 @@ type memoryMode struct {
 // bigger one is marked needsEstimate: MEMORY USAGE would walk its hash
 // table's buckets (see bigTable).
 func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string) ([]KeyInfo, error) {
+	batch, err := m.shapes(ctx, c, keys)
+	if err != nil {
+		return nil, err
+	}
+	withSamples := !m.noSamples // as queued: every key of the batch alike
+	mems, err := m.lengths(ctx, c, keys, batch)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.tables(ctx, c, keys, batch, mems, withSamples); err != nil {
+		return nil, err
+	}
+	return batch, nil
+}
+
+// table is a key whose MEMORY USAGE walks a hash table's buckets.
+func table(info KeyInfo) bool { return info.Type == "hash" || info.Type == "set" }
+
+// shapes is the first trip: each key's type and TTL. In strict mode a
+// refused command fails the batch.
+func (m *memoryMode) shapes(ctx context.Context, c *redis.Client, keys []string) ([]KeyInfo, error) {
 	batch := make([]KeyInfo, len(keys))
 	types := make([]*redis.StatusCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
@@ -177,15 +198,19 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 			info.TTL = d
 		}
 	}
-	table := func(i int) bool { return batch[i].Type == "hash" || batch[i].Type == "set" }
+	return batch, nil
+}
 
+// lengths is the second trip: each key's O(1) length, with MEMORY USAGE of
+// every key but hashes and sets (mems, the commands as queued).
+func (m *memoryMode) lengths(ctx context.Context, c *redis.Client, keys []string, batch []KeyInfo) (mems []*redis.IntCmd, err error) {
 	lens := make([]*redis.IntCmd, len(keys))
-	mems := make([]*redis.IntCmd, len(keys))
-	withSamples := !m.noSamples // as queued: every key of the batch alike
+	mems = make([]*redis.IntCmd, len(keys))
+	withSamples := !m.noSamples
 	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			lens[i] = redisview.LengthCmd(ctx, p, batch[i].Type, k)
-			if batch[i].Type != "" && !table(i) {
+			if batch[i].Type != "" && !table(batch[i]) {
 				mems[i] = m.queueMemory(ctx, p, k)
 			}
 		}
@@ -202,10 +227,14 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 		}
 		m.absorbMemory(mems[i], &batch[i], withSamples)
 	}
+	return mems, nil
+}
 
-	// The hashes and sets, now that their size is known; and, when this
-	// batch taught that the server does not know SAMPLES, every key again
-	// without it, so no key goes without memory.
+// tables is the last trip: the hashes and sets, now that their size is
+// known; and, when this batch taught that the server does not know SAMPLES
+// (withSamples: how the second trip queued), every key again without it,
+// so no key goes without memory.
+func (m *memoryMode) tables(ctx context.Context, c *redis.Client, keys []string, batch []KeyInfo, mems []*redis.IntCmd, withSamples bool) error {
 	retry := withSamples && m.noSamples && !m.off
 	withSamples = !m.noSamples
 	again := make([]*redis.IntCmd, len(keys))
@@ -213,30 +242,30 @@ func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string
 	for i := range batch {
 		switch {
 		case batch[i].Type == "" || m.off:
-		case table(i) && batch[i].Elements > bigTable:
+		case table(batch[i]) && batch[i].Elements > bigTable:
 			batch[i].needsEstimate = true
-		case table(i) || (retry && mems[i] != nil):
+		case table(batch[i]) || (retry && mems[i] != nil):
 			queued++
 		}
 	}
 	if queued == 0 {
-		return batch, nil
+		return nil
 	}
-	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			if batch[i].Type != "" && !batch[i].needsEstimate && (table(i) || (retry && mems[i] != nil)) {
+			if batch[i].Type != "" && !batch[i].needsEstimate && (table(batch[i]) || (retry && mems[i] != nil)) {
 				again[i] = m.queueMemory(ctx, p, k)
 			}
 		}
 		return nil
 	})
 	if redisview.IsConnErr(err) {
-		return nil, err
+		return err
 	}
 	for i := range batch {
 		m.absorbMemory(again[i], &batch[i], withSamples)
 	}
-	return batch, nil
+	return nil
 }
 
 // queueMemory queues MEMORY USAGE of key as the server takes it; nil when
