@@ -117,38 +117,7 @@ func (p packForFlag) Set(v string) error {
 // looked up through getenv so tests stay pure. Flags win over environment.
 func parseFlags(prog string, args []string, getenv func(string) string) (Config, error) {
 	cfg := Config{}
-	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var conns redisFlags
-	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "HTTP listen address")
-	fs.Var(&conns, "redis", "Redis connection NAME=URL (repeatable; redis://, rediss://, unix://)")
-	fs.DurationVar(&cfg.PollInterval, "poll-interval", time.Second, "how often live views read Redis (100ms–1m)")
-	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
-	var packs listFlag
-	packFor := packForFlag{}
-	fs.Var(&packs, "pack", "load a schema pack from FILE (repeatable)")
-	fs.Var(packFor, "pack-for", "use pack PACK for connection NAME: NAME=PACK (repeatable)")
-	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second a database sweep may read (10–1000000)")
-	fs.IntVar(&cfg.Sweep.Count, "sweep-count", stats.DefaultSweepBudget.Count, "SCAN COUNT of a sweep step (10–10000)")
-	fs.IntVar(&cfg.SearchRate, "search-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second every search and user-page scan of one connection may read together, shared fairly between users (10–1000000; default: --sweep-rate)")
-	fs.StringVar(&cfg.UsersFile, "users", "", "users file (YAML) enabling sign-in")
-	fs.StringVar(&cfg.SessionSecret, "session-secret", "", "secret signing sessions and CSRF tokens (≥ 32 bytes; share it between replicas)")
-	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in lasts (5m–720h)")
-	fs.BoolVar(&cfg.ReadOnly, "read-only", false, "disable every action for every role")
-	var proxies listFlag
-	fs.Var(&proxies, "trusted-proxy", "trust identity headers from this CIDR (repeatable)")
-	fs.StringVar(&cfg.ProxyUser, "proxy-user-header", "X-Forwarded-User", "header naming the user behind a trusted proxy")
-	fs.StringVar(&cfg.ProxyEmail, "proxy-email-header", "X-Forwarded-Email", "header with the user's e-mail behind a trusted proxy")
-	fs.StringVar(&cfg.ProxyRole, "proxy-role-header", "", "header with the user's role behind a trusted proxy (default: the users file, else viewer)")
-	fs.StringVar(&cfg.ProxyMatch, "proxy-match", "name", "which proxy header finds the account in the users file: name or email")
-	var hosts listFlag
-	fs.Var(&hosts, "allowed-host", "without sign-in, also answer to this Host name besides loopback names (repeatable)")
-	fs.BoolVar(&cfg.ReadyzDetail, "readyz-detail", false, "tell anonymous /readyz callers which connections are down (signed-in users always see it)")
-	fs.StringVar(&cfg.Audit, "audit", "", "where the audit log lives: NAME/DB (default: database 15 of the first connection)")
-	fs.Int64Var(&cfg.AuditMaxLen, "audit-maxlen", 100000, "approximate cap of the audit stream's length")
-	fs.StringVar(&cfg.VertiqueSecretEnv, "vertique-secret-env", "", "name of the environment variable holding vertique's key-derivation secret (never shown or logged)")
-	fs.StringVar(&cfg.VertiqueSecretFile, "vertique-secret-file", "", "file holding vertique's key-derivation secret (never shown or logged; one trailing newline is dropped)")
+	fs, fl := defineFlags(prog, &cfg)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
@@ -158,6 +127,75 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	conns, err := connections(fl.conns, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Conns = conns
+	seen := map[string]bool{}
+	for _, c := range conns {
+		seen[c.Name] = true
+	}
+	searchRateSet := false
+	fs.Visit(func(f *flag.Flag) { searchRateSet = searchRateSet || f.Name == "search-rate" })
+	for _, check := range []func() error{
+		func() error { return cfg.checkSignIn(fl.proxies, getenv) },
+		func() error { return cfg.checkAudit(seen) },
+		func() error { return cfg.checkHostsAndPacks(fl, seen) },
+		func() error { return cfg.checkBudgets(searchRateSet) },
+		cfg.checkServing,
+	} {
+		if err := check(); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// flagLists are the repeatable flags, collected before they are checked.
+type flagLists struct {
+	conns          redisFlags
+	packs          listFlag
+	packFor        packForFlag
+	proxies, hosts listFlag
+}
+
+// defineFlags declares every flag, writing into cfg and the lists.
+func defineFlags(prog string, cfg *Config) (*flag.FlagSet, *flagLists) {
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fl := &flagLists{packFor: packForFlag{}}
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "HTTP listen address")
+	fs.Var(&fl.conns, "redis", "Redis connection NAME=URL (repeatable; redis://, rediss://, unix://)")
+	fs.DurationVar(&cfg.PollInterval, "poll-interval", time.Second, "how often live views read Redis (100ms–1m)")
+	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.Var(&fl.packs, "pack", "load a schema pack from FILE (repeatable)")
+	fs.Var(fl.packFor, "pack-for", "use pack PACK for connection NAME: NAME=PACK (repeatable)")
+	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second a database sweep may read (10–1000000)")
+	fs.IntVar(&cfg.Sweep.Count, "sweep-count", stats.DefaultSweepBudget.Count, "SCAN COUNT of a sweep step (10–10000)")
+	fs.IntVar(&cfg.SearchRate, "search-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second every search and user-page scan of one connection may read together, shared fairly between users (10–1000000; default: --sweep-rate)")
+	fs.StringVar(&cfg.UsersFile, "users", "", "users file (YAML) enabling sign-in")
+	fs.StringVar(&cfg.SessionSecret, "session-secret", "", "secret signing sessions and CSRF tokens (≥ 32 bytes; share it between replicas)")
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in lasts (5m–720h)")
+	fs.BoolVar(&cfg.ReadOnly, "read-only", false, "disable every action for every role")
+	fs.Var(&fl.proxies, "trusted-proxy", "trust identity headers from this CIDR (repeatable)")
+	fs.StringVar(&cfg.ProxyUser, "proxy-user-header", "X-Forwarded-User", "header naming the user behind a trusted proxy")
+	fs.StringVar(&cfg.ProxyEmail, "proxy-email-header", "X-Forwarded-Email", "header with the user's e-mail behind a trusted proxy")
+	fs.StringVar(&cfg.ProxyRole, "proxy-role-header", "", "header with the user's role behind a trusted proxy (default: the users file, else viewer)")
+	fs.StringVar(&cfg.ProxyMatch, "proxy-match", "name", "which proxy header finds the account in the users file: name or email")
+	fs.Var(&fl.hosts, "allowed-host", "without sign-in, also answer to this Host name besides loopback names (repeatable)")
+	fs.BoolVar(&cfg.ReadyzDetail, "readyz-detail", false, "tell anonymous /readyz callers which connections are down (signed-in users always see it)")
+	fs.StringVar(&cfg.Audit, "audit", "", "where the audit log lives: NAME/DB (default: database 15 of the first connection)")
+	fs.Int64Var(&cfg.AuditMaxLen, "audit-maxlen", 100000, "approximate cap of the audit stream's length")
+	fs.StringVar(&cfg.VertiqueSecretEnv, "vertique-secret-env", "", "name of the environment variable holding vertique's key-derivation secret (never shown or logged)")
+	fs.StringVar(&cfg.VertiqueSecretFile, "vertique-secret-file", "", "file holding vertique's key-derivation secret (never shown or logged; one trailing newline is dropped)")
+	return fs, fl
+}
+
+// connections are the --redis connections, else KEYDECK_REDIS's, each
+// name at most once.
+func connections(conns redisFlags, getenv func(string) string) ([]redisview.ConnConfig, error) {
 	if len(conns) == 0 {
 		if env := strings.TrimSpace(getenv("KEYDECK_REDIS")); env != "" {
 			for _, spec := range strings.Split(env, ",") {
@@ -166,7 +204,7 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 				}
 				c, err := parseConnSpec(spec)
 				if err != nil {
-					return cfg, fmt.Errorf("invalid KEYDECK_REDIS entry: %w", err)
+					return nil, fmt.Errorf("invalid KEYDECK_REDIS entry: %w", err)
 				}
 				conns = append(conns, c)
 			}
@@ -175,26 +213,31 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	seen := map[string]bool{}
 	for _, c := range conns {
 		if seen[c.Name] {
-			return cfg, fmt.Errorf("invalid value for flag --redis: connection %q named twice", c.Name)
+			return nil, fmt.Errorf("invalid value for flag --redis: connection %q named twice", c.Name)
 		}
 		seen[c.Name] = true
 	}
-	cfg.Conns = conns
+	return conns, nil
+}
+
+// checkSignIn checks the session secret (else KEYDECK_SESSION_SECRET's),
+// the session's lifetime and the trusted proxies.
+func (cfg *Config) checkSignIn(proxies listFlag, getenv func(string) string) error {
 	if cfg.SessionSecret == "" {
 		cfg.SessionSecret = getenv("KEYDECK_SESSION_SECRET")
 	}
 	if cfg.SessionSecret != "" && len(cfg.SessionSecret) < 32 {
-		return cfg, errors.New("invalid value for flag --session-secret: want at least 32 bytes")
+		return errors.New("invalid value for flag --session-secret: want at least 32 bytes")
 	}
 	if cfg.SessionTTL < 5*time.Minute || cfg.SessionTTL > 720*time.Hour {
-		return cfg, fmt.Errorf("invalid value %s for flag --session-ttl: want 5m to 720h", cfg.SessionTTL)
+		return fmt.Errorf("invalid value %s for flag --session-ttl: want 5m to 720h", cfg.SessionTTL)
 	}
 	for _, p := range proxies {
 		pfx, err := netip.ParsePrefix(strings.TrimSpace(p))
 		if err != nil {
 			addr, aerr := netip.ParseAddr(strings.TrimSpace(p))
 			if aerr != nil {
-				return cfg, fmt.Errorf("invalid value %q for flag --trusted-proxy: want a CIDR such as 10.0.0.0/8 or an address", p)
+				return fmt.Errorf("invalid value %q for flag --trusted-proxy: want a CIDR such as 10.0.0.0/8 or an address", p)
 			}
 			pfx = netip.PrefixFrom(addr, addr.BitLen())
 		}
@@ -203,73 +246,95 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	switch cfg.ProxyMatch {
 	case "name", "email":
 	default:
-		return cfg, fmt.Errorf("invalid value %q for flag --proxy-match: want name or email", cfg.ProxyMatch)
+		return fmt.Errorf("invalid value %q for flag --proxy-match: want name or email", cfg.ProxyMatch)
 	}
+	return nil
+}
+
+// checkAudit checks where the audit log lives (a connection named, seen)
+// and its length, and that vertique's secret has one source at most.
+func (cfg *Config) checkAudit(seen map[string]bool) error {
 	if cfg.Audit != "" {
 		name, db, ok := strings.Cut(cfg.Audit, "/")
 		_, err := route.ParseDB(db)
 		if !ok || !redisview.ValidName(name) || err != nil {
-			return cfg, fmt.Errorf("invalid value %q for flag --audit: want NAME/DB, e.g. eisland/15", cfg.Audit)
+			return fmt.Errorf("invalid value %q for flag --audit: want NAME/DB, e.g. eisland/15", cfg.Audit)
 		}
-		if len(conns) > 0 && !seen[name] {
-			return cfg, fmt.Errorf("invalid value for flag --audit: no connection named %q", name)
+		if len(seen) > 0 && !seen[name] {
+			return fmt.Errorf("invalid value for flag --audit: no connection named %q", name)
 		}
 	}
 	if cfg.VertiqueSecretEnv != "" && cfg.VertiqueSecretFile != "" {
-		return cfg, errors.New("invalid value for flag --vertique-secret-env: give it or --vertique-secret-file, not both")
+		return errors.New("invalid value for flag --vertique-secret-env: give it or --vertique-secret-file, not both")
 	}
 	if cfg.AuditMaxLen < 100 {
-		return cfg, fmt.Errorf("invalid value %d for flag --audit-maxlen: want at least 100", cfg.AuditMaxLen)
+		return fmt.Errorf("invalid value %d for flag --audit-maxlen: want at least 100", cfg.AuditMaxLen)
 	}
-	for _, h := range hosts {
+	return nil
+}
+
+// checkHostsAndPacks takes the allowed hosts and the packs, each
+// --pack-for naming a connection (seen).
+func (cfg *Config) checkHostsAndPacks(fl *flagLists, seen map[string]bool) error {
+	for _, h := range fl.hosts {
 		h = strings.TrimSpace(h)
 		if h == "" || strings.ContainsAny(h, ":/ ") {
-			return cfg, fmt.Errorf("invalid value %q for flag --allowed-host: want a host name without port", h)
+			return fmt.Errorf("invalid value %q for flag --allowed-host: want a host name without port", h)
 		}
 		cfg.AllowedHosts = append(cfg.AllowedHosts, h)
 	}
-	cfg.PackFiles = packs
-	cfg.PackFor = packFor
-	for name := range packFor {
-		if !seen[name] && len(conns) > 0 {
-			return cfg, fmt.Errorf("invalid value for flag --pack-for: no connection named %q", name)
+	cfg.PackFiles = fl.packs
+	cfg.PackFor = fl.packFor
+	for name := range fl.packFor {
+		if !seen[name] && len(seen) > 0 {
+			return fmt.Errorf("invalid value for flag --pack-for: no connection named %q", name)
 		}
 	}
+	return nil
+}
+
+// checkBudgets checks the sweep's and the searches' rates; the search rate
+// is the sweep's unless --search-rate was given.
+func (cfg *Config) checkBudgets(searchRateSet bool) error {
 	if cfg.Sweep.KeysPerSec < 10 || cfg.Sweep.KeysPerSec > 1_000_000 {
-		return cfg, fmt.Errorf("invalid value %d for flag --sweep-rate: want 10 to 1000000", cfg.Sweep.KeysPerSec)
+		return fmt.Errorf("invalid value %d for flag --sweep-rate: want 10 to 1000000", cfg.Sweep.KeysPerSec)
 	}
-	searchRateSet := false
-	fs.Visit(func(f *flag.Flag) { searchRateSet = searchRateSet || f.Name == "search-rate" })
 	if !searchRateSet {
 		cfg.SearchRate = cfg.Sweep.KeysPerSec
 	}
 	if cfg.SearchRate < 10 || cfg.SearchRate > 1_000_000 {
-		return cfg, fmt.Errorf("invalid value %d for flag --search-rate: want 10 to 1000000 keys per second", cfg.SearchRate)
+		return fmt.Errorf("invalid value %d for flag --search-rate: want 10 to 1000000 keys per second", cfg.SearchRate)
 	}
 	if cfg.Sweep.Count < 10 || cfg.Sweep.Count > 10_000 {
-		return cfg, fmt.Errorf("invalid value %d for flag --sweep-count: want 10 to 10000", cfg.Sweep.Count)
+		return fmt.Errorf("invalid value %d for flag --sweep-count: want 10 to 10000", cfg.Sweep.Count)
 	}
+	return nil
+}
+
+// checkServing checks the listen address, the live views' interval and
+// the logging.
+func (cfg *Config) checkServing() error {
 	if _, port, err := net.SplitHostPort(cfg.Addr); err != nil {
-		return cfg, fmt.Errorf("invalid value %q for flag --addr: want HOST:PORT", cfg.Addr)
+		return fmt.Errorf("invalid value %q for flag --addr: want HOST:PORT", cfg.Addr)
 	} else if n, err := strconv.Atoi(port); err != nil {
-		return cfg, fmt.Errorf("invalid value %q for flag --addr: port %q is not a number", cfg.Addr, port)
+		return fmt.Errorf("invalid value %q for flag --addr: port %q is not a number", cfg.Addr, port)
 	} else if n < 0 || n > 65535 {
-		return cfg, fmt.Errorf("invalid value %q for flag --addr: port %d out of range (want 0–65535)", cfg.Addr, n)
+		return fmt.Errorf("invalid value %q for flag --addr: port %d out of range (want 0–65535)", cfg.Addr, n)
 	}
 	if cfg.PollInterval < 100*time.Millisecond || cfg.PollInterval > time.Minute {
-		return cfg, fmt.Errorf("invalid value %s for flag --poll-interval: want 100ms to 1m", cfg.PollInterval)
+		return fmt.Errorf("invalid value %s for flag --poll-interval: want 100ms to 1m", cfg.PollInterval)
 	}
 	switch cfg.LogFormat {
 	case "text", "json":
 	default:
-		return cfg, fmt.Errorf("invalid value %q for flag --log-format: want text or json", cfg.LogFormat)
+		return fmt.Errorf("invalid value %q for flag --log-format: want text or json", cfg.LogFormat)
 	}
 	switch cfg.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		return cfg, fmt.Errorf("invalid value %q for flag --log-level: want debug, info, warn or error", cfg.LogLevel)
+		return fmt.Errorf("invalid value %q for flag --log-level: want debug, info, warn or error", cfg.LogLevel)
 	}
-	return cfg, nil
+	return nil
 }
 
 // cleanFlagErr keeps the flag package's message (which names the flag) but
