@@ -47,24 +47,17 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 	if pg.Withheld {
 		return views.ValueVM{Withheld: true}, nil
 	}
-	vm := views.ValueVM{Type: pg.Type, Length: format.Size(pg.Length, pg.Type), Encoding: "encoding: " + pg.Encoding}
-	if pg.Encoding == "" {
-		vm.Encoding = "encoding unknown on this server"
-	}
-	// Every link keeps the window (order, score bounds, filter, view); the
-	// scan trail and the member lookup are the link's own.
-	base := route.Value{Filter: v.Filter, View: v.View, Desc: v.Desc, Min: v.Min, Max: v.Max}
-	link := func(at string) string {
-		u := base
-		u.At = at
-		return route.KeyValueURL(conn.Name, db, key, u)
-	}
-	switch pg.Type {
-	case "none":
+	if pg.Type == "none" {
 		return views.ValueVM{Error: "The key vanished while its page was read (expired or deleted)."}, nil
-	case "string":
+	}
+	vp := valuePage{conn: conn.Name, db: db, key: key, v: v, pg: pg,
+		// Every link keeps the window (order, score bounds, filter, view);
+		// the scan trail and the member lookup are the link's own.
+		base: route.Value{Filter: v.Filter, View: v.View, Desc: v.Desc, Min: v.Min, Max: v.Max}}
+	vm := vp.header()
+	if pg.Type == "string" {
 		// The forms (jump) need the key in a form field, as below.
-		if utf8.ValidString(key) && route.Linkable(key) {
+		if vp.formable() {
 			vm.FormAction, vm.FormKey = route.KeyPath(conn.Name, db), key
 		}
 		stringVM(&vm, pg, v, func(view, at string) string {
@@ -72,6 +65,69 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 		})
 		vm.Jumpable = vm.Jumpable && vm.FormKey != ""
 		return vm, nil
+	}
+	vp.table(&vm)
+	vp.jump(&vm)
+	if pg.Type == "zset" {
+		vp.scoreWindow(&vm)
+		if v.Member != "" {
+			lk, err := memberLookup(ctx, conn, db, key, v.Member)
+			if err != nil {
+				return views.ValueVM{}, err
+			}
+			vm.Lookup, vm.Member = lk, views.ValidText(v.Member)
+		}
+	}
+	if pg.Type == "stream" {
+		asc, desc := vp.base, vp.base
+		asc.Desc, desc.Desc = false, true
+		vm.Orders = []views.ValueTab{
+			{Name: "Oldest first", Href: vp.url(asc), Active: !pg.Desc},
+			{Name: "Newest first", Href: vp.url(desc), Active: pg.Desc},
+		}
+	}
+	vm.PageNote = vp.pageNote()
+	vp.paging(&vm)
+	return vm, nil
+}
+
+// valuePage is one page of a key's value on its way to the view model:
+// the key, the request's window (v; base, what every link keeps) and the
+// page read.
+type valuePage struct {
+	conn string
+	db   int
+	key  string
+	v    route.Value
+	base route.Value
+	pg   value.Page
+}
+
+func (vp valuePage) url(u route.Value) string { return route.KeyValueURL(vp.conn, vp.db, vp.key, u) }
+
+// link is the window's link to another position.
+func (vp valuePage) link(at string) string {
+	u := vp.base
+	u.At = at
+	return vp.url(u)
+}
+
+// formable: a GET form's hidden input is sent as the browser decodes it,
+// so only a key that is UTF-8 survives the round trip.
+func (vp valuePage) formable() bool { return utf8.ValidString(vp.key) && route.Linkable(vp.key) }
+
+func (vp valuePage) header() views.ValueVM {
+	pg := vp.pg
+	vm := views.ValueVM{Type: pg.Type, Length: format.Size(pg.Length, pg.Type), Encoding: "encoding: " + pg.Encoding}
+	if pg.Encoding == "" {
+		vm.Encoding = "encoding unknown on this server"
+	}
+	return vm
+}
+
+// table is a collection's columns and one row per element.
+func (vp valuePage) table(vm *views.ValueVM) {
+	switch vp.pg.Type {
 	case "hash":
 		vm.Columns = []views.ValueColumn{{Name: "Field"}, {Name: "Value"}}
 	case "set":
@@ -85,9 +141,9 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 	case "stream":
 		vm.Columns = []views.ValueColumn{{Name: "Entry ID"}, {Name: "Fields"}}
 	}
-	for _, e := range pg.Elements {
+	for _, e := range vp.pg.Elements {
 		var row []views.ValueCell
-		switch pg.Type {
+		switch vp.pg.Type {
 		case "hash":
 			row = []views.ValueCell{cell(e.Name), cell(e.Value)}
 		case "set":
@@ -101,11 +157,14 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 		}
 		vm.Rows = append(vm.Rows, row)
 	}
-	// A GET form's hidden input is sent as the browser decodes it: only a
-	// key that is UTF-8 survives the round trip.
-	formable := utf8.ValidString(key) && route.Linkable(key)
+}
+
+// jump is the form that goes to a position, keeping the window.
+func (vp valuePage) jump(vm *views.ValueVM) {
+	pg, v := vp.pg, vp.v
+	formable := vp.formable()
 	if formable {
-		vm.FormAction, vm.FormKey = route.KeyPath(conn.Name, db), key
+		vm.FormAction, vm.FormKey = route.KeyPath(vp.conn, vp.db), vp.key
 	}
 	vm.Jumpable = formable
 	if v.Desc {
@@ -129,61 +188,65 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 	default:
 		vm.JumpLabel, vm.JumpHint = "Go to index", "0 = first"
 	}
-	if pg.Type == "zset" {
-		vm.ScoreForm, vm.LookupForm = formable, formable
-		vm.Min, vm.Max = views.ValidText(v.Min), views.ValidText(v.Max)
-		if pg.ByScore {
-			vm.ClearWindow = route.KeyValueURL(conn.Name, db, key, route.Value{})
-			vm.WindowNote = fmt.Sprintf("Score window %s … %s: %s", pg.Min, pg.Max, format.Plural(pg.InWindow, "member", "members"))
-			if pg.InWindow > 0 {
-				vm.WindowNote += fmt.Sprintf(", ranks %s–%s", format.Count(pg.FirstRank), format.Count(pg.FirstRank+pg.InWindow-1))
-			}
-			vm.WindowNote += "."
-		}
-		if v.Member != "" {
-			lk, err := memberLookup(ctx, conn, db, key, v.Member)
-			if err != nil {
-				return views.ValueVM{}, err
-			}
-			vm.Lookup, vm.Member = lk, views.ValidText(v.Member)
-		}
+	if pg.Scanned {
+		vm.Filterable, vm.Filter = formable, views.ValidText(v.Filter)
 	}
-	if pg.Type == "stream" {
-		asc, desc := base, base
-		asc.Desc, desc.Desc = false, true
-		vm.Orders = []views.ValueTab{
-			{Name: "Oldest first", Href: route.KeyValueURL(conn.Name, db, key, asc), Active: !pg.Desc},
-			{Name: "Newest first", Href: route.KeyValueURL(conn.Name, db, key, desc), Active: pg.Desc},
-		}
+}
+
+// scoreWindow is a sorted set's score and lookup forms, and what its
+// score window holds.
+func (vp valuePage) scoreWindow(vm *views.ValueVM) {
+	pg, v := vp.pg, vp.v
+	formable := vp.formable()
+	vm.ScoreForm, vm.LookupForm = formable, formable
+	vm.Min, vm.Max = views.ValidText(v.Min), views.ValidText(v.Max)
+	if !pg.ByScore {
+		return
 	}
+	vm.ClearWindow = vp.url(route.Value{})
+	vm.WindowNote = fmt.Sprintf("Score window %s … %s: %s", pg.Min, pg.Max, format.Plural(pg.InWindow, "member", "members"))
+	if pg.InWindow > 0 {
+		vm.WindowNote += fmt.Sprintf(", ranks %s–%s", format.Count(pg.FirstRank), format.Count(pg.FirstRank+pg.InWindow-1))
+	}
+	vm.WindowNote += "."
+}
+
+// pageNote says what the page shows of the value.
+func (vp valuePage) pageNote() string {
+	pg, v := vp.pg, vp.v
 	switch {
 	case pg.Scanned:
-		vm.Filterable, vm.Filter = formable, views.ValidText(v.Filter)
-		vm.PageNote = format.Size(int64(len(pg.Elements)), pg.Type) + " on this scan page"
+		note := format.Size(int64(len(pg.Elements)), pg.Type) + " on this scan page"
 		if v.Filter != "" {
-			vm.PageNote += ", containing “" + views.EscapeName(v.Filter) + "”"
+			note += ", containing “" + views.EscapeName(v.Filter) + "”"
 		}
-		vm.PageNote += " (a scan page's size varies, and one may appear on two pages)"
+		return note + " (a scan page's size varies, and one may appear on two pages)"
 	case len(pg.Elements) > 0 && pg.Type == "stream":
-		vm.PageNote = format.Plural(int64(len(pg.Elements)), "entry", "entries") + " of " + format.Count(pg.Length)
+		note := format.Plural(int64(len(pg.Elements)), "entry", "entries") + " of " + format.Count(pg.Length)
 		if pg.Desc {
-			vm.PageNote += ", newest first"
+			note += ", newest first"
 		}
+		return note
 	case len(pg.Elements) > 0:
 		first := pg.Elements[0].Index
 		total := pg.Length
 		if pg.ByScore {
 			first, total = first-pg.FirstRank, pg.InWindow
 		}
-		vm.PageNote = fmt.Sprintf("%s–%s of %s", format.Count(first+1), format.Count(first+int64(len(pg.Elements))), format.Count(total))
+		note := fmt.Sprintf("%s–%s of %s", format.Count(first+1), format.Count(first+int64(len(pg.Elements))), format.Count(total))
 		if pg.ByScore {
-			vm.PageNote += " in the window"
+			note += " in the window"
 		}
+		return note
 	case pg.Length == 0:
-		vm.PageNote = "Empty."
-	default:
-		vm.PageNote = "Nothing here: the window is past the end."
+		return "Empty."
 	}
+	return "Nothing here: the window is past the end."
+}
+
+// paging is the links to the pages around this one.
+func (vp valuePage) paging(vm *views.ValueVM) {
+	pg, v := vp.pg, vp.v
 	if pg.Scanned {
 		// A scan cannot go back by itself: the links carry the cursors of
 		// the pages before (at most route.MaxTrail of them).
@@ -192,36 +255,35 @@ func keyValue(ctx context.Context, conn *redisview.Conn, db int, key, typ string
 			at = "0"
 		}
 		if pg.Next != "" {
-			u := base
+			u := vp.base
 			u.At, u.Trail = pg.Next, append(slices.Clone(v.Trail), at)
 			if len(u.Trail) > route.MaxTrail {
 				u.Trail = u.Trail[len(u.Trail)-route.MaxTrail:]
 			}
-			vm.Next = route.KeyValueURL(conn.Name, db, key, u)
+			vm.Next = vp.url(u)
 		}
 		if n := len(v.Trail); n > 0 {
-			u := base
+			u := vp.base
 			u.At, u.Trail = v.Trail[n-1], v.Trail[:n-1]
 			if u.At == "0" {
 				u.At = ""
 			}
-			vm.Prev = route.KeyValueURL(conn.Name, db, key, u)
+			vm.Prev = vp.url(u)
 		}
 	} else {
 		if pg.Prev != "" {
-			vm.Prev = link(pg.Prev)
+			vm.Prev = vp.link(pg.Prev)
 		}
 		if pg.Next != "" {
-			vm.Next = link(pg.Next)
+			vm.Next = vp.link(pg.Next)
 		}
 		if pg.Last != "" {
-			vm.Last = link(pg.Last)
+			vm.Last = vp.link(pg.Last)
 		}
 	}
 	if v.At != "" {
-		vm.First = link("")
+		vm.First = vp.link("")
 	}
-	return vm, nil
 }
 
 // memberLookup answers the member box: its score and rank, and the rank
@@ -286,19 +348,7 @@ func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, link func(view, a
 	raw := pg.String
 	at := pg.Offset
 	whole := at == 0 && int64(len(raw)) == pg.Length
-	check := raw
-	if at > 0 { // the window may start inside a character
-		for i := 0; i < utf8.UTFMax-1 && len(check) > 0 && !utf8.RuneStart(check[0]); i++ {
-			check = check[1:]
-		}
-	}
-	if at+int64(len(raw)) < pg.Length { // … and end inside one
-		for i := 0; i < utf8.UTFMax-1 && len(check) > 0 && !utf8.ValidString(check); i++ {
-			check = check[:len(check)-1]
-		}
-	}
-	binary := !utf8.ValidString(check)
-	isJSON := whole && !binary && json.Valid([]byte(raw))
+	binary, isJSON := stringKind(pg)
 	view := v.View
 	if view == "" || (view == "json" && !isJSON) {
 		switch {
@@ -348,22 +398,53 @@ func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, link func(view, a
 		vm.Text = escapeLines(raw)
 	}
 	vm.TextNote = strings.Join(notes, " ")
-	if pg.Length > win {
-		vm.Jumpable = true
-		vm.JumpLabel, vm.JumpHint = "Go to byte", "0 = first"
-		if v.View != "" {
-			vm.JumpHidden = []views.ValueHidden{{Name: "view", Value: v.View}}
+	stringPaging(vm, pg, v, int64(len(raw)), win, link)
+}
+
+// stringKind reads the window of a string: binary when its bytes are not
+// UTF-8 (a window may start and end inside a character, which does not
+// count), JSON when the whole string is valid JSON.
+func stringKind(pg value.Page) (binary, isJSON bool) {
+	raw := pg.String
+	at := pg.Offset
+	whole := at == 0 && int64(len(raw)) == pg.Length
+	check := raw
+	if at > 0 { // the window may start inside a character
+		for i := 0; i < utf8.UTFMax-1 && len(check) > 0 && !utf8.RuneStart(check[0]); i++ {
+			check = check[1:]
 		}
-		if at > 0 {
-			vm.First = link(v.View, "")
-			vm.Prev = link(v.View, strconv.FormatInt(max(0, at-win), 10))
+	}
+	if at+int64(len(raw)) < pg.Length { // … and end inside one
+		for i := 0; i < utf8.UTFMax-1 && len(check) > 0 && !utf8.ValidString(check); i++ {
+			check = check[:len(check)-1]
 		}
-		if end := at + int64(len(raw)); len(raw) > 0 && end < pg.Length {
-			vm.Next = link(v.View, strconv.FormatInt(end, 10))
-		}
-		if last := (pg.Length - 1) / win * win; last > at {
-			vm.Last = link(v.View, strconv.FormatInt(last, 10))
-		}
+	}
+	binary = !utf8.ValidString(check)
+	return binary, whole && !binary && json.Valid([]byte(raw))
+}
+
+// stringPaging is the jump form and the links to the windows around this
+// one (shown: how many bytes of the value this window shows, in windows
+// of win bytes), when the string is longer than one window.
+func stringPaging(vm *views.ValueVM, pg value.Page, v route.Value, shown, win int64, link func(view, at string) string) {
+	at := pg.Offset
+	if pg.Length <= win {
+		return
+	}
+	vm.Jumpable = true
+	vm.JumpLabel, vm.JumpHint = "Go to byte", "0 = first"
+	if v.View != "" {
+		vm.JumpHidden = []views.ValueHidden{{Name: "view", Value: v.View}}
+	}
+	if at > 0 {
+		vm.First = link(v.View, "")
+		vm.Prev = link(v.View, strconv.FormatInt(max(0, at-win), 10))
+	}
+	if end := at + shown; shown > 0 && end < pg.Length {
+		vm.Next = link(v.View, strconv.FormatInt(end, 10))
+	}
+	if last := (pg.Length - 1) / win * win; last > at {
+		vm.Last = link(v.View, strconv.FormatInt(last, 10))
 	}
 }
 
