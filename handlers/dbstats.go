@@ -188,19 +188,40 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 	default:
 		vm.NoPack = pc.Why // it says when the server is sampled again
 	}
+	vm.Status = sweepStatus(d)
+	dbKnown(&vm, d, st)
+	vm.Domains = domainRows(d)
+	for _, b := range stats.TTLBuckets {
+		vm.TTLLabels = append(vm.TTLLabels, b.Label)
+	}
+	vm.Families = familyRows(d)
+	dbKeyLists(&vm, d)
+	if d.MemoryWhy != "" {
+		vm.MemoryNote = "Memory per key is unavailable: " + d.MemoryWhy + "."
+	}
+	return vm
+}
+
+// sweepStatus says how exact the figures are: estimated, sweeping, or
+// exact as of a completed pass.
+func sweepStatus(d stats.DBDetail) string {
 	switch {
 	case d.Estimated:
-		vm.Status = "Estimated from " + format.Percent(d.Coverage, 0) + " of keys (" + format.Count(d.Seen) + " read) — the first sweep is running"
+		return "Estimated from " + format.Percent(d.Coverage, 0) + " of keys (" + format.Count(d.Seen) + " read) — the first sweep is running"
 	case d.Pass == 0:
-		vm.Status = "Sweeping…"
+		return "Sweeping…"
 	case !d.UnchangedSince.IsZero():
-		vm.Status = "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
+		return "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
 			"; unchanged since " + format.Clock(d.UnchangedSince) + " (no write since), so no new pass runs"
-	default:
-		// No "N s ago": a fragment that changed every second would be re-sent every tick.
-		vm.Status = "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
-			"; pass " + format.Count(int64(d.Pass)+1) + " running, " + format.Plural(d.Seen, "key", "keys") + " read"
 	}
+	// No "N s ago": a fragment that changed every second would be re-sent every tick.
+	return "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
+		"; pass " + format.Count(int64(d.Pass)+1) + " running, " + format.Plural(d.Seen, "key", "keys") + " read"
+}
+
+// dbKnown says what is not known (the connection down, no pass complete)
+// and marks the counts that are estimates or unknown.
+func dbKnown(vm *views.DBPageVM, d stats.DBDetail, st redisview.Status) {
 	complete := !d.CompletedAt.IsZero()
 	switch {
 	case !st.Up && !st.Checked.IsZero():
@@ -221,9 +242,15 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 		vm.ViolCount = "≈ " + vm.ViolCount
 		vm.UnmCount = "≈ " + vm.UnmCount
 	}
-	// Shares are of what the tables show, the unmatched row included, and
-	// rounded so that each column adds up to 100%.
-	unm := d.UnmCount > 0 || d.UnmMemory > 0
+}
+
+// hasUnmatched: the tables get an unmatched row. Shares are of what the
+// tables show, the unmatched row included, and rounded so that each
+// column adds up to 100%.
+func hasUnmatched(d stats.DBDetail) bool { return d.UnmCount > 0 || d.UnmMemory > 0 }
+
+func domainRows(d stats.DBDetail) []views.ShareRow {
+	unm := hasUnmatched(d)
 	var dk, dm []int64
 	for _, ds := range d.Domains {
 		dk, dm = append(dk, ds.Count), append(dm, ds.Memory)
@@ -232,20 +259,23 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 		dk, dm = append(dk, d.UnmCount), append(dm, d.UnmMemory)
 	}
 	dkPct, dmPct := shares(dk), shares(dm)
+	var rows []views.ShareRow
 	for i, ds := range d.Domains {
-		vm.Domains = append(vm.Domains, views.ShareRow{
+		rows = append(rows, views.ShareRow{
 			Name: ds.Domain, Keys: format.Count(ds.Count), KeysPct: dkPct[i],
 			Memory: memString(ds.Memory, d.MemoryWhy), MemPct: dmPct[i],
 		})
 	}
 	if unm && len(d.Domains) > 0 {
 		n := len(d.Domains)
-		vm.Domains = append(vm.Domains, views.ShareRow{Name: unmatchedRow, Unmatched: true,
+		rows = append(rows, views.ShareRow{Name: unmatchedRow, Unmatched: true,
 			Keys: format.Count(d.UnmCount), KeysPct: dkPct[n], Memory: memString(d.UnmMemory, d.MemoryWhy), MemPct: dmPct[n]})
 	}
-	for _, b := range stats.TTLBuckets {
-		vm.TTLLabels = append(vm.TTLLabels, b.Label)
-	}
+	return rows
+}
+
+func familyRows(d stats.DBDetail) []views.FamilyRow {
+	unm := hasUnmatched(d)
 	var fk, fm []int64
 	for _, f := range d.Families {
 		fk, fm = append(fk, f.Count), append(fm, f.Memory)
@@ -254,33 +284,47 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 		fk, fm = append(fk, d.UnmCount), append(fm, d.UnmMemory)
 	}
 	fkPct, fmPct := shares(fk), shares(fm)
+	var rows []views.FamilyRow
 	for i, f := range d.Families {
-		row := views.FamilyRow{
+		rows = append(rows, views.FamilyRow{
 			ID: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), Type: f.Family.Type,
 			TTLPolicy: f.Family.TTL.String(), Sensitive: f.Family.Sensitive, Pattern: f.Family.Pattern.String(),
 			Keys: format.Count(f.Count), KeysPct: fkPct[i],
 			Memory: memString(f.Memory, d.MemoryWhy), MemPct: fmPct[i],
 			Violations: format.Count(f.Violations), HasViol: f.Violations > 0,
 			Href: route.FamilyKeysURL(d.Conn, d.DB, f.Family.ID),
-		}
-		var peak int64
-		for _, n := range f.TTL {
-			peak = max(peak, n)
-		}
-		for i, n := range f.TTL {
-			level := 0
-			if n > 0 && peak > 0 {
-				level = 1 + int(n*3/peak)
-			}
-			row.TTL = append(row.TTL, views.HistCell{Label: stats.TTLBuckets[i].Label, Count: format.Count(n), Level: level})
-		}
-		vm.Families = append(vm.Families, row)
+			TTL:  ttlHistogram(f.TTL),
+		})
 	}
 	if unm && len(d.Families) > 0 {
 		n := len(d.Families)
-		vm.Families = append(vm.Families, views.FamilyRow{ID: unmatchedRow, Unmatched: true,
+		rows = append(rows, views.FamilyRow{ID: unmatchedRow, Unmatched: true,
 			Keys: format.Count(d.UnmCount), KeysPct: fkPct[n], Memory: memString(d.UnmMemory, d.MemoryWhy), MemPct: fmPct[n]})
 	}
+	return rows
+}
+
+// ttlHistogram is a family's keys per TTL bucket, each cell's level 1–4
+// against the fullest bucket (0: none).
+func ttlHistogram(counts stats.TTLHistogram) []views.HistCell {
+	var peak int64
+	for _, n := range counts {
+		peak = max(peak, n)
+	}
+	var out []views.HistCell
+	for i, n := range counts {
+		level := 0
+		if n > 0 && peak > 0 {
+			level = 1 + int(n*3/peak)
+		}
+		out = append(out, views.HistCell{Label: stats.TTLBuckets[i].Label, Count: format.Count(n), Level: level})
+	}
+	return out
+}
+
+// dbKeyLists is the lists of keys: violations, unmatched prefixes, and the
+// largest keys by memory, elements and length.
+func dbKeyLists(vm *views.DBPageVM, d stats.DBDetail) {
 	for _, v := range d.Violations {
 		vm.Violations = append(vm.Violations, views.ViolationRow{Key: v.Key, Family: v.Family, Problem: v.Problem, Href: keyHref(d.Conn, d.DB, v.Key)})
 	}
@@ -300,10 +344,6 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 	for _, b := range d.ByLength {
 		vm.ByLength = append(vm.ByLength, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: format.Size(b.Elements, b.Type), Href: keyHref(d.Conn, d.DB, b.Key)})
 	}
-	if d.MemoryWhy != "" {
-		vm.MemoryNote = "Memory per key is unavailable: " + d.MemoryWhy + "."
-	}
-	return vm
 }
 
 // readPath says how the sweep reads the database, after its budget.

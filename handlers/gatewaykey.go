@@ -124,38 +124,54 @@ func (a *App) gatewayKeyVM(conn *redisview.Conn, id string, st quotas.SubjectSta
 	if !st.Any() {
 		vm.Empty = "No keys for this id: no rps bucket, budget or in-flight request exists in Redis for it now. The gateway writes them while the key is used, and they expire (an unknown id looks the same)."
 	}
-	// The rps bucket.
 	if sub.Bucket != nil {
-		b := views.GKBucketVM{Key: st.BucketKey, Href: keyHref(conn.Name, sub.DB, st.BucketKey), Exists: st.BucketExists, Note: st.BucketNote}
-		p, _ := sub.Bucket.Params.(*schema.TokenBucketParams)
-		if p != nil {
-			b.Capacity = tokens(p.Capacity)
-			b.Refill = tokens(p.RefillPerSec) + " per second"
-		}
-		if st.BucketExists && st.BucketNote == "" {
-			tb := st.Bucket
-			b.Tokens = tokens(tb.Tokens)
-			if tb.Capacity > 0 {
-				b.Left = views.LeftPct(tb.Tokens, tb.Capacity)
-			}
-			b.TTL = format.TTL(st.BucketTTL)
-			if tb.ToFull > 0 {
-				b.ToFull = format.Duration(tb.ToFull)
-			} else {
-				b.ToFull = "full now"
-			}
-			if tb.Refused {
-				b.Refused = "Throttled: the next request is refused; enough tokens in " + format.Duration(tb.RetryAfter) + "."
-			}
-		} else if !st.BucketExists && p != nil {
-			b.Tokens, b.Left, b.ToFull = tokens(p.Capacity), 100, "full (no bucket: the key has not been used within its TTL)"
-		}
-		vm.Bucket = &b
+		vm.Bucket = gkBucketVM(conn.Name, st)
 	}
-	// Budgets.
+	vm.Budgets = gkBudgetVMs(conn.Name, st)
+	vm.InFlight = gkInFlightVM(conn.Name, st)
+	vm.Reservations = gkReservationVMs(conn.Name, st)
+	vm.Hints, vm.HintsNote = gkHints(conn.Name, sub, snap)
+	return vm
+}
+
+// gkBucketVM is the key's rps bucket: its tokens, refill and TTL, or, with
+// no bucket in Redis, the full bucket a first request would find.
+func gkBucketVM(conn string, st quotas.SubjectState) *views.GKBucketVM {
+	sub := st.Subject
+	b := views.GKBucketVM{Key: st.BucketKey, Href: keyHref(conn, sub.DB, st.BucketKey), Exists: st.BucketExists, Note: st.BucketNote}
+	p, _ := sub.Bucket.Params.(*schema.TokenBucketParams)
+	if p != nil {
+		b.Capacity = tokens(p.Capacity)
+		b.Refill = tokens(p.RefillPerSec) + " per second"
+	}
+	if st.BucketExists && st.BucketNote == "" {
+		tb := st.Bucket
+		b.Tokens = tokens(tb.Tokens)
+		if tb.Capacity > 0 {
+			b.Left = views.LeftPct(tb.Tokens, tb.Capacity)
+		}
+		b.TTL = format.TTL(st.BucketTTL)
+		if tb.ToFull > 0 {
+			b.ToFull = format.Duration(tb.ToFull)
+		} else {
+			b.ToFull = "full now"
+		}
+		if tb.Refused {
+			b.Refused = "Throttled: the next request is refused; enough tokens in " + format.Duration(tb.RetryAfter) + "."
+		}
+	} else if !st.BucketExists && p != nil {
+		b.Tokens, b.Left, b.ToFull = tokens(p.Capacity), 100, "full (no bucket: the key has not been used within its TTL)"
+	}
+	return &b
+}
+
+// gkBudgetVMs is the key's budget of each period shown (this and last).
+func gkBudgetVMs(conn string, st quotas.SubjectState) []views.GKBudgetVM {
+	sub := st.Subject
+	var out []views.GKBudgetVM
 	for _, per := range st.Budgets {
 		r := per.Row
-		bv := views.GKBudgetVM{Label: per.Label, Period: per.Value, Key: r.Key, Href: keyHref(conn.Name, sub.DB, r.Key), Exists: !r.Gone, Note: r.Note}
+		bv := views.GKBudgetVM{Label: per.Label, Period: per.Value, Key: r.Key, Href: keyHref(conn, sub.DB, r.Key), Exists: !r.Gone, Note: r.Note}
 		p, _ := sub.Budget.Params.(*schema.QuotaParams)
 		switch {
 		case p != nil && p.Limit > 0:
@@ -170,29 +186,39 @@ func (a *App) gatewayKeyVM(conn *redisview.Conn, id string, st quotas.SubjectSta
 				bv.Percent = strconv.FormatFloat(r.Percent, 'f', 1, 64) + "%"
 			}
 		}
-		vm.Budgets = append(vm.Budgets, bv)
+		out = append(out, bv)
 	}
-	// In flight.
+	return out
+}
+
+// gkInFlightVM is the key's concurrency set: requests in flight and its cap.
+func gkInFlightVM(conn string, st quotas.SubjectState) views.GKInFlightVM {
 	cs := st.Concurrency
-	vm.InFlight = views.GKInFlightVM{Key: cs.Key, Href: keyHref(conn.Name, sub.DB, cs.Key), Exists: !cs.Gone, Note: cs.Note}
-	if !cs.Gone && cs.Note == "" {
-		vm.InFlight.Count = format.Count(cs.Used)
-		vm.InFlight.TTL = format.TTL(cs.TTL)
-		if cs.Limit > 0 {
-			vm.InFlight.Limit = format.Count(cs.Limit)
-		} else {
-			vm.InFlight.Limit = "not in Redis (a deployment setting)"
-		}
-		if cs.MoreMems {
-			vm.InFlight.More = "First " + strconv.Itoa(cs.Checked) + " of " + format.Count(cs.Used) + " requests read."
-		}
-	} else {
-		vm.InFlight.Count = "0"
+	f := views.GKInFlightVM{Key: cs.Key, Href: keyHref(conn, st.Subject.DB, cs.Key), Exists: !cs.Gone, Note: cs.Note}
+	if cs.Gone || cs.Note != "" {
+		f.Count = "0"
+		return f
 	}
+	f.Count = format.Count(cs.Used)
+	f.TTL = format.TTL(cs.TTL)
+	if cs.Limit > 0 {
+		f.Limit = format.Count(cs.Limit)
+	} else {
+		f.Limit = "not in Redis (a deployment setting)"
+	}
+	if cs.MoreMems {
+		f.More = "First " + strconv.Itoa(cs.Checked) + " of " + format.Count(cs.Used) + " requests read."
+	}
+	return f
+}
+
+// gkReservationVMs is the reservation of each request in flight.
+func gkReservationVMs(conn string, st quotas.SubjectState) []views.GKReservationVM {
+	var out []views.GKReservationVM
 	for i, r := range st.Reservations {
 		rv := views.GKReservationVM{Request: st.Members[i], Key: r.Key, Gone: r.Gone}
 		if !r.Gone {
-			rv.Href = keyHref(conn.Name, sub.DB, r.Key)
+			rv.Href = keyHref(conn, st.Subject.DB, r.Key)
 			rv.TTL = format.TTL(r.TTL)
 			rv.NoTTL = r.NoTTL
 			if r.Note != "" {
@@ -204,10 +230,15 @@ func (a *App) gatewayKeyVM(conn *redisview.Conn, id string, st quotas.SubjectSta
 				rv.Age = format.Duration(r.Age)
 			}
 		}
-		vm.Reservations = append(vm.Reservations, rv)
+		out = append(out, rv)
 	}
-	// Breaker hints: the gateway keeps no key → route mapping in Redis, so
-	// every current hint is shown, from the connection's walk.
+	return out
+}
+
+// gkHints is every current breaker hint, from the connection's walk: the
+// gateway keeps no key → route mapping in Redis.
+func gkHints(conn string, sub quotas.Subject, snap quotas.Snapshot) ([]views.QuotaRowVM, string) {
+	var rows []views.QuotaRowVM
 	hints := false
 	for _, fr := range snap.Families {
 		if fr.Family.Role != schema.RoleBreakerHint {
@@ -215,18 +246,16 @@ func (a *App) gatewayKeyVM(conn *redisview.Conn, id string, st quotas.SubjectSta
 		}
 		hints = true
 		for _, r := range fr.Rows {
-			vm.Hints = append(vm.Hints, quotaRowVM(conn.Name, sub, r))
+			rows = append(rows, quotaRowVM(conn, sub, r))
 		}
 	}
 	switch {
 	case !snap.Started:
-		vm.HintsNote = "Breaker hints: not known yet (the connection's walk has not read anything)."
+		return rows, "Breaker hints: not known yet (the connection's walk has not read anything)."
 	case !hints && snap.Pass == 0:
-		vm.HintsNote = "No breaker hint found yet: the connection's first walk is running."
+		return rows, "No breaker hint found yet: the connection's first walk is running."
 	case !hints:
-		vm.HintsNote = "No breaker hint exists."
-	default:
-		vm.HintsNote = "Which routes this key uses is not kept in Redis, so every current hint is shown."
+		return rows, "No breaker hint exists."
 	}
-	return vm
+	return rows, "Which routes this key uses is not kept in Redis, so every current hint is shown."
 }

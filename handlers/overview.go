@@ -109,7 +109,15 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 	if ov.Err != "" {
 		return vm
 	}
-	s := ov.Server
+	serverTiles(&vm, ov.Server)
+	vm.Spark = sparks(ov.History)
+	keyspaceRows(&vm, ov)
+	return vm
+}
+
+// serverTiles is the server's figures, one tile each; a figure the server
+// would not give is said muted, and why is listed once.
+func serverTiles(vm *views.OverviewVM, s stats.ServerStats) {
 	tile := func(label, testID string, o redisview.Opt[string], hint string) views.Tile {
 		if !o.OK {
 			if !o.Pending {
@@ -136,15 +144,17 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 		tile("Uptime", "uptime", mapOpt(s.Uptime, format.Uptime), ""),
 		tile("Memory used", "memory", mapOpt(s.UsedMemory, format.Bytes), memHint),
 		tile("Memory peak", "memory-peak", mapOpt(s.PeakMemory, format.Bytes), ""),
-		opsTile(s, &vm),
+		opsTile(s, vm),
 		tile("Clients", "clients", mapOpt(s.Clients, format.Count), ""),
 		tile("Hit ratio", "hit-ratio", mapOpt(s.HitRatio, percent1), hitHint),
 		tile("Evicted keys", "evicted", mapOpt(s.Evicted, format.Count), ""),
 		tile("Expired keys", "expired", mapOpt(s.Expired, format.Count), ""),
-		notificationsTile(s, &vm),
+		notificationsTile(s, vm),
 	}
-	vm.Spark = sparks(ov.History)
+}
 
+// keyspaceRows is the keys of each database and their share of the total.
+func keyspaceRows(vm *views.OverviewVM, ov stats.Overview) {
 	var total int64
 	for _, db := range ov.DBs {
 		total += db.Keys
@@ -170,7 +180,6 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 		}
 		vm.DBs = append(vm.DBs, row)
 	}
-	return vm
 }
 
 // opsTile shows the applications' command rate, Keydeck's own beside it:
