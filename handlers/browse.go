@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -269,11 +270,23 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 	if readErr != nil {
 		vm.Err = "Not read this time: " + readErr.Error()
 	}
-	now := a.now()
+	decoded := keySummaries(ctx, conn, db, fam, keys, a.now())
 	gone := 0
-	// The role summaries are read all at once (browse.DecodeAll): a tick
-	// costs the round trips of the deepest decoder, not one per command
-	// of each row.
+	for i, k := range keys {
+		r := keyListRow(conn.Name, db, fam, k, decoded[i])
+		if r.Gone {
+			gone++
+		}
+		vm.Rows = append(vm.Rows, r)
+	}
+	vm.Note = keysLiveNote(fam != nil, len(keys), gone)
+	return vm
+}
+
+// keySummaries is each key's role summary (none without a family). They
+// are read all at once (browse.DecodeAll): a tick costs the round trips of
+// the deepest decoder, not one per command of each row.
+func keySummaries(ctx context.Context, conn *redisview.Conn, db int, fam *schema.Family, keys []browse.Key, now time.Time) []views.DecodedVM {
 	var toRead []int
 	var names []string
 	var ms []schema.Match
@@ -296,53 +309,61 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 			decoded[i] = decodedVM(conn, db, keys[i].Name, keys[i].Match, out[j].Result, out[j].Err, now)
 		}
 	}
-	for i, k := range keys {
-		r := views.KeyListRow{Key: k.Name, Href: keyHref(conn.Name, db, k.Name), Type: k.Type, TTL: format.TTL(-1), Size: "n/a"}
-		for _, v := range k.Match.Vars {
-			r.Vars = append(r.Vars, views.KeyVar{Name: v.Name, Value: v.Value, Decoded: v.Decoded})
-		}
-		switch {
-		case k.Type == "":
-			r.Gone = true
-			gone++
-		default:
-			if k.TTL >= 0 {
-				r.TTL = format.TTL(k.TTL)
-			}
-			if k.Size >= 0 {
-				r.Size = format.Size(k.Size, k.Type)
-			}
-		}
-		if fam != nil {
-			r.Summary = "—"
-			switch d := decoded[i]; {
-			case fam.Sensitive:
-				r.Summary, r.Withheld = "withheld", true
-			case r.Gone:
-			case d.Withheld:
-				r.Summary, r.Withheld = "withheld", true
-			case d.Summary != "":
-				r.Summary = d.Summary
-			case d.Note != "":
-				r.Summary = d.Note
-			}
-		}
-		vm.Rows = append(vm.Rows, r)
+	return decoded
+}
+
+// keyListRow is one key of the list, with its summary d when the list is
+// a family's (fam).
+func keyListRow(conn string, db int, fam *schema.Family, k browse.Key, d views.DecodedVM) views.KeyListRow {
+	r := views.KeyListRow{Key: k.Name, Href: keyHref(conn, db, k.Name), Type: k.Type, TTL: format.TTL(-1), Size: "n/a"}
+	for _, v := range k.Match.Vars {
+		r.Vars = append(r.Vars, views.KeyVar{Name: v.Name, Value: v.Value, Decoded: v.Decoded})
 	}
-	vm.Note = "Live: type, TTL, size"
+	switch {
+	case k.Type == "":
+		r.Gone = true
+	default:
+		if k.TTL >= 0 {
+			r.TTL = format.TTL(k.TTL)
+		}
+		if k.Size >= 0 {
+			r.Size = format.Size(k.Size, k.Type)
+		}
+	}
 	if fam != nil {
-		vm.Note += " and summary"
+		r.Summary = "—"
+		switch {
+		case fam.Sensitive:
+			r.Summary, r.Withheld = "withheld", true
+		case r.Gone:
+		case d.Withheld:
+			r.Summary, r.Withheld = "withheld", true
+		case d.Summary != "":
+			r.Summary = d.Summary
+		case d.Note != "":
+			r.Summary = d.Note
+		}
 	}
-	if len(keys) == 1 {
-		vm.Note += " of this key"
+	return r
+}
+
+// keysLiveNote says what the live rows re-read (summary: a family's list)
+// of how many keys, and how many are gone.
+func keysLiveNote(summary bool, keys, gone int) string {
+	note := "Live: type, TTL, size"
+	if summary {
+		note += " and summary"
+	}
+	if keys == 1 {
+		note += " of this key"
 	} else {
-		vm.Note += " of these " + format.Count(int64(len(keys))) + " keys"
+		note += " of these " + format.Count(int64(keys)) + " keys"
 	}
-	vm.Note += " re-read at every poll, with no new SCAN."
+	note += " re-read at every poll, with no new SCAN."
 	if gone > 0 {
-		vm.Note += " " + format.Plural(int64(gone), "key is", "keys are") + " gone."
+		note += " " + format.Plural(int64(gone), "key is", "keys are") + " gone."
 	}
-	return vm
+	return note
 }
 
 const keysKind = "keys"

@@ -92,63 +92,80 @@ func appendJSON(b []byte, v reflect.Value) ([]byte, error) {
 		}
 		return strconv.AppendFloat(b, f, 'g', -1, 64), nil
 	case reflect.Slice, reflect.Array:
-		b = append(b, '[') // a nil list is an empty one: scripts range over it
-		for i := range v.Len() {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendJSON(b, v.Index(i)); err != nil {
-				return b, err
-			}
-		}
-		return append(b, ']'), nil
+		return appendList(b, v)
 	case reflect.Map:
-		if v.Type().Key().Kind() != reflect.String {
-			return b, fmt.Errorf("view JSON: map key %s", v.Type().Key())
-		}
-		keys := v.MapKeys()
-		slices.SortFunc(keys, func(x, y reflect.Value) int { return strings.Compare(x.String(), y.String()) })
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendQuoted(b, validKey(k.String()))
-			b = append(b, ':')
-			var err error
-			if b, err = appendJSON(b, v.MapIndex(k)); err != nil {
-				return b, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendMap(b, v)
 	case reflect.Struct:
-		b = append(b, '{')
-		first := true
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !f.IsExported() || name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = appendQuoted(b, name)
-			b = append(b, ':')
-			var err error
-			if b, err = appendJSON(b, v.Field(i)); err != nil {
-				return b, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendStruct(b, v)
 	}
 	return b, fmt.Errorf("view JSON: cannot encode %s", v.Type())
+}
+
+// appendList writes a slice or array; a nil list is an empty one: scripts
+// range over it.
+func appendList(b []byte, v reflect.Value) ([]byte, error) {
+	b = append(b, '[')
+	for i := range v.Len() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendJSON(b, v.Index(i)); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// appendMap writes a map of string keys, in key order.
+func appendMap(b []byte, v reflect.Value) ([]byte, error) {
+	if v.Type().Key().Kind() != reflect.String {
+		return b, fmt.Errorf("view JSON: map key %s", v.Type().Key())
+	}
+	keys := v.MapKeys()
+	slices.SortFunc(keys, func(x, y reflect.Value) int { return strings.Compare(x.String(), y.String()) })
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendQuoted(b, validKey(k.String()))
+		b = append(b, ':')
+		var err error
+		if b, err = appendJSON(b, v.MapIndex(k)); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendStruct writes a struct's exported fields in their order, named by
+// their json tag or else their Go name.
+func appendStruct(b []byte, v reflect.Value) ([]byte, error) {
+	b = append(b, '{')
+	first := true
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendQuoted(b, name)
+		b = append(b, ':')
+		var err error
+		if b, err = appendJSON(b, v.Field(i)); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 // appendName writes s as a JSON string, or as {"b64": …} (see viewJSON).
