@@ -22,20 +22,12 @@ import (
 	"github.com/keydeck/keydeck/views/format"
 )
 
-// The Rate limits and Locks pages read one sweep per connection
-// (limits.Pool); the sweep keeps running limitsLinger after the last
-// viewer leaves, so flipping between the two pages does not restart it.
-const limitsLinger = 30 * time.Second
-
-// limitPool is the console's pool of limit sweepers, started on first use.
-func (a *App) limitPool() *limits.Pool {
-	a.limitsOnce.Do(func() { a.limits = limits.NewPool(a.ctx, limits.DefaultBudget, limitsLinger) })
-	return a.limits
+// LimitSweeps is what the Rate limits and Locks pages need of the
+// per-connection sweeps (limits.Pool, built by the composition root): one
+// sweeper per connection, held while a page or topic shows it.
+type LimitSweeps interface {
+	Acquire(conn *redisview.Conn) (*limits.Sweeper, func())
 }
-
-// WaitLimits blocks until the limit sweepers have stopped (after the
-// App's context ended).
-func (a *App) WaitLimits() { a.limitPool().Wait() }
 
 const (
 	limitsKind = "limits"
@@ -107,7 +99,7 @@ func (t OpsTopic) source(a *App) (func() live.Source, error) {
 		return nil, err
 	}
 	return func() live.Source {
-		s, release := a.limitPool().Acquire(conn)
+		s, release := a.limits.Acquire(conn)
 		// The page showed what the sweep held; the rows of the families it
 		// was still reading come with the first round, not a poll later.
 		ctx, cancel := context.WithCancel(a.ctx)
@@ -169,7 +161,7 @@ func (a *App) opsPage(c echo.Context, kind string) (*redisview.Conn, OpsTopic, l
 	conn.EnsurePack(a.conns.Packs())
 	p := route.ParseRowsPage(c.QueryParams())
 	t := OpsTopic{Kind: kind, Conn: conn.Name, Filter: strings.TrimSpace(p.Filter), Act: a.canAct(c), Fam: p.Fam, DB: p.DB, Off: p.Off}
-	s, release := a.limitPool().Acquire(conn)
+	s, release := a.limits.Acquire(conn)
 	defer release()
 	return conn, t, s.Snapshot(), nil
 }
