@@ -150,7 +150,7 @@ func (r UserResult) ScanHits() []UserHit {
 }
 
 // maxLinkValue bounds a value read to follow a link (an order number, an
-// e-mail address): GETRANGE 0 maxLinkValue-1.
+// e-mail address): a value of maxLinkValue bytes or more is not followed.
 const maxLinkValue = 320
 
 // RunUser reads a user page: INFO keyspace; per database one pipeline
