@@ -21,7 +21,7 @@ func TestRankLimits(t *testing.T) {
 		{Family: quiet, Kind: Window, Read: true, Total: 1, Rows: []Row{row(quiet, "q:ann", 1, time.Minute)}},
 		{Family: win, Kind: Window, Read: true, Total: 3, Rows: []Row{
 			row(win, "w:bob", 2, time.Minute),
-			row(win, "w:ann", 5, time.Minute),          // throttled: most constrained
+			row(win, "w:ann", 5, time.Minute),           // throttled: most constrained
 			row(win, "w:gone", 5, 500*time.Millisecond), // expired by now
 		}},
 		{Family: unread, Kind: Window},
