@@ -162,20 +162,10 @@ const maxLinkValue = 320
 func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLimits) (UserResult, error) {
 	start := time.Now()
 	r := UserResult{Subject: q.Subject}
-	info, err := conn.Client().Info(ctx, "keyspace").Result()
-	r.Commands++
+	dbs, err := r.readKeyspace(ctx, conn)
 	if err != nil {
-		return r, redisview.ReadError("reading INFO keyspace", err)
+		return r, err
 	}
-	r.Keyspace = map[int]int64{}
-	var dbs []int
-	for idx, ks := range stats.ParseInfo(info).Keyspace() {
-		if ks.Keys > 0 {
-			r.Keyspace[idx] = ks.Keys
-			dbs = append(dbs, idx)
-		}
-	}
-	slices.Sort(dbs)
 	pack := conn.Pack()
 	plan := PlanUser(pack, q.Subject, dbs, q.Boards)
 	plan.Probes = q.known(plan.Probes)
@@ -183,75 +173,18 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 	if err != nil {
 		return r, err
 	}
-	// Follow the links: an index's value fills its target's placeholders.
-	var linked []UserProbe
-	for _, l := range links {
-		linked = append(linked, l.probes(pack, dbs)...)
-	}
-	linked = q.known(linked)
-	if len(linked) > 0 {
-		more, err := r.round(ctx, conn, pack, linked, nil, dbs, false)
-		if err != nil {
-			return r, err
-		}
-		plan.Probes = append(plan.Probes, linked...)
-		if r.Subject.Email == "" {
-			for _, l := range more {
-				if looksLikeEmail(l.value) {
-					r.Subject.Email, r.Subject.EmailFrom = l.value, l.key
-					break
-				}
-			}
-		}
-		if r.Subject.Email != "" && q.Subject.Email == "" {
-			// The e-mail's own keys.
-			ep := PlanUser(pack, Subject{Name: q.Subject.Name, Email: r.Subject.Email}, dbs, q.Boards)
-			var extra []UserProbe
-			for _, pr := range ep.Probes {
-				if !slices.ContainsFunc(plan.Probes, func(o UserProbe) bool { return o.DB == pr.DB && o.Key == pr.Key }) {
-					extra = append(extra, pr)
-				}
-			}
-			extra = q.known(extra)
-			if _, err := r.round(ctx, conn, pack, extra, nil, dbs, false); err != nil {
-				return r, err
-			}
-			plan.Probes = append(plan.Probes, extra...)
-			plan.Scans = ep.Scans // the name's and the e-mail's, one cursor per database
-			plan.NeedEmail = nil
-		}
+	if err := r.follow(ctx, conn, pack, q, &plan, links, dbs); err != nil {
+		return r, err
 	}
 	r.Checked = len(plan.Probes)
 	r.Plan = plan
-	var cls *schema.Classifier
-	if pack != nil {
-		cls = pack.Classifier()
-	}
 	if q.Scan {
-		wait := lim.Wait
-		if wait <= 0 {
-			wait = 500 * time.Millisecond
+		var cls *schema.Classifier
+		if pack != nil {
+			cls = pack.Classifier()
 		}
-		deadline := time.Now().Add(wait)
-		for _, s := range plan.Scans {
-			st := ScanState{Scan: s.Scan, DBKeys: r.Keyspace[s.DB]}
-			if q.Cursors != nil {
-				c, ok := q.Cursors[s.ID]
-				if !ok {
-					st.Done, st.Earlier = true, true
-					r.Scans = append(r.Scans, st)
-					continue
-				}
-				st.Cursor = c
-			}
-			if r.Waiting { // left to the next read, from where it was
-				r.Scans = append(r.Scans, st)
-				continue
-			}
-			if err := r.scanUser(ctx, conn, cls, s, &st, lim, deadline); err != nil {
-				return r, err
-			}
-			r.Scans = append(r.Scans, st)
+		if err := r.runScans(ctx, conn, cls, q, plan.Scans, lim); err != nil {
+			return r, err
 		}
 	}
 	// Keys found by earlier scans, still the user's: re-read.
@@ -275,6 +208,102 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 	})
 	r.Took = time.Since(start)
 	return r, nil
+}
+
+// readKeyspace reads INFO keyspace: the databases with keys, ascending.
+func (r *UserResult) readKeyspace(ctx context.Context, conn *redisview.Conn) ([]int, error) {
+	info, err := conn.Client().Info(ctx, "keyspace").Result()
+	r.Commands++
+	if err != nil {
+		return nil, redisview.ReadError("reading INFO keyspace", err)
+	}
+	r.Keyspace = map[int]int64{}
+	var dbs []int
+	for idx, ks := range stats.ParseInfo(info).Keyspace() {
+		if ks.Keys > 0 {
+			r.Keyspace[idx] = ks.Keys
+			dbs = append(dbs, idx)
+		}
+	}
+	slices.Sort(dbs)
+	return dbs, nil
+}
+
+// follow follows the links: an index's value fills its target's
+// placeholders; a record holding an e-mail address gives the user's
+// e-mail, whose own keys are then read too. plan grows by the keys read.
+func (r *UserResult) follow(ctx context.Context, conn *redisview.Conn, pack *schema.Pack, q UserQuery, plan *UserPlan, links []link, dbs []int) error {
+	var linked []UserProbe
+	for _, l := range links {
+		linked = append(linked, l.probes(pack, dbs)...)
+	}
+	linked = q.known(linked)
+	if len(linked) == 0 {
+		return nil
+	}
+	more, err := r.round(ctx, conn, pack, linked, nil, dbs, false)
+	if err != nil {
+		return err
+	}
+	plan.Probes = append(plan.Probes, linked...)
+	if r.Subject.Email == "" {
+		for _, l := range more {
+			if looksLikeEmail(l.value) {
+				r.Subject.Email, r.Subject.EmailFrom = l.value, l.key
+				break
+			}
+		}
+	}
+	if r.Subject.Email == "" || q.Subject.Email != "" {
+		return nil
+	}
+	// The e-mail's own keys.
+	ep := PlanUser(pack, Subject{Name: q.Subject.Name, Email: r.Subject.Email}, dbs, q.Boards)
+	var extra []UserProbe
+	for _, pr := range ep.Probes {
+		if !slices.ContainsFunc(plan.Probes, func(o UserProbe) bool { return o.DB == pr.DB && o.Key == pr.Key }) {
+			extra = append(extra, pr)
+		}
+	}
+	extra = q.known(extra)
+	if _, err := r.round(ctx, conn, pack, extra, nil, dbs, false); err != nil {
+		return err
+	}
+	plan.Probes = append(plan.Probes, extra...)
+	plan.Scans = ep.Scans // the name's and the e-mail's, one cursor per database
+	plan.NeedEmail = nil
+	return nil
+}
+
+// runScans runs the plan's scans within the limits, resuming q.Cursors
+// (a scan not among them finished on an earlier read of the pass).
+func (r *UserResult) runScans(ctx context.Context, conn *redisview.Conn, cls *schema.Classifier, q UserQuery, scans []UserScan, lim UserLimits) error {
+	wait := lim.Wait
+	if wait <= 0 {
+		wait = 500 * time.Millisecond
+	}
+	deadline := time.Now().Add(wait)
+	for _, s := range scans {
+		st := ScanState{Scan: s.Scan, DBKeys: r.Keyspace[s.DB]}
+		if q.Cursors != nil {
+			c, ok := q.Cursors[s.ID]
+			if !ok {
+				st.Done, st.Earlier = true, true
+				r.Scans = append(r.Scans, st)
+				continue
+			}
+			st.Cursor = c
+		}
+		if r.Waiting { // left to the next read, from where it was
+			r.Scans = append(r.Scans, st)
+			continue
+		}
+		if err := r.scanUser(ctx, conn, cls, s, &st, lim, deadline); err != nil {
+			return err
+		}
+		r.Scans = append(r.Scans, st)
+	}
+	return nil
 }
 
 // link is a string index's value, read to follow it.

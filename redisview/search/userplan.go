@@ -136,107 +136,129 @@ func PlanUser(pack *schema.Pack, subj Subject, dbs []int, boards []Board) UserPl
 			p.Boards = append(p.Boards, b)
 		}
 	}
-	type scanFam struct {
-		f    *schema.Family
-		glob string
-		enc  string
-		pins map[string]string
-		via  string
-		free bool
-	}
 	byDB := map[int][]scanFam{}
 	for _, f := range pack.Families {
 		if f.Role == schema.RoleLeaderboard {
 			continue // asked by member (Boards), never keyed by a user
 		}
-		phs := f.Pattern.Placeholders()
-		var hasUser, hasAccount, hasEmail bool
+		p.planFamily(f, subj, dbs, byDB)
+	}
+	p.Scans = mergeScans(dbs, byDB)
+	return p
+}
+
+// scanFam is one family's glob to scan in a database.
+type scanFam struct {
+	f    *schema.Family
+	glob string
+	enc  string
+	pins map[string]string
+	via  string
+	free bool
+}
+
+// planFamily plans family f's keys of the user: derived exactly where
+// the user's values (and the known games) fill every placeholder, else
+// scanned for (byDB).
+func (p *UserPlan) planFamily(f *schema.Family, subj Subject, dbs []int, byDB map[int][]scanFam) {
+	phs := f.Pattern.Placeholders()
+	var hasUser, hasAccount, hasEmail bool
+	for _, ph := range phs {
+		hasUser = hasUser || phIs(ph, userNames)
+		hasAccount = hasAccount || phIs(ph, accountNames)
+		hasEmail = hasEmail || KindOf(ph.Name) == "email"
+	}
+	if !hasUser && !hasAccount && !hasEmail {
+		return
+	}
+	var in []int
+	for _, db := range dbs {
+		if f.InDB(db) {
+			in = append(in, db)
+		}
+	}
+	if len(in) == 0 {
+		p.Absent = append(p.Absent, f)
+		return
+	}
+	if hasEmail && !hasUser && !hasAccount && subj.Email == "" {
+		p.NeedEmail = append(p.NeedEmail, f)
+		return
+	}
+	for _, pn := range userPins(f, phs, subj, hasUser, hasAccount) {
+		if !acceptsAll(f, pn.vals) {
+			continue
+		}
+		var open []schema.Placeholder
 		for _, ph := range phs {
-			hasUser = hasUser || phIs(ph, userNames)
-			hasAccount = hasAccount || phIs(ph, accountNames)
-			hasEmail = hasEmail || KindOf(ph.Name) == "email"
+			if _, ok := pn.vals[ph.Name]; !ok {
+				open = append(open, ph)
+			}
 		}
-		if !hasUser && !hasAccount && !hasEmail {
+		if keys, how, ok := derive(f, pn.vals, open, p.Games); ok {
+			for i, k := range keys {
+				for _, db := range in {
+					p.Probes = append(p.Probes, UserProbe{Probe: Probe{Family: f, DB: db, Key: k}, Via: join(pn.via, how[i])})
+				}
+			}
 			continue
 		}
-		var in []int
-		for _, db := range dbs {
-			if f.InDB(db) {
-				in = append(in, db)
-			}
-		}
-		if len(in) == 0 {
-			p.Absent = append(p.Absent, f)
+		globs, enc, ok := globsWith(f, pn.vals)
+		if !ok {
 			continue
 		}
-		if hasEmail && !hasUser && !hasAccount && subj.Email == "" {
-			p.NeedEmail = append(p.NeedEmail, f)
-			continue
-		}
-		// The pinnings: the username in every user and account
-		// placeholder; then, when the e-mail is known, the e-mail in the
-		// account placeholders of a family that has no username one.
-		type pin struct {
-			vals map[string]string
-			via  string
-		}
-		var pins []pin
-		vals := map[string]string{}
-		for _, ph := range phs {
-			switch {
-			case phIs(ph, userNames), phIs(ph, accountNames):
-				vals[ph.Name] = subj.Name
-			case KindOf(ph.Name) == "email" && subj.Email != "":
-				vals[ph.Name] = subj.Email
-			}
-		}
-		if len(vals) > 0 {
-			pins = append(pins, pin{vals, viaOf(f, vals, subj)})
-		}
-		if subj.Email != "" && hasAccount && !hasUser {
-			ev := map[string]string{}
-			for _, ph := range phs {
-				if phIs(ph, accountNames) || KindOf(ph.Name) == "email" {
-					ev[ph.Name] = subj.Email
-				}
-			}
-			pins = append(pins, pin{ev, viaOf(f, ev, subj)})
-		}
-		for _, pn := range pins {
-			if !acceptsAll(f, pn.vals) {
-				continue
-			}
-			var open []schema.Placeholder
-			for _, ph := range phs {
-				if _, ok := pn.vals[ph.Name]; !ok {
-					open = append(open, ph)
-				}
-			}
-			if keys, how, ok := derive(f, pn.vals, open, p.Games); ok {
-				for i, k := range keys {
-					for _, db := range in {
-						p.Probes = append(p.Probes, UserProbe{Probe: Probe{Family: f, DB: db, Key: k}, Via: join(pn.via, how[i])})
-					}
-				}
-				continue
-			}
-			globs, enc, ok := globsWith(f, pn.vals)
-			if !ok {
-				continue
-			}
-			free := slices.ContainsFunc(open, func(ph schema.Placeholder) bool { return ph.Class == schema.ClassAny })
-			for _, db := range in {
-				for _, glob := range globs {
-					byDB[db] = append(byDB[db], scanFam{f: f, glob: glob, enc: enc, pins: pn.vals, via: pn.via, free: free})
-				}
+		free := slices.ContainsFunc(open, func(ph schema.Placeholder) bool { return ph.Class == schema.ClassAny })
+		for _, db := range in {
+			for _, glob := range globs {
+				byDB[db] = append(byDB[db], scanFam{f: f, glob: glob, enc: enc, pins: pn.vals, via: pn.via, free: free})
 			}
 		}
 	}
-	// One cursor per database: its families' globs merged (with one
-	// value, their common start, then the value — a glob every base64
-	// encoding of it matches; with the name and the e-mail, their common
-	// literal start alone). SCAN's cost is the keys it walks, not the
-	// MATCH, so a broader MATCH walks no more.
+}
+
+// pin is one way the user fills a family's placeholders.
+type pin struct {
+	vals map[string]string
+	via  string
+}
+
+// userPins are the pinnings of f's placeholders (phs): the username in
+// every user and account placeholder; then, when the e-mail is known, the
+// e-mail in the account placeholders of a family that has no username
+// one.
+func userPins(f *schema.Family, phs []schema.Placeholder, subj Subject, hasUser, hasAccount bool) []pin {
+	var pins []pin
+	vals := map[string]string{}
+	for _, ph := range phs {
+		switch {
+		case phIs(ph, userNames), phIs(ph, accountNames):
+			vals[ph.Name] = subj.Name
+		case KindOf(ph.Name) == "email" && subj.Email != "":
+			vals[ph.Name] = subj.Email
+		}
+	}
+	if len(vals) > 0 {
+		pins = append(pins, pin{vals, viaOf(f, vals, subj)})
+	}
+	if subj.Email != "" && hasAccount && !hasUser {
+		ev := map[string]string{}
+		for _, ph := range phs {
+			if phIs(ph, accountNames) || KindOf(ph.Name) == "email" {
+				ev[ph.Name] = subj.Email
+			}
+		}
+		pins = append(pins, pin{ev, viaOf(f, ev, subj)})
+	}
+	return pins
+}
+
+// mergeScans makes one cursor per database: its families' globs merged
+// (with one value, their common start, then the value — a glob every
+// base64 encoding of it matches; with the name and the e-mail, their
+// common literal start alone). SCAN's cost is the keys it walks, not the
+// MATCH, so a broader MATCH walks no more.
+func mergeScans(dbs []int, byDB map[int][]scanFam) []UserScan {
+	var out []UserScan
 	for _, db := range dbs {
 		g := byDB[db]
 		if len(g) == 0 {
@@ -268,9 +290,9 @@ func PlanUser(pack *schema.Pack, subj Subject, dbs []int, boards []Board) UserPl
 			}
 			s.Match = EscapeGlob(prefix) + "*"
 		}
-		p.Scans = append(p.Scans, s)
+		out = append(out, s)
 	}
-	return p
+	return out
 }
 
 func join(a, b string) string {
