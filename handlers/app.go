@@ -6,18 +6,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
-	"github.com/keydeck/keydeck/redisview/limits"
-	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/redisview/stats"
-	"github.com/keydeck/keydeck/redisview/vertique"
 	"github.com/keydeck/keydeck/views/format"
 )
 
@@ -49,9 +45,19 @@ type Deps struct {
 	Auth     Auth
 	Demo     bool
 	Now      func() time.Time
-	// QuotaWalkers walk each connection's quotas while a page shows them;
-	// nil: New makes them, stopping with Ctx.
-	QuotaWalkers QuotaWalkers
+	// The background workers the pages read, each built, stopped and
+	// awaited by the composition root (internal/server):
+	// QuotaWalkers walk each connection's quotas while a page shows them
+	// (the quotas and gateway key pages); LimitSweeps sweep each
+	// connection's rate limits and locks while a page shows them;
+	// VertiqueInventory caches each connection's vertique bucket walk;
+	// UserStates hands a user page's scan state to its live topic. A page
+	// whose worker is nil is not served (a fake console's tests never
+	// reach it).
+	QuotaWalkers      QuotaWalkers
+	LimitSweeps       LimitSweeps
+	VertiqueInventory VertiqueInventory
+	UserStates        *search.UserHandoffs
 	// Vertique is the secret vertique derives bucket keys with; zero: the
 	// vertique page's lookup says how to give one.
 	Vertique VertiqueSecret
@@ -92,11 +98,9 @@ type App struct {
 	quotaWalkers QuotaWalkers
 	scanBudgets  map[string]*scanbudget.Budget
 	vertique     VertiqueSecret
-	vtInventory  vertique.Cache
-	// The Rate limits and Locks pages' sweepers, one per connection
-	// (handlers/limits.go), started on first use.
-	limitsOnce sync.Once
-	limits     *limits.Pool
+	vtInventory  VertiqueInventory
+	limits       LimitSweeps
+	userStates   *search.UserHandoffs
 }
 
 // New builds the App.
@@ -153,11 +157,11 @@ func New(d Deps) *App {
 		shares:    newLiveShares(),
 		vertique:  d.Vertique,
 
-		scanBudgets: d.ScanBudgets,
-	}
-	a.quotaWalkers = d.QuotaWalkers
-	if a.quotaWalkers == nil {
-		a.quotaWalkers = quotas.NewWalkers(d.Ctx, quotas.DefaultBudget, time.Second, time.Minute, d.Now)
+		scanBudgets:  d.ScanBudgets,
+		quotaWalkers: d.QuotaWalkers,
+		vtInventory:  d.VertiqueInventory,
+		limits:       d.LimitSweeps,
+		userStates:   d.UserStates,
 	}
 	for _, c := range d.Conns.All() {
 		a.overviews[c.Name] = stats.NewOverviewReader(c)

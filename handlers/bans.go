@@ -64,25 +64,6 @@ func (a *App) bansVM(ctx context.Context, conn *redisview.Conn, q route.BansQuer
 			vm.Note = "The pack " + conn.Pack().Name + " describes no bloom filter with an exact set (roles bloom and bloom-members)."
 		}
 	}
-	for _, l := range lists {
-		vm.Lists = append(vm.Lists, a.banListVM(ctx, conn, l, q, act, pages))
-	}
-	return vm
-}
-
-func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, q route.BansQuery, act bool, pages int) views.BanListVM {
-	db := conn.DB(l.DB)
-	v := views.BanListVM{ID: l.ID, Domain: l.Domain, DB: l.DB, BloomKey: l.BloomKey, SetKey: l.SetKey, Bans: l.Bans, Description: l.Description}
-	if route.Linkable(l.BloomKey) {
-		v.BloomHref = route.KeyURL(conn.Name, l.DB, l.BloomKey)
-	}
-	if route.Linkable(l.SetKey) {
-		v.SetHref = route.KeyURL(conn.Name, l.DB, l.SetKey)
-	}
-	if l.Sensitive {
-		v.Err = "Sensitive: the pack marks this bloom or its set sensitive, so its members and verdicts are never shown."
-		return v
-	}
 	errText := func(what string, err error) string {
 		msg := what + ": " + conn.SafeErr(err)
 		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
@@ -90,143 +71,179 @@ func (a *App) banListVM(ctx context.Context, conn *redisview.Conn, l bans.List, 
 		}
 		return msg
 	}
-	fail := func(what string, err error) {
-		if v.Err == "" { // the first says it; the others would repeat it
-			v.Err = errText(what, err)
+	for _, l := range lists {
+		pq := bans.PageQuery{Check: q.Check, Listed: q.List == l.ID, Pages: pages}
+		if pq.Listed {
+			pq.Filter, pq.Cursor = q.Filter, q.Cursor
+		}
+		r := bans.ReadPage(ctx, conn, l, pq, a.now())
+		vm.Lists = append(vm.Lists, banListVM(conn.Name, r, q, act, errText))
+	}
+	return vm
+}
+
+// banListVM maps one list's read (bans.ReadPage) for the Bans page; act:
+// the viewer may ban and unban. errText words a read error. It sends no
+// command.
+func banListVM(conn string, r bans.ListRead, q route.BansQuery, act bool, errText func(string, error) string) views.BanListVM {
+	l := r.List
+	v := views.BanListVM{ID: l.ID, Domain: l.Domain, DB: l.DB, BloomKey: l.BloomKey, SetKey: l.SetKey, Bans: l.Bans, Description: l.Description}
+	if route.Linkable(l.BloomKey) {
+		v.BloomHref = route.KeyURL(conn, l.DB, l.BloomKey)
+	}
+	if route.Linkable(l.SetKey) {
+		v.SetHref = route.KeyURL(conn, l.DB, l.SetKey)
+	}
+	if r.Sensitive {
+		v.Err = "Sensitive: the pack marks this bloom or its set sensitive, so its members and verdicts are never shown."
+		return v
+	}
+	// The first error says it; the others would repeat it.
+	for _, e := range []struct {
+		what string
+		err  error
+	}{{"Cannot check the bloom against its set", r.StatusErr}, {"Cannot read the bloom", r.HealthErr},
+		{"Cannot list the set", r.MembersErr}, {"Cannot read the members' bloom bits", r.LackingErr}} {
+		if e.err != nil && v.Err == "" {
+			v.Err = errText(e.what, e.err)
 		}
 	}
-	st, err := bans.CheckerFor(conn, l).Step(ctx, db, a.now(), pages)
-	if err != nil {
-		fail("Cannot check the bloom against its set", err)
+	if r.HealthErr == nil {
+		v.Health = healthVM(l, r.Health, r.Status)
 	}
-	h, err := bans.ReadHealth(ctx, db, l)
-	if err != nil {
-		fail("Cannot read the bloom", err)
-	} else {
-		v.Health = healthVM(l, h, st)
-	}
-	canAct := act && l.Bans && err == nil
+	gate := r.Gate()
+	canAct := act && gate == bans.GateOpen
 	switch {
-	case act && l.Bans && st.Widespread():
-		canAct = false
+	case act && gate == bans.GateWidespread:
 		v.ActionsNote = "Ban and unban are disabled: most members of the set lack their bloom bits (see above)."
-	case act && l.Bans && st.Inconsistent():
+	case act && l.Bans && r.Status.Inconsistent():
 		v.ActionsNote = "Some members lack bloom bits (see above): set each one's missing bits; ban and unban of every other name work as usual."
-	case act && !l.Bans:
+	case act && gate == bans.GateFilter:
 		v.ActionsNote = "Read-only: the pack says this bloom is a filter (purpose filter), not a ban list."
 	}
 	v.Actions = canAct
-	preview := func(kind, name string) string {
-		if !canAct {
-			return ""
-		}
-		return banPreviewURL(conn.Name, l, kind, name)
-	}
-	fix := func(name string) string {
-		if !canAct {
-			return ""
-		}
-		return bloomFixURL(conn.Name, l, name)
-	}
+	links := banLinks{conn: conn, l: l, act: canAct}
 	if v.Health.Mismatch {
 		for _, e := range v.Health.Examples {
-			v.Health.ExampleFixes = append(v.Health.ExampleFixes, fix(e))
+			v.Health.ExampleFixes = append(v.Health.ExampleFixes, links.fix(e))
 		}
-	}
-	userHref := func(name string) string {
-		if !l.Bans || !route.Linkable(name) {
-			return ""
-		}
-		return route.UserURL(conn.Name, name)
 	}
 	if q.Check != "" {
-		cv := &views.BanCheckVM{Name: q.Check}
-		ch, err := bans.CheckName(ctx, db, l, q.Check)
-		if err != nil {
-			cv.Err = errText("cannot read", err)
-			cv.Tone = "warn"
-		} else {
-			cv.BloomHit, cv.InSet, cv.Verdict, cv.Words = ch.BloomHit, ch.InSet, string(ch.Verdict), ch.Words
-			for _, p := range ch.Positions {
-				cv.Positions = append(cv.Positions, views.BanPositionVM{Offset: p.Offset, Bit: p.Bit})
-			}
-			switch ch.Verdict {
-			case bans.Listed, bans.Missed:
-				cv.Tone = "bad"
-			case bans.FalsePositive:
-				cv.Tone = "warn"
-			default:
-				cv.Tone = "good"
-			}
-			if !l.Bans {
-				cv.Tone = "good"
-			}
-			switch {
-			case ch.Verdict == bans.Missed && l.Bans:
-				// Ban and unban of it are refused until its bits are set.
-				cv.FixHref = fix(q.Check)
-			case ch.InSet:
-				cv.UnbanHref = preview(action.KindUnban, q.Check)
-			default:
-				cv.BanHref = preview(action.KindBan, q.Check)
-			}
-			cv.UserHref = userHref(q.Check)
-		}
-		v.Check = cv
+		v.Check = banCheckVM(r, q.Check, links, errText)
 	}
-	// The page of members: the query's for the list it names, the first
-	// page of the others.
-	mq := route.BansQuery{Conn: conn.Name, Check: q.Check, List: l.ID}
+	v.Members = banMembersVM(r, q, links)
+	return v
+}
+
+// banLinks are the action and page links of one list's rows; act: ban,
+// unban and fix are offered.
+type banLinks struct {
+	conn string
+	l    bans.List
+	act  bool
+}
+
+func (b banLinks) preview(kind, name string) string {
+	if !b.act {
+		return ""
+	}
+	return banPreviewURL(b.conn, b.l, kind, name)
+}
+
+func (b banLinks) fix(name string) string {
+	if !b.act {
+		return ""
+	}
+	return bloomFixURL(b.conn, b.l, name)
+}
+
+func (b banLinks) user(name string) string {
+	if !b.l.Bans || !route.Linkable(name) {
+		return ""
+	}
+	return route.UserURL(b.conn, name)
+}
+
+// banCheckVM maps the check of one name against the list.
+func banCheckVM(r bans.ListRead, name string, links banLinks, errText func(string, error) string) *views.BanCheckVM {
+	cv := &views.BanCheckVM{Name: name}
+	if r.CheckErr != nil || r.Check == nil {
+		cv.Err = errText("cannot read", r.CheckErr)
+		cv.Tone = "warn"
+		return cv
+	}
+	ch := r.Check
+	cv.BloomHit, cv.InSet, cv.Verdict, cv.Words = ch.BloomHit, ch.InSet, string(ch.Verdict), ch.Words
+	for _, p := range ch.Positions {
+		cv.Positions = append(cv.Positions, views.BanPositionVM{Offset: p.Offset, Bit: p.Bit})
+	}
+	switch ch.Verdict {
+	case bans.Listed, bans.Missed:
+		cv.Tone = "bad"
+	case bans.FalsePositive:
+		cv.Tone = "warn"
+	default:
+		cv.Tone = "good"
+	}
+	if !r.List.Bans {
+		cv.Tone = "good"
+	}
+	switch {
+	case ch.Verdict == bans.Missed && r.List.Bans:
+		// Ban and unban of it are refused until its bits are set.
+		cv.FixHref = links.fix(name)
+	case ch.InSet:
+		cv.UnbanHref = links.preview(action.KindUnban, name)
+	default:
+		cv.BanHref = links.preview(action.KindBan, name)
+	}
+	cv.UserHref = links.user(name)
+	return cv
+}
+
+// banMembersVM maps the page of members: the query's for the list it
+// names, the first page of the others.
+func banMembersVM(r bans.ListRead, q route.BansQuery, links banLinks) views.BanMembersVM {
+	l := r.List
+	mq := route.BansQuery{Conn: links.conn, Check: q.Check, List: l.ID}
 	if q.List == l.ID {
 		mq.Filter, mq.Cursor = q.Filter, q.Cursor
 	}
-	v.Members = views.BanMembersVM{Filter: mq.Filter, ListID: l.ID, FormURL: route.BansURL(conn.Name)}
+	m := views.BanMembersVM{Filter: mq.Filter, ListID: l.ID, FormURL: route.BansURL(links.conn)}
 	if !l.Bans && q.List != l.ID {
 		// A read-only filter's members are listed on request only: the
 		// page is about bans.
-		v.Members.ShowURL = mq.URL()
-		return v
+		m.ShowURL = mq.URL()
+		return m
 	}
-	page, err := bans.Members(ctx, db, l, mq.Filter, mq.Cursor, bans.PageSize)
-	if err != nil {
-		fail("Cannot list the set", err)
-		return v
+	page := r.Members
+	if page == nil {
+		return m
 	}
-	v.Members.Read, v.Members.Count = true, format.Count(page.Count)
-	// The members of this page lacking a bit (one GETBIT pipeline): the
-	// application ignores their bans; each gets the fix, not an unban.
-	lacking := map[string]bool{}
-	if l.Bans {
-		bad, err := bans.Missing(ctx, db, l, page.Members)
-		if err != nil {
-			fail("Cannot read the members' bloom bits", err)
+	m.Read, m.Count = true, format.Count(page.Count)
+	for _, name := range page.Members {
+		row := views.BanMemberRow{Name: name, UserHref: links.user(name), UnbanHref: links.preview(action.KindUnban, name)}
+		if r.Lacking[name] {
+			// The application ignores its ban: the fix, not an unban.
+			row.Missing, row.UnbanHref, row.FixHref = true, "", links.fix(name)
 		}
-		for _, m := range bad {
-			lacking[m] = true
+		if route.Linkable(name) {
+			row.CheckHref = route.BansQuery{Conn: links.conn, Check: name, List: l.ID, Filter: mq.Filter, Cursor: mq.Cursor}.URL()
 		}
-	}
-	for _, m := range page.Members {
-		r := views.BanMemberRow{Name: m, UserHref: userHref(m), UnbanHref: preview(action.KindUnban, m)}
-		if lacking[m] {
-			r.Missing, r.UnbanHref, r.FixHref = true, "", fix(m)
-		}
-		if route.Linkable(m) {
-			r.CheckHref = route.BansQuery{Conn: conn.Name, Check: m, List: l.ID, Filter: mq.Filter, Cursor: mq.Cursor}.URL()
-		}
-		v.Members.Rows = append(v.Members.Rows, r)
+		m.Rows = append(m.Rows, row)
 	}
 	if page.Next != 0 {
 		next := mq
 		next.Cursor = page.Next
-		v.Members.NextURL = next.URL()
-		v.Members.Partial = len(page.Members) < bans.PageSize
+		m.NextURL = next.URL()
+		m.Partial = len(page.Members) < bans.PageSize
 	}
 	if mq.Cursor != 0 {
 		first := mq
 		first.Cursor = 0
-		v.Members.FirstURL = first.URL()
+		m.FirstURL = first.URL()
 	}
-	return v
+	return m
 }
 
 // banPreviewURL links the preview of banning or unbanning name (kind

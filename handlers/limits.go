@@ -22,20 +22,12 @@ import (
 	"github.com/keydeck/keydeck/views/format"
 )
 
-// The Rate limits and Locks pages read one sweep per connection
-// (limits.Pool); the sweep keeps running limitsLinger after the last
-// viewer leaves, so flipping between the two pages does not restart it.
-const limitsLinger = 30 * time.Second
-
-// limitPool is the console's pool of limit sweepers, started on first use.
-func (a *App) limitPool() *limits.Pool {
-	a.limitsOnce.Do(func() { a.limits = limits.NewPool(a.ctx, limits.DefaultBudget, limitsLinger) })
-	return a.limits
+// LimitSweeps is what the Rate limits and Locks pages need of the
+// per-connection sweeps (limits.Pool, built by the composition root): one
+// sweeper per connection, held while a page or topic shows it.
+type LimitSweeps interface {
+	Acquire(conn *redisview.Conn) (*limits.Sweeper, func())
 }
-
-// WaitLimits blocks until the limit sweepers have stopped (after the
-// App's context ended).
-func (a *App) WaitLimits() { a.limitPool().Wait() }
 
 const (
 	limitsKind = "limits"
@@ -107,7 +99,7 @@ func (t OpsTopic) source(a *App) (func() live.Source, error) {
 		return nil, err
 	}
 	return func() live.Source {
-		s, release := a.limitPool().Acquire(conn)
+		s, release := a.limits.Acquire(conn)
 		// The page showed what the sweep held; the rows of the families it
 		// was still reading come with the first round, not a poll later.
 		ctx, cancel := context.WithCancel(a.ctx)
@@ -169,7 +161,7 @@ func (a *App) opsPage(c echo.Context, kind string) (*redisview.Conn, OpsTopic, l
 	conn.EnsurePack(a.conns.Packs())
 	p := route.ParseRowsPage(c.QueryParams())
 	t := OpsTopic{Kind: kind, Conn: conn.Name, Filter: strings.TrimSpace(p.Filter), Act: a.canAct(c), Fam: p.Fam, DB: p.DB, Off: p.Off}
-	s, release := a.limitPool().Acquire(conn)
+	s, release := a.limits.Acquire(conn)
 	defer release()
 	return conn, t, s.Snapshot(), nil
 }
@@ -200,7 +192,7 @@ func sweepLines(snap limits.Snapshot, st redisview.Status, kind func(limits.Kind
 		if f.Passes > 0 {
 			done++
 		}
-		if notRead(f) {
+		if f.NotRead() {
 			unread = append(unread, f.Family.ID+" (db"+strconv.Itoa(f.DB)+")")
 		}
 	}
@@ -222,19 +214,16 @@ func sweepLines(snap limits.Snapshot, st redisview.Status, kind func(limits.Kind
 	return status, reading, budget, disconnected
 }
 
-// notRead: the sweep has not scanned f yet, and nothing told it of a key.
-func notRead(f limits.FamilySnap) bool { return !f.Read && len(f.Rows) == 0 }
-
 // keptLabel says which rows of a family are shown.
 func keptLabel(f limits.FamilySnap, keep int) string {
-	n := int64(len(f.Rows))
+	k := f.Kept(keep)
 	switch {
-	case f.Total < 0:
-		return fmt.Sprintf("%s found so far (first pass running)", format.Plural(max(f.Seen, n), "key", "keys"))
-	case f.Total > int64(keep) || (f.Total > n && n == int64(keep)):
-		return fmt.Sprintf("the %d most constrained of ~%s keys", n, format.Count(max(f.Total, f.Seen)))
+	case k.Running:
+		return fmt.Sprintf("%s found so far (first pass running)", format.Plural(k.Found, "key", "keys"))
+	case k.Cut:
+		return fmt.Sprintf("the %d most constrained of ~%s keys", len(f.Rows), format.Count(k.Of))
 	}
-	return format.Plural(max(f.Total, n), "key", "keys")
+	return format.Plural(k.Of, "key", "keys")
 }
 
 // pageRows is how many rows of one family a page shows; page links walk
@@ -346,64 +335,28 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 		vm.Status, vm.Reading = "", startingLine(pc.Pack, limits.Kind.IsLimit)
 		return vm
 	}
-	shown := 0
-	type famDB struct {
-		id string
-		db int
-	}
-	throttled := map[famDB]int{}
-	for _, f := range snap.Families {
-		if !f.Kind.IsLimit() || notRead(f) {
-			continue // unread families are named by vm.Reading
-		}
+	for _, f := range limits.RankLimits(snap, t.Filter, now) {
 		g := views.LimitGroup{Family: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
-			Limit: limitText(f.Family), Label: keptLabel(f, snap.Budget.Keep)}
-		rows := f.Rows
-		limits.Sort(rows, now)
-		hidden := 0
-		for i := range rows {
-			r := &rows[i]
-			st := r.At(now)
-			if st.Gone {
-				continue
-			}
-			if !r.Matches(t.Filter) {
-				hidden++
-				continue
-			}
-			g.Rows = append(g.Rows, limitRow(conn.Name, r, st, t.Act))
-			if st.Throttled {
-				throttled[famDB{f.Family.ID, f.DB}]++
-			}
+			Limit: limitText(f.Family), Label: keptLabel(f.FamilySnap, snap.Budget.Keep)}
+		for _, rs := range f.Shown {
+			g.Rows = append(g.Rows, limitRow(conn.Name, rs.Row, rs.State, t.Act))
 		}
 		switch {
-		case hidden > 0 && len(g.Rows) == 0:
-			g.Note = fmt.Sprintf("None of the %d rows kept matches %q.", hidden, t.Filter)
-		case hidden > 0:
-			g.Note = fmt.Sprintf("%s not match %q.", format.Plural(int64(hidden), "row kept does", "rows kept do"), t.Filter)
+		case f.Hidden > 0 && len(g.Rows) == 0:
+			g.Note = fmt.Sprintf("None of the %d rows kept matches %q.", f.Hidden, t.Filter)
+		case f.Hidden > 0:
+			g.Note = fmt.Sprintf("%s not match %q.", format.Plural(int64(f.Hidden), "row kept does", "rows kept do"), t.Filter)
 		case len(g.Rows) == 0 && f.Total == 0:
 			g.Note = "No key of this family in db" + strconv.Itoa(f.DB) + "."
 		}
-		if t.Filter != "" && len(g.Rows) == 0 {
-			continue // a filter shows the families it matches
-		}
-		shown++
-		vm.Groups = append(vm.Groups, g)
-	}
-	// Families with a throttled or locked row first, in the pack's order.
-	slices.SortStableFunc(vm.Groups, func(a, b views.LimitGroup) int {
-		return boolRank(throttledIn(b)) - boolRank(throttledIn(a))
-	})
-	for i := range vm.Groups {
-		g := &vm.Groups[i]
 		g.Rows, g.Pager = pageOf(t, g.Family, g.DB, g.Rows)
-	}
-	for fam, n := range throttled {
-		vm.Summary = append(vm.Summary, views.SummaryChip{Family: fam.id, Text: format.Plural(int64(n), "row", "rows"), Anchor: route.FamilyAnchor(fam.id, fam.db)})
+		vm.Groups = append(vm.Groups, g)
+		if f.Throttled > 0 {
+			vm.Summary = append(vm.Summary, views.SummaryChip{Family: f.Family.ID, Text: format.Plural(int64(f.Throttled), "row", "rows"), Anchor: route.FamilyAnchor(f.Family.ID, f.DB)})
+		}
 	}
 	slices.SortFunc(vm.Summary, func(a, b views.SummaryChip) int { return strings.Compare(a.Anchor, b.Anchor) })
-	switch {
-	case shown == 0 && t.Filter != "":
+	if len(vm.Groups) == 0 && t.Filter != "" {
 		vm.Empty = fmt.Sprintf("No rate-limit row kept matches %q.", t.Filter)
 	}
 	return vm
@@ -420,17 +373,6 @@ func startingLine(p *schema.Pack, k func(limits.Kind) bool) string {
 	}
 	return fmt.Sprintf("Reading %s of pack %s… the sweep is starting: rows arrive here as it finds them",
 		format.Plural(int64(n), "family", "families"), p.Name)
-}
-
-func throttledIn(g views.LimitGroup) bool {
-	return len(g.Rows) > 0 && g.Rows[0].Throttled
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // hasKind: the connection's pack has a family of kind k. It asks the

@@ -3,7 +3,6 @@ package handlers
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -80,59 +79,21 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 		return vm
 	}
 	total := 0
-	for _, f := range snap.Families {
-		if !f.Kind.IsLock() || notRead(f) {
-			continue // unread families are named by vm.Reading
-		}
+	for _, f := range limits.RankLocks(snap, t.Filter, now) {
 		g := views.LockGroup{Family: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
-			Value: lockValueText(f.Family), Label: keptLabel(f, snap.Budget.Keep)}
-		g.Hold = holdText(f.Family)
-		rows := f.Rows
-		limits.Sort(rows, now)
-		hidden := 0
-		for i := range rows {
-			r := &rows[i]
-			st := r.At(now)
-			if st.Gone {
-				continue
-			}
-			if !r.Matches(t.Filter) {
-				hidden++
-				continue
-			}
-			g.Rows = append(g.Rows, lockRow(conn.Name, r, st, t.Act))
+			Value: lockValueText(f.Family), Label: keptLabel(f.FamilySnap, snap.Budget.Keep), Hold: holdText(f.Family)}
+		for _, rs := range f.Shown {
+			g.Rows = append(g.Rows, lockRow(conn.Name, rs.Row, rs.State, t.Act))
 		}
-		if hidden > 0 {
-			g.Note = fmt.Sprintf("%s not match %q.", format.Plural(int64(hidden), "lock kept does", "locks kept do"), t.Filter)
+		if f.Hidden > 0 {
+			g.Note = fmt.Sprintf("%s not match %q.", format.Plural(int64(f.Hidden), "lock kept does", "locks kept do"), t.Filter)
 		}
-		if len(g.Rows) == 0 {
-			if t.Filter != "" {
-				continue
-			}
-			if g.Note == "" && f.Passes > 0 {
-				g.Note = "No lock held at the last read."
-			}
+		if len(g.Rows) == 0 && g.Note == "" && f.Passes > 0 {
+			g.Note = "No lock held at the last read."
 		}
 		total += len(g.Rows)
-		vm.Groups = append(vm.Groups, g)
-	}
-	// Locks held now first, then cooldowns, each in the pack's order.
-	slices.SortStableFunc(vm.Groups, func(a, b views.LockGroup) int {
-		rank := func(g views.LockGroup) int {
-			r := 0
-			if len(g.Rows) == 0 {
-				r += 2
-			}
-			if g.Role == string(schema.RoleCooldown) {
-				r++
-			}
-			return r
-		}
-		return rank(a) - rank(b)
-	})
-	for i := range vm.Groups {
-		g := &vm.Groups[i]
 		g.Rows, g.Pager = pageOf(t, g.Family, g.DB, g.Rows)
+		vm.Groups = append(vm.Groups, g)
 	}
 	if total == 0 && t.Filter != "" {
 		vm.Empty = fmt.Sprintf("No lock kept matches %q.", t.Filter)

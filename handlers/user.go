@@ -5,21 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/bans"
-	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/views"
@@ -27,16 +23,11 @@ import (
 )
 
 // userLimits bound the scans of one read of a user page (tests shrink
-// them). A live user page continues an unfinished scan pass at most every
-// userContinue and starts a new pass at most every userRescan after one
-// finished; the ticks between re-read the keys found, with no SCAN.
+// them); userCadence is how often a live page scans, continues a scan
+// pass and checks every derived key again (search.UserCadence).
 var (
-	userLimits   = search.DefaultUserLimits
-	userRescan   = 30 * time.Second
-	userContinue = 5 * time.Second
-	// userReprobe: how often a live page checks every derived key again;
-	// the ticks between re-read the keys found.
-	userReprobe = 2 * time.Second
+	userLimits  = search.DefaultUserLimits
+	userCadence = search.DefaultUserCadence
 	// userBoardWait: how long a read waits for the leaderboard index's
 	// first scan (a 1M-key server takes longer; the page must not).
 	userBoardWait = 100 * time.Millisecond
@@ -61,17 +52,6 @@ func userFix(f *schema.Family, locked bool) string {
 		return action.KindResetLimit
 	}
 	return ""
-}
-
-// userLocked reports a key of a window that locks (m) whose lock is among
-// the keys found (present, by "db\x00key").
-func userLocked(m schema.Match, db int, present map[string]bool) bool {
-	sw, ok := m.Family.Params.(*schema.SlidingWindowParams)
-	if !ok || sw.Lock == nil || sw.Lock.Family == nil {
-		return false
-	}
-	k, err := sw.Lock.Key(m.Map())
-	return err == nil && present[strconv.Itoa(db)+"\x00"+k]
 }
 
 // userPage is everything about one user (?name=): its keys in every
@@ -107,7 +87,7 @@ func (a *App) userPage(c echo.Context) error {
 		vm.ActionNote = "Fixing actions (reset a limit, release a lock, remove a leaderboard entry, unban) are for support and admin."
 	}
 	t := UserTopic{Conn: conn.Name, Name: name, Email: email, Support: support}
-	st := &userState{}
+	st := &search.UserState{}
 	live, err := a.userRead(c.Request().Context(), conn, t, st, identity(c).holder(), a.scanTap(conn.Name, identity(c).holder()))
 	if err != nil {
 		if !errors.Is(err, redisview.ErrRead) {
@@ -122,7 +102,9 @@ func (a *App) userPage(c echo.Context) error {
 	vm.Live = live
 	if len(name)+len(email) <= route.MaxLinkedName {
 		vm.WSURL = route.LiveURL(t.String())
-		a.handOff(t.String(), *st)
+		if a.userStates != nil {
+			a.userStates.Put(t.String(), *st)
+		}
 	}
 	return render(c, http.StatusOK, vm, views.UserPage(page, vm))
 }
@@ -132,57 +114,12 @@ func (a *App) userSupport(r action.Role) bool {
 	return r.Allows(action.Support) && !a.auth.ReadOnly && a.actions != nil
 }
 
-// userState is what a user page carries from one read to the next: the
-// keys scans found and where the scans stand.
-type userState struct {
-	known   []search.UserHit
-	cursors map[string]uint64
-	scanned time.Time
-	probed  time.Time          // the last read that checked every derived key
-	scans   []search.ScanState // the last read with scans: how far each got
-}
-
-// userHandoff passes the page load's state to its live topic's first
-// poll, so that opening a page scans once, not twice: by App and topic,
-// taken once, ignored after userContinue.
-var userHandoff sync.Map // userHandoffKey → userHandoffVal
-
-type userHandoffKey struct {
-	a     *App
-	topic string
-}
-
-type userHandoffVal struct {
-	st userState
-	at time.Time
-}
-
-func (a *App) handOff(topic string, st userState) {
+// userRead reads the page once (search.UserState plans the read: a scan
+// when due, resuming unfinished scans, else a re-read of the keys found)
+// and maps it. Its scans draw from the connection's scan budget as who.
+func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, st *search.UserState, who string, budget search.Budget) (views.UserLiveVM, error) {
 	now := a.now()
-	userHandoff.Range(func(k, v any) bool { // drop what no topic took
-		if now.Sub(v.(userHandoffVal).at) > time.Minute {
-			userHandoff.Delete(k)
-		}
-		return true
-	})
-	userHandoff.Store(userHandoffKey{a, topic}, userHandoffVal{st: st, at: now})
-}
-
-func (a *App) takeOver(topic string) userState {
-	v, ok := userHandoff.LoadAndDelete(userHandoffKey{a, topic})
-	if !ok || a.now().Sub(v.(userHandoffVal).at) > userContinue {
-		return userState{}
-	}
-	return v.(userHandoffVal).st
-}
-
-// userRead reads the page once: with a scan when none ran for
-// userRescan (resuming unfinished scans), else re-reading the keys found.
-// Its scans draw from the connection's scan budget as who; scans that
-// waited for it in vain are tried again on the next read.
-func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, st *userState, who string, budget search.Budget) (views.UserLiveVM, error) {
-	now := a.now()
-	q := search.UserQuery{Subject: search.Subject{Name: t.Name, Email: t.Email}, Known: st.known}
+	q := search.UserQuery{Subject: search.Subject{Name: t.Name, Email: t.Email}}
 	if t.Email != "" {
 		q.Subject.EmailFrom = "given"
 	}
@@ -195,36 +132,20 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 			q.Boards = append(q.Boards, search.Board{DB: r.DB, Key: r.Key, Family: r.Family})
 		}
 	}
-	wait := userRescan
-	if st.cursors != nil {
-		wait = userContinue
-	}
-	if st.scanned.IsZero() || now.Sub(st.scanned) >= wait {
-		q.Scan, q.Cursors = true, st.cursors // keys found stay known: a re-read drops those gone
-	}
-	q.Reprobe = q.Scan || st.probed.IsZero() || now.Sub(st.probed) >= userReprobe
+	st.Plan(&q, now, userCadence)
 	lim := userLimits
 	lim.Budget = budget
-	res, err := search.RunUser(ctx, conn, q, lim)
+	page, err := search.ReadUserPage(ctx, conn, q, lim, now)
 	if err != nil {
 		return views.UserLiveVM{}, err
 	}
-	if q.Scan {
-		st.cursors, st.scans = res.Cursors(), res.Scans
-		if !res.Waiting {
-			st.scanned = now
-		}
-	}
-	if q.Reprobe {
-		st.probed = now
-	}
-	st.known = res.Hits
-	vm := a.userLiveVM(ctx, conn, t, res, now)
-	at := format.Clock(st.scanned)
-	for _, sc := range st.scans {
+	st.Record(q, page.UserResult, now)
+	vm := a.userLiveVM(conn, t, page, now)
+	at := format.Clock(st.Scanned)
+	for _, sc := range st.Scans {
 		vm.Scans = append(vm.Scans, views.SearchScanVM{DB: sc.DB, Match: sc.Match, Progress: userProgress(sc, at), Done: sc.Done})
 	}
-	if res.Waiting {
+	if page.Waiting {
 		vm.Notes = append(vm.Notes, a.budgetWait(conn.Name, who)+" The scans go on from where they are at the next read.")
 	}
 	if len(q.Boards) == 0 && hasBoards(conn) {
@@ -239,9 +160,10 @@ func hasBoards(conn *redisview.Conn) bool {
 	return p != nil && slices.ContainsFunc(p.Families, func(f *schema.Family) bool { return f.Role == schema.RoleLeaderboard })
 }
 
-// userLiveVM turns a read into the page's live part: the keys decoded,
-// grouped by the pack's domain in the pack's order.
-func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic, r search.UserResult, now time.Time) views.UserLiveVM {
+// userLiveVM maps one read of the page (search.ReadUserPage) to its live
+// part: the keys decoded, grouped by the pack's domain in the pack's
+// order, the ban checks, the ranks and the notes. It sends no command.
+func (a *App) userLiveVM(conn *redisview.Conn, t UserTopic, r search.UserPage, now time.Time) views.UserLiveVM {
 	vm := views.UserLiveVM{ReadAt: format.Clock(now), Found: len(r.Hits), Checked: r.Checked, Commands: r.Commands,
 		Took: format.Duration(r.Took.Round(time.Millisecond)), Support: t.Support, Email: r.Subject.Email}
 	switch r.Subject.EmailFrom {
@@ -251,36 +173,45 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 	default:
 		vm.EmailFrom = "the receipt address of the active order, " + r.Subject.EmailFrom
 	}
-	pack := conn.Pack()
 	for _, b := range r.Bans {
-		if b.Sensitive {
-			vm.Bans = append(vm.Bans, views.UserBanVM{DB: b.DB, Bloom: b.BloomKey, Set: b.SetKey, Sensitive: true, Verdict: userHidden + " (the ban list is marked sensitive: its bits and members are never read)"})
-			continue
-		}
-		bv := views.UserBanVM{DB: b.DB, Bloom: b.BloomKey, Set: b.SetKey, InSet: b.InSet, Banned: b.AllSet && (b.InSet || !b.HasSet), Verdict: b.Verdict}
-		for i, p := range b.Positions {
-			bv.Positions = append(bv.Positions, views.UserBitVM{Pos: strconv.FormatInt(p, 10), Set: b.Bits[i]})
-		}
-		if len(t.Name) <= route.MaxLinkedName {
-			bv.CheckHref = route.BanCheckURL(conn.Name, t.Name)
-		}
-		a.userBanActions(conn, t, b, &bv)
-		vm.Bans = append(vm.Bans, bv)
+		vm.Bans = append(vm.Bans, a.userBanVM(conn, t, b))
 	}
-	present := map[string]bool{}
-	for _, h := range r.Hits {
-		present[strconv.Itoa(h.DB)+"\x00"+h.Key] = true
+	vm.Groups = a.userGroups(conn, t, r, now)
+	for _, rk := range r.Ranks {
+		vm.Ranks = append(vm.Ranks, a.userRankVM(conn.Name, t, rk))
 	}
+	vm.Notes = append(vm.Notes, userNotes(r.UserResult)...)
+	return vm
+}
+
+// userBanVM maps one ban check.
+func (a *App) userBanVM(conn *redisview.Conn, t UserTopic, b search.BanCheck) views.UserBanVM {
+	if b.Sensitive {
+		return views.UserBanVM{DB: b.DB, Bloom: b.BloomKey, Set: b.SetKey, Sensitive: true, Verdict: userHidden + " (the ban list is marked sensitive: its bits and members are never read)"}
+	}
+	bv := views.UserBanVM{DB: b.DB, Bloom: b.BloomKey, Set: b.SetKey, InSet: b.InSet, Banned: b.AllSet && (b.InSet || !b.HasSet), Verdict: b.Verdict}
+	for i, p := range b.Positions {
+		bv.Positions = append(bv.Positions, views.UserBitVM{Pos: strconv.FormatInt(p, 10), Set: b.Bits[i]})
+	}
+	if len(t.Name) <= route.MaxLinkedName {
+		bv.CheckHref = route.BanCheckURL(conn.Name, t.Name)
+	}
+	a.userBanActions(conn, t, b, &bv)
+	return bv
+}
+
+// userGroups groups the keys found by their family's domain, in the
+// pack's order (keys of no family last).
+func (a *App) userGroups(conn *redisview.Conn, t UserTopic, r search.UserPage, now time.Time) []views.UserGroupVM {
 	order := map[string]int{}
-	for i, f := range pack.Families {
+	for i, f := range conn.Pack().Families {
 		if _, ok := order[f.Domain]; !ok {
 			order[f.Domain] = i
 		}
 	}
-	cls := pack.Classifier()
 	groups := map[string]*views.UserGroupVM{}
 	var titles []string
-	for _, h := range r.Hits {
+	for i, h := range r.Hits {
 		title := "Keys of no family"
 		if h.Family != nil {
 			title = h.Family.Domain
@@ -291,28 +222,11 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 			groups[title] = g
 			titles = append(titles, title)
 		}
-		k := views.UserKeyVM{DB: h.DB, Key: h.Key, Type: h.Type, TTL: "none", Via: h.Via, Ambiguous: h.Ambiguous}
-		if views.Linkable(h.Key) {
-			k.Href = route.KeyURL(conn.Name, h.DB, h.Key)
+		var kr search.HitRead
+		if i < len(r.Keys) {
+			kr = r.Keys[i]
 		}
-		if h.TTL >= 0 {
-			k.TTL = format.TTL(h.TTL)
-		}
-		if f := h.Family; f != nil {
-			k.Family, k.Role, k.Sensitive = f.ID, string(f.Role), f.Sensitive
-			locked := false
-			if m, ok := cls.Match(h.DB, h.Key); ok && m.Family == f {
-				k.Decoded = keyDecoded(ctx, conn, h.DB, h.Key, h.Type, m, now)
-				locked = userLocked(m, h.DB, present)
-			}
-			if !f.Sensitive && !k.Decoded.Withheld && k.Decoded.Summary == "" {
-				userRaw(&k.Decoded, f, h)
-			}
-			if t.Support && views.Linkable(h.Key) && !a.actions.Protected(h.Key) {
-				k.Actions = a.userKeyActions(conn.Name, h.DB, h.Key, userFix(f, locked))
-			}
-		}
-		g.Keys = append(g.Keys, k)
+		g.Keys = append(g.Keys, a.userKeyVM(conn, t, h, kr, now))
 	}
 	slices.SortStableFunc(titles, func(x, y string) int {
 		ox, okx := order[x]
@@ -327,52 +241,89 @@ func (a *App) userLiveVM(ctx context.Context, conn *redisview.Conn, t UserTopic,
 		}
 		return ox - oy
 	})
+	out := make([]views.UserGroupVM, 0, len(titles))
 	for _, title := range titles {
-		vm.Groups = append(vm.Groups, *groups[title])
+		out = append(out, *groups[title])
 	}
-	for _, rk := range r.Ranks {
-		rv := views.UserRankVM{DB: rk.Board.DB, Board: rk.Board.Key, Found: rk.Found}
-		if rk.Sensitive {
-			// The board page refuses it too: no link.
-			rv.Sensitive, rv.Hidden = true, userHidden+" (the board is marked sensitive: its members and scores are never read)"
-			vm.Ranks = append(vm.Ranks, rv)
-			continue
-		}
-		w := route.Window{Conn: conn.Name, DB: rk.Board.DB, Key: rk.Board.Key, N: route.DefaultRows}
-		if rk.Found {
-			rv.Rank, rv.Score = "#"+format.Count(rk.Rank+1), format.Score(rk.Score)
-			w = w.At(rk.Rank / route.DefaultRows * route.DefaultRows)
-			if t.Support && len(t.Name) <= route.MaxLinkedName {
-				rv.Actions = a.userActions(conn.Name, rk.Board.DB, rk.Board.Key, rk.Board.Family, "zset", map[string]string{action.ArgMember: t.Name})
-			}
-		}
-		if route.Linkable(rk.Board.Key) {
-			rv.Href = w.URL()
-		}
-		vm.Ranks = append(vm.Ranks, rv)
+	return out
+}
+
+// userKeyVM maps one key found and its role read (kr).
+func (a *App) userKeyVM(conn *redisview.Conn, t UserTopic, h search.UserHit, kr search.HitRead, now time.Time) views.UserKeyVM {
+	k := views.UserKeyVM{DB: h.DB, Key: h.Key, Type: h.Type, TTL: "none", Via: h.Via, Ambiguous: h.Ambiguous}
+	if views.Linkable(h.Key) {
+		k.Href = route.KeyURL(conn.Name, h.DB, h.Key)
 	}
+	if h.TTL >= 0 {
+		k.TTL = format.TTL(h.TTL)
+	}
+	f := h.Family
+	if f == nil {
+		return k
+	}
+	k.Family, k.Role, k.Sensitive = f.ID, string(f.Role), f.Sensitive
+	if kr.Matched {
+		if vm, read := decodeRead(kr.Match, h.Type); !read {
+			k.Decoded = vm
+		} else {
+			k.Decoded = decodedVM(conn, h.DB, h.Key, kr.Match, kr.Result, kr.Err, now)
+		}
+	}
+	if !f.Sensitive && !k.Decoded.Withheld && k.Decoded.Summary == "" {
+		userRaw(&k.Decoded, f, h)
+	}
+	if t.Support && views.Linkable(h.Key) && !a.actions.Protected(h.Key) {
+		k.Actions = a.userKeyActions(conn.Name, h.DB, h.Key, userFix(f, kr.Locked))
+	}
+	return k
+}
+
+// userRankVM maps the user's place on one leaderboard.
+func (a *App) userRankVM(conn string, t UserTopic, rk search.Rank) views.UserRankVM {
+	rv := views.UserRankVM{DB: rk.Board.DB, Board: rk.Board.Key, Found: rk.Found}
+	if rk.Sensitive {
+		// The board page refuses it too: no link.
+		rv.Sensitive, rv.Hidden = true, userHidden+" (the board is marked sensitive: its members and scores are never read)"
+		return rv
+	}
+	w := route.Window{Conn: conn, DB: rk.Board.DB, Key: rk.Board.Key, N: route.DefaultRows}
+	if rk.Found {
+		rv.Rank, rv.Score = "#"+format.Count(rk.Rank+1), format.Score(rk.Score)
+		w = w.At(rk.Rank / route.DefaultRows * route.DefaultRows)
+		if t.Support && len(t.Name) <= route.MaxLinkedName {
+			rv.Actions = a.userActions(conn, rk.Board.DB, rk.Board.Key, rk.Board.Family, "zset", map[string]string{action.ArgMember: t.Name})
+		}
+	}
+	if route.Linkable(rk.Board.Key) {
+		rv.Href = w.URL()
+	}
+	return rv
+}
+
+// userNotes say what a read did not do: scan, list every key, derive
+// the keys by e-mail or by game.
+func userNotes(r search.UserResult) []string {
+	var notes []string
 	if len(r.Scans) == 0 && len(r.Plan.Scans) > 0 {
-		vm.Notes = append(vm.Notes, fmt.Sprintf("This read re-read the %s scans found, without scanning: an unfinished scan pass continues every %s, a new pass starts %s after one ends; every derived key is checked again every %s, the keys found on every tick.",
-			format.Plural(int64(len(r.ScanHits())), "key", "keys"), format.Duration(userContinue), format.Duration(userRescan), format.Duration(userReprobe)))
+		notes = append(notes, fmt.Sprintf("This read re-read the %s scans found, without scanning: an unfinished scan pass continues every %s, a new pass starts %s after one ends; every derived key is checked again every %s, the keys found on every tick.",
+			format.Plural(int64(len(r.ScanHits())), "key", "keys"), format.Duration(userCadence.Continue), format.Duration(userCadence.Rescan), format.Duration(userCadence.Reprobe)))
 	}
 	if r.Capped {
-		vm.Notes = append(vm.Notes, fmt.Sprintf("The scans stopped at %d keys: not every key found by scan is listed.", userLimits.Cap))
+		notes = append(notes, fmt.Sprintf("The scans stopped at %d keys: not every key found by scan is listed.", userLimits.Cap))
 	}
 	if len(r.Plan.NeedEmail) > 0 {
 		ids := make([]string, len(r.Plan.NeedEmail))
 		for i, f := range r.Plan.NeedEmail {
 			ids[i] = f.ID
 		}
-		vm.Notes = append(vm.Notes, "The user's e-mail address is not known (Redis holds no record linking it to the username: only an active order's receipt address does; give it in the E-mail field), so the keys of "+
+		notes = append(notes, "The user's e-mail address is not known (Redis holds no record linking it to the username: only an active order's receipt address does; give it in the E-mail field), so the keys of "+
 			format.Plural(int64(len(ids)), "family", "families")+" keyed by e-mail were not read: "+joinIDs(ids)+".")
 	}
-	if len(r.Plan.Games) > 0 {
-		for ph, vals := range r.Plan.Games {
-			vm.Notes = append(vm.Notes, fmt.Sprintf("Keys by {%s} were derived for the %s of the known leaderboards (%s); a {%s} with no leaderboard key is not searched.",
-				ph, format.Plural(int64(len(vals)), "value", "values"), joinIDs(vals), ph))
-		}
+	for ph, vals := range r.Plan.Games {
+		notes = append(notes, fmt.Sprintf("Keys by {%s} were derived for the %s of the known leaderboards (%s); a {%s} with no leaderboard key is not searched.",
+			ph, format.Plural(int64(len(vals)), "value", "values"), joinIDs(vals), ph))
 	}
-	return vm
+	return notes
 }
 
 // userHidden says a part of the page was not read, rather than absent.
@@ -494,111 +445,5 @@ func userProgress(s search.ScanState, at string) string {
 		return fmt.Sprintf("scanned to the end of the database's %s keys; found %s in %s at %s.", format.Count(s.DBKeys), found, format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), at)
 	}
 	return fmt.Sprintf("about %s of ~%s keys scanned at %s (%s of COUNT %d); found %s. The live page continues from there every %s.",
-		format.Count(s.Examined), format.Count(s.DBKeys), at, format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), userLimits.Count, found, format.Duration(userContinue))
-}
-
-const userKind = "user"
-
-// UserTopic is one user page, live: "user:MODE:<query>", MODE support
-// (fixing actions linked; support may watch) or viewer.
-type UserTopic struct {
-	Conn    string
-	Name    string
-	Email   string // given with the name; "" to find it
-	Support bool
-}
-
-func (t UserTopic) String() string {
-	mode := "viewer"
-	if t.Support {
-		mode = "support"
-	}
-	q := url.Values{"conn": {t.Conn}, "name": {t.Name}}
-	if t.Email != "" {
-		q.Set("email", t.Email)
-	}
-	return userKind + ":" + modeArg(mode, q)
-}
-
-// Role: the support mode's fragment carries action links.
-func (t UserTopic) Role() action.Role {
-	if t.Support {
-		return action.Support
-	}
-	return action.Viewer
-}
-
-func parseUserTopic(arg string) (Topic, error) {
-	mode, q, err := parseModeArg(arg, "viewer", "support")
-	if err != nil {
-		return nil, err
-	}
-	name, email := q.Get("name"), q.Get("email")
-	if name == "" || len(name)+len(email) > route.MaxLinkedName || !redisview.ValidName(q.Get("conn")) {
-		return nil, ErrUnknownTopic
-	}
-	return UserTopic{Conn: q.Get("conn"), Name: name, Email: email, Support: mode == "support"}, nil
-}
-
-func (t UserTopic) source(a *App) (func() live.Source, error) { return t.scanSource(a, "") }
-
-// scanSource: the page's scans draw from the scan budget as who, the
-// identity that started the topic.
-func (t UserTopic) scanSource(a *App, who string) (func() live.Source, error) {
-	conn, err := a.conns.Get(t.Conn)
-	if err != nil {
-		return nil, err
-	}
-	return func() live.Source {
-		s := &userSource{a: a, conn: conn, t: t, who: who, pacer: a.scanPacer(conn.Name, who), st: a.takeOver(t.String())}
-		if s.pacer != nil {
-			s.budget = s.pacer
-		}
-		return s
-	}, nil
-}
-
-// userSource re-reads the user's keys every tick; it scans again at most
-// every userRescan, continuing where the last scan stopped.
-type userSource struct {
-	a    *App
-	conn *redisview.Conn
-	t    UserTopic
-	who  string // whose scan budget its scans draw from
-	// pacer keeps the page's place in the budget's queue between polls
-	// (budget is it, or nil without a budget).
-	pacer  *scanbudget.Pacer
-	budget search.Budget
-
-	mu     sync.Mutex
-	st     userState
-	last   *views.UserLiveVM
-	lastAt time.Time
-}
-
-// Close gives up the page's place in the budget's queue.
-func (s *userSource) Close() error {
-	s.pacer.Close()
-	return nil
-}
-
-func (s *userSource) Poll(ctx context.Context) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	vm, err := s.a.userRead(ctx, s.conn, s.t, &s.st, s.who, s.budget)
-	if err != nil {
-		why := "Could not be read: " + err.Error()
-		if st := s.conn.Status(); !st.Up && !st.Checked.IsZero() {
-			why = "Redis is unreachable — " + statusText(st) + "."
-		}
-		if s.last == nil {
-			vm = views.UserLiveVM{Disconnected: why + " Nothing about this user has been read yet.", Support: s.t.Support}
-		} else {
-			vm = *s.last
-			vm.Disconnected = why + " The figures below are from " + format.Clock(s.lastAt) + "."
-		}
-	} else {
-		s.last, s.lastAt = &vm, s.a.now()
-	}
-	return renderBytes(ctx, views.UserLive(vm, true))
+		format.Count(s.Examined), format.Count(s.DBKeys), at, format.Plural(int64(s.Calls), "SCAN call", "SCAN calls"), userLimits.Count, found, format.Duration(userCadence.Continue))
 }

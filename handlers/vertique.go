@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -118,6 +119,12 @@ func (a *App) vertiqueInventory(ctx context.Context, conn *redisview.Conn, f *sc
 	} else {
 		vm.Inventory = inventoryVM(inv)
 	}
+}
+
+// VertiqueInventory is what the vertique page needs of the cached bucket
+// walks (vertique.Cache, built by the composition root).
+type VertiqueInventory interface {
+	Get(ctx context.Context, conn *redisview.Conn, f *schema.Family, current string, now time.Time) (vertique.Inventory, error)
 }
 
 const vertiqueInventoryKind = "vtinventory"

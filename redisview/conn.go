@@ -59,6 +59,7 @@ type Conn struct {
 	status    Status
 	onChange  []func(Status)
 	dbs       map[int]*redis.Client
+	hooks     []redis.Hook // AddHook's, for clients made later too
 	pack      PackChoice
 	detecting sync.Mutex // held while a pack detection runs
 	// Detection while no pack fits: due at packNext, which backs off by
@@ -148,8 +149,24 @@ func (c *Conn) DB(idx int) *redis.Client {
 	o.DB = idx
 	o.PoolSize = 4
 	cl := c.newClient(&o)
+	for _, h := range c.hooks {
+		cl.AddHook(h)
+	}
 	c.dbs[idx] = cl
 	return cl
+}
+
+// AddHook adds h to every client of the connection, those made later
+// included: a measurement (cmd/bench-pages) sees every round trip.
+func (c *Conn) AddHook(h redis.Hook) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hooks = append(c.hooks, h)
+	c.client.AddHook(h)
+	c.multi.AddHook(h)
+	for _, cl := range c.dbs {
+		cl.AddHook(h)
+	}
 }
 
 // CrossDBPipeline is a pipeline whose commands choose their database with

@@ -30,10 +30,18 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
+	"github.com/keydeck/keydeck/redisview/limits"
+	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/redisview/stats"
+	"github.com/keydeck/keydeck/redisview/vertique"
 )
+
+// limitsLinger is how long a connection's limit sweep outlives its last
+// viewer.
+const limitsLinger = 30 * time.Second
 
 // Config is one console: the connections, who may sign in, and the options.
 // Zero values take the defaults noted.
@@ -139,6 +147,8 @@ type Server struct {
 	// The background work, in the order it is awaited.
 	hub      *live.Hub
 	sweepers *stats.Sweepers
+	limits   *limits.Pool
+	quotas   *quotas.Walkers
 	boards   *leaderboard.Index
 	watch    *redisview.KeyWatch
 	bg       sync.WaitGroup // monitors (and their pack detections), users file watch
@@ -180,6 +190,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.hub.MinGap = cfg.MinGap
 	s.sweepers = stats.NewSweepers(s.ctx, cfg.Sweep, cfg.SweepLinger, log.With("component", "sweep"))
 	s.boards = leaderboard.NewIndex(s.ctx)
+	// The Rate limits and Locks pages read one sweep per connection; it
+	// keeps running limitsLinger after the last viewer leaves, so flipping
+	// between the two pages does not restart it. The quotas pages read one
+	// walk per connection the same way.
+	s.limits = limits.NewPool(s.ctx, limits.DefaultBudget, limitsLinger)
+	s.quotas = quotas.NewWalkers(s.ctx, quotas.DefaultBudget, time.Second, time.Minute, cfg.Now)
 	// Keyspace notifications (where the server publishes them) refresh the
 	// live views of a key at once instead of at their next tick.
 	s.watch = &redisview.KeyWatch{}
@@ -198,7 +214,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.handler.HideBanner, s.handler.HidePort = true, true
 	s.app = handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
 		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
-		Vertique: cfg.Vertique, ScanBudgets: budgets})
+		Vertique: cfg.Vertique, ScanBudgets: budgets,
+		LimitSweeps: s.limits, QuotaWalkers: s.quotas, VertiqueInventory: &vertique.Cache{},
+		UserStates: search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now)})
 	s.budgets = budgets
 	s.app.Routes(s.handler)
 	return s, nil
@@ -226,7 +244,8 @@ func (s *Server) Close() {
 	s.close.Do(func() {
 		s.cancel()
 		s.hub.Wait()
-		s.app.WaitLimits()
+		s.limits.Wait()
+		s.quotas.Wait()
 		s.sweepers.Wait()
 		s.boards.Wait()
 		s.watch.Wait()
