@@ -14,8 +14,6 @@ import (
 
 // Hooks make and run a pool's workers.
 type Hooks[K comparable, V any] struct {
-	// Start makes k's worker; it runs under the pool's lock.
-	Start func(k K) V
 	// Run runs the worker until ctx ends (its linger ran out, or the
 	// pool's context ended), in its own goroutine.
 	Run func(ctx context.Context, k K, v V)
@@ -49,15 +47,15 @@ func New[K comparable, V any](ctx context.Context, linger time.Duration, clk clo
 	return &Pool[K, V]{ctx: ctx, linger: linger, clock: clock.Or(clk), hooks: h, m: map[K]*entry[V]{}}
 }
 
-// Acquire returns k's worker, starting it if it is not running. Call
-// release (idempotent) when done with it.
-func (p *Pool[K, V]) Acquire(k K) (v V, release func()) {
+// Acquire returns k's worker, made with start (under the pool's lock) and
+// run if it is not running. Call release (idempotent) when done with it.
+func (p *Pool[K, V]) Acquire(k K, start func() V) (v V, release func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := p.m[k]
 	if e == nil {
 		ctx, cancel := context.WithCancel(p.ctx)
-		e = &entry[V]{v: p.hooks.Start(k), cancel: cancel}
+		e = &entry[V]{v: start(), cancel: cancel}
 		p.m[k] = e
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); p.hooks.Run(ctx, k, e.v) }()

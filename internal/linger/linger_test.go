@@ -2,7 +2,6 @@ package linger
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +19,6 @@ type harness struct {
 	clk     *clock.Fake
 	cancel  context.CancelFunc
 	pool    *Pool[string, *worker]
-	mu      sync.Mutex
 	started int
 	told    []string // Stopped calls
 }
@@ -32,12 +30,6 @@ func newHarness(t *testing.T) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.pool = New(ctx, lingerFor, h.clk, Hooks[string, *worker]{
-		Start: func(k string) *worker {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			h.started++
-			return &worker{id: h.started, stopped: make(chan struct{})}
-		},
 		Run: func(ctx context.Context, _ string, w *worker) {
 			<-ctx.Done()
 			close(w.stopped)
@@ -46,6 +38,13 @@ func newHarness(t *testing.T) *harness {
 	})
 	t.Cleanup(func() { cancel(); h.pool.Wait() })
 	return h
+}
+
+func (h *harness) acquire(k string) (*worker, func()) {
+	return h.pool.Acquire(k, func() *worker {
+		h.started++
+		return &worker{id: h.started, stopped: make(chan struct{})}
+	})
 }
 
 func stoppedSoon(t *testing.T, w *worker) {
@@ -72,9 +71,9 @@ func TestPool(t *testing.T) {
 		run  func(t *testing.T, h *harness)
 	}{
 		{"one worker per key however many acquire it", func(t *testing.T, h *harness) {
-			a, relA := h.pool.Acquire("x")
-			b, relB := h.pool.Acquire("x")
-			c, relC := h.pool.Acquire("y")
+			a, relA := h.acquire("x")
+			b, relB := h.acquire("x")
+			c, relC := h.acquire("y")
 			defer relA()
 			defer relB()
 			defer relC()
@@ -83,8 +82,8 @@ func TestPool(t *testing.T) {
 			}
 		}},
 		{"runs on while another holds it", func(t *testing.T, h *harness) {
-			w, relA := h.pool.Acquire("x")
-			_, relB := h.pool.Acquire("x")
+			w, relA := h.acquire("x")
+			_, relB := h.acquire("x")
 			relA()
 			relA() // release is idempotent
 			h.clk.Advance(10 * lingerFor)
@@ -94,7 +93,7 @@ func TestPool(t *testing.T) {
 			relB()
 		}},
 		{"lingers, then stops", func(t *testing.T, h *harness) {
-			w, rel := h.pool.Acquire("x")
+			w, rel := h.acquire("x")
 			rel()
 			h.clk.Advance(lingerFor - time.Nanosecond)
 			if !running(w) || h.pool.Running() != 1 {
@@ -110,10 +109,10 @@ func TestPool(t *testing.T) {
 			}
 		}},
 		{"re-acquired while lingering: the same worker, the linger cancelled", func(t *testing.T, h *harness) {
-			w, rel := h.pool.Acquire("x")
+			w, rel := h.acquire("x")
 			rel()
 			h.clk.Advance(lingerFor / 2)
-			again, rel2 := h.pool.Acquire("x")
+			again, rel2 := h.acquire("x")
 			if again != w || h.started != 1 || h.clk.Waiters() != 0 {
 				t.Fatalf("worker %d (was %d), started %d, timers %d", again.id, w.id, h.started, h.clk.Waiters())
 			}
@@ -126,11 +125,11 @@ func TestPool(t *testing.T) {
 			stoppedSoon(t, w)
 		}},
 		{"acquired after it stopped: a new worker", func(t *testing.T, h *harness) {
-			w, rel := h.pool.Acquire("x")
+			w, rel := h.acquire("x")
 			rel()
 			h.clk.Advance(lingerFor)
 			stoppedSoon(t, w)
-			w2, rel2 := h.pool.Acquire("x")
+			w2, rel2 := h.acquire("x")
 			defer rel2()
 			if w2 == w || h.started != 2 {
 				t.Fatalf("worker %d after %d, started %d", w2.id, w.id, h.started)
@@ -140,8 +139,8 @@ func TestPool(t *testing.T) {
 			}
 		}},
 		{"the pool's context ending stops every worker, held or not", func(t *testing.T, h *harness) {
-			a, _ := h.pool.Acquire("x")
-			b, rel := h.pool.Acquire("y")
+			a, _ := h.acquire("x")
+			b, rel := h.acquire("y")
 			rel()
 			h.cancel()
 			h.pool.Wait()
