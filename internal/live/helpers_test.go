@@ -7,19 +7,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 // waitFor polls cond until it holds or a generous deadline passes; the
 // deadline only bounds a failure, it never decides a pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	redistest.Eventually(t, 5*time.Second, what, cond)
 }
 
 func newHub(t *testing.T, interval time.Duration) *Hub {

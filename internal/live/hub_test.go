@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 func TestManySubscribersOnePoller(t *testing.T) {
@@ -131,10 +133,7 @@ func TestPollerStopsAndRestarts(t *testing.T) {
 		t.Errorf("idle hub still lists topics: %+v", st)
 	}
 	stopped := src.calls.Load()
-	time.Sleep(10 * interval) // absence check: no poller may run now
-	if n := src.calls.Load(); n != stopped {
-		t.Errorf("polls grew from %d to %d after the last unsubscribe", stopped, n)
-	}
+	redistest.Never(t, 10*interval, "a poll after the last unsubscribe", func() bool { return src.calls.Load() != stopped })
 
 	src.value.Store(42)
 	r3 := startReader(t)
@@ -243,7 +242,7 @@ func TestKickPollsNow(t *testing.T) {
 		v, _ := r.latest("t")
 		return v == "3"
 	})
-	time.Sleep(20 * time.Millisecond) // absence check: no further polls queued
+	redistest.Never(t, 20*time.Millisecond, "a fourth poll (want first, kicked, one coalesced follow-up)", func() bool { return calls.Load() > 3 })
 	if n := calls.Load(); n != 3 {
 		t.Errorf("polls = %d, want 3 (first, kicked, one coalesced follow-up)", n)
 	}
@@ -296,13 +295,18 @@ func TestCancelStopsAllPollers(t *testing.T) {
 	unsub := h.Subscribe("late", (&counter{}).source(), NewOutbox())
 	h.Wait()
 	unsub()
+	was := make([]int64, len(srcs))
 	for i, s := range srcs {
-		n := s.calls.Load()
-		time.Sleep(5 * time.Millisecond)
-		if s.calls.Load() != n {
-			t.Errorf("source %d still polled after cancel", i)
-		}
+		was[i] = s.calls.Load()
 	}
+	redistest.Never(t, 25*time.Millisecond, "a source polled after cancel", func() bool {
+		for i, s := range srcs {
+			if s.calls.Load() != was[i] {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // Subscribers churning on one topic must never leave a subscribed topic

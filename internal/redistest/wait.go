@@ -22,6 +22,24 @@ func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// Never checks that cond stays false while d passes, failing t as soon as
+// it holds: an absence check (no poll after the last viewer left). Real
+// time is the point: whatever runs in another goroutine or process gets d
+// to show itself.
+func Never(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			t.Fatalf("within %v: %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if cond() {
+		t.Fatalf("within %v: %s", d, what)
+	}
+}
+
 // CommandCount is how many times the server ran cmd (calls and rejected
 // calls, subcommands included: "config" counts CONFIG GET and CONFIG SET).
 func (s *Server) CommandCount(t testing.TB, cmd string) int64 {
@@ -54,15 +72,21 @@ func CountCommand(commandstats, cmd string) int64 {
 	return n
 }
 
-// Quiet is a window in which the server must not run cmd: it fails t if
-// the count grows while d passes. Real time is the point: it is a window
-// to count in, not a wait for a condition (a fake clock cannot tell that
-// nothing runs in another process).
-func (s *Server) Quiet(t testing.TB, cmd string, d time.Duration) {
+// CountDuring is how many times the server ran cmd while d passed. Real
+// time is the point: it is a window to count a real server's load in, not
+// a wait for a condition (a fake clock cannot tell what another process
+// does meanwhile). It is the one place tests sleep for a window.
+func (s *Server) CountDuring(t testing.TB, cmd string, d time.Duration) int64 {
 	t.Helper()
 	n0 := s.CommandCount(t, cmd)
 	time.Sleep(d)
-	if dn := s.CommandCount(t, cmd) - n0; dn > 0 {
-		t.Fatalf("%d %s in a window of %v where none was due", dn, strings.ToUpper(cmd), d)
+	return s.CommandCount(t, cmd) - n0
+}
+
+// Quiet fails t if the server runs cmd while d passes (see CountDuring).
+func (s *Server) Quiet(t testing.TB, cmd string, d time.Duration) {
+	t.Helper()
+	if n := s.CountDuring(t, cmd, d); n > 0 {
+		t.Fatalf("%d %s in a window of %v where none was due", n, strings.ToUpper(cmd), d)
 	}
 }
