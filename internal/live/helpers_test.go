@@ -43,7 +43,7 @@ func (c *counter) Poll(ctx context.Context) ([]byte, error) {
 	}
 	defer c.inflight.Add(-1)
 	c.calls.Add(1)
-	time.Sleep(c.delay)
+	time.Sleep(c.delay) // a slow poll, deaf to cancellation on purpose
 	return []byte(strconv.FormatInt(c.value.Load(), 10)), nil
 }
 

@@ -24,7 +24,7 @@ func TestTopicPollRateBounded(t *testing.T) {
 	for time.Now().Before(stop) {
 		unsub := h.Subscribe("t", src, NewOutbox())
 		h.Kick("t")
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(200 * time.Microsecond) // a churning viewer's rate: real time against the real MinGap
 		unsub()
 	}
 	waitFor(t, "the pollers to stop", func() bool { return h.Stats().Running == 0 })
@@ -52,7 +52,7 @@ func TestPollBudgetBoundsAllTopics(t *testing.T) {
 			})
 		}, NewOutbox())
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // a window to count the hub's polls in against its real-time budget
 	n, elapsed := total.Load(), time.Since(start)
 	limit := int64(h.MaxPollRate*elapsed.Seconds()) + int64(h.MaxPollRate/10) + 2
 	if n > limit {
