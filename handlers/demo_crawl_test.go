@@ -163,8 +163,7 @@ func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string
 func crawlDB(t *testing.T, f *console, conn string, db int) crawlDBPage {
 	t.Helper()
 	var page crawlDBPage
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	redistest.Eventually(t, 30*time.Second, fmt.Sprintf("%s db%d: a completed sweep", conn, db), func() bool {
 		code, _, body := get(t, f.srv.URL+route.DatabaseURL(conn, db), "Accept", "application/json")
 		if code != http.StatusOK {
 			t.Fatalf("%s db%d: %d %.300s", conn, db, code, body)
@@ -173,14 +172,9 @@ func crawlDB(t *testing.T, f *console, conn string, db int) crawlDBPage {
 		if err := json.Unmarshal([]byte(body), &page); err != nil {
 			t.Fatalf("%s db%d: %v", conn, db, err)
 		}
-		if page.Unknown == "" {
-			return page
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s db%d: no sweep completed in 30 s: %s", conn, db, page.Unknown)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return page.Unknown == ""
+	})
+	return page
 }
 
 // crawlFamily opens a family's key list and its first key still there;

@@ -21,13 +21,7 @@ import (
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	redistest.Eventually(t, 10*time.Second, what, cond)
 }
 
 func get(t *testing.T, url string, hdr ...string) (int, http.Header, string) {

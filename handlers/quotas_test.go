@@ -369,7 +369,7 @@ func TestOpsTopicsPushChanges(t *testing.T) {
 // only renders its snapshot).
 func TestQuotasLoadDoesNotGrowWithViewers(t *testing.T) {
 	f, rs := opsConsole(t, nil)
-	ctx := context.Background()
+	// dial opens a viewer and waits for its first frame: the walker runs.
 	dial := func() {
 		u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + route.LiveURL(handlers.QuotasTopic{Conn: "gateway"}.String())
 		ws, _, err := websocket.DefaultDialer.Dial(u, http.Header{"Origin": {f.srv.URL}})
@@ -377,6 +377,9 @@ func TestQuotasLoadDoesNotGrowWithViewers(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ws.Close() })
+		if _, _, err := ws.ReadMessage(); err != nil {
+			t.Fatal(err)
+		}
 		go func() {
 			for {
 				if _, _, err := ws.ReadMessage(); err != nil {
@@ -385,20 +388,12 @@ func TestQuotasLoadDoesNotGrowWithViewers(t *testing.T) {
 			}
 		}()
 	}
-	reads := func(d time.Duration) int64 {
-		before, _ := rs.CommandCalls(ctx)
-		time.Sleep(d)
-		after, _ := rs.CommandCalls(ctx)
-		return after["getrange"] - before["getrange"]
-	}
 	dial()
-	time.Sleep(1500 * time.Millisecond)
-	one := reads(3 * time.Second)
+	one := rs.CountDuring(t, "getrange", 3*time.Second)
 	for range 9 {
 		dial()
 	}
-	time.Sleep(500 * time.Millisecond)
-	ten := reads(3 * time.Second)
+	ten := rs.CountDuring(t, "getrange", 3*time.Second)
 	t.Logf("GETRANGE calls in 3 s: %d with one viewer, %d with ten", one, ten)
 	if one == 0 || ten > 2*one {
 		t.Errorf("GETRANGE calls in 3 s: %d with one viewer, %d with ten; want about the same", one, ten)

@@ -626,14 +626,13 @@ func startSensMonitor(t *testing.T, servers ...*redistest.Server) *sensMonitor {
 		}()
 		// MONITOR is on once the server echoes a command of ours.
 		mark := "sens-monitor-" + strconv.Itoa(i)
-		deadline := time.Now().Add(10 * time.Second)
-		for !m.saw(mark) {
-			if time.Now().After(deadline) {
-				t.Fatalf("MONITOR on server %d: no echo", i)
+		redistest.Eventually(t, 10*time.Second, fmt.Sprintf("MONITOR on server %d: the echo", i), func() bool {
+			if m.saw(mark) {
+				return true
 			}
 			rs.Client(0).Echo(context.Background(), mark)
-			time.Sleep(20 * time.Millisecond)
-		}
+			return false
+		})
 	}
 	return m
 }

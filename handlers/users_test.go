@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -41,13 +42,7 @@ func watchUsers(t *testing.T, u *handlers.Users, every time.Duration, logs *sync
 // within polls cond for up to d.
 func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	redistest.Eventually(t, d, what, cond)
 }
 
 // Edits of the users file take effect while Keydeck runs: a demoted admin

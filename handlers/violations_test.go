@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/views"
 )
@@ -31,8 +32,7 @@ func TestViolationsAcrossDatabases(t *testing.T) {
 
 	u := f.srv.URL + route.ViolationsURL("main")
 	var vm views.ViolationsVM
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	redistest.Eventually(t, 15*time.Second, "every database swept", func() bool {
 		code, hdr, body := get(t, u, "Accept", "application/json")
 		if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 			t.Fatalf("JSON: %d %s", code, body)
@@ -44,14 +44,8 @@ func TestViolationsAcrossDatabases(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &vm); err != nil {
 			t.Fatal(err)
 		}
-		if vm.Complete {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not every database swept: %+v", vm)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return vm.Complete
+	})
 	want := map[int]string{5: "totp:security:secret:plain:alice", 6: "auth:limit:login:failures:forever", 14: "mg:score:leaderboard:2048"}
 	for _, d := range vm.DBs {
 		k, bad := want[d.DB]
@@ -101,20 +95,13 @@ func TestViolationsEmptyAndUnknown(t *testing.T) {
 	f := newFixture(t, false)
 	f.redis.Client(3).Set(context.Background(), "server:wallpaper-detail::1:a:1", "{}", 2*time.Minute)
 	u := f.srv.URL + route.ViolationsURL("main")
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	redistest.Eventually(t, 15*time.Second, "the empty state", func() bool {
 		code, _, body := get(t, u)
 		if code != http.StatusOK {
 			t.Fatalf("%d", code)
 		}
-		if doc(t, body).Find(`[data-testid="violations-empty"]`).Length() == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no empty state: %s", body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return doc(t, body).Find(`[data-testid="violations-empty"]`).Length() == 1
+	})
 	if code, _, _ := get(t, f.srv.URL+route.ViolationsURL("nope")); code != http.StatusNotFound {
 		t.Fatalf("unknown connection: %d", code)
 	}

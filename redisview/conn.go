@@ -12,6 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/clock"
+
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -75,6 +77,7 @@ type Conn struct {
 	detectEnd bool
 	scripts   Scripts
 	log       *slog.Logger
+	clock     clock.Clock // probes, status times and the pack's back-off
 	own       *ownTraffic // commands Keydeck has this server run
 	ks        keyspaceState
 }
@@ -82,12 +85,12 @@ type Conn struct {
 // Open builds the clients for cfg; it does not dial (a server that is down at
 // start is reported by the monitor, not a start-up failure).
 func Open(cfg ConnConfig, log *slog.Logger) (*Conn, error) {
-	return open(cfg, log, nil)
+	return open(cfg, log, nil, nil)
 }
 
 // open is Open counting Keydeck's commands in own, shared with other
 // connections to the same server (nil: a counter of its own).
-func open(cfg ConnConfig, log *slog.Logger, own *ownTraffic) (*Conn, error) {
+func open(cfg ConnConfig, log *slog.Logger, own *ownTraffic, clk clock.Clock) (*Conn, error) {
 	if !ValidName(cfg.Name) {
 		return nil, fmt.Errorf("connection name %q: use lowercase letters, digits, - and _ (max 32)", cfg.Name)
 	}
@@ -110,6 +113,7 @@ func open(cfg ConnConfig, log *slog.Logger, own *ownTraffic) (*Conn, error) {
 	if own == nil {
 		own = &ownTraffic{}
 	}
+	clk = clock.Or(clk)
 	c := &Conn{
 		Name:    cfg.Name,
 		Display: RedactURL(cfg.URL),
@@ -117,8 +121,9 @@ func open(cfg ConnConfig, log *slog.Logger, own *ownTraffic) (*Conn, error) {
 		opts:    opt,
 		dbs:     map[int]*redis.Client{},
 		log:     log.With("conn", cfg.Name),
-		status:  Status{Since: time.Now()},
+		status:  Status{Since: clk.Now()},
 		own:     own,
+		clock:   clk,
 	}
 	c.client = c.newClient(opt)
 	c.multi = c.newClient(&multiOpt)
@@ -265,7 +270,7 @@ func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
 		c.mu.Unlock()
 		c.detectWG.Wait()
 	}()
-	t := time.NewTicker(interval)
+	t := c.clock.NewTicker(interval)
 	defer t.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, interval)
@@ -274,14 +279,14 @@ func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
 		if ctx.Err() != nil {
 			return
 		}
-		c.record(err, time.Now())
+		c.record(err, c.clock.Now())
 		if err == nil {
 			c.retryPack()
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
@@ -304,8 +309,23 @@ type Registry struct {
 	packs  []*schema.Pack
 }
 
+// RegistryOption sets up a registry.
+type RegistryOption func(*registryOptions)
+
+type registryOptions struct{ clock clock.Clock }
+
+// WithClock runs the connections' monitors, status times and pack
+// back-off on c (the wall clock without).
+func WithClock(c clock.Clock) RegistryOption {
+	return func(o *registryOptions) { o.clock = c }
+}
+
 // NewRegistry opens every connection; names must be unique.
-func NewRegistry(cfgs []ConnConfig, log *slog.Logger) (*Registry, error) {
+func NewRegistry(cfgs []ConnConfig, log *slog.Logger, opts ...RegistryOption) (*Registry, error) {
+	var o registryOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	r := &Registry{byName: map[string]*Conn{}}
 	// Connections to one server (to different databases, say) share the
 	// count of Keydeck's own commands, which the server counts together.
@@ -322,7 +342,7 @@ func NewRegistry(cfgs []ConnConfig, log *slog.Logger) (*Registry, error) {
 		if own[server] == nil {
 			own[server] = &ownTraffic{}
 		}
-		c, err := open(cfg, log, own[server])
+		c, err := open(cfg, log, own[server], o.clock)
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("connection %q: %w", cfg.Name, err)

@@ -79,13 +79,7 @@ func TestWatchKeyspaceTurnedOnAtRuntime(t *testing.T) {
 		}
 	})
 	// The watcher has seen notifications off.
-	deadline := time.Now().Add(5 * time.Second)
-	for c.Keyspace().Checked.IsZero() {
-		if time.Now().After(deadline) {
-			t.Fatal("the watcher never read notify-keyspace-events")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, 5*time.Second, "the watcher's first read of notify-keyspace-events", func() bool { return !c.Keyspace().Checked.IsZero() })
 	if ks := c.Keyspace(); ks.Subscribed {
 		t.Fatalf("subscribed with notifications off: %+v", ks)
 	}

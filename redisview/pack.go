@@ -18,6 +18,9 @@ type PackChoice struct {
 	Forced   bool   // named with --pack-for
 	Why      string // how the choice was made, for the page
 	Detected bool   // sampling has run (or the pack was forced)
+	// At is when the choice was made; a sampling that found none has set
+	// the next one's time by then.
+	At time.Time
 }
 
 // Pack is the connection's schema pack, nil until chosen or when none fits.
@@ -58,7 +61,7 @@ func (c *Conn) Sensitive(db int, key string) bool {
 func (c *Conn) ForcePack(p *schema.Pack) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pack = PackChoice{Pack: p, Forced: true, Detected: true, Why: "set with --pack-for"}
+	c.pack = PackChoice{Pack: p, Forced: true, Detected: true, Why: "set with --pack-for", At: c.clock.Now()}
 }
 
 // samplePerDB is how many keys one SCAN page per database contributes.
@@ -81,7 +84,9 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	}
 	_, err := p.Exec(ctx)
 	if IsConnErr(err) {
+		c.mu.Lock()
 		c.backOffPack()
+		c.mu.Unlock()
 		return err
 	}
 	var (
@@ -121,13 +126,14 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	}
 	c.mu.Lock()
 	prev := c.pack
-	if !c.pack.Forced {
-		c.pack = choice
-	}
-	c.mu.Unlock()
 	if best == nil {
 		c.backOffPack()
 	}
+	if !c.pack.Forced {
+		choice.At = c.clock.Now()
+		c.pack = choice
+	}
+	c.mu.Unlock()
 	log := c.log.Info
 	if prev.Pack == best && prev.Why == choice.Why {
 		log = c.log.Debug // the same answer again: no news
@@ -146,12 +152,11 @@ const (
 	packRetryMax = 10 * time.Second
 )
 
-// backOffPack schedules the next sampling after one that found no pack.
+// backOffPack schedules the next sampling after one that found no pack;
+// c.mu is held.
 func (c *Conn) backOffPack() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.packWait = min(max(2*c.packWait, packRetryMin), packRetryMax)
-	c.packNext = time.Now().Add(c.packWait)
+	c.packNext = c.clock.Now().Add(c.packWait)
 }
 
 // retryPack offers the connection's packs (Registry.UsePacks) to
@@ -174,7 +179,7 @@ func (c *Conn) retryPack() {
 // sampled. The monitor calls it after every good probe.
 func (c *Conn) EnsurePack(packs []*schema.Pack) {
 	c.mu.Lock()
-	due := !c.pack.Detected && !time.Now().Before(c.packNext)
+	due := !c.pack.Detected && !c.clock.Now().Before(c.packNext)
 	parent := c.detectCtx
 	if !due || parent == nil || c.detectEnd || !c.detecting.TryLock() {
 		c.mu.Unlock()

@@ -11,17 +11,26 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
+// probeEvery is the monitor's interval in these tests, on the fake clock.
+const probeEvery = 100 * time.Millisecond
+
+// waitLong bounds a failure: the fake clock decides what is due, the
+// deadline only how long a stuck test hangs.
+const waitLong = 20 * time.Second
+
 // monitored is a registry of one connection with the built-in packs, its
-// monitor running (as in Keydeck) until the test ends.
-func monitored(t *testing.T, url string) *redisview.Conn {
+// monitor running (as in Keydeck) on a fake clock until the test ends.
+func monitored(t *testing.T, url string) (*redisview.Conn, *clock.Fake) {
 	t.Helper()
-	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "x", URL: url}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	clk := clock.NewFake(time.Time{})
+	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "x", URL: url}}, slog.New(slog.NewTextHandler(io.Discard, nil)), redisview.WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,10 +39,41 @@ func monitored(t *testing.T, url string) *redisview.Conn {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { reg.Monitor(ctx, 100*time.Millisecond) })
+	wg.Go(func() { reg.Monitor(ctx, probeEvery) })
 	t.Cleanup(func() { cancel(); wg.Wait(); reg.Close() })
 	c, _ := reg.Get("x")
-	return c
+	return c, clk
+}
+
+// advance moves the clock d on and waits for the probe that falls due (the
+// monitor checks the server at the clock's new time).
+func advance(t *testing.T, c *redisview.Conn, clk *clock.Fake, d time.Duration) {
+	t.Helper()
+	clk.Advance(d)
+	now := clk.Now()
+	redistest.Eventually(t, waitLong, "a probe at "+now.String(), func() bool { return !c.Status().Checked.Before(now) })
+}
+
+// sampled advances the clock d and waits for a sampling to end after it.
+func sampled(t *testing.T, c *redisview.Conn, clk *clock.Fake, d time.Duration) redisview.PackChoice {
+	t.Helper()
+	advance(t, c, clk, d)
+	now := clk.Now()
+	redistest.Eventually(t, waitLong, "a sampling at "+now.String(), func() bool { return !c.PackChoice().At.Before(now) })
+	return c.PackChoice()
+}
+
+// notSampled advances the clock d and checks that no sampling followed:
+// the probe after it ran, and so did the one after that (which would have
+// started a due sampling before), without a choice made since.
+func notSampled(t *testing.T, c *redisview.Conn, clk *clock.Fake, d time.Duration) {
+	t.Helper()
+	before := c.PackChoice().At
+	advance(t, c, clk, d)
+	advance(t, c, clk, probeEvery)
+	if at := c.PackChoice().At; !at.Equal(before) {
+		t.Fatalf("sampled %v after the clock moved %v", at.Sub(before), d)
+	}
 }
 
 func seedEIsland(t *testing.T, s *redistest.Server) {
@@ -43,106 +83,97 @@ func seedEIsland(t *testing.T, s *redistest.Server) {
 	}
 }
 
-// waitPack waits until the connection's pack is name, at most d after
-// start, and says how long after start it was chosen.
-func waitPack(t *testing.T, c *redisview.Conn, name string, start time.Time, d time.Duration) time.Duration {
-	t.Helper()
-	for time.Since(start) < d {
-		if p := c.Pack(); p != nil && p.Name == name {
-			return time.Since(start)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("after %s the pack is %+v", d, c.PackChoice())
-	return 0
+func isPack(c *redisview.Conn, name string) bool {
+	p := c.Pack()
+	return p != nil && p.Name == name
 }
 
 // Keydeck started while its server was down: when the server comes up and
-// is filled, the pack is detected within seconds, not never.
+// is filled, the pack is detected at the next sampling (a second after the
+// empty one), not never.
 func TestPackDetectedWhenTheServerComesUpLater(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	s.Stop()
-	c := monitored(t, s.URL(0))
-	deadline := time.Now().Add(5 * time.Second)
-	for c.Status().Checked.IsZero() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if st := c.Status(); st.Up || st.Checked.IsZero() {
+	c, clk := monitored(t, s.URL(0))
+	redistest.Eventually(t, waitLong, "the first probe", func() bool { return !c.Status().Checked.IsZero() })
+	if st := c.Status(); st.Up {
 		t.Fatalf("status before the server starts: %+v", st)
 	}
 	s.Restart() // now listening, empty
 	// Keydeck sees it come up and samples it, empty, before it fills.
-	for c.PackChoice().Why == "" && time.Now().Before(deadline.Add(5*time.Second)) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if ch := c.PackChoice(); ch.Pack != nil || !strings.Contains(ch.Why, "no keys") {
+	if ch := sampled(t, c, clk, probeEvery); ch.Pack != nil || !strings.Contains(ch.Why, "no keys") {
 		t.Fatalf("first sampling: %+v", ch)
 	}
-	start := time.Now()
 	seedEIsland(t, s)
-	took := waitPack(t, c, "eisland", start, 5*time.Second)
-	t.Logf("eisland chosen %s after the keys began to be written", took.Round(time.Millisecond))
+	notSampled(t, c, clk, time.Second-2*probeEvery) // the back-off starts at a second
+	if ch := sampled(t, c, clk, probeEvery); !isPack(c, "eisland") {
+		t.Fatalf("a second after the empty sampling: %+v", ch)
+	}
 }
 
 // A server that is empty when Keydeck first samples it gets its pack once
 // it fills; until then the page says why there is none and that Keydeck
-// keeps looking.
+// keeps looking, sampling at 1, 2, 4, 8, then every 10 s.
 func TestPackDetectedWhenAnEmptyServerFills(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
-	c := monitored(t, s.URL(0))
-	deadline := time.Now().Add(5 * time.Second)
-	for c.PackChoice().Why == "" && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	c, clk := monitored(t, s.URL(0))
+	redistest.Eventually(t, waitLong, "the first sampling", func() bool { return !c.PackChoice().At.IsZero() })
 	ch := c.PackChoice()
 	if ch.Pack != nil || !strings.Contains(ch.Why, "no keys") || !strings.Contains(ch.Why, "sampled again within 10s") {
 		t.Fatalf("empty server: %+v", ch)
 	}
-	time.Sleep(3 * time.Second) // the back-off grows while nothing fits
-	start := time.Now()
+	// The back-off grows while nothing fits: each wait is the last doubled.
+	for _, wait := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second} {
+		notSampled(t, c, clk, wait-2*probeEvery)
+		sampled(t, c, clk, probeEvery)
+	}
 	seedEIsland(t, s)
-	took := waitPack(t, c, "eisland", start, 12*time.Second)
-	t.Logf("eisland chosen %s after the keys began to be written", took.Round(time.Millisecond))
+	notSampled(t, c, clk, 10*time.Second-2*probeEvery)
+	if ch := sampled(t, c, clk, probeEvery); !isPack(c, "eisland") {
+		t.Fatalf("filled server: %+v", ch)
+	}
 
 	// Once chosen, the pack stays, and sampling stops.
 	calls, err := s.CommandCalls(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	for range 3 {
+		notSampled(t, c, clk, 10*time.Second)
+	}
 	again, err := s.CommandCalls(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again["scan"] != calls["scan"] {
-		t.Fatalf("SCANs after the pack was chosen: %d → %d", calls["scan"], again["scan"])
+	if again["scan"] != calls["scan"] || !isPack(c, "eisland") {
+		t.Fatalf("SCANs after the pack was chosen: %d → %d, pack %+v", calls["scan"], again["scan"], c.PackChoice())
 	}
 }
 
 // A server restarted empty and refilled by another application is sampled
-// again at once when it comes back.
+// again at once when it comes back, and its back-off starts again from a
+// second, however long it had grown.
 func TestPackSampledAgainAtOnceWhenTheServerReturns(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
-	c := monitored(t, s.URL(0))
-	deadline := time.Now().Add(5 * time.Second)
-	for c.PackChoice().Why == "" && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	c, clk := monitored(t, s.URL(0))
+	redistest.Eventually(t, waitLong, "the first sampling", func() bool { return !c.PackChoice().At.IsZero() })
+	for range 6 { // the wait between samplings reaches its maximum
+		sampled(t, c, clk, 10*time.Second)
 	}
-	time.Sleep(7 * time.Second) // the wait between samplings reaches its maximum
 	s.Stop()
-	for c.Status().Up && time.Now().Before(deadline.Add(10*time.Second)) {
-		time.Sleep(20 * time.Millisecond)
+	advance(t, c, clk, probeEvery)
+	if c.Status().Up {
+		t.Fatalf("up after the server stopped: %+v", c.Status())
 	}
 	s.Restart()
-	for !c.Status().Up && time.Now().Before(deadline.Add(15*time.Second)) {
-		time.Sleep(20 * time.Millisecond)
+	if ch := sampled(t, c, clk, probeEvery); ch.Pack != nil || !c.Status().Up { // at once, empty
+		t.Fatalf("after the restart: %+v, %+v", ch, c.Status())
 	}
-	time.Sleep(300 * time.Millisecond) // sampled at once, empty
-	start := time.Now()
 	seedEIsland(t, s)
-	took := waitPack(t, c, "eisland", start, 3*time.Second)
-	t.Logf("eisland chosen %s after the keys began to be written", took.Round(time.Millisecond))
+	if ch := sampled(t, c, clk, time.Second); !isPack(c, "eisland") {
+		t.Fatalf("a second after the restart's sampling: %+v", ch)
+	}
 }

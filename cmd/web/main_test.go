@@ -234,13 +234,7 @@ func TestSIGHUPReloadsUsersFile(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logs.String(), "ada: admin→viewer") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reload logged after SIGHUP:\n%s", logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	redistest.Eventually(t, 5*time.Second, "the reload logged after SIGHUP", func() bool { return strings.Contains(logs.String(), "ada: admin→viewer") })
 	if !strings.Contains(logs.String(), "SIGHUP: reloading the users file") {
 		t.Fatalf("SIGHUP not logged:\n%s", logs)
 	}

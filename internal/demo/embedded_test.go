@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"regexp"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 func TestStartServesTheLiveDemo(t *testing.T) {
@@ -64,12 +67,9 @@ func TestStartServesTheLiveDemo(t *testing.T) {
 	const failAfter = 30 * time.Second
 	before := snapshotZSets(t, games, boards...)
 	start := time.Now()
-	for reflect.DeepEqual(before, snapshotZSets(t, games, boards...)) {
-		if time.Since(start) > failAfter {
-			t.Fatalf("no leaderboard changed within %v of simulated traffic", failAfter)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	redistest.Eventually(t, failAfter, "a leaderboard changed by simulated traffic", func() bool {
+		return !reflect.DeepEqual(before, snapshotZSets(t, games, boards...))
+	})
 	t.Logf("a leaderboard changed after %v", time.Since(start).Round(time.Millisecond))
 
 	// What miniredis must do for the demo to be faithful: the deduct
@@ -85,12 +85,9 @@ func TestStartServesTheLiveDemo(t *testing.T) {
 	}
 	start = time.Now()
 	bal.Set(ctx, "expiry-probe", "1", 200*time.Millisecond)
-	for bal.Exists(ctx, "expiry-probe").Val() != 0 {
-		if time.Since(start) > failAfter {
-			t.Fatalf("a key with a 200 ms TTL still exists %v later: the demo's clock does not run", failAfter)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	redistest.Eventually(t, failAfter, "a key with a 200 ms TTL gone (the demo's clock runs)", func() bool {
+		return bal.Exists(ctx, "expiry-probe").Val() == 0
+	})
 	t.Logf("a 200 ms key expired after %v", time.Since(start).Round(time.Millisecond))
 	// TIME follows the wall clock (at most a clock tick behind when the
 	// machine keeps up): never ahead of it, and moving — it reads later
@@ -100,15 +97,12 @@ func TestStartServesTheLiveDemo(t *testing.T) {
 	if err != nil || tm.After(time.Now()) {
 		t.Errorf("TIME = %v (%v), ahead of the wall clock", tm, err)
 	}
-	for !tm.After(was) {
-		if time.Since(was) > failAfter {
-			t.Fatalf("TIME = %v has not reached the wall clock's %v within %v", tm, was, failAfter)
-		}
-		time.Sleep(20 * time.Millisecond)
+	redistest.Eventually(t, failAfter, fmt.Sprintf("TIME past the wall clock's %v", was), func() bool {
 		if tm, err = bal.Time(ctx).Result(); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return tm.After(was)
+	})
 	t.Logf("TIME lagged the wall clock by at most %v", time.Since(was).Round(time.Millisecond))
 	if !regexp.MustCompile(`^\d+\.\d{8}$`).MatchString(bal.Get(ctx, "agent:balance:alice.w").Val()) {
 		t.Error("seeded balance missing on the demo server")

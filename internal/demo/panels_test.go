@@ -2,12 +2,14 @@ package demo_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
@@ -40,15 +42,13 @@ func TestDemoFillsEveryPanel(t *testing.T) {
 	// the first clock ticks, as on a server just started; the deadline only
 	// bounds a failure.
 	var ov stats.Overview
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	redistest.Eventually(t, 20*time.Second, "a hit ratio and a command rate", func() bool {
 		ov = r.Read(ctx)
 		if ov.Err != "" {
 			t.Fatalf("overview: %s", ov.Err)
 		}
-		if ov.Server.HitRatio.OK && ov.Server.OpsPerSec.V > 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return ov.Server.HitRatio.OK && ov.Server.OpsPerSec.V > 0
+	})
 	s := ov.Server
 	for name, o := range map[string]struct {
 		ok  bool
@@ -103,12 +103,10 @@ func TestDemoFillsEveryPanel(t *testing.T) {
 		c.ForcePack(schema.BuiltinPack(page.pack))
 		sw, release := pool.Acquire(c, page.db)
 		var dd stats.DBDetail
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		redistest.Eventually(t, 20*time.Second, fmt.Sprintf("%s db%d: a finished sweep", page.conn, page.db), func() bool {
 			dd = sw.Detail(stats.TotalKeys(ctx, c, page.db))
-			if dd.Pass >= 1 || time.Now().After(deadline) {
-				break
-			}
-		}
+			return dd.Pass >= 1
+		})
 		release()
 		if dd.Pass < 1 {
 			t.Errorf("%s db%d: no sweep finished (%s)", page.conn, page.db, dd.Err)

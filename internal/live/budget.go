@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/clock"
 )
 
 // DefaultMaxPollRate is a hub's poll budget unless MaxPollRate is set: far
@@ -23,10 +25,12 @@ type budget struct {
 	every time.Duration // 1/rate
 	tol   time.Duration // how far ahead of schedule a burst may run: (burst-1) × every
 	tat   time.Time     // the next slot's theoretical time; only the turn holder touches it
+	clock clock.Clock
 }
 
-func newBudget(rate float64, burst int) *budget {
+func newBudget(rate float64, burst int, clk clock.Clock) *budget {
 	b := &budget{
+		clock: clock.Or(clk),
 		turn:  make(chan struct{}, 1),
 		every: time.Duration(float64(time.Second) / rate),
 	}
@@ -43,15 +47,15 @@ func (b *budget) wait(ctx context.Context) error {
 		return ctx.Err()
 	}
 	defer func() { b.turn <- struct{}{} }()
-	now := time.Now()
+	now := b.clock.Now()
 	tat := b.tat
 	if tat.Before(now) {
 		tat = now
 	}
 	if d := tat.Sub(now) - b.tol; d > 0 {
-		t := time.NewTimer(d)
+		t := b.clock.NewTimer(d)
 		select {
-		case <-t.C:
+		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()

@@ -7,19 +7,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 // waitFor polls cond until it holds or a generous deadline passes; the
 // deadline only bounds a failure, it never decides a pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	redistest.Eventually(t, 5*time.Second, what, cond)
 }
 
 func newHub(t *testing.T, interval time.Duration) *Hub {
@@ -47,7 +43,7 @@ func (c *counter) Poll(ctx context.Context) ([]byte, error) {
 	}
 	defer c.inflight.Add(-1)
 	c.calls.Add(1)
-	time.Sleep(c.delay)
+	time.Sleep(c.delay) // a slow poll, deaf to cancellation on purpose
 	return []byte(strconv.FormatInt(c.value.Load(), 10)), nil
 }
 

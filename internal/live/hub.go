@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/clock"
 )
 
 // MaxPollTimeout caps how long one Poll may take. A poll that outlives the
@@ -52,6 +54,7 @@ type Hub struct {
 	// a loop must not poll faster than kicks may.
 	lastPolls map[string]time.Time
 	budget    *budget // built by the first start from MaxPollRate; nil: no bound
+	clock     clock.Clock
 }
 
 // topic is one poller's lifetime: it is created by the first subscriber and
@@ -93,7 +96,7 @@ type Stats struct {
 
 // New makes a hub whose pollers all stop when ctx is cancelled. interval is
 // the default poll interval. A nil log discards.
-func New(ctx context.Context, log *slog.Logger, interval time.Duration) *Hub {
+func New(ctx context.Context, log *slog.Logger, interval time.Duration, opts ...Option) *Hub {
 	if interval <= 0 {
 		panic("live: poll interval must be positive")
 	}
@@ -110,9 +113,20 @@ func New(ctx context.Context, log *slog.Logger, interval time.Duration) *Hub {
 		stopping:    map[string]chan struct{}{},
 		lastPolls:   map[string]time.Time{},
 	}
+	for _, o := range opts {
+		o(h)
+	}
+	h.clock = clock.Or(h.clock)
 	h.exited = sync.NewCond(&h.mu)
 	return h
 }
+
+// Option sets up a hub.
+type Option func(*Hub)
+
+// WithClock runs the hub's intervals, gaps and poll budget on c (the wall
+// clock without).
+func WithClock(c clock.Clock) Option { return func(h *Hub) { h.clock = c } }
 
 // Subscribe adds sink to topic. newSource is called only when the topic has
 // no poller yet (first subscriber); it runs under the hub lock, so it must be
@@ -166,7 +180,7 @@ func (h *Hub) start(name string, src Source) *topic {
 	if h.budget == nil && h.MaxPollRate > 0 {
 		// Bursts of a tenth of a second's budget: a page opening several
 		// topics at once is not made to wait.
-		h.budget = newBudget(h.MaxPollRate, max(1, int(h.MaxPollRate/10)))
+		h.budget = newBudget(h.MaxPollRate, max(1, int(h.MaxPollRate/10)), h.clock)
 	}
 	ctx, cancel := context.WithCancel(h.ctx)
 	t := &topic{
@@ -267,14 +281,14 @@ func (h *Hub) run(t *topic, prev <-chan struct{}) {
 		return
 	}
 	h.poll(t)
-	lastPoll = time.Now()
-	tick := time.NewTicker(h.interval)
+	lastPoll = h.clock.Now()
+	tick := h.clock.NewTicker(h.interval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-t.ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 		case <-t.kick:
 		}
 		if !h.keepGap(t, lastPoll) {
@@ -283,23 +297,23 @@ func (h *Hub) run(t *topic, prev <-chan struct{}) {
 		// A kicked poll is fresh; a tick right after it would be waste.
 		tick.Reset(h.interval)
 		h.poll(t)
-		lastPoll = time.Now()
+		lastPoll = h.clock.Now()
 	}
 }
 
 // keepGap waits until MinGap has passed since last; false if the topic
 // stopped meanwhile.
 func (h *Hub) keepGap(t *topic, last time.Time) bool {
-	wait := h.MinGap - time.Since(last)
+	wait := h.MinGap - h.clock.Since(last)
 	if last.IsZero() || wait <= 0 {
 		return t.ctx.Err() == nil
 	}
-	gap := time.NewTimer(wait)
+	gap := h.clock.NewTimer(wait)
 	defer gap.Stop()
 	select {
 	case <-t.ctx.Done():
 		return false
-	case <-gap.C:
+	case <-gap.C():
 		return true
 	}
 }
@@ -314,7 +328,7 @@ func (h *Hub) rememberPoll(name string, at time.Time) {
 	}
 	if len(h.lastPolls) >= 256 {
 		for n, t := range h.lastPolls {
-			if time.Since(t) >= h.MinGap {
+			if h.clock.Since(t) >= h.MinGap {
 				delete(h.lastPolls, n)
 			}
 		}

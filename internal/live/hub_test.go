@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 func TestManySubscribersOnePoller(t *testing.T) {
@@ -131,10 +134,7 @@ func TestPollerStopsAndRestarts(t *testing.T) {
 		t.Errorf("idle hub still lists topics: %+v", st)
 	}
 	stopped := src.calls.Load()
-	time.Sleep(10 * interval) // absence check: no poller may run now
-	if n := src.calls.Load(); n != stopped {
-		t.Errorf("polls grew from %d to %d after the last unsubscribe", stopped, n)
-	}
+	redistest.Never(t, 10*interval, "a poll after the last unsubscribe", func() bool { return src.calls.Load() != stopped })
 
 	src.value.Store(42)
 	r3 := startReader(t)
@@ -243,7 +243,7 @@ func TestKickPollsNow(t *testing.T) {
 		v, _ := r.latest("t")
 		return v == "3"
 	})
-	time.Sleep(20 * time.Millisecond) // absence check: no further polls queued
+	redistest.Never(t, 20*time.Millisecond, "a fourth poll (want first, kicked, one coalesced follow-up)", func() bool { return calls.Load() > 3 })
 	if n := calls.Load(); n != 3 {
 		t.Errorf("polls = %d, want 3 (first, kicked, one coalesced follow-up)", n)
 	}
@@ -296,13 +296,18 @@ func TestCancelStopsAllPollers(t *testing.T) {
 	unsub := h.Subscribe("late", (&counter{}).source(), NewOutbox())
 	h.Wait()
 	unsub()
+	was := make([]int64, len(srcs))
 	for i, s := range srcs {
-		n := s.calls.Load()
-		time.Sleep(5 * time.Millisecond)
-		if s.calls.Load() != n {
-			t.Errorf("source %d still polled after cancel", i)
-		}
+		was[i] = s.calls.Load()
 	}
+	redistest.Never(t, 25*time.Millisecond, "a source polled after cancel", func() bool {
+		for i, s := range srcs {
+			if s.calls.Load() != was[i] {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // Subscribers churning on one topic must never leave a subscribed topic
@@ -392,9 +397,9 @@ func TestKicksRespectMinGap(t *testing.T) {
 	}, NewOutbox())
 	defer unsub()
 	stop := time.Now().Add(500 * time.Millisecond)
-	for time.Now().Before(stop) {
+	for time.Now().Before(stop) { // kicks as often as they can come
 		h.Kick("t")
-		time.Sleep(time.Millisecond)
+		runtime.Gosched()
 	}
 	// 1 initial poll + at most one per 50 ms over 500 ms (+1 for edges).
 	if n := polls.Load(); n > 12 || n < 3 {

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/clock"
 )
 
 // One topic costs Redis at most one poll per MinGap, whatever asks for
@@ -24,7 +26,7 @@ func TestTopicPollRateBounded(t *testing.T) {
 	for time.Now().Before(stop) {
 		unsub := h.Subscribe("t", src, NewOutbox())
 		h.Kick("t")
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(200 * time.Microsecond) // a churning viewer's rate: real time against the real MinGap
 		unsub()
 	}
 	waitFor(t, "the pollers to stop", func() bool { return h.Stats().Running == 0 })
@@ -52,7 +54,7 @@ func TestPollBudgetBoundsAllTopics(t *testing.T) {
 			})
 		}, NewOutbox())
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // a window to count the hub's polls in against its real-time budget
 	n, elapsed := total.Load(), time.Since(start)
 	limit := int64(h.MaxPollRate*elapsed.Seconds()) + int64(h.MaxPollRate/10) + 2
 	if n > limit {
@@ -71,7 +73,8 @@ func TestPollBudgetBoundsAllTopics(t *testing.T) {
 // A topic that stops while waiting for its turn gives the turn up at no
 // cost: churn cannot push other topics' polls into the future.
 func TestBudgetWaitersThatLeaveCostNothing(t *testing.T) {
-	b := newBudget(10, 1) // one poll per 100 ms
+	clk := clock.NewFake(time.Time{})
+	b := newBudget(10, 1, clk) // one poll per 100 ms
 	ctx := t.Context()
 	if err := b.wait(ctx); err != nil {
 		t.Fatal(err)
@@ -81,11 +84,18 @@ func TestBudgetWaitersThatLeaveCostNothing(t *testing.T) {
 		cancel()
 		_ = b.wait(gone)
 	}
-	begin := time.Now()
-	if err := b.wait(ctx); err != nil {
-		t.Fatal(err)
+	done := make(chan error, 1)
+	go func() { done <- b.wait(ctx) }()
+	bctx, stop := context.WithTimeout(ctx, 10*time.Second)
+	defer stop()
+	if err := clk.BlockUntil(bctx, 1); err != nil {
+		t.Fatalf("the next poll does not wait for its slot: %v", err)
 	}
-	if d := time.Since(begin); d > 150*time.Millisecond {
-		t.Fatalf("the next poll waited %s behind 100 waiters that had left", d)
+	if d := clk.Deadlines(); len(d) != 1 || d[0] > 100*time.Millisecond {
+		t.Fatalf("the next poll waits %v behind 100 waiters that had left, want its slot 100 ms on", d)
+	}
+	clk.Advance(100 * time.Millisecond)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -73,10 +73,7 @@ func TestCloseAwaitsAllBackgroundWork(t *testing.T) {
 	// The websocket's handler returns once the server's context ends and
 	// the browser side is gone; httptest's own goroutines are not ours.
 	ws.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(ours()) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	redistest.Eventually(t, 5*time.Second, "no goroutine of ours after Close", func() bool { return len(ours()) == 0 })
 	if leaks := ours(); len(leaks) != 0 {
 		t.Fatalf("still running after Close:\n%s", strings.Join(leaks, "\n\n"))
 	}

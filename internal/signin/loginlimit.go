@@ -138,18 +138,10 @@ type localCount struct {
 }
 
 // NewLoginLimiter keeps its counts through client (nil: in this process).
-func NewLoginLimiter(client *redis.Client, p LoginPolicy) *LoginLimiter {
-	return &LoginLimiter{client: client, prefix: "keydeck:login:", policy: p, now: time.Now, sleep: sleepCtx,
+func NewLoginLimiter(client *redis.Client, p LoginPolicy, opts ...Option) *LoginLimiter {
+	clk := clockOf(opts)
+	return &LoginLimiter{client: client, prefix: "keydeck:login:", policy: p, now: clk.Now, sleep: sleeper(clk),
 		local: map[string]localCount{}}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 // member names a lock-out in the index: the address, NUL, the account (an

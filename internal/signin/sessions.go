@@ -57,9 +57,9 @@ type userCutoff struct {
 const maxSessionMemory = 100000
 
 // NewSessionStore keeps session records through client.
-func NewSessionStore(client *redis.Client) *SessionStore {
+func NewSessionStore(client *redis.Client, opts ...Option) *SessionStore {
 	return &SessionStore{
-		client: client, prefix: "keydeck:session:", fresh: time.Second, now: time.Now,
+		client: client, prefix: "keydeck:session:", fresh: time.Second, now: clockOf(opts).Now,
 		checked: map[string]sessionFacts{}, ended: map[string]time.Time{}, cutoffs: map[string]userCutoff{},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/redistest"
 )
 
@@ -13,8 +14,9 @@ import (
 func TestSessionStoreAcrossReplicas(t *testing.T) {
 	rs := redistest.Start(t)
 	ctx := context.Background()
-	a, b := NewSessionStore(rs.Client(15)), NewSessionStore(rs.Client(15))
-	now := time.Now()
+	clk := clock.NewFake(time.Now())
+	a, b := NewSessionStore(rs.Client(15), WithClock(clk)), NewSessionStore(rs.Client(15), WithClock(clk))
+	now := clk.Now()
 	issued := now.Add(-time.Minute)
 	if r, err := b.Revoked(ctx, "ada", "n1", issued); r || err != nil {
 		t.Fatalf("fresh session: %v %v", r, err)
@@ -29,7 +31,10 @@ func TestSessionStoreAcrossReplicas(t *testing.T) {
 	if r, _ := a.Revoked(ctx, "ada", "n1", issued); !r {
 		t.Fatal("revoked here, valid here")
 	}
-	time.Sleep(b.fresh) // b's cached answer ages out
+	if r, err := b.Revoked(ctx, "ada", "n1", issued); r || err != nil {
+		t.Fatalf("b's cached answer, fresh for %v: %v %v", b.fresh, r, err)
+	}
+	clk.Advance(b.fresh) // b's cached answer ages out
 	if r, err := b.Revoked(ctx, "ada", "n1", issued); !r || err != nil {
 		t.Fatalf("revoked on a, on b: %v %v", r, err)
 	}
@@ -41,7 +46,7 @@ func TestSessionStoreAcrossReplicas(t *testing.T) {
 	if err := b.RevokeUser(ctx, "ada", now, 12*time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(a.fresh)
+	clk.Advance(a.fresh)
 	if r, _ := a.Revoked(ctx, "ada", "n3", issued); !r {
 		t.Fatal("a session issued before the cutoff survives")
 	}
@@ -65,8 +70,9 @@ func TestSessionStoreAcrossReplicas(t *testing.T) {
 func TestSessionStoreUnreachable(t *testing.T) {
 	rs := redistest.Start(t)
 	ctx := context.Background()
-	s := NewSessionStore(rs.Client(15))
-	now := time.Now()
+	clk := clock.NewFake(time.Now())
+	s := NewSessionStore(rs.Client(15), WithClock(clk))
+	now := clk.Now()
 	if err := s.Revoke(ctx, "ended-before", now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +83,7 @@ func TestSessionStoreUnreachable(t *testing.T) {
 	if err := s.RevokeUser(ctx, "ada", now, time.Hour); err == nil {
 		t.Fatal("sign-out-everywhere reported stored with Redis down")
 	}
-	time.Sleep(s.fresh)
+	clk.Advance(s.fresh)
 	if r, err := s.Revoked(ctx, "ada", "n1", now.Add(-time.Minute)); r || err == nil {
 		t.Fatalf("unreadable store: %v %v, want not known revoked and an error", r, err)
 	}

@@ -3,6 +3,8 @@ package action
 import (
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 func TestChangedBetweenPreviewAndConfirm(t *testing.T) {
@@ -39,7 +41,8 @@ func TestChangedBetweenPreviewAndConfirm(t *testing.T) {
 
 	// A TTL merely ticking down is not a change.
 	pv, _ = f.r.Preview(f.ctx, admin, f.conn, "set-ttl", f.req(4, "h", "ttl", "1h"))
-	time.Sleep(20 * time.Millisecond)
+	seen := f.db(4).PTTL(f.ctx, "h").Val()
+	redistest.Eventually(t, 5*time.Second, "the TTL ticking down", func() bool { return f.db(4).PTTL(f.ctx, "h").Val() <= seen-10*time.Millisecond })
 	if _, err := f.r.Execute(f.ctx, admin, f.conn, pv); err != nil {
 		t.Fatal(err)
 	}

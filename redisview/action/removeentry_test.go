@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -365,11 +366,12 @@ func TestRemoveLeaderboardEntryLiveBoard(t *testing.T) {
 			}
 			w.ZAdd(f.ctx, lbBoard, redis.Z{Score: float64(i % 1000), Member: "live-" + strconv.Itoa(i%50)})
 			writes.Add(1)
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond) // a load generator: its rate is real time
 		}
 	})
 	for _, m := range []string{"d", "e", "f"} {
-		time.Sleep(10 * time.Millisecond)
+		n := writes.Load()
+		redistest.Eventually(t, 10*time.Second, "writes between removals", func() bool { return writes.Load() >= n+3 })
 		out, err := f.run(support, lbKind, f.entryReq(m))
 		if err != nil {
 			close(stop)

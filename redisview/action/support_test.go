@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -261,7 +262,9 @@ func TestForceUnlockRetakenLock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(5 * time.Millisecond) // the re-take expires at a later millisecond
+			// The re-take expires at a later millisecond of the server's clock.
+			at := f.db(c.db).Time(f.ctx).Val().UnixMilli()
+			redistest.Eventually(t, 5*time.Second, "the server's next millisecond", func() bool { return f.db(c.db).Time(f.ctx).Val().UnixMilli() > at })
 			if during {
 				// After the runner's reads under WATCH, before EXEC.
 				f.r.opts.beforeExec = retake(c.db, c.key, c.next, 14*time.Second)

@@ -95,24 +95,30 @@ func row(t *testing.T, f limits.FamilySnap, key string) limits.Row {
 	return limits.Row{}
 }
 
-// waitPass waits until every family was swept once and a refresh ran.
+// waitPass waits until every family was swept once and a refresh ran
+// after (every kept row read again since).
 func waitPass(t *testing.T, s *limits.Sweeper) limits.Snapshot {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	redistest.Eventually(t, 10*time.Second, "a complete pass", func() bool {
 		snap := s.Snapshot()
 		done := len(snap.Families) > 0
 		for _, f := range snap.Families {
 			done = done && f.Passes > 0
 		}
-		if done {
-			time.Sleep(2 * fast.Refresh)
-			return s.Snapshot()
+		return done
+	})
+	since := time.Now()
+	redistest.Eventually(t, 10*time.Second, "a refresh after the pass", func() bool {
+		for _, f := range s.Snapshot().Families {
+			for _, r := range f.Rows {
+				if r.ReadAt.Before(since) {
+					return false
+				}
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("no complete pass in 10s")
-	return limits.Snapshot{}
+		return true
+	})
+	return s.Snapshot()
 }
 
 // State written by the seeds' own scripts is read back exactly: a slider
@@ -213,12 +219,14 @@ func TestSweepReadsSeedState(t *testing.T) {
 
 	// Released: gone from the rows within a refresh.
 	rs.Client(10).Del(ctx, gina.Key)
-	time.Sleep(3 * fast.Refresh)
-	for _, r := range family(t, s.Snapshot(), "lock-create-pro-month", 10).Rows {
-		if r.Key == gina.Key {
-			t.Fatal("released lock still kept")
+	redistest.Eventually(t, 10*time.Second, "the released lock gone from the rows", func() bool {
+		for _, r := range family(t, s.Snapshot(), "lock-create-pro-month", 10).Rows {
+			if r.Key == gina.Key {
+				return false
+			}
 		}
-	}
+		return true
+	})
 }
 
 // A family with more keys than Keep keeps its most constrained rows, and
@@ -249,14 +257,11 @@ func TestSweepIsBounded(t *testing.T) {
 	b.Refresh = time.Hour // no re-reads: count the pass alone
 	pool := limits.NewPool(t.Context(), b, time.Millisecond)
 	s, release := pool.Acquire(conn)
-	deadline := time.Now().Add(10 * time.Second)
 	var f limits.FamilySnap
-	for time.Now().Before(deadline) {
-		if f = family(t, s.Snapshot(), "slider-rate-verify-ip", 4); f.Passes > 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, 10*time.Second, "a pass over slider-rate-verify-ip", func() bool {
+		f = family(t, s.Snapshot(), "slider-rate-verify-ip", 4)
+		return f.Passes > 0
+	})
 	if f.Total != n || len(f.Rows) != 10 {
 		t.Fatalf("total %d, rows %d", f.Total, len(f.Rows))
 	}
@@ -266,7 +271,7 @@ func TestSweepIsBounded(t *testing.T) {
 		}
 	}
 	release()
-	time.Sleep(50 * time.Millisecond)
+	redistest.Eventually(t, 10*time.Second, "the sweeper stopped", func() bool { return pool.Running() == 0 })
 	after, _ := rs.CommandCalls(ctx)
 	if got := after["hmget"] - before["hmget"]; got < n || got > 2*n {
 		t.Fatalf("%d HMGET for %d buckets", got, n)
@@ -340,7 +345,7 @@ func TestShortLocksCounted(t *testing.T) {
 			release()
 			continue
 		}
-		time.Sleep(300 * time.Millisecond) // the subscription is up
+		redistest.Eventually(t, 10*time.Second, "the keyspace subscription", func() bool { return conn.Keyspace().Subscribed })
 		ctx := context.Background()
 		for i := range 3 {
 			key := fmt.Sprintf("payment:order:op-lock:EI%d", i)
@@ -353,10 +358,7 @@ func TestShortLocksCounted(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for s.Snapshot().Keyspace.ShortLocks < 3 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		redistest.Eventually(t, 10*time.Second, "3 short locks counted", func() bool { return s.Snapshot().Keyspace.ShortLocks >= 3 })
 		if n := s.Snapshot().Keyspace.ShortLocks; n != 3 {
 			t.Fatalf("%d short locks counted, want 3", n)
 		}
@@ -503,11 +505,5 @@ func TestShortLocksCountedOnceTurnedOn(t *testing.T) {
 	if err := rs.Client(0).ConfigSet(ctx, "notify-keyspace-events", "KA").Err(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for !s.Snapshot().Keyspace.On {
-		if time.Now().After(deadline) {
-			t.Fatalf("not counting 2 s after CONFIG SET: %+v", s.Snapshot().Keyspace)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	redistest.Eventually(t, 2*time.Second, "counting after CONFIG SET", func() bool { return s.Snapshot().Keyspace.On })
 }

@@ -3,9 +3,10 @@ package limits
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/clock"
+	"github.com/keydeck/keydeck/internal/linger"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -29,7 +30,7 @@ func (s *Sweeper) watchKeyspace(ctx context.Context) {
 		on, why := s.keyspaceOn(ctx)
 		s.mu.Lock()
 		if on && !s.keyspace.On {
-			s.keyspace.Since = time.Now()
+			s.keyspace.Since = s.clock.Now()
 		}
 		s.keyspace.On, s.keyspace.Why = on, why
 		s.mu.Unlock()
@@ -52,9 +53,9 @@ func (s *Sweeper) watchKeyspace(ctx context.Context) {
 		// server that refused CONFIG GET again only after
 		// redisview.KeyspaceIdleRecheck.
 		if on {
-			sleepCtx(ctx, 30*time.Second)
+			s.sleep(ctx, 30*time.Second)
 		} else {
-			sleepCtx(ctx, redisview.KeyspaceOffRecheck)
+			s.sleep(ctx, redisview.KeyspaceOffRecheck)
 		}
 	}
 }
@@ -120,7 +121,7 @@ func (s *Sweeper) checkCandidates(ctx context.Context, cands []candKey) (int, er
 	}
 	n := 0
 	for db, rows := range byDB {
-		if err := readRows(ctx, s.conn.DB(db), rows, time.Now()); err != nil {
+		if err := readRows(ctx, s.conn.DB(db), rows, s.clock.Now()); err != nil {
 			return n, err
 		}
 		n += len(rows)
@@ -186,72 +187,38 @@ func (s *Sweeper) Snapshot() Snapshot {
 // show it; a sweeper starts with its first viewer and stops linger after
 // its last.
 type Pool struct {
-	ctx    context.Context
 	budget Budget
-	linger time.Duration
-
-	mu sync.Mutex
-	m  map[string]*ref
-	wg sync.WaitGroup
+	clock  clock.Clock
+	pool   *linger.Pool[string, *Sweeper]
 }
 
-type ref struct {
-	s      *Sweeper
-	refs   int
-	cancel context.CancelFunc
-	timer  *time.Timer
-}
+// Option sets up a pool.
+type Option func(*Pool)
+
+// WithClock runs the pool and its sweepers on c (the wall clock without).
+func WithClock(c clock.Clock) Option { return func(p *Pool) { p.clock = c } }
 
 // NewPool makes the pool; its sweepers stop when ctx ends.
-func NewPool(ctx context.Context, b Budget, linger time.Duration) *Pool {
-	return &Pool{ctx: ctx, budget: b.withDefaults(), linger: linger, m: map[string]*ref{}}
+func NewPool(ctx context.Context, b Budget, lingerFor time.Duration, opts ...Option) *Pool {
+	p := &Pool{budget: b.withDefaults()}
+	for _, o := range opts {
+		o(p)
+	}
+	p.clock = clock.Or(p.clock)
+	p.pool = linger.New(ctx, lingerFor, p.clock, linger.Hooks[string, *Sweeper]{
+		Run: func(ctx context.Context, _ string, s *Sweeper) { s.run(ctx) },
+	})
+	return p
 }
 
 // Acquire returns c's sweeper, starting it if needed. Call release when
 // done with it.
 func (p *Pool) Acquire(c *redisview.Conn) (s *Sweeper, release func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r := p.m[c.Name]
-	if r == nil {
-		ctx, cancel := context.WithCancel(p.ctx)
-		r = &ref{s: newSweeper(c, p.budget), cancel: cancel}
-		p.m[c.Name] = r
-		p.wg.Add(1)
-		go func() { defer p.wg.Done(); r.s.run(ctx) }()
-	}
-	if r.timer != nil {
-		r.timer.Stop()
-		r.timer = nil
-	}
-	r.refs++
-	var once sync.Once
-	return r.s, func() { once.Do(func() { p.release(c.Name, r) }) }
-}
-
-func (p *Pool) release(name string, r *ref) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r.refs--
-	if r.refs > 0 {
-		return
-	}
-	r.timer = time.AfterFunc(p.linger, func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if r.refs == 0 && p.m[name] == r {
-			r.cancel()
-			delete(p.m, name)
-		}
-	})
+	return p.pool.Acquire(c.Name, func() *Sweeper { return newSweeper(c, p.budget, p.clock) })
 }
 
 // Running is the number of sweepers running now.
-func (p *Pool) Running() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.m)
-}
+func (p *Pool) Running() int { return p.pool.Running() }
 
 // Wait blocks until every sweeper has stopped (after the pool's ctx ends).
-func (p *Pool) Wait() { p.wg.Wait() }
+func (p *Pool) Wait() { p.pool.Wait() }

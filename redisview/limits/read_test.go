@@ -25,13 +25,7 @@ func TestReadNotClosedBeforeAPassWithAPack(t *testing.T) {
 	pool := limits.NewPool(t.Context(), fast, time.Second)
 	s, release := pool.Acquire(conn)
 	defer release()
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Snapshot().Started.IsZero() {
-		if time.Now().After(deadline) {
-			t.Fatal("the sweeper never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, 5*time.Second, "the sweeper started", func() bool { return !s.Snapshot().Started.IsZero() })
 	// The sweeper's loop runs at once; give it a few rounds without a pack.
 	select {
 	case <-s.Read():

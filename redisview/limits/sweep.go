@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -71,6 +72,7 @@ type family struct {
 type Sweeper struct {
 	conn   *redisview.Conn
 	budget Budget
+	clock  clock.Clock
 
 	mu       sync.Mutex
 	pack     *schema.Pack
@@ -98,8 +100,8 @@ type Keyspace struct {
 	Since      time.Time
 }
 
-func newSweeper(c *redisview.Conn, b Budget) *Sweeper {
-	return &Sweeper{conn: c, budget: b.withDefaults(), read: make(chan struct{}), cands: map[candKey]struct{}{}}
+func newSweeper(c *redisview.Conn, b Budget, clk clock.Clock) *Sweeper {
+	return &Sweeper{conn: c, budget: b.withDefaults(), clock: clock.Or(clk), read: make(chan struct{}), cands: map[candKey]struct{}{}}
 }
 
 func (s *Sweeper) markRead() { s.readOnce.Do(func() { close(s.read) }) }
@@ -154,14 +156,14 @@ func (s *Sweeper) families() []*family {
 
 func (s *Sweeper) run(ctx context.Context) {
 	s.mu.Lock()
-	s.started = time.Now()
+	s.started = s.clock.Now()
 	s.mu.Unlock()
 	// A running sweep is live interest in keyspace events (short locks).
 	defer s.conn.WantKeyspace()()
 	go s.watchKeyspace(ctx)
 	var lastRefresh time.Time
 	for ctx.Err() == nil {
-		t0 := time.Now()
+		t0 := s.clock.Now()
 		fams := s.families()
 		if len(fams) == 0 {
 			// A pack without limits or locks has nothing to read: read.
@@ -173,13 +175,13 @@ func (s *Sweeper) run(ctx context.Context) {
 			if havePack {
 				s.markRead()
 			}
-			sleepCtx(ctx, time.Second)
+			s.sleep(ctx, time.Second)
 			continue
 		}
 		cost := 0
 		var err error
-		if time.Since(lastRefresh) >= s.budget.Refresh {
-			lastRefresh = time.Now()
+		if s.clock.Since(lastRefresh) >= s.budget.Refresh {
+			lastRefresh = s.clock.Now()
 			var n int
 			n, err = s.refresh(ctx)
 			cost += n
@@ -205,15 +207,15 @@ func (s *Sweeper) run(ctx context.Context) {
 			s.err = s.conn.SafeErr(err)
 			s.mu.Unlock()
 			s.markRead()
-			sleepCtx(ctx, time.Second)
+			s.sleep(ctx, time.Second)
 			continue
 		}
 		s.mu.Lock()
 		s.err = ""
 		s.mu.Unlock()
-		wait := time.Duration(max(cost, 1))*time.Second/time.Duration(s.budget.KeysPerSec) - time.Since(t0)
+		wait := time.Duration(max(cost, 1))*time.Second/time.Duration(s.budget.KeysPerSec) - s.clock.Since(t0)
 		if wait > 0 {
-			sleepCtx(ctx, wait)
+			s.sleep(ctx, wait)
 		}
 	}
 }
@@ -238,7 +240,7 @@ func (s *Sweeper) step(ctx context.Context, f *family) (int, error) {
 		}
 		rows = append(rows, &Row{DB: f.db, Key: k, Family: f.fam, Vars: m.Vars})
 	}
-	if err := readRows(ctx, cl, rows, time.Now()); err != nil {
+	if err := readRows(ctx, cl, rows, s.clock.Now()); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()
@@ -267,7 +269,7 @@ func (s *Sweeper) keep(f *family, r *Row) {
 		f.rows[r.Key] = r
 		return
 	}
-	now := time.Now()
+	now := s.clock.Now()
 	sev := r.At(now).Severity()
 	var least *Row
 	leastSev := 0.0
@@ -312,7 +314,7 @@ func (s *Sweeper) refresh(ctx context.Context) (int, error) {
 		for _, j := range jobs {
 			all = append(all, j.rows...)
 		}
-		if err := readRows(ctx, s.conn.DB(db), all, time.Now()); err != nil {
+		if err := readRows(ctx, s.conn.DB(db), all, s.clock.Now()); err != nil {
 			return cost, err
 		}
 		cost += len(all)
@@ -503,11 +505,4 @@ func num(v any) (float64, bool) {
 	return f, err == nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
+func (s *Sweeper) sleep(ctx context.Context, d time.Duration) { clock.Sleep(ctx, s.clock, d) }

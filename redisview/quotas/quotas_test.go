@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/quotas"
@@ -275,7 +276,8 @@ func TestWalkersShareOneWalker(t *testing.T) {
 	srv := redistest.Start(t)
 	conn := open(t, srv, "gateway")
 	ctx, cancel := context.WithCancel(context.Background())
-	ws := quotas.NewWalkers(ctx, quotas.Budget{}, 50*time.Millisecond, 50*time.Millisecond, nil)
+	clk := clock.NewFake(time.Now())
+	ws := quotas.NewWalkers(ctx, quotas.Budget{}, 50*time.Millisecond, 50*time.Millisecond, nil, quotas.WithClock(clk))
 	a, relA := ws.Acquire(conn)
 	b, relB := ws.Acquire(conn)
 	if a != b {
@@ -287,7 +289,7 @@ func TestWalkersShareOneWalker(t *testing.T) {
 	}
 	relA()
 	relB()
-	time.Sleep(200 * time.Millisecond)
+	clk.Advance(50 * time.Millisecond) // the linger runs out
 	c, relC := ws.Acquire(conn)
 	if c == a {
 		t.Error("the walker outlived its linger")

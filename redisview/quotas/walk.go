@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/clock"
+	"github.com/keydeck/keydeck/internal/linger"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -458,79 +460,53 @@ func SortFamilies(fams []FamilyRows) {
 // Walkers runs one Walker per connection while someone watches it, and a
 // while after (Linger), stepping every Interval.
 type Walkers struct {
-	ctx      context.Context
 	budget   Budget
 	interval time.Duration
-	linger   time.Duration
 	now      func() time.Time
-
-	mu sync.Mutex
-	m  map[*redisview.Conn]*held
-	wg sync.WaitGroup
+	clock    clock.Clock
+	pool     *linger.Pool[*redisview.Conn, *Walker]
 }
 
-type held struct {
-	w      *Walker
-	refs   int
-	cancel context.CancelFunc
-	idle   *time.Timer
-}
+// Option sets up the walkers.
+type Option func(*Walkers)
+
+// WithClock runs the walkers' steps and lingering on c, and makes it their
+// clock where now is nil (the wall clock without).
+func WithClock(c clock.Clock) Option { return func(ws *Walkers) { ws.clock = c } }
 
 // NewWalkers returns the registry; its walkers stop when ctx ends.
-func NewWalkers(ctx context.Context, b Budget, interval, linger time.Duration, now func() time.Time) *Walkers {
+func NewWalkers(ctx context.Context, b Budget, interval, lingerFor time.Duration, now func() time.Time, opts ...Option) *Walkers {
 	if interval <= 0 {
 		interval = time.Second
 	}
-	if linger <= 0 {
-		linger = time.Minute
+	if lingerFor <= 0 {
+		lingerFor = time.Minute
 	}
-	return &Walkers{ctx: ctx, budget: b, interval: interval, linger: linger, now: now, m: map[*redisview.Conn]*held{}}
+	ws := &Walkers{budget: b, interval: interval, now: now}
+	for _, o := range opts {
+		o(ws)
+	}
+	ws.clock = clock.Or(ws.clock)
+	if ws.now == nil {
+		ws.now = ws.clock.Now
+	}
+	ws.pool = linger.New(ctx, lingerFor, ws.clock, linger.Hooks[*redisview.Conn, *Walker]{
+		Run: func(ctx context.Context, _ *redisview.Conn, w *Walker) { ws.run(ctx, w) },
+	})
+	return ws
 }
 
 // Acquire returns conn's walker, started if it was not running; release
 // when done.
 func (ws *Walkers) Acquire(conn *redisview.Conn) (*Walker, func()) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	h := ws.m[conn]
-	if h == nil {
-		ctx, cancel := context.WithCancel(ws.ctx)
-		h = &held{w: NewWalker(conn, ws.budget, ws.now), cancel: cancel}
-		ws.m[conn] = h
-		ws.wg.Add(1)
-		go func() { defer ws.wg.Done(); ws.run(ctx, h.w) }()
-	}
-	if h.idle != nil {
-		h.idle.Stop()
-		h.idle = nil
-	}
-	h.refs++
-	var once sync.Once
-	return h.w, func() { once.Do(func() { ws.release(conn, h) }) }
-}
-
-func (ws *Walkers) release(conn *redisview.Conn, h *held) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	h.refs--
-	if h.refs > 0 {
-		return
-	}
-	h.idle = time.AfterFunc(ws.linger, func() {
-		ws.mu.Lock()
-		defer ws.mu.Unlock()
-		if h.refs == 0 && ws.m[conn] == h {
-			delete(ws.m, conn)
-			h.cancel()
-		}
-	})
+	return ws.pool.Acquire(conn, func() *Walker { return NewWalker(conn, ws.budget, ws.now) })
 }
 
 // Wait waits for every walker to stop (after ctx ended).
-func (ws *Walkers) Wait() { ws.wg.Wait() }
+func (ws *Walkers) Wait() { ws.pool.Wait() }
 
 func (ws *Walkers) run(ctx context.Context, w *Walker) {
-	t := time.NewTicker(ws.interval)
+	t := ws.clock.NewTicker(ws.interval)
 	defer t.Stop()
 	for {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -542,7 +518,7 @@ func (ws *Walkers) run(ctx context.Context, w *Walker) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/redistest"
 )
 
 // fakeClock runs timers when advanced, in the advancing goroutine.
@@ -322,13 +324,7 @@ func TestBudgetTake(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	redistest.Eventually(t, 5*time.Second, "the condition", cond)
 }
 
 func ExampleBudget() {

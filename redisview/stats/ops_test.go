@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/redistest"
 )
 
@@ -16,6 +17,19 @@ import (
 // applications' rate without Keydeck's own commands: zero while only a
 // database sweep (and the keyspace listener) runs, though Keydeck itself
 // sends thousands of commands a second; then, with a separate client
+// sampled yields 0…n-1, one every 250 ms: the rates compare the server's
+// counters between reads, so real time between them is the point.
+func sampled(n int) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for i := range n {
+			time.Sleep(250 * time.Millisecond)
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
 // issuing commands, exactly that client's commands.
 func TestOverviewTellsOwnTrafficApart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -45,8 +59,7 @@ func TestOverviewTellsOwnTrafficApart(t *testing.T) {
 		t.Fatalf("first read: err %q, ops %+v", ov.Err, ov.Server.OpsPerSec)
 	}
 	exact, maxOwn := 0, 0.0
-	for i := range 8 {
-		time.Sleep(250 * time.Millisecond)
+	for i := range sampled(8) {
 		sv := r.Read(ctx).Server
 		if !sv.OpsPerSec.OK || !sv.OwnOpsPerSec.OK || !sv.TotalOpsPerSec.OK {
 			t.Fatalf("read %d: ops %+v own %+v total %+v", i, sv.OpsPerSec, sv.OwnOpsPerSec, sv.TotalOpsPerSec)
@@ -76,19 +89,23 @@ func TestOverviewTellsOwnTrafficApart(t *testing.T) {
 	var sent atomic.Int64
 	other := s.Client(1)
 	bg.Go(func() {
+		pace := time.NewTicker(5 * time.Millisecond) // a load generator: its rate is real time
+		defer pace.Stop()
 		for ctx.Err() == nil {
 			if other.Incr(ctx, "n").Err() == nil {
 				sent.Add(1)
 			}
-			time.Sleep(5 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-pace.C:
+			}
 		}
 	})
-	time.Sleep(300 * time.Millisecond)
+	redistest.Eventually(t, 10*time.Second, "the other client's traffic", func() bool { return sent.Load() >= 20 })
 	prevAt := r.Read(ctx).At
 	from := sent.Load()
 	var app, secs float64
-	for i := range 8 {
-		time.Sleep(250 * time.Millisecond)
+	for i := range sampled(8) {
 		ov := r.Read(ctx)
 		sv := ov.Server
 		if !sv.OpsPerSec.OK {
@@ -116,6 +133,8 @@ func TestLatestMeasuresRatesOnceItCan(t *testing.T) {
 	ctx := context.Background()
 	s := redistest.Start(t)
 	r := NewOverviewReader(openConn(t, s.URL(0)))
+	clk := clock.NewFake(time.Now())
+	r.now = clk.Now
 	first := r.Latest(ctx, time.Hour)
 	if !first.Server.OpsPerSec.Pending {
 		t.Fatalf("first read: %+v", first.Server.OpsPerSec)
@@ -123,7 +142,11 @@ func TestLatestMeasuresRatesOnceItCan(t *testing.T) {
 	if again := r.Latest(ctx, time.Hour); !again.At.Equal(first.At) {
 		t.Fatal("a fresh read was not reused")
 	}
-	time.Sleep(minRateInterval)
+	clk.Advance(minRateInterval - time.Millisecond)
+	if again := r.Latest(ctx, time.Hour); !again.At.Equal(first.At) {
+		t.Fatal("read again before a rate could be measured")
+	}
+	clk.Advance(time.Millisecond)
 	if ov := r.Latest(ctx, time.Hour); !ov.Server.OpsPerSec.OK || !ov.Server.OwnOpsPerSec.OK || ov.Server.OwnOpsPerSec.V <= 0 {
 		t.Fatalf("second read: ops %+v own %+v", ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec)
 	}

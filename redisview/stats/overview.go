@@ -198,10 +198,10 @@ func (r *OverviewReader) Latest(ctx context.Context, maxAge time.Duration) Overv
 	r.mu.Unlock()
 	// Rates need a second read: a first one that left them measuring is
 	// not worth serving once a second one can say more.
-	if last.Server.OpsPerSec.Pending && time.Since(last.At) >= minRateInterval {
+	if last.Server.OpsPerSec.Pending && r.now().Sub(last.At) >= minRateInterval {
 		maxAge = 0
 	}
-	if !last.At.IsZero() && last.Err == "" && time.Since(last.At) <= maxAge {
+	if !last.At.IsZero() && last.Err == "" && r.now().Sub(last.At) <= maxAge {
 		last.Status = r.conn.Status()
 		return last
 	}

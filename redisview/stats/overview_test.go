@@ -39,11 +39,12 @@ func TestOverviewFromInfo(t *testing.T) {
 		t.Fatalf("db5 expires = %+v", e)
 	}
 	// Redis estimates avg_ttl in its background expire cycle (10 Hz).
-	deadline := time.Now().Add(5 * time.Second)
-	for !ov.DBs[1].AvgTTL.OK && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		ov = r.Read(ctx)
-	}
+	redistest.Eventually(t, 5*time.Second, "db5's avg_ttl", func() bool {
+		if !ov.DBs[1].AvgTTL.OK {
+			ov = r.Read(ctx)
+		}
+		return ov.DBs[1].AvgTTL.OK
+	})
 	if a := ov.DBs[1].AvgTTL; !a.OK || a.V < 50*time.Minute || a.V > time.Hour {
 		t.Fatalf("db5 avg ttl = %+v", a)
 	}

@@ -24,21 +24,10 @@ func TestSweeperStartsFromRecentPass(t *testing.T) {
 
 	s, release := pool.Acquire(c, 1)
 	s.WaitRead(ctx, 10*time.Second) // bounds failure only
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Detail(stats.TotalKeys(ctx, c, 1)).CompletedAt.IsZero() {
-		if time.Now().After(deadline) {
-			t.Fatal("no pass completed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, 10*time.Second, "a completed pass", func() bool { return !s.Detail(stats.TotalKeys(ctx, c, 1)).CompletedAt.IsZero() })
 	first := s.Detail(stats.TotalKeys(ctx, c, 1))
 	release()
-	for pool.Running() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the sweeper did not stop")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, 10*time.Second, "the sweeper stopped", func() bool { return pool.Running() == 0 })
 
 	s2, release2 := pool.Acquire(c, 1)
 	defer release2()

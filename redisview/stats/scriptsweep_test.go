@@ -12,6 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -290,30 +291,41 @@ func TestSweepSkipsUnchangedDatabase(t *testing.T) {
 	}
 	c := openConn(t, rs.URL(0))
 	pctx, cancel := context.WithCancel(ctx)
-	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500, Script: true}, time.Minute, quiet())
+	clk := clock.NewFake(time.Now())
+	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500, Script: true}, time.Minute, quiet(), stats.WithClock(clk))
 	t.Cleanup(func() { cancel(); pool.Wait() })
 	s, release := pool.Acquire(c, 5)
 	defer release()
-	waitPass := func(n int) stats.DBDetail {
+	// The pass interval (stats.minPassInterval): a sweeper that finished a
+	// pass, or found the database unchanged, waits this long on its clock.
+	const passInterval = 2 * time.Second
+	waiting := func() { // until the sweeper waits on the clock
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			d := s.Detail(stats.TotalKeys(ctx, c, 5))
-			if d.Pass >= n {
-				return d
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no pass %d: %+v", n, d)
-			}
-			time.Sleep(20 * time.Millisecond)
+		bctx, stop := context.WithTimeout(ctx, 15*time.Second)
+		defer stop()
+		if err := clk.BlockUntil(bctx, 1); err != nil {
+			t.Fatalf("the sweeper does not wait: %v", err)
 		}
 	}
+	waitPass := func(n int) stats.DBDetail {
+		t.Helper()
+		var d stats.DBDetail
+		redistest.Eventually(t, 15*time.Second, fmt.Sprintf("pass %d", n), func() bool {
+			d = s.Detail(stats.TotalKeys(ctx, c, 5))
+			return d.Pass >= n
+		})
+		return d
+	}
 	first := waitPass(1)
+	waiting()
 	if first.UnmCount != 50 || first.ReadPath != "script" {
 		t.Fatalf("first pass: %d keys, %q", first.UnmCount, first.ReadPath)
 	}
 	admin.ConfigResetStat(ctx)
-	time.Sleep(5 * time.Second) // more than two pass intervals
+	for range 3 { // three pass intervals, each ending in a check of the database
+		clk.Advance(passInterval)
+		waiting()
+	}
 	d := s.Detail(stats.TotalKeys(ctx, c, 5))
 	if d.Pass != 1 || d.UnchangedSince.IsZero() || d.UnchangedSince.After(first.CompletedAt) {
 		t.Fatalf("unchanged database: pass %d, unchanged since %v (completed %v)", d.Pass, d.UnchangedSince, first.CompletedAt)
@@ -323,6 +335,7 @@ func TestSweepSkipsUnchangedDatabase(t *testing.T) {
 		t.Fatalf("an unchanged database was read again: %v", calls)
 	}
 	data.Set(ctx, "k:new", "v", 0)
+	clk.Advance(passInterval)
 	d = waitPass(2)
 	if d.UnmCount != 51 {
 		t.Fatalf("pass after a SET: %d keys", d.UnmCount)

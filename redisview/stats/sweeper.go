@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/clock"
+	"github.com/keydeck/keydeck/internal/linger"
 	"github.com/keydeck/keydeck/redisview"
 )
 
@@ -24,6 +26,7 @@ type Sweeper struct {
 	db     int
 	budget SweepBudget
 	log    *slog.Logger
+	clock  clock.Clock
 
 	mu     sync.Mutex
 	cur    *dbAccumulator
@@ -49,12 +52,12 @@ func (s *Sweeper) markRead() { s.readOnce.Do(func() { close(s.read) }) }
 // failure): a page rendered right after Acquire then shows figures. It
 // returns at once when a pass is already known.
 func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
+	t := s.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-s.read:
 	case <-ctx.Done():
-	case <-t.C:
+	case <-t.C():
 	}
 }
 
@@ -63,7 +66,7 @@ func (s *Sweeper) run(ctx context.Context) {
 	ks := newKeySweep(s.conn, cl, s.budget.Count)
 	ks.noScript = !s.budget.Script
 	s.mu.Lock()
-	s.cur = newAccumulator(time.Now())
+	s.cur = newAccumulator(s.clock.Now())
 	s.mu.Unlock()
 	starting := true
 	var passSig signature // as the running pass started
@@ -83,20 +86,20 @@ func (s *Sweeper) run(ctx context.Context) {
 				sig = signature{} // INFO refused: never skip a pass
 			}
 			s.mu.Lock()
-			if s.last != nil && sig.ok && sig == s.lastSig && time.Since(s.last.finished) < freshFor {
+			if s.last != nil && sig.ok && sig == s.lastSig && s.clock.Since(s.last.finished) < freshFor {
 				s.unchanged = s.last.started
 				s.err = ""
 				s.mu.Unlock()
 				s.markRead()
-				sleepCtx(ctx, minPassInterval)
+				s.sleep(ctx, minPassInterval)
 				continue
 			}
 			s.unchanged = time.Time{}
-			s.cur.started = time.Now()
+			s.cur.started = s.clock.Now()
 			s.mu.Unlock()
 			passSig, starting = sig, false
 		}
-		t0 := time.Now()
+		t0 := s.clock.Now()
 		batch, done, err := ks.step(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -115,9 +118,9 @@ func (s *Sweeper) run(ctx context.Context) {
 		}
 		var passStart time.Time
 		if done {
-			s.cur.finished = time.Now()
+			s.cur.finished = s.clock.Now()
 			passStart = s.cur.started
-			s.last, s.cur = s.cur, newAccumulator(time.Now())
+			s.last, s.cur = s.cur, newAccumulator(s.clock.Now())
 			s.lastSig = passSig
 			s.passes++
 			starting = true
@@ -126,12 +129,12 @@ func (s *Sweeper) run(ctx context.Context) {
 		s.markRead()
 
 		n := max(len(batch), 1)
-		wait := time.Duration(n)*time.Second/time.Duration(max(s.budget.KeysPerSec, 1)) - time.Since(t0)
+		wait := time.Duration(n)*time.Second/time.Duration(max(s.budget.KeysPerSec, 1)) - s.clock.Since(t0)
 		if done {
-			wait = max(wait, minPassInterval-time.Since(passStart))
+			wait = max(wait, minPassInterval-s.clock.Since(passStart))
 		}
 		if wait > 0 {
-			sleepCtx(ctx, wait)
+			s.sleep(ctx, wait)
 		}
 	}
 }
@@ -142,17 +145,10 @@ func (s *Sweeper) fail(ctx context.Context, err error) {
 	s.err = s.conn.SafeErr(err)
 	s.mu.Unlock()
 	s.markRead()
-	sleepCtx(ctx, time.Second)
+	s.sleep(ctx, time.Second)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
+func (s *Sweeper) sleep(ctx context.Context, d time.Duration) { clock.Sleep(ctx, s.clock, d) }
 
 // Detail returns the statistics: the latest completed pass, or while the
 // first pass runs, the partial pass scaled to total (labelled estimated).
@@ -184,17 +180,16 @@ func (s *Sweeper) Detail(total redisview.Opt[int64]) DBDetail {
 
 // Sweepers owns the running sweepers, one per connection and database.
 type Sweepers struct {
-	ctx    context.Context
 	budget SweepBudget
-	linger time.Duration
 	log    *slog.Logger
+	clock  clock.Clock
+	pool   *linger.Pool[sweepKey, *Sweeper]
 
-	mu sync.Mutex
-	m  map[sweepKey]*sweeperRef
-	wg sync.WaitGroup
 	// recent is the last completed pass of each database whose sweeper
 	// stopped; a sweeper started within recentFor shows it until its own
-	// first pass completes.
+	// first pass completes. It is changed under the pool's lock (a sweeper
+	// starting or stopping), then under mu.
+	mu     sync.Mutex
 	recent map[sweepKey]keptPass
 }
 
@@ -213,23 +208,31 @@ type sweepKey struct {
 	db   int
 }
 
-type sweeperRef struct {
-	s      *Sweeper
-	refs   int
-	cancel context.CancelFunc
-	timer  *time.Timer
-}
+// Option sets up the sweepers.
+type Option func(*Sweepers)
+
+// WithClock runs the pool and its sweepers on c (the wall clock without).
+func WithClock(c clock.Clock) Option { return func(p *Sweepers) { p.clock = c } }
 
 // NewSweepers makes the pool. A sweeper keeps running for linger after its
 // last viewer leaves, so flipping between pages does not restart a pass.
-func NewSweepers(ctx context.Context, budget SweepBudget, linger time.Duration, log *slog.Logger) *Sweepers {
+func NewSweepers(ctx context.Context, budget SweepBudget, lingerFor time.Duration, log *slog.Logger, opts ...Option) *Sweepers {
 	if budget.KeysPerSec <= 0 {
 		budget.KeysPerSec = DefaultSweepBudget.KeysPerSec
 	}
 	if budget.Count <= 0 {
 		budget.Count = DefaultSweepBudget.Count
 	}
-	return &Sweepers{ctx: ctx, budget: budget, linger: linger, log: log, m: map[sweepKey]*sweeperRef{}, recent: map[sweepKey]keptPass{}}
+	p := &Sweepers{budget: budget, log: log, recent: map[sweepKey]keptPass{}}
+	for _, o := range opts {
+		o(p)
+	}
+	p.clock = clock.Or(p.clock)
+	p.pool = linger.New(ctx, lingerFor, p.clock, linger.Hooks[sweepKey, *Sweeper]{
+		Run:     func(ctx context.Context, _ sweepKey, s *Sweeper) { s.run(ctx) },
+		Stopped: p.keep,
+	})
+	return p
 }
 
 // Budget is the budget each sweeper runs with.
@@ -238,63 +241,37 @@ func (p *Sweepers) Budget() SweepBudget { return p.budget }
 // Acquire returns the sweeper of c's database db, starting it if needed.
 // Call release when done with it.
 func (p *Sweepers) Acquire(c *redisview.Conn, db int) (s *Sweeper, release func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	k := sweepKey{c.Name, db}
-	r := p.m[k]
-	if r == nil {
-		ctx, cancel := context.WithCancel(p.ctx)
-		s := &Sweeper{conn: c, db: db, budget: p.budget, log: p.log, read: make(chan struct{})}
-		if kp, ok := p.recent[k]; ok && time.Since(kp.last.finished) <= recentFor {
+	return p.pool.Acquire(k, func() *Sweeper {
+		s := &Sweeper{conn: c, db: db, budget: p.budget, log: p.log, clock: p.clock, read: make(chan struct{})}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if kp, ok := p.recent[k]; ok && p.clock.Since(kp.last.finished) <= recentFor {
 			s.last, s.lastSig, s.passes = kp.last, kp.sig, kp.passes
 			s.markRead()
 		}
 		delete(p.recent, k)
-		r = &sweeperRef{s: s, cancel: cancel}
-		p.m[k] = r
-		p.wg.Add(1)
-		go func() { defer p.wg.Done(); r.s.run(ctx) }()
-	}
-	if r.timer != nil {
-		r.timer.Stop()
-		r.timer = nil
-	}
-	r.refs++
-	var once sync.Once
-	return r.s, func() { once.Do(func() { p.release(k, r) }) }
-}
-
-func (p *Sweepers) release(k sweepKey, r *sweeperRef) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r.refs--
-	if r.refs > 0 {
-		return
-	}
-	r.timer = time.AfterFunc(p.linger, func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if r.refs == 0 && p.m[k] == r {
-			r.cancel()
-			delete(p.m, k)
-			r.s.mu.Lock()
-			if r.s.last != nil {
-				p.recent[k] = keptPass{r.s.last, r.s.lastSig, r.s.passes}
-			}
-			r.s.mu.Unlock()
-		}
+		return s
 	})
 }
 
-// Running is the number of sweepers running now.
-func (p *Sweepers) Running() int {
+// keep remembers the last pass of a sweeper that stopped.
+func (p *Sweepers) keep(k sweepKey, s *Sweeper) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.m)
+	p.recent[k] = keptPass{s.last, s.lastSig, s.passes}
 }
 
+// Running is the number of sweepers running now.
+func (p *Sweepers) Running() int { return p.pool.Running() }
+
 // Wait blocks until every sweeper has stopped (after the pool's ctx ends).
-func (p *Sweepers) Wait() { p.wg.Wait() }
+func (p *Sweepers) Wait() { p.pool.Wait() }
 
 // TotalKeys is the authoritative key count of one database: INFO keyspace,
 // or DBSIZE where the server's INFO has no keyspace section.
@@ -323,21 +300,21 @@ func TotalKeys(ctx context.Context, c *redisview.Conn, db int) redisview.Opt[int
 // violation counts) use it, so that opening them sweeps nothing.
 func (p *Sweepers) Known(conn string, db int) (DBDetail, bool) {
 	k := sweepKey{conn, db}
+	s, running := p.pool.Get(k)
 	p.mu.Lock()
-	r := p.m[k]
 	kp, recent := p.recent[k]
 	p.mu.Unlock()
 	d := DBDetail{Conn: conn, DB: db}
-	if r != nil {
-		r.s.mu.Lock()
-		defer r.s.mu.Unlock()
-		if r.s.last == nil {
+	if running {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.last == nil {
 			return d, false
 		}
-		kp, recent = keptPass{r.s.last, r.s.lastSig, r.s.passes}, true
-		d.MemoryWhy, d.ReadPath, d.Err = r.s.memWhy, r.s.path, r.s.err
+		kp, recent = keptPass{s.last, s.lastSig, s.passes}, true
+		d.MemoryWhy, d.ReadPath, d.Err = s.memWhy, s.path, s.err
 	}
-	if !recent || (r == nil && time.Since(kp.last.finished) > recentFor) {
+	if !recent || (!running && p.clock.Since(kp.last.finished) > recentFor) {
 		return d, false
 	}
 	kp.last.detail(&d, kp.last.seen, false)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
@@ -44,17 +45,12 @@ func sweepOnceWith(t *testing.T, c *redisview.Conn, db int, budget stats.SweepBu
 	t.Cleanup(func() { cancel(); pool.Wait() })
 	s, release := pool.Acquire(c, db)
 	defer release()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		d := s.Detail(stats.TotalKeys(ctx, c, db))
-		if d.Pass >= 1 {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("db%d: no completed pass (seen %d, err %q)", db, d.Seen, d.Err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var d stats.DBDetail
+	redistest.Eventually(t, 20*time.Second, fmt.Sprintf("a completed pass of db%d", db), func() bool {
+		d = s.Detail(stats.TotalKeys(ctx, c, db))
+		return d.Pass >= 1
+	})
+	return d
 }
 
 func family(d stats.DBDetail, id string) stats.FamilyStats {
@@ -195,7 +191,8 @@ func TestOneSweeperPerDatabase(t *testing.T) {
 	c := openConn(t, rs.URL(0))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pool := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 1000, Count: 100}, 50*time.Millisecond, quiet())
+	clk := clock.NewFake(time.Time{})
+	pool := stats.NewSweepers(ctx, stats.SweepBudget{KeysPerSec: 1000, Count: 100}, 50*time.Millisecond, quiet(), stats.WithClock(clk))
 	var releases []func()
 	var first *stats.Sweeper
 	for range 100 {
@@ -215,16 +212,22 @@ func TestOneSweeperPerDatabase(t *testing.T) {
 		t.Fatal("database 2 needs its own sweeper")
 	}
 	relOther()
-	for _, r := range releases {
+	for _, r := range releases[1:] {
 		r()
 		r() // idempotent
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for pool.Running() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("sweepers still running: %d", pool.Running())
-		}
-		time.Sleep(10 * time.Millisecond)
+	clk.Advance(time.Hour)
+	if n := pool.Running(); n != 1 {
+		t.Fatalf("running = %d while one viewer stays", n)
+	}
+	releases[0]()
+	clk.Advance(49 * time.Millisecond)
+	if n := pool.Running(); n != 1 {
+		t.Fatalf("running = %d before the linger ran out", n)
+	}
+	clk.Advance(time.Millisecond)
+	if n := pool.Running(); n != 0 {
+		t.Fatalf("sweepers still running after their linger: %d", n)
 	}
 }
 
@@ -289,13 +292,7 @@ func TestKnownViolationsWithoutReading(t *testing.T) {
 		t.Fatal("known before any sweep")
 	}
 	s, release := pool.Acquire(c, 6)
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Detail(redisview.None[int64]("")).Pass < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("no pass")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, 10*time.Second, "a pass", func() bool { return s.Detail(redisview.None[int64]("")).Pass >= 1 })
 	check := func(when string) {
 		t.Helper()
 		d, ok := pool.Known(c.Name, 6)
@@ -305,12 +302,7 @@ func TestKnownViolationsWithoutReading(t *testing.T) {
 	}
 	check("running")
 	release()
-	for pool.Running() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the sweeper did not stop")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, 10*time.Second, "the sweeper stopped", func() bool { return pool.Running() == 0 })
 	check("stopped")
 	if _, ok := pool.Known(c.Name, 5); ok {
 		t.Fatal("db5 known without a sweep")
