@@ -27,7 +27,7 @@ func (a *App) accountPage(c echo.Context) error {
 
 func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) error {
 	id := identity(c)
-	vm.User, vm.Role = id.User, id.Role.String()
+	vm.User, vm.Role = id.User, id.Level.String()
 	switch id.Via {
 	case "session":
 		vm.Via = "with a password"
@@ -40,7 +40,7 @@ func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) erro
 		}
 	}
 	vm.Self = id.Via == "session"
-	vm.Admin = id.Role >= action.Admin
+	vm.Admin = id.Level >= action.Admin
 	if vm.Admin {
 		a.listLockouts(c, &vm)
 	}
@@ -63,7 +63,7 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 		}
 		target = id.User
 	}
-	if !id.owns(target) && id.Role < action.Admin {
+	if !id.owns(target) && id.Level < action.Admin {
 		if id.unmatched && target == id.User {
 			return echo.NewHTTPError(http.StatusForbidden, "Your proxy identity has no account in the users file, so it has no sessions here; only an admin may sign out the account "+target+".")
 		}

@@ -32,7 +32,7 @@ type Actions interface {
 
 func actor(c echo.Context) action.Actor {
 	id := identity(c)
-	return action.Actor{User: id.actorName(), Role: id.Role}
+	return action.Actor{User: id.actorName(), Level: id.Level}
 }
 
 // keyPage shows one key's metadata and the actions the user may start.
@@ -96,7 +96,7 @@ func (a *App) keyPage(c echo.Context) error {
 			vm.Actions = append(vm.Actions, f)
 		}
 		if len(vm.Actions) == 0 {
-			vm.ActionsNote = "Your role (" + act.Role.String() + ") has no actions on this key."
+			vm.ActionsNote = "Your role (" + act.Level.String() + ") has no actions on this key."
 		}
 	}
 	return render(c, http.StatusOK, vm, views.KeyPage(a.page(c, "Key", conn.Name), vm))

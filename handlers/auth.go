@@ -65,9 +65,9 @@ type LoginLimiter interface {
 
 // Identity is who is making the request.
 type Identity struct {
-	User string
-	Role action.Role
-	Via  string // "session", "proxy", "open"; "" when anonymous
+	User  string
+	Level action.Level
+	Via   string // "session", "proxy", "open"; "" when anonymous
 	// unmatched: a proxy identity that found no account in the users file.
 	// Its name is only what the proxy sent, in a namespace of its own: it
 	// owns no account, even one spelled the same (see owns).
@@ -250,7 +250,7 @@ func (a *App) whoIs(c echo.Context) Identity {
 		user := strings.TrimSpace(req.Header.Get(a.auth.UserHeader))
 		email := strings.TrimSpace(req.Header.Get(a.auth.EmailHeader))
 		if user != "" || email != "" {
-			id := Identity{User: user, Role: action.Viewer, Via: "proxy"}
+			id := Identity{User: user, Level: action.Viewer, Via: "proxy"}
 			if id.User == "" {
 				id.User = email
 			}
@@ -265,13 +265,13 @@ func (a *App) whoIs(c echo.Context) Identity {
 				u, ok = a.auth.Users.Lookup(user)
 			}
 			if ok {
-				id.User, id.Role = u.Name, u.Role
+				id.User, id.Level = u.Name, u.Level
 			} else {
 				id.unmatched = true
 			}
 			if a.auth.RoleHeader != "" {
-				if r, err := action.ParseRole(req.Header.Get(a.auth.RoleHeader)); err == nil {
-					id.Role = r
+				if r, err := action.ParseLevel(req.Header.Get(a.auth.RoleHeader)); err == nil {
+					id.Level = r
 				}
 			}
 			return id
@@ -282,7 +282,7 @@ func (a *App) whoIs(c echo.Context) Identity {
 		if a.auth.ReadOnly {
 			role = action.Viewer
 		}
-		return Identity{User: "anonymous", Role: role, Via: "open"}
+		return Identity{User: "anonymous", Level: role, Via: "open"}
 	}
 	ck, err := c.Cookie(sessionCookie)
 	if err != nil {
@@ -299,13 +299,13 @@ func (a *App) whoIs(c echo.Context) Identity {
 	if !a.sessionLive(c, ss, u) {
 		return Identity{} // signed out, or a new password since
 	}
-	return Identity{User: u.Name, Role: u.Role, Via: "session", sid: ss.Nonce,
+	return Identity{User: u.Name, Level: u.Level, Via: "session", sid: ss.Nonce,
 		issued: time.UnixMilli(ss.Issued), expires: time.Unix(ss.Expires, 0)}
 }
 
-// requireRole guards a route: anonymous browsers are sent to sign in,
-// signed-in users without the role get 403.
-func (a *App) requireRole(role action.Role) echo.MiddlewareFunc {
+// requireLevel guards a route: anonymous browsers are sent to sign in,
+// signed-in users below the level need get 403.
+func (a *App) requireLevel(need action.Level) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			id := identity(c)
@@ -315,8 +315,8 @@ func (a *App) requireRole(role action.Role) echo.MiddlewareFunc {
 				}
 				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")
 			}
-			if id.Role < role {
-				return echo.NewHTTPError(http.StatusForbidden, "Your role ("+id.Role.String()+") may not do this; it needs "+role.String()+".")
+			if id.Level < need {
+				return echo.NewHTTPError(http.StatusForbidden, "Your role ("+id.Level.String()+") may not do this; it needs "+need.String()+".")
 			}
 			return next(c)
 		}

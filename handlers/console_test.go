@@ -95,9 +95,9 @@ var testHash, _ = bcrypt.GenerateFromPassword([]byte("right-password"), bcrypt.M
 
 func testUsers() *handlers.Users {
 	return handlers.NewUsers(
-		handlers.User{Name: "vera", Role: action.Viewer}.WithPassword(testHash),
-		handlers.User{Name: "sam", Role: action.Support}.WithPassword(testHash),
-		handlers.User{Name: "ada", Role: action.Admin, Email: "ada@example.com"}.WithPassword(testHash),
+		handlers.User{Name: "vera", Level: action.Viewer}.WithPassword(testHash),
+		handlers.User{Name: "sam", Level: action.Support}.WithPassword(testHash),
+		handlers.User{Name: "ada", Level: action.Admin, Email: "ada@example.com"}.WithPassword(testHash),
 	)
 }
 

@@ -86,9 +86,9 @@ func serve(e *echo.Echo, method, target string, hdr ...string) *httptest.Respons
 // refused before the log is asked.
 func TestAuditPageWithFakeLog(t *testing.T) {
 	log := &fakeAudit{next: "5-0", recs: []action.Record{
-		{ID: "7-0", Time: time.Date(2026, 11, 29, 14, 30, 5, 0, time.UTC), Phase: action.PhaseOutcome, User: "ada", Role: "admin",
+		{ID: "7-0", Time: time.Date(2026, 11, 29, 14, 30, 5, 0, time.UTC), Phase: action.PhaseOutcome, User: "ada", Level: "admin",
 			Action: action.KindDeleteKey, Conn: "main", DB: 3, Keys: []string{"conf:\xff"}, Summary: "delete a key", Outcome: "ok"},
-		{ID: "6-0", Time: time.Date(2026, 11, 29, 14, 29, 0, 0, time.UTC), Phase: action.PhaseIntent, User: "ada", Role: "admin",
+		{ID: "6-0", Time: time.Date(2026, 11, 29, 14, 29, 0, 0, time.UTC), Phase: action.PhaseIntent, User: "ada", Level: "admin",
 			Action: action.KindDeleteKey, Conn: "main", DB: 3, Keys: []string{"conf:\xff"}, Summary: "delete a key",
 			Targets: []action.Target{{Key: "conf:\xff", Type: "none", PTTL: -2}}},
 	}}

@@ -97,7 +97,7 @@ func (a *App) login(c echo.Context) error {
 		Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteLaxMode,
 		MaxAge: int(a.auth.SessionTTL.Seconds()),
 	})
-	a.log.Info("signed in", "user", u.Name, "role", u.Role.String(), "remote", ip)
+	a.log.Info("signed in", "user", u.Name, "role", u.Level.String(), "remote", ip)
 	return c.Redirect(http.StatusSeeOther, vm.Next)
 }
 

@@ -18,7 +18,7 @@ import (
 type User struct {
 	Name  string
 	Email string
-	Role  action.Role
+	Level action.Level
 	hash  []byte
 }
 
@@ -152,11 +152,11 @@ func parseUsers(path string, data []byte) (*userSet, error) {
 		if _, dup := set.byName[e.Name]; dup {
 			return nil, fmt.Errorf("%s: name %q appears twice", where, e.Name)
 		}
-		role, err := action.ParseRole(e.Role)
+		role, err := action.ParseLevel(e.Role)
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %v", where, e.Name, err)
 		}
-		user := User{Name: e.Name, Email: strings.ToLower(e.Email), Role: role}
+		user := User{Name: e.Name, Email: strings.ToLower(e.Email), Level: role}
 		switch {
 		case e.PasswordHash == nil:
 		case *e.PasswordHash == "":

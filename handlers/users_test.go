@@ -122,7 +122,7 @@ func TestUsersFileReloadOnKick(t *testing.T) {
 	kick()
 	within(t, 2*time.Second, "the kick reloads", func() bool {
 		u, _ := users.Lookup("ada")
-		return u.Role == action.Viewer
+		return u.Level == action.Viewer
 	})
 }
 

@@ -120,7 +120,7 @@ func bench(fields, members, elements int) error {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := server.Start(ctx, server.Config{
 		Conns: []redisview.ConnConfig{{Name: "bench", URL: "redis://" + addr + "/0"}},
-		Auth:  handlers.Auth{Users: handlers.NewUsers(handlers.User{Name: "bench", Role: action.Viewer}.WithPassword(hash))},
+		Auth:  handlers.Auth{Users: handlers.NewUsers(handlers.User{Name: "bench", Level: action.Viewer}.WithPassword(hash))},
 	}, log)
 	if err != nil {
 		return err

@@ -112,7 +112,7 @@ func (r *Runner) ReadAudit(ctx context.Context, f Filter) ([]Record, string, err
 // Execute checks again, user name included; this is not the guard.
 func (r *Runner) Allowed(actor Actor, kind string) bool {
 	k, ok := r.kinds[kind]
-	return ok && !r.opts.ReadOnly && actor.Role.Allows(k.Requires())
+	return ok && !r.opts.ReadOnly && actor.Level.Allows(k.Requires())
 }
 
 func (r *Runner) allow(actor Actor, k Kind) error {
@@ -121,8 +121,8 @@ func (r *Runner) allow(actor Actor, k Kind) error {
 		return fmt.Errorf("%w: Keydeck runs read-only; every action is disabled", ErrForbidden)
 	case strings.TrimSpace(actor.User) == "":
 		return fmt.Errorf("%w: actions are recorded by user name, and none was given", ErrForbidden)
-	case !actor.Role.Allows(k.Requires()):
-		return fmt.Errorf("%w: %s needs the %s role; %s is %s", ErrForbidden, k.Title(), k.Requires(), actor.User, actor.Role)
+	case !actor.Level.Allows(k.Requires()):
+		return fmt.Errorf("%w: %s needs the %s role; %s is %s", ErrForbidden, k.Title(), k.Requires(), actor.User, actor.Level)
 	}
 	return nil
 }
@@ -299,7 +299,7 @@ func summary(changes []Change) string {
 func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn, pv Preview) (Outcome, error) {
 	req := cloneRequest(pv.Request)
 	out := Outcome{Kind: pv.Kind, Request: req}
-	rec := Record{User: actor.User, Role: actor.Role.String(), Action: pv.Kind, Conn: req.Conn, DB: req.DB, Args: req.Args}
+	rec := Record{User: actor.User, Level: actor.Level.String(), Action: pv.Kind, Conn: req.Conn, DB: req.DB, Args: req.Args}
 	if req.Key != "" {
 		rec.Keys = []string{req.Key}
 	}
