@@ -9,8 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -109,7 +109,7 @@ func (a *App) listLockouts(c echo.Context, vm *views.AccountVM) {
 	vm.LockoutsMore = max(0, total-len(list))
 }
 
-func lockoutRow(l signin.Lockout) views.LockoutRow {
+func lockoutRow(l people.Lockout) views.LockoutRow {
 	return views.LockoutRow{Account: l.User, AllAccounts: l.User == "", Addr: l.Addr, Until: format.Time(l.Until),
 		Ref: base64.RawURLEncoding.EncodeToString([]byte(l.Addr + "\x00" + l.User))}
 }
@@ -127,7 +127,7 @@ func (a *App) clearLockout(c echo.Context) error {
 	if err != nil || !ok || addr == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, "Name the lock-out to clear from the list on this page.")
 	}
-	row := lockoutRow(signin.Lockout{User: user, Addr: addr})
+	row := lockoutRow(people.Lockout{User: user, Addr: addr})
 	if c.FormValue("confirm") != "yes" {
 		return a.renderAccount(c, http.StatusOK, views.AccountVM{ConfirmClear: &row})
 	}

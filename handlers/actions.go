@@ -159,7 +159,7 @@ func (a *App) preview(c echo.Context, kind string, req action.Request, back stri
 		return withBack(err, back)
 	}
 	vm := views.ConfirmVM{Title: pv.Title, Summary: pv.Summary, Notes: pv.Notes, Undoable: pv.Undoable,
-		Token: a.signer.seal("action", []byte(pv.Token())), Cancel: back, Conn: conn.Name, DB: req.DB}
+		Token: a.signer.Seal("action", []byte(pv.Token())), Cancel: back, Conn: conn.Name, DB: req.DB}
 	for _, ch := range pv.Changes {
 		vm.Changes = append(vm.Changes, views.ChangeRow{Key: ch.Key, Text: ch.Text, After: ch.After})
 	}
@@ -176,7 +176,7 @@ func (a *App) preview(c echo.Context, kind string, req action.Request, back stri
 
 // executeAction runs a confirmed preview.
 func (a *App) executeAction(c echo.Context) error {
-	raw, err := a.signer.unseal("action", c.FormValue("token"))
+	raw, err := a.signer.Unseal("action", c.FormValue("token"))
 	if err != nil {
 		return withBack(fmt.Errorf("%w: the confirmation was tampered with or comes from another console; preview again", action.ErrInvalid), route.Home)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/limits"
@@ -74,7 +75,7 @@ type App struct {
 	audit    AuditLog
 	log      *slog.Logger
 	auth     Auth
-	signer   signer
+	signer   people.Signer
 	demo     bool
 	now      func() time.Time
 	ctx      context.Context
@@ -142,7 +143,7 @@ func New(d Deps) *App {
 		actions:   d.Actions,
 		audit:     d.Audit,
 		auth:      d.Auth,
-		signer:    signer{key: d.Auth.Secret},
+		signer:    people.NewSigner(d.Auth.Secret),
 		log:       d.Log,
 		demo:      d.Demo,
 		now:       d.Now,

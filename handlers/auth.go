@@ -11,15 +11,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
 // Auth configures who may do what.
 type Auth struct {
 	// Users may sign in with a password; nil means no users file.
-	Users *Users
+	Users *people.Users
 	// Secret signs session cookies and CSRF tokens (≥ 32 bytes; share it
 	// between replicas).
 	Secret     []byte
@@ -54,11 +54,11 @@ type Auth struct {
 type LoginLimiter interface {
 	// Attempt reserves an attempt of user from the client address ip; a
 	// verdict with a Wait refuses it.
-	Attempt(ctx context.Context, user, ip string) signin.Verdict
+	Attempt(ctx context.Context, user, ip string) people.Verdict
 	// Succeeded clears the pair's count and returns the address's attempt.
 	Succeeded(ctx context.Context, user, ip string)
 	// Lockouts lists at most limit lock-outs in force, and how many there are.
-	Lockouts(ctx context.Context, limit int) ([]signin.Lockout, int, error)
+	Lockouts(ctx context.Context, limit int) ([]people.Lockout, int, error)
 	// Clear ends the lock-out of ip from user ("": from every account).
 	Clear(ctx context.Context, user, ip string) error
 }
@@ -220,10 +220,10 @@ func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 		if err == nil && len(ck.Value) >= 16 {
 			val = ck.Value
 		} else {
-			val = randomToken()
+			val = people.RandomToken()
 			c.SetCookie(&http.Cookie{Name: csrfCookie, Value: val, Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteStrictMode})
 		}
-		c.Set(ctxCSRF, a.signer.csrfToken(val, id.csrfBinding()))
+		c.Set(ctxCSRF, a.signer.CSRFToken(val, id.csrfBinding()))
 		return next(c)
 	}
 }
@@ -257,7 +257,7 @@ func (a *App) whoIs(c echo.Context) Identity {
 			// One configured field finds the account, never either: a
 			// proxy that lets users pick their display name must not let
 			// "mallory" borrow ada's role by also sending ada's address.
-			var u User
+			var u people.User
 			var ok bool
 			if a.auth.ProxyMatch == "email" {
 				u, ok = a.auth.Users.LookupEmail(email)
@@ -288,7 +288,7 @@ func (a *App) whoIs(c echo.Context) Identity {
 	if err != nil {
 		return Identity{}
 	}
-	ss, err := a.signer.readSession(ck.Value, a.now())
+	ss, err := a.signer.ReadSession(ck.Value, a.now())
 	if err != nil {
 		return Identity{}
 	}
@@ -340,7 +340,7 @@ func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
 		if token == "" {
 			token = c.FormValue("_csrf")
 		}
-		if err != nil || !a.signer.validCSRF(ck.Value, identity(c).csrfBinding(), token) {
+		if err != nil || !a.signer.ValidCSRF(ck.Value, identity(c).csrfBinding(), token) {
 			return echo.NewHTTPError(http.StatusForbidden, "The form expired or did not come from this console; reload the page and try again.")
 		}
 		return next(c)

@@ -17,8 +17,8 @@ import (
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -54,9 +54,9 @@ func (noHub) Stats() live.Stats                                         { return
 
 type noLimiter struct{}
 
-func (noLimiter) Attempt(context.Context, string, string) signin.Verdict { return signin.Verdict{} }
+func (noLimiter) Attempt(context.Context, string, string) people.Verdict { return people.Verdict{} }
 func (noLimiter) Succeeded(context.Context, string, string)              {}
-func (noLimiter) Lockouts(context.Context, int) ([]signin.Lockout, int, error) {
+func (noLimiter) Lockouts(context.Context, int) ([]people.Lockout, int, error) {
 	return nil, 0, nil
 }
 func (noLimiter) Clear(context.Context, string, string) error { return nil }

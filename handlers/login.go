@@ -93,7 +93,7 @@ func (a *App) login(c echo.Context) error {
 	}
 	a.auth.Limiter.Succeeded(ctx, name, ip)
 	c.SetCookie(&http.Cookie{
-		Name: sessionCookie, Value: a.signer.newSession(u, a.auth.SessionTTL, a.now()),
+		Name: sessionCookie, Value: a.signer.NewSession(u, a.auth.SessionTTL, a.now()),
 		Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteLaxMode,
 		MaxAge: int(a.auth.SessionTTL.Seconds()),
 	})

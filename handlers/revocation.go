@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/internal/people"
 )
 
 // SessionStore keeps the record of ended sessions where every replica sees
-// it (signin.SessionStore keeps it in the audit Redis).
+// it (people.SessionStore keeps it in the audit Redis).
 type SessionStore interface {
 	// Revoke ends the session id, which would expire at expires. An error
 	// means nothing was recorded.
@@ -39,8 +41,8 @@ const storeTimeout = 500 * time.Millisecond
 // being down must not lock everyone out of a console that shows it down),
 // except a session this replica ended itself; the outage is logged. Writes
 // fail closed: see logout and signOutEverywhere.
-func (a *App) sessionLive(c echo.Context, ss session, u User) bool {
-	if !hmac.Equal([]byte(ss.Password), []byte(a.signer.passwordBinding(u))) {
+func (a *App) sessionLive(c echo.Context, ss people.Session, u people.User) bool {
+	if !hmac.Equal([]byte(ss.Password), []byte(a.signer.PasswordBinding(u))) {
 		return false
 	}
 	// Not the request's own context: an open websocket checks again long

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -28,7 +29,7 @@ func usersEntry(name, role string) string {
 
 // watchUsers runs u.Watch for the test's lifetime, logging into logs; the
 // function it returns is SIGHUP.
-func watchUsers(t *testing.T, u *handlers.Users, every time.Duration, logs *syncBuf) func() {
+func watchUsers(t *testing.T, u *people.Users, every time.Duration, logs *syncBuf) func() {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	kick := make(chan struct{}, 1)
@@ -56,7 +57,7 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 func TestUsersFileReloadedWhileServing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin")+usersEntry("vera", "viewer"))
-	users, err := handlers.LoadUsers(path)
+	users, err := people.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestUsersFileReloadedWhileServing(t *testing.T) {
 func TestUsersFileReloadOnKick(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin"))
-	users, err := handlers.LoadUsers(path)
+	users, err := people.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestUsersFileFields(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "users.yaml")
 			writeUsersFile(t, path, tt.body)
-			u, err := handlers.LoadUsers(path)
+			u, err := people.LoadUsers(path)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

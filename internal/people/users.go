@@ -1,4 +1,4 @@
-package handlers
+package people
 
 import (
 	"crypto/sha256"
@@ -83,7 +83,7 @@ func dummyAt(cost int) []byte {
 	if h, ok := dummies.byCost[cost]; ok {
 		return h
 	}
-	h, _ := bcrypt.GenerateFromPassword([]byte(randomToken()), cost)
+	h, _ := bcrypt.GenerateFromPassword([]byte(RandomToken()), cost)
 	if dummies.byCost == nil {
 		dummies.byCost = map[int][]byte{}
 	}
