@@ -74,7 +74,7 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 	}
 	at := a.now()
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
-	err := a.auth.Sessions.RevokeUser(ctx, target, at, max(a.auth.SessionTTL, maxSessionTTL))
+	err := a.auth.Sessions.RevokeUser(ctx, target, at, max(a.auth.SessionTTL, people.MaxSessionTTL))
 	cancel()
 	if err != nil {
 		a.log.Error("sign-out-everywhere failed: the session store cannot record it; the sessions stay valid", "user", target, "by", id.actorName(), "err", err)

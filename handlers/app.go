@@ -80,7 +80,7 @@ type App struct {
 	now      func() time.Time
 	ctx      context.Context
 	// storeDown rate-limits the warning about an unreadable session store.
-	storeDown storeWarning
+	storeDown people.StoreWarning
 
 	// One reader per connection keeps its sparkline history across
 	// poller restarts.

@@ -30,10 +30,10 @@ type Auth struct {
 	// ReadOnly disables every action for every role.
 	ReadOnly bool
 	// Limiter counts failed sign-ins per account and per address.
-	Limiter LoginLimiter
+	Limiter people.Limiter
 	// Sessions records ended sessions for every replica (required with
 	// Users).
-	Sessions SessionStore
+	Sessions people.Revocations
 	// Proxy mode: identity headers are trusted only from these addresses.
 	TrustedProxies []netip.Prefix
 	UserHeader     string // default X-Forwarded-User
@@ -48,19 +48,6 @@ type Auth struct {
 	// ReadyzDetail shows anonymous /readyz callers which connections are
 	// down; otherwise only signed-in users see the names.
 	ReadyzDetail bool
-}
-
-// LoginLimiter is what sign-in needs of the attempt counter.
-type LoginLimiter interface {
-	// Attempt reserves an attempt of user from the client address ip; a
-	// verdict with a Wait refuses it.
-	Attempt(ctx context.Context, user, ip string) people.Verdict
-	// Succeeded clears the pair's count and returns the address's attempt.
-	Succeeded(ctx context.Context, user, ip string)
-	// Lockouts lists at most limit lock-outs in force, and how many there are.
-	Lockouts(ctx context.Context, limit int) ([]people.Lockout, int, error)
-	// Clear ends the lock-out of ip from user ("": from every account).
-	Clear(ctx context.Context, user, ip string) error
 }
 
 // Identity is who is making the request.
@@ -301,6 +288,18 @@ func (a *App) whoIs(c echo.Context) Identity {
 	}
 	return Identity{User: u.Name, Level: u.Level, Via: "session", sid: ss.Nonce,
 		issued: time.UnixMilli(ss.Issued), expires: time.Unix(ss.Expires, 0)}
+}
+
+// sessionLive tells whether a signed, unexpired session still holds (see
+// people.Live); an unreadable store is logged at most every 30 s. Not the
+// request's own context: an open websocket checks again long after its
+// request was hijacked.
+func (a *App) sessionLive(c echo.Context, ss people.Session, u people.User) bool {
+	live, err := people.Live(context.WithoutCancel(c.Request().Context()), a.auth.Sessions, a.signer, ss, u)
+	if err != nil {
+		a.storeDown.Warn(a.log, err)
+	}
+	return live
 }
 
 // requireLevel guards a route: anonymous browsers are sent to sign in,
