@@ -241,17 +241,7 @@ func (a *App) whoIs(c echo.Context) Identity {
 			if id.User == "" {
 				id.User = email
 			}
-			// One configured field finds the account, never either: a
-			// proxy that lets users pick their display name must not let
-			// "mallory" borrow ada's role by also sending ada's address.
-			var u people.User
-			var ok bool
-			if a.auth.ProxyMatch == "email" {
-				u, ok = a.auth.Users.LookupEmail(email)
-			} else {
-				u, ok = a.auth.Users.Lookup(user)
-			}
-			if ok {
+			if u, ok := a.auth.Users.MatchProxy(a.auth.ProxyMatch, user, email); ok {
 				id.User, id.Level = u.Name, u.Level
 			} else {
 				id.unmatched = true
@@ -265,11 +255,11 @@ func (a *App) whoIs(c echo.Context) Identity {
 		}
 	}
 	if a.auth.Open {
-		role := action.Admin
+		level := action.Admin
 		if a.auth.ReadOnly {
-			role = action.Viewer
+			level = action.Viewer
 		}
-		return Identity{User: "anonymous", Level: role, Via: "open"}
+		return Identity{User: "anonymous", Level: level, Via: "open"}
 	}
 	ck, err := c.Cookie(sessionCookie)
 	if err != nil {

@@ -218,6 +218,17 @@ func (u *Users) LookupEmail(email string) (User, bool) {
 	return x, ok
 }
 
+// MatchProxy finds the account a trusted proxy's identity names, by the one
+// field match says: "email" looks the e-mail up, anything else the user
+// name. Never either: a proxy that lets users pick their display name must
+// not let "mallory" borrow ada's level by also sending ada's address.
+func (u *Users) MatchProxy(match, user, email string) (User, bool) {
+	if match == "email" {
+		return u.LookupEmail(email)
+	}
+	return u.Lookup(user)
+}
+
 // dummy is what a failed lookup compares against, so that it costs as much
 // as a wrong password and timing does not tell which account names exist.
 func (u *Users) dummy() []byte { return dummyAt(u.current().cost) }
