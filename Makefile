@@ -16,7 +16,11 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user
+.PHONY: build run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user
+
+# The console as one binary, bin/keydeck (what the README calls keydeck).
+build:
+	$(GO) build -o bin/keydeck ./cmd/web
 
 run:
 	$(GO) run ./cmd/web

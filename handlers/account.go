@@ -9,8 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -27,7 +27,7 @@ func (a *App) accountPage(c echo.Context) error {
 
 func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) error {
 	id := identity(c)
-	vm.User, vm.Role = id.User, id.Role.String()
+	vm.User, vm.Role = id.User, id.Level.String()
 	switch id.Via {
 	case "session":
 		vm.Via = "with a password"
@@ -40,7 +40,7 @@ func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) erro
 		}
 	}
 	vm.Self = id.Via == "session"
-	vm.Admin = id.Role >= action.Admin
+	vm.Admin = id.Level >= action.Admin
 	if vm.Admin {
 		a.listLockouts(c, &vm)
 	}
@@ -63,7 +63,7 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 		}
 		target = id.User
 	}
-	if !id.owns(target) && id.Role < action.Admin {
+	if !id.owns(target) && id.Level < action.Admin {
 		if id.unmatched && target == id.User {
 			return echo.NewHTTPError(http.StatusForbidden, "Your proxy identity has no account in the users file, so it has no sessions here; only an admin may sign out the account "+target+".")
 		}
@@ -74,7 +74,7 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 	}
 	at := a.now()
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
-	err := a.auth.Sessions.RevokeUser(ctx, target, at, max(a.auth.SessionTTL, maxSessionTTL))
+	err := a.auth.Sessions.RevokeUser(ctx, target, at, max(a.auth.SessionTTL, people.MaxSessionTTL))
 	cancel()
 	if err != nil {
 		a.log.Error("sign-out-everywhere failed: the session store cannot record it; the sessions stay valid", "user", target, "by", id.actorName(), "err", err)
@@ -109,7 +109,7 @@ func (a *App) listLockouts(c echo.Context, vm *views.AccountVM) {
 	vm.LockoutsMore = max(0, total-len(list))
 }
 
-func lockoutRow(l signin.Lockout) views.LockoutRow {
+func lockoutRow(l people.Lockout) views.LockoutRow {
 	return views.LockoutRow{Account: l.User, AllAccounts: l.User == "", Addr: l.Addr, Until: format.Time(l.Until),
 		Ref: base64.RawURLEncoding.EncodeToString([]byte(l.Addr + "\x00" + l.User))}
 }
@@ -127,7 +127,7 @@ func (a *App) clearLockout(c echo.Context) error {
 	if err != nil || !ok || addr == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, "Name the lock-out to clear from the list on this page.")
 	}
-	row := lockoutRow(signin.Lockout{User: user, Addr: addr})
+	row := lockoutRow(people.Lockout{User: user, Addr: addr})
 	if c.FormValue("confirm") != "yes" {
 		return a.renderAccount(c, http.StatusOK, views.AccountVM{ConfirmClear: &row})
 	}

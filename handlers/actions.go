@@ -32,7 +32,7 @@ type Actions interface {
 
 func actor(c echo.Context) action.Actor {
 	id := identity(c)
-	return action.Actor{User: id.actorName(), Role: id.Role}
+	return action.Actor{User: id.actorName(), Level: id.Level}
 }
 
 // keyPage shows one key's metadata and the actions the user may start.
@@ -96,7 +96,7 @@ func (a *App) keyPage(c echo.Context) error {
 			vm.Actions = append(vm.Actions, f)
 		}
 		if len(vm.Actions) == 0 {
-			vm.ActionsNote = "Your role (" + act.Role.String() + ") has no actions on this key."
+			vm.ActionsNote = "Your role (" + act.Level.String() + ") has no actions on this key."
 		}
 	}
 	return render(c, http.StatusOK, vm, views.KeyPage(a.page(c, "Key", conn.Name), vm))
@@ -159,7 +159,7 @@ func (a *App) preview(c echo.Context, kind string, req action.Request, back stri
 		return withBack(err, back)
 	}
 	vm := views.ConfirmVM{Title: pv.Title, Summary: pv.Summary, Notes: pv.Notes, Undoable: pv.Undoable,
-		Token: a.signer.seal("action", []byte(pv.Token())), Cancel: back, Conn: conn.Name, DB: req.DB}
+		Token: a.signer.Seal("action", []byte(pv.Token())), Cancel: back, Conn: conn.Name, DB: req.DB}
 	for _, ch := range pv.Changes {
 		vm.Changes = append(vm.Changes, views.ChangeRow{Key: ch.Key, Text: ch.Text, After: ch.After})
 	}
@@ -176,7 +176,7 @@ func (a *App) preview(c echo.Context, kind string, req action.Request, back stri
 
 // executeAction runs a confirmed preview.
 func (a *App) executeAction(c echo.Context) error {
-	raw, err := a.signer.unseal("action", c.FormValue("token"))
+	raw, err := a.signer.Unseal("action", c.FormValue("token"))
 	if err != nil {
 		return withBack(fmt.Errorf("%w: the confirmation was tampered with or comes from another console; preview again", action.ErrInvalid), route.Home)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/scanbudget"
@@ -80,12 +81,12 @@ type App struct {
 	audit    AuditLog
 	log      *slog.Logger
 	auth     Auth
-	signer   signer
+	signer   people.Signer
 	demo     bool
 	now      func() time.Time
 	ctx      context.Context
 	// storeDown rate-limits the warning about an unreadable session store.
-	storeDown storeWarning
+	storeDown people.StoreWarning
 
 	// One reader per connection keeps its sparkline history across
 	// poller restarts.
@@ -146,7 +147,7 @@ func New(d Deps) *App {
 		actions:   d.Actions,
 		audit:     d.Audit,
 		auth:      d.Auth,
-		signer:    signer{key: d.Auth.Secret},
+		signer:    people.NewSigner(d.Auth.Secret),
 		log:       d.Log,
 		demo:      d.Demo,
 		now:       d.Now,

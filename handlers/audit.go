@@ -75,7 +75,7 @@ func (a *App) auditVM(ctx context.Context, f route.AuditFilter, act action.Actor
 	}
 	for _, r := range recs {
 		vm.Rows = append(vm.Rows, views.AuditRow{
-			ID: r.ID, Time: format.Time(r.Time), Phase: r.Phase, User: r.User, Role: r.Role,
+			ID: r.ID, Time: format.Time(r.Time), Phase: r.Phase, User: r.User, Role: r.Level,
 			Action: r.Action, Where: fmt.Sprintf("%s · db%d", r.Conn, r.DB), Keys: r.Keys, Summary: r.Summary,
 			Outcome: r.Outcome, Error: r.Error, UndoneBy: r.UndoneBy, Undoable: r.Undoable(), Conn: r.Conn, DB: r.DB,
 			Targets: priorTargets(r),
@@ -103,7 +103,7 @@ func (t AuditTopic) String() string {
 	return auditKind + ":" + modeArg(mode, t.Filter.Values())
 }
 
-func (t AuditTopic) Role() action.Role {
+func (t AuditTopic) Level() action.Level {
 	if t.Undo {
 		return action.Admin
 	}
@@ -125,7 +125,7 @@ func parseAuditTopic(arg string) (Topic, error) {
 func (t AuditTopic) source(a *App) (func() live.Source, error) {
 	return func() live.Source {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
-			vm := a.auditVM(ctx, t.Filter, action.Actor{Role: t.Role()})
+			vm := a.auditVM(ctx, t.Filter, action.Actor{Level: t.Level()})
 			return renderBytes(ctx, views.AuditLive(vm, true))
 		})
 	}, nil

@@ -11,15 +11,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
 // Auth configures who may do what.
 type Auth struct {
 	// Users may sign in with a password; nil means no users file.
-	Users *Users
+	Users *people.Users
 	// Secret signs session cookies and CSRF tokens (≥ 32 bytes; share it
 	// between replicas).
 	Secret     []byte
@@ -30,10 +30,10 @@ type Auth struct {
 	// ReadOnly disables every action for every role.
 	ReadOnly bool
 	// Limiter counts failed sign-ins per account and per address.
-	Limiter LoginLimiter
+	Limiter people.Limiter
 	// Sessions records ended sessions for every replica (required with
 	// Users).
-	Sessions SessionStore
+	Sessions people.Revocations
 	// Proxy mode: identity headers are trusted only from these addresses.
 	TrustedProxies []netip.Prefix
 	UserHeader     string // default X-Forwarded-User
@@ -50,24 +50,11 @@ type Auth struct {
 	ReadyzDetail bool
 }
 
-// LoginLimiter is what sign-in needs of the attempt counter.
-type LoginLimiter interface {
-	// Attempt reserves an attempt of user from the client address ip; a
-	// verdict with a Wait refuses it.
-	Attempt(ctx context.Context, user, ip string) signin.Verdict
-	// Succeeded clears the pair's count and returns the address's attempt.
-	Succeeded(ctx context.Context, user, ip string)
-	// Lockouts lists at most limit lock-outs in force, and how many there are.
-	Lockouts(ctx context.Context, limit int) ([]signin.Lockout, int, error)
-	// Clear ends the lock-out of ip from user ("": from every account).
-	Clear(ctx context.Context, user, ip string) error
-}
-
 // Identity is who is making the request.
 type Identity struct {
-	User string
-	Role action.Role
-	Via  string // "session", "proxy", "open"; "" when anonymous
+	User  string
+	Level action.Level
+	Via   string // "session", "proxy", "open"; "" when anonymous
 	// unmatched: a proxy identity that found no account in the users file.
 	// Its name is only what the proxy sent, in a namespace of its own: it
 	// owns no account, even one spelled the same (see owns).
@@ -220,10 +207,10 @@ func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 		if err == nil && len(ck.Value) >= 16 {
 			val = ck.Value
 		} else {
-			val = randomToken()
+			val = people.RandomToken()
 			c.SetCookie(&http.Cookie{Name: csrfCookie, Value: val, Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteStrictMode})
 		}
-		c.Set(ctxCSRF, a.signer.csrfToken(val, id.csrfBinding()))
+		c.Set(ctxCSRF, a.signer.CSRFToken(val, id.csrfBinding()))
 		return next(c)
 	}
 }
@@ -250,45 +237,35 @@ func (a *App) whoIs(c echo.Context) Identity {
 		user := strings.TrimSpace(req.Header.Get(a.auth.UserHeader))
 		email := strings.TrimSpace(req.Header.Get(a.auth.EmailHeader))
 		if user != "" || email != "" {
-			id := Identity{User: user, Role: action.Viewer, Via: "proxy"}
+			id := Identity{User: user, Level: action.Viewer, Via: "proxy"}
 			if id.User == "" {
 				id.User = email
 			}
-			// One configured field finds the account, never either: a
-			// proxy that lets users pick their display name must not let
-			// "mallory" borrow ada's role by also sending ada's address.
-			var u User
-			var ok bool
-			if a.auth.ProxyMatch == "email" {
-				u, ok = a.auth.Users.LookupEmail(email)
-			} else {
-				u, ok = a.auth.Users.Lookup(user)
-			}
-			if ok {
-				id.User, id.Role = u.Name, u.Role
+			if u, ok := a.auth.Users.MatchProxy(a.auth.ProxyMatch, user, email); ok {
+				id.User, id.Level = u.Name, u.Level
 			} else {
 				id.unmatched = true
 			}
 			if a.auth.RoleHeader != "" {
-				if r, err := action.ParseRole(req.Header.Get(a.auth.RoleHeader)); err == nil {
-					id.Role = r
+				if r, err := action.ParseLevel(req.Header.Get(a.auth.RoleHeader)); err == nil {
+					id.Level = r
 				}
 			}
 			return id
 		}
 	}
 	if a.auth.Open {
-		role := action.Admin
+		level := action.Admin
 		if a.auth.ReadOnly {
-			role = action.Viewer
+			level = action.Viewer
 		}
-		return Identity{User: "anonymous", Role: role, Via: "open"}
+		return Identity{User: "anonymous", Level: level, Via: "open"}
 	}
 	ck, err := c.Cookie(sessionCookie)
 	if err != nil {
 		return Identity{}
 	}
-	ss, err := a.signer.readSession(ck.Value, a.now())
+	ss, err := a.signer.ReadSession(ck.Value, a.now())
 	if err != nil {
 		return Identity{}
 	}
@@ -299,13 +276,25 @@ func (a *App) whoIs(c echo.Context) Identity {
 	if !a.sessionLive(c, ss, u) {
 		return Identity{} // signed out, or a new password since
 	}
-	return Identity{User: u.Name, Role: u.Role, Via: "session", sid: ss.Nonce,
+	return Identity{User: u.Name, Level: u.Level, Via: "session", sid: ss.Nonce,
 		issued: time.UnixMilli(ss.Issued), expires: time.Unix(ss.Expires, 0)}
 }
 
-// requireRole guards a route: anonymous browsers are sent to sign in,
-// signed-in users without the role get 403.
-func (a *App) requireRole(role action.Role) echo.MiddlewareFunc {
+// sessionLive tells whether a signed, unexpired session still holds (see
+// people.Live); an unreadable store is logged at most every 30 s. Not the
+// request's own context: an open websocket checks again long after its
+// request was hijacked.
+func (a *App) sessionLive(c echo.Context, ss people.Session, u people.User) bool {
+	live, err := people.Live(context.WithoutCancel(c.Request().Context()), a.auth.Sessions, a.signer, ss, u)
+	if err != nil {
+		a.storeDown.Warn(a.log, err)
+	}
+	return live
+}
+
+// requireLevel guards a route: anonymous browsers are sent to sign in,
+// signed-in users below the level need get 403.
+func (a *App) requireLevel(need action.Level) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			id := identity(c)
@@ -315,8 +304,8 @@ func (a *App) requireRole(role action.Role) echo.MiddlewareFunc {
 				}
 				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")
 			}
-			if id.Role < role {
-				return echo.NewHTTPError(http.StatusForbidden, "Your role ("+id.Role.String()+") may not do this; it needs "+role.String()+".")
+			if id.Level < need {
+				return echo.NewHTTPError(http.StatusForbidden, "Your role ("+id.Level.String()+") may not do this; it needs "+need.String()+".")
 			}
 			return next(c)
 		}
@@ -340,7 +329,7 @@ func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
 		if token == "" {
 			token = c.FormValue("_csrf")
 		}
-		if err != nil || !a.signer.validCSRF(ck.Value, identity(c).csrfBinding(), token) {
+		if err != nil || !a.signer.ValidCSRF(ck.Value, identity(c).csrfBinding(), token) {
 			return echo.NewHTTPError(http.StatusForbidden, "The form expired or did not come from this console; reload the page and try again.")
 		}
 		return next(c)

@@ -20,9 +20,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/server"
-	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 )
@@ -453,7 +453,7 @@ func TestHostAllowlistAndBodyLimit(t *testing.T) {
 func TestForwardedForRightmostUntrusted(t *testing.T) {
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-		a.Limiter = signin.NewLoginLimiter(nil, signin.LoginPolicy{PerPair: 100, PerAddr: 3, Window: time.Minute})
+		a.Limiter = people.NewLoginLimiter(nil, people.LoginPolicy{PerPair: 100, PerAddr: 3, Window: time.Minute})
 	})
 	br := newBrowser(t, f.srv.URL)
 	for i := range 4 {

@@ -371,7 +371,7 @@ func (t BansTopic) String() string {
 	return bansKind + ":" + modeArg(mode, v)
 }
 
-func (t BansTopic) Role() action.Role {
+func (t BansTopic) Level() action.Level {
 	if t.Act {
 		return action.Support
 	}

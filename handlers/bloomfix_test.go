@@ -78,11 +78,11 @@ func TestRebuildPreviewWritesNoKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pv, err := f.run.Preview(ctx, action.Actor{User: "ada", Role: action.Admin}, conn, action.KindUndo, action.UndoRequest(recs[0]))
+	pv, err := f.run.Preview(ctx, action.Actor{User: "ada", Level: action.Admin}, conn, action.KindUndo, action.UndoRequest(recs[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.run.Execute(ctx, action.Actor{User: "ada", Role: action.Admin}, conn, pv); err != nil {
+	if _, err := f.run.Execute(ctx, action.Actor{User: "ada", Level: action.Admin}, conn, pv); err != nil {
 		t.Fatal(err)
 	}
 	if got := appKeys(t, f.redis); !slices.Equal(got, before) {

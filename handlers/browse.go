@@ -372,8 +372,8 @@ const keysKind = "keys"
 // the page's walk once, then its keys re-read every tick.
 type KeysTopic struct{ List keyList }
 
-func (t KeysTopic) String() string  { return keysKind + ":" + t.List.Values().Encode() }
-func (KeysTopic) Role() action.Role { return action.Viewer }
+func (t KeysTopic) String() string    { return keysKind + ":" + t.List.Values().Encode() }
+func (KeysTopic) Level() action.Level { return action.Viewer }
 
 func parseKeysTopic(arg string) (Topic, error) {
 	q, err := url.ParseQuery(arg)

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
@@ -93,11 +94,11 @@ const testSecret = "0123456789abcdef0123456789abcdef-test"
 
 var testHash, _ = bcrypt.GenerateFromPassword([]byte("right-password"), bcrypt.MinCost)
 
-func testUsers() *handlers.Users {
-	return handlers.NewUsers(
-		handlers.User{Name: "vera", Role: action.Viewer}.WithPassword(testHash),
-		handlers.User{Name: "sam", Role: action.Support}.WithPassword(testHash),
-		handlers.User{Name: "ada", Role: action.Admin, Email: "ada@example.com"}.WithPassword(testHash),
+func testUsers() *people.Users {
+	return people.NewUsers(
+		people.User{Name: "vera", Level: action.Viewer}.WithPassword(testHash),
+		people.User{Name: "sam", Level: action.Support}.WithPassword(testHash),
+		people.User{Name: "ada", Level: action.Admin, Email: "ada@example.com"}.WithPassword(testHash),
 	)
 }
 

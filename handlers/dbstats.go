@@ -31,8 +31,8 @@ type DBTopic struct {
 	DB   int
 }
 
-func (t DBTopic) String() string  { return dbStatsKind + ":" + t.Conn + ":" + strconv.Itoa(t.DB) }
-func (DBTopic) Role() action.Role { return action.Viewer }
+func (t DBTopic) String() string    { return dbStatsKind + ":" + t.Conn + ":" + strconv.Itoa(t.DB) }
+func (DBTopic) Level() action.Level { return action.Viewer }
 
 func parseDBTopic(arg string) (Topic, error) {
 	name, dbs, _ := strings.Cut(arg, ":")

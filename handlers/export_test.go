@@ -13,8 +13,8 @@ import (
 // send valid UTF-8. Registered for tests only.
 type rawTopic struct{ arg string }
 
-func (t rawTopic) String() string  { return "raw:" + t.arg }
-func (rawTopic) Role() action.Role { return action.Viewer }
+func (t rawTopic) String() string    { return "raw:" + t.arg }
+func (rawTopic) Level() action.Level { return action.Viewer }
 
 func (t rawTopic) source(*App) (func() live.Source, error) {
 	return func() live.Source {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -54,9 +54,9 @@ func (noHub) Stats() live.Stats                                         { return
 
 type noLimiter struct{}
 
-func (noLimiter) Attempt(context.Context, string, string) signin.Verdict { return signin.Verdict{} }
+func (noLimiter) Attempt(context.Context, string, string) people.Verdict { return people.Verdict{} }
 func (noLimiter) Succeeded(context.Context, string, string)              {}
-func (noLimiter) Lockouts(context.Context, int) ([]signin.Lockout, int, error) {
+func (noLimiter) Lockouts(context.Context, int) ([]people.Lockout, int, error) {
 	return nil, 0, nil
 }
 func (noLimiter) Clear(context.Context, string, string) error { return nil }
@@ -86,9 +86,9 @@ func serve(e *echo.Echo, method, target string, hdr ...string) *httptest.Respons
 // refused before the log is asked.
 func TestAuditPageWithFakeLog(t *testing.T) {
 	log := &fakeAudit{next: "5-0", recs: []action.Record{
-		{ID: "7-0", Time: time.Date(2026, 11, 29, 14, 30, 5, 0, time.UTC), Phase: action.PhaseOutcome, User: "ada", Role: "admin",
+		{ID: "7-0", Time: time.Date(2026, 11, 29, 14, 30, 5, 0, time.UTC), Phase: action.PhaseOutcome, User: "ada", Level: "admin",
 			Action: action.KindDeleteKey, Conn: "main", DB: 3, Keys: []string{"conf:\xff"}, Summary: "delete a key", Outcome: "ok"},
-		{ID: "6-0", Time: time.Date(2026, 11, 29, 14, 29, 0, 0, time.UTC), Phase: action.PhaseIntent, User: "ada", Role: "admin",
+		{ID: "6-0", Time: time.Date(2026, 11, 29, 14, 29, 0, 0, time.UTC), Phase: action.PhaseIntent, User: "ada", Level: "admin",
 			Action: action.KindDeleteKey, Conn: "main", DB: 3, Keys: []string{"conf:\xff"}, Summary: "delete a key",
 			Targets: []action.Target{{Key: "conf:\xff", Type: "none", PTTL: -2}}},
 	}}

@@ -77,7 +77,7 @@ type GatewayKeyTopic struct{ Conn, ID string }
 func (t GatewayKeyTopic) String() string {
 	return gatewayKeyKind + ":" + url.Values{"conn": {t.Conn}, "id": {t.ID}}.Encode()
 }
-func (GatewayKeyTopic) Role() action.Role { return action.Viewer }
+func (GatewayKeyTopic) Level() action.Level { return action.Viewer }
 
 func parseGatewayKeyTopic(arg string) (Topic, error) {
 	q, err := url.ParseQuery(arg)

@@ -36,7 +36,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 	f.redis.Client(5).Set(ctx, totp, seed, time.Hour)
 	f.redis.Client(14).ZAdd(ctx, board, redis.Z{Score: 9, Member: "m\xfe"}, redis.Z{Score: 3, Member: "fine"})
 	// An audited action, for the audit page and an undo to preview.
-	admin := action.Actor{User: "ada", Role: action.Admin}
+	admin := action.Actor{User: "ada", Level: action.Admin}
 	pv, err := f.run.Preview(ctx, admin, f.reg.All()[0], action.KindSetTTL, action.Request{Conn: "main", DB: 3, Key: key, Args: map[string]string{action.ArgTTL: "2h"}})
 	if err != nil {
 		t.Fatal(err)

@@ -42,8 +42,8 @@ func (t KeyTopic) String() string {
 	return keyKind + ":" + modeArg("plain", q)
 }
 
-// Role: the fragment carries no controls (the actions stay on the page).
-func (KeyTopic) Role() action.Role { return action.Viewer }
+// Level: the fragment carries no controls (the actions stay on the page).
+func (KeyTopic) Level() action.Level { return action.Viewer }
 
 func parseKeyTopic(arg string) (Topic, error) {
 	_, q, err := parseModeArg(arg, "plain")

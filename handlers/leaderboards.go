@@ -92,8 +92,8 @@ const leaderboardsKind = "leaderboards"
 // "leaderboards:all".
 type LeaderboardsTopic struct{}
 
-func (LeaderboardsTopic) String() string    { return leaderboardsKind + ":all" }
-func (LeaderboardsTopic) Role() action.Role { return action.Viewer }
+func (LeaderboardsTopic) String() string      { return leaderboardsKind + ":all" }
+func (LeaderboardsTopic) Level() action.Level { return action.Viewer }
 
 func parseLeaderboardsTopic(arg string) (Topic, error) {
 	if arg != "all" {
@@ -180,7 +180,7 @@ func (t LeaderboardTopic) String() string {
 	return leaderboardKind + ":" + modeArg(mode, t.Window.Values())
 }
 
-func (t LeaderboardTopic) Role() action.Role {
+func (t LeaderboardTopic) Level() action.Level {
 	if t.Remove {
 		return action.Support
 	}

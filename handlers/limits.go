@@ -71,7 +71,7 @@ func (t OpsTopic) pageURL(p route.RowsPage) string {
 	return p.URL(route.LimitsURL(t.Conn))
 }
 
-func (t OpsTopic) Role() action.Role {
+func (t OpsTopic) Level() action.Level {
 	if t.Act {
 		return action.Support
 	}

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/server"
-	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 )
 
@@ -185,7 +185,7 @@ func TestForwardedForSeveralHeaderLines(t *testing.T) {
 func TestSignInRefusedWhenAccountQueueFull(t *testing.T) {
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		// Every slot would be a second away, the queue holds half of one.
-		a.Limiter = signin.NewLoginLimiter(nil, signin.LoginPolicy{PerPair: 2, PerAddr: 20, Window: time.Minute,
+		a.Limiter = people.NewLoginLimiter(nil, people.LoginPolicy{PerPair: 2, PerAddr: 20, Window: time.Minute,
 			SlowAfter: 0, SlowStep: time.Second, SlowCap: time.Second, SlowQueue: 500 * time.Millisecond})
 	})
 	br := newBrowser(t, f.srv.URL)

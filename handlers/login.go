@@ -93,11 +93,11 @@ func (a *App) login(c echo.Context) error {
 	}
 	a.auth.Limiter.Succeeded(ctx, name, ip)
 	c.SetCookie(&http.Cookie{
-		Name: sessionCookie, Value: a.signer.newSession(u, a.auth.SessionTTL, a.now()),
+		Name: sessionCookie, Value: a.signer.NewSession(u, a.auth.SessionTTL, a.now()),
 		Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteLaxMode,
 		MaxAge: int(a.auth.SessionTTL.Seconds()),
 	})
-	a.log.Info("signed in", "user", u.Name, "role", u.Role.String(), "remote", ip)
+	a.log.Info("signed in", "user", u.Name, "role", u.Level.String(), "remote", ip)
 	return c.Redirect(http.StatusSeeOther, vm.Next)
 }
 

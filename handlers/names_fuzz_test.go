@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
@@ -20,7 +21,7 @@ func FuzzNamesRoundTripPages(f *testing.F) {
 	for _, s := range []string{"k", "conf:\xff", "conf:\xEF\xBF\xBD", "\x00 %&=+#?", `"><script>x</script>`, "ünï:cødé", "a b/c"} {
 		f.Add(s)
 	}
-	s := signer{key: []byte("0123456789abcdef0123456789abcdef-fuzz")}
+	s := people.NewSigner([]byte("0123456789abcdef0123456789abcdef-fuzz"))
 	f.Fuzz(func(t *testing.T, name string) {
 		if name == "" {
 			return
@@ -45,7 +46,7 @@ func FuzzNamesRoundTripPages(f *testing.F) {
 		}
 		pv := action.Preview{Kind: "remove-leaderboard-entry", Request: action.Request{Conn: "main", DB: 3, Key: name, Args: map[string]string{"member": name}},
 			Fingerprints: []string{"absent"}, Made: time.Now(), Nonce: "n"}
-		raw, err := s.unseal("action", s.seal("action", []byte(pv.Token())))
+		raw, err := s.Unseal("action", s.Seal("action", []byte(pv.Token())))
 		if err != nil {
 			t.Fatal(err)
 		}

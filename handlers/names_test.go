@@ -61,7 +61,7 @@ func TestInvalidUTF8NamesStayValidAndLinkExact(t *testing.T) {
 	f.redis.Client(14).ZAdd(ctx, board2, redis.Z{Score: 1, Member: "x"})
 	// An audited action on the key puts its name in the audit log.
 	conn := f.reg.All()[0]
-	admin := action.Actor{User: "anonymous", Role: action.Admin}
+	admin := action.Actor{User: "anonymous", Level: action.Admin}
 	pv, err := f.run.Preview(ctx, admin, conn, "set-ttl", action.Request{Conn: "main", DB: 6, Key: key, Args: map[string]string{"ttl": "1h"}})
 	if err != nil {
 		t.Fatal(err)

@@ -37,8 +37,8 @@ const overviewKind = "overview"
 // OverviewTopic is one connection's live overview: "overview:NAME".
 type OverviewTopic struct{ Conn string }
 
-func (t OverviewTopic) String() string  { return overviewKind + ":" + t.Conn }
-func (OverviewTopic) Role() action.Role { return action.Viewer }
+func (t OverviewTopic) String() string    { return overviewKind + ":" + t.Conn }
+func (OverviewTopic) Level() action.Level { return action.Viewer }
 
 func parseOverviewTopic(arg string) (Topic, error) {
 	if !redisview.ValidName(arg) {

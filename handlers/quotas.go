@@ -59,7 +59,7 @@ func (t QuotasTopic) String() string {
 	return quotasKind + ":" + t.Conn
 }
 
-func (t QuotasTopic) Role() action.Role {
+func (t QuotasTopic) Level() action.Level {
 	if t.Act {
 		return action.Admin
 	}

@@ -59,7 +59,7 @@ func (a *App) page(c echo.Context, title, active string) views.Page {
 		SignedIn: id.Via == "session",
 	}
 	if id.Signed() && id.Via != "open" {
-		p.User, p.Role = id.User, id.Role.String()
+		p.User, p.Role = id.User, id.Level.String()
 	}
 	p.CanAudit = id.Signed()
 	if !id.Signed() {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/redistest"
 )
 
@@ -163,7 +164,7 @@ func TestSignOutEverywhere(t *testing.T) {
 func TestUsersFileEditClosesWebsockets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin")+usersEntry("vera", "viewer"))
-	users, err := handlers.LoadUsers(path)
+	users, err := people.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestUsersFileEditClosesWebsockets(t *testing.T) {
 func TestNewPasswordEndsSessions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin"))
-	users, err := handlers.LoadUsers(path)
+	users, err := people.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 // Route is one entry of the console's route table.
 type Route struct {
 	Method, Path string
-	// Public routes need no sign-in; the others need at least Role.
+	// Public routes need no sign-in; the others need at least Level.
 	Public bool
-	Role   action.Role
+	Level  action.Level
 	// Asset: the route serves files, not a page or a probe, and never
 	// answers JSON.
 	Asset bool
@@ -32,16 +32,16 @@ func (a *App) RouteTable() []Route {
 	}
 	// Reading needs any role.
 	view := func(method, path string, h echo.HandlerFunc) Route {
-		return Route{Method: method, Path: path, Role: action.Viewer, handler: h}
+		return Route{Method: method, Path: path, Level: action.Viewer, handler: h}
 	}
 	// Admin's own settings of the console (not Redis actions).
 	admin := func(method, path string, h echo.HandlerFunc) Route {
-		return Route{Method: method, Path: path, Role: action.Admin, handler: h}
+		return Route{Method: method, Path: path, Level: action.Admin, handler: h}
 	}
 	// Actions: the runner checks each kind's role again; support is the
 	// lowest role with any action.
 	act := func(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) Route {
-		return Route{Method: method, Path: path, Role: action.Support, handler: h, mw: append([]echo.MiddlewareFunc{a.writable}, mw...)}
+		return Route{Method: method, Path: path, Level: action.Support, handler: h, mw: append([]echo.MiddlewareFunc{a.writable}, mw...)}
 	}
 	const get, post = http.MethodGet, http.MethodPost
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
@@ -95,7 +95,7 @@ func (a *App) Routes(e *echo.Echo) {
 	for _, r := range a.RouteTable() {
 		mw := r.mw
 		if !r.Public {
-			mw = append([]echo.MiddlewareFunc{a.requireRole(r.Role)}, mw...)
+			mw = append([]echo.MiddlewareFunc{a.requireLevel(r.Level)}, mw...)
 		}
 		e.Add(r.Method, r.Path, r.handler, mw...)
 	}

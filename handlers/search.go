@@ -232,8 +232,8 @@ func (t SearchTopic) String() string {
 	return searchKind + ":" + url.Values{"conn": {t.Conn}, "q": {t.Q}}.Encode()
 }
 
-// Role: the fragment carries no controls.
-func (SearchTopic) Role() action.Role { return action.Viewer }
+// Level: the fragment carries no controls.
+func (SearchTopic) Level() action.Level { return action.Viewer }
 
 func parseSearchTopic(arg string) (Topic, error) {
 	q, err := url.ParseQuery(arg)

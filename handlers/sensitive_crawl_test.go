@@ -133,7 +133,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 
 	// Two audited actions on planted keys: the audit page, its topic and
 	// the undo preview have records of sensitive keys to show.
-	admin := action.Actor{User: "crawler", Role: action.Admin}
+	admin := action.Actor{User: "crawler", Level: action.Admin}
 	var undo string
 	done := 0
 	for _, k := range planted {

@@ -20,9 +20,9 @@ var ErrUnknownTopic = errors.New("unknown topic")
 // page's codec in package route.
 type Topic interface {
 	String() string
-	// Role is the lowest role that may watch the topic: fragments of some
+	// Level is the lowest level that may watch the topic: fragments of some
 	// modes carry controls (undo, remove) for the roles that may use them.
-	Role() action.Role
+	Level() action.Level
 	// source resolves the topic against the console: the factory of its
 	// poller's Source, or why there is none (no such connection, a
 	// sensitive key).

@@ -18,7 +18,7 @@ func TestTopicsRoundTrip(t *testing.T) {
 	for _, tt := range []struct {
 		topic handlers.Topic
 		name  string
-		role  action.Role
+		role  action.Level
 	}{
 		{handlers.OverviewTopic{Conn: "main"}, "overview:main", action.Viewer},
 		{handlers.DBTopic{Conn: "main", DB: 3}, "dbstats:main:3", action.Viewer},
@@ -38,12 +38,12 @@ func TestTopicsRoundTrip(t *testing.T) {
 			t.Errorf("%q parses to %#v, %v; want %#v", name, got, err, tt.topic)
 			continue
 		}
-		if got.Role() != tt.role {
-			t.Errorf("%q needs %v, want %v", name, got.Role(), tt.role)
+		if got.Level() != tt.role {
+			t.Errorf("%q needs %v, want %v", name, got.Level(), tt.role)
 		}
 	}
 	// A mode named without its query is that mode (authorised as such).
-	if got, err := handlers.ParseTopic("audit:undo"); err != nil || got.Role() != action.Admin {
+	if got, err := handlers.ParseTopic("audit:undo"); err != nil || got.Level() != action.Admin {
 		t.Errorf("audit:undo parses to %#v, %v", got, err)
 	}
 	for _, bad := range []string{"", "bogus", "bogus:x", "overview:", "overview:Bad Name", "dbstats:main:x", "dbstats:main:007",

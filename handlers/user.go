@@ -77,7 +77,7 @@ func (a *App) userPage(c echo.Context) error {
 		return render(c, http.StatusOK, vm, views.UserPage(page, vm))
 	}
 	vm.Pack = pack.Name
-	support := a.userSupport(actor(c).Role)
+	support := a.userSupport(actor(c).Level)
 	switch {
 	case a.auth.ReadOnly:
 		vm.ActionNote = "This console is read-only: no fixing action is offered."
@@ -110,7 +110,7 @@ func (a *App) userPage(c echo.Context) error {
 }
 
 // userSupport reports whether the page links fixing actions for role.
-func (a *App) userSupport(r action.Role) bool {
+func (a *App) userSupport(r action.Level) bool {
 	return r.Allows(action.Support) && !a.auth.ReadOnly && a.actions != nil
 }
 
@@ -411,7 +411,7 @@ func (a *App) userActions(conn string, db int, key string, f *schema.Family, typ
 // gets the preview of setting them instead (its ban and unban are refused
 // until then).
 func (a *App) userBanActions(conn *redisview.Conn, t UserTopic, b search.BanCheck, bv *views.UserBanVM) {
-	if !t.Support || !b.HasSet || !a.canBan(action.Actor{Role: t.Role()}) {
+	if !t.Support || !b.HasSet || !a.canBan(action.Actor{Level: t.Level()}) {
 		return
 	}
 	l, ok := bans.ForKey(conn.Pack(), b.DB, b.SetKey)

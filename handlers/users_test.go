@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/action"
 )
@@ -29,7 +30,7 @@ func usersEntry(name, role string) string {
 
 // watchUsers runs u.Watch for the test's lifetime, logging into logs; the
 // function it returns is SIGHUP.
-func watchUsers(t *testing.T, u *handlers.Users, every time.Duration, logs *syncBuf) func() {
+func watchUsers(t *testing.T, u *people.Users, every time.Duration, logs *syncBuf) func() {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	kick := make(chan struct{}, 1)
@@ -51,7 +52,7 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 func TestUsersFileReloadedWhileServing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin")+usersEntry("vera", "viewer"))
-	users, err := handlers.LoadUsers(path)
+	users, err := people.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestUsersFileReloadedWhileServing(t *testing.T) {
 func TestUsersFileReloadOnKick(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin"))
-	users, err := handlers.LoadUsers(path)
+	users, err := people.LoadUsers(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestUsersFileReloadOnKick(t *testing.T) {
 	kick()
 	within(t, 2*time.Second, "the kick reloads", func() bool {
 		u, _ := users.Lookup("ada")
-		return u.Role == action.Viewer
+		return u.Level == action.Viewer
 	})
 }
 
@@ -149,7 +150,7 @@ func TestUsersFileFields(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "users.yaml")
 			writeUsersFile(t, path, tt.body)
-			u, err := handlers.LoadUsers(path)
+			u, err := people.LoadUsers(path)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

@@ -39,8 +39,8 @@ func (t UserTopic) String() string {
 	return userKind + ":" + modeArg(mode, q)
 }
 
-// Role: the support mode's fragment carries action links.
-func (t UserTopic) Role() action.Role {
+// Level: the support mode's fragment carries action links.
+func (t UserTopic) Level() action.Level {
 	if t.Support {
 		return action.Support
 	}

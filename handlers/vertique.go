@@ -60,7 +60,7 @@ func (a *App) vertiquePage(c echo.Context) error {
 	}
 	// The finder derives a key with the secret: an HMAC oracle for whoever
 	// may use it, so it is for support and up.
-	finder := actor(c).Role.Allows(action.Support)
+	finder := actor(c).Level.Allows(action.Support)
 	if !finder && (lk.Policy != "" || lk.Revision != "" || lk.Key != "" || lk.Parts) {
 		return fmt.Errorf("%w: %s", action.ErrForbidden, vertiqueFinderRole)
 	}
@@ -133,8 +133,8 @@ const vertiqueInventoryKind = "vtinventory"
 // "vtinventory:NAME".
 type VertiqueInventoryTopic struct{ Conn string }
 
-func (t VertiqueInventoryTopic) String() string  { return vertiqueInventoryKind + ":" + t.Conn }
-func (VertiqueInventoryTopic) Role() action.Role { return action.Viewer }
+func (t VertiqueInventoryTopic) String() string    { return vertiqueInventoryKind + ":" + t.Conn }
+func (VertiqueInventoryTopic) Level() action.Level { return action.Viewer }
 
 func parseVertiqueInventoryTopic(arg string) (Topic, error) {
 	if !redisview.ValidName(arg) {
@@ -240,7 +240,7 @@ type VertiqueBucketTopic struct {
 func (t VertiqueBucketTopic) String() string {
 	return vertiqueKind + ":" + url.Values{"conn": {t.Conn}, "db": {strconv.Itoa(t.DB)}, "key": {t.Key}}.Encode()
 }
-func (VertiqueBucketTopic) Role() action.Role { return action.Viewer }
+func (VertiqueBucketTopic) Level() action.Level { return action.Viewer }
 
 func parseVertiqueTopic(arg string) (Topic, error) {
 	q, err := url.ParseQuery(arg)

@@ -78,16 +78,16 @@ func (a *App) websocket(c echo.Context) error {
 			return err
 		}
 		// Topics whose fragments carry controls (undo, remove) are for the
-		// roles that may use them; a read-only console shows none.
-		role := t.Role()
-		if identity(c).Role < role || (role > action.Viewer && a.auth.ReadOnly) {
+		// levels that may use them; a read-only console shows none.
+		level := t.Level()
+		if identity(c).Level < level || (level > action.Viewer && a.auth.ReadOnly) {
 			return echo.NewHTTPError(http.StatusForbidden, "your role may not watch "+n)
 		}
 		f, err := a.source(t, identity(c).holder())
 		if err != nil {
 			return err
 		}
-		need = max(need, role)
+		need = max(need, level)
 		// Subscribed under its canonical name: one poller per view,
 		// however a client spells it.
 		name := t.String()
@@ -128,7 +128,7 @@ func (a *App) websocket(c echo.Context) error {
 	// within seconds.
 	still := func() bool {
 		id := a.whoIs(c)
-		return id.Signed() && id.Role >= need
+		return id.Signed() && id.Level >= need
 	}
 	serveSocket(ws, out, a.ctx.Done(), wsCheckPeriod, still)
 	for _, u := range unsubs {

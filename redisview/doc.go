@@ -6,13 +6,22 @@
 // registry of named servers, their URLs and monitor, the schema pack each
 // one is matched to, what each server allows (Scripts), keyspace
 // notifications and the KeyWatch that routes them to live views, and the
-// errors a read may meet; with them two small helpers every reader uses (Opt,
-// FormatBytes) and the bloom positions of the ban role, which move to a ban
-// package when bans get their view. One package per meaning sits beside it:
+// errors a read may meet; with them a few small helpers every reader uses
+// (Opt, FormatBytes, LengthCmd) and the bloom positions (BloomPositions,
+// JavaHashCode) the ban lists and the user page share. One package per
+// meaning sits beside it:
 //
-//   - schema: schema packs and the key classifier;
-//   - stats: server overview and per-database statistics;
-//   - leaderboard: the leaderboard role family (one package per role
-//     family with a view);
+//   - schema: schema packs (FORMAT.md) and the key classifier;
+//   - stats: server overview, per-database statistics and their sweepers;
+//   - browse: one family's (or one prefix's) keys, a bounded page at a time;
+//   - value: what a key holds, by its type, one bounded page at a time;
+//   - decode: what a key means by its family's role (tokens, counts, holders);
+//   - search: finding keys from one typed line (glob, family, value);
+//   - scanbudget: one connection's fair share of the scans people start;
+//   - leaderboard: leaderboards with their companions, read and followed;
+//   - limits: the rate-limit and lock keys, kept in view by a budgeted sweep;
+//   - quotas: quotas, budgets, reservations and breaker hints, walked in budget;
+//   - bans: ban lists (a bloom with its exact set), decided as the application does;
+//   - vertique: vertique's Bucket4j bucket keys and their key generations;
 //   - action: admin actions, their audit log and undo.
 package redisview

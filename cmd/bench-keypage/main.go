@@ -38,6 +38,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/server"
@@ -120,7 +121,7 @@ func bench(fields, members, elements int) error {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := server.Start(ctx, server.Config{
 		Conns: []redisview.ConnConfig{{Name: "bench", URL: "redis://" + addr + "/0"}},
-		Auth:  handlers.Auth{Users: handlers.NewUsers(handlers.User{Name: "bench", Role: action.Viewer}.WithPassword(hash))},
+		Auth:  handlers.Auth{Users: people.NewUsers(people.User{Name: "bench", Level: action.Viewer}.WithPassword(hash))},
 	}, log)
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/term"
 
-	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/people"
 )
 
 // hashPassword prints a bcrypt hash for the users file. On a terminal it
@@ -69,6 +69,6 @@ func hashOf(pw string) (string, error) {
 	case len(pw) > 72:
 		return "", errors.New("is longer than 72 bytes (bcrypt ignores the rest)")
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), handlers.PasswordCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), people.PasswordCost)
 	return string(h), err
 }

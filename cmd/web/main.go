@@ -16,6 +16,7 @@ import (
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -185,9 +186,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	if err != nil {
 		return inputError{err}
 	}
-	var users *handlers.Users
+	var users *people.Users
 	if cfg.UsersFile != "" {
-		if users, err = handlers.LoadUsers(cfg.UsersFile); err != nil {
+		if users, err = people.LoadUsers(cfg.UsersFile); err != nil {
 			return inputError{fmt.Errorf("invalid value for flag --users: %w", err)}
 		}
 		log.Info("users file loaded", "path", cfg.UsersFile, "users", users.Len())

@@ -147,9 +147,6 @@ func (d *Demo) Connections() []Conn {
 	return out
 }
 
-// Secret is the vertique key-derivation secret of the demo data.
-func (d *Demo) Secret() string { return DemoSecret }
-
 // Close stops the simulator, then the servers. It is safe to call twice.
 func (d *Demo) Close() {
 	d.once.Do(func() {

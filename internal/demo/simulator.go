@@ -82,10 +82,6 @@ func NewSimulator(eisland func(db int) redis.Cmdable, gateway, vertique redis.Cm
 	return s
 }
 
-// UseVertiqueSecret makes the simulator consume the buckets of another key
-// generation than DemoSecret's, e.g. after SeedVertique with a custom secret.
-func (s *Simulator) UseVertiqueSecret(secret string) { s.secret = secret }
-
 type action struct {
 	weight int
 	run    func(*Simulator, context.Context, time.Time) error

@@ -25,8 +25,8 @@ import (
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/signin"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
@@ -288,7 +288,7 @@ func (s *Server) Serve(ln net.Listener) error {
 func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *slog.Logger) (handlers.Auth, *redis.Client, error) {
 	auth := cfg.Auth
 	if cfg.UsersFile != "" && auth.Users == nil {
-		users, err := handlers.LoadUsers(cfg.UsersFile)
+		users, err := people.LoadUsers(cfg.UsersFile)
 		if err != nil {
 			return auth, nil, err
 		}
@@ -312,7 +312,7 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 	}
 	if len(auth.Secret) == 0 {
 		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		secret, err := signin.SharedSecret(sctx, audit, "keydeck:session-secret")
+		secret, err := people.SharedSecret(sctx, audit, "keydeck:session-secret")
 		cancel()
 		if err != nil {
 			secret = make([]byte, 32)
@@ -322,12 +322,12 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 		auth.Secret = secret
 	}
 	if auth.Limiter == nil {
-		auth.Limiter = signin.NewLoginLimiter(audit, signin.DefaultLoginPolicy)
+		auth.Limiter = people.NewLoginLimiter(audit, people.DefaultLoginPolicy)
 	}
 	if auth.Sessions == nil {
 		// Ended sessions are recorded beside the login counters, so a
 		// sign-out on one replica holds on all of them.
-		auth.Sessions = signin.NewSessionStore(audit)
+		auth.Sessions = people.NewSessionStore(audit)
 	}
 	return auth, audit, nil
 }

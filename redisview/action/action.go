@@ -18,10 +18,10 @@ import (
 // reading state, fingerprints, audit, the transaction), so a new kind
 // cannot forget any of it.
 type Kind interface {
-	Name() string   // stable identifier, recorded in the audit log
-	Title() string  // for buttons and headings: "Delete key"
-	Requires() Role // the lowest role that may run it
-	Args() []Arg    // what the confirmation form asks for
+	Name() string    // stable identifier, recorded in the audit log
+	Title() string   // for buttons and headings: "Delete key"
+	Requires() Level // the lowest level that may run it
+	Args() []Arg     // what the confirmation form asks for
 	// Plan validates req (wrap ErrInvalid with a message) and decides which
 	// keys the action touches. It may read, never write: undo reads the
 	// audit log here.

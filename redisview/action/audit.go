@@ -50,7 +50,7 @@ type Record struct {
 	Phase   string            `json:"phase"`
 	Ref     string            `json:"ref,omitempty"` // outcome: the intent it concludes
 	User    string            `json:"user"`
-	Role    string            `json:"role"`
+	Level   string            `json:"role"` // the person's level (action.Level)
 	Action  string            `json:"action"`
 	Conn    string            `json:"conn"`
 	DB      int               `json:"db"`
@@ -107,7 +107,7 @@ func (r Record) fields() []any {
 	add("ref", r.Ref)
 	add("time", r.Time.UTC().Format(time.RFC3339Nano))
 	add("user", r.User)
-	add("role", r.Role)
+	add("role", r.Level)
 	add("action", r.Action)
 	add("conn", r.Conn)
 	kv = append(kv, "db", strconv.Itoa(r.DB))
@@ -139,7 +139,7 @@ func mustJSON(v any) string {
 func parseRecord(m redis.XMessage) Record {
 	str := func(k string) string { s, _ := m.Values[k].(string); return s }
 	r := Record{
-		ID: m.ID, Phase: str("phase"), Ref: str("ref"), User: str("user"), Role: str("role"),
+		ID: m.ID, Phase: str("phase"), Ref: str("ref"), User: str("user"), Level: str("role"),
 		Action: str("action"), Conn: str("conn"), Summary: str("summary"),
 		Outcome: str("outcome"), Error: str("error"), Undoes: str("undoes"),
 	}

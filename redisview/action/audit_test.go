@@ -34,7 +34,7 @@ func TestAuditStreamIsCapped(t *testing.T) {
 
 func TestReadAuditFiltersAndPaginates(t *testing.T) {
 	f := setup(t, Options{})
-	alice, bob := Actor{User: "alice", Role: Admin}, Actor{User: "bob", Role: Admin}
+	alice, bob := Actor{User: "alice", Level: Admin}, Actor{User: "bob", Level: Admin}
 	for i := range 12 {
 		seed(t, f.db(1), "string", fmt.Sprintf("cache:user:%d", i), 0)
 		seed(t, f.db(1), "string", fmt.Sprintf("lock:order:%d", i), 0)
@@ -121,7 +121,7 @@ func TestReadAuditFiltersAndPaginates(t *testing.T) {
 
 	// Records are self-describing.
 	r := all[0]
-	if r.Phase != PhaseOutcome || r.Conn != "main" || r.DB != 1 || r.Role != "admin" || r.Time.IsZero() || r.Summary == "" || r.Ref == "" {
+	if r.Phase != PhaseOutcome || r.Conn != "main" || r.DB != 1 || r.Level != "admin" || r.Time.IsZero() || r.Summary == "" || r.Ref == "" {
 		t.Fatalf("outcome record %+v", r)
 	}
 	in := all[1]

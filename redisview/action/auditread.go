@@ -12,7 +12,6 @@ import (
 
 // Filter selects audit records, newest first.
 type Filter struct {
-	Stream string // for ReadAudit; "" is DefaultStream
 	User   string // exact
 	Action string // exact kind name
 	Conn   string // exact
@@ -31,14 +30,9 @@ const (
 	scanBudget = 5000
 )
 
-// ReadAudit reads one page of the audit stream on client: newest first,
-// with XREVRANGE … COUNT, never the whole stream. next is "" when there is
-// nothing older; otherwise pass it as Filter.Before for the next page.
-func ReadAudit(ctx context.Context, client *redis.Client, f Filter) ([]Record, string, error) {
-	return NewAudit(client, f.Stream, 0).Read(ctx, f)
-}
-
-// Read is ReadAudit on this audit stream (f.Stream is ignored).
+// Read reads one page of the audit stream: newest first, with XREVRANGE …
+// COUNT, never the whole stream. next is "" when there is nothing older;
+// otherwise pass it as Filter.Before for the next page.
 func (a *Audit) Read(ctx context.Context, f Filter) ([]Record, string, error) {
 	limit := f.Limit
 	if limit <= 0 {

@@ -76,9 +76,9 @@ const BanUndoNote = "Undo takes the name out of the ban set and leaves its bloom
 
 const banLists = "ban lists (a bloom of purpose ban and its exact set)"
 
-func (Ban) Name() string   { return KindBan }
-func (Ban) Title() string  { return "Ban" }
-func (Ban) Requires() Role { return Support }
+func (Ban) Name() string    { return KindBan }
+func (Ban) Title() string   { return "Ban" }
+func (Ban) Requires() Level { return Support }
 func (Ban) Args() []Arg {
 	return []Arg{{Name: ArgName, Help: "the name to ban, exactly as the application sees it", Data: true}}
 }
@@ -86,9 +86,9 @@ func (Ban) Args() []Arg {
 // AppliesTo is true for the bloom and the set of a ban list.
 func (Ban) AppliesTo(f *schema.Family) bool { return isBanFamily(f) }
 
-func (Unban) Name() string   { return KindUnban }
-func (Unban) Title() string  { return "Unban" }
-func (Unban) Requires() Role { return Support }
+func (Unban) Name() string    { return KindUnban }
+func (Unban) Title() string   { return "Unban" }
+func (Unban) Requires() Level { return Support }
 func (Unban) Args() []Arg {
 	return []Arg{{Name: ArgName, Help: "the name to unban, exactly as stored in the ban set", Data: true}}
 }
@@ -96,9 +96,9 @@ func (Unban) Args() []Arg {
 // AppliesTo is true for the bloom and the set of a ban list.
 func (Unban) AppliesTo(f *schema.Family) bool { return isBanFamily(f) }
 
-func (RebuildBloom) Name() string   { return KindRebuildBloom }
-func (RebuildBloom) Title() string  { return "Rebuild bloom from set" }
-func (RebuildBloom) Requires() Role { return Admin }
+func (RebuildBloom) Name() string    { return KindRebuildBloom }
+func (RebuildBloom) Title() string   { return "Rebuild bloom from set" }
+func (RebuildBloom) Requires() Level { return Admin }
 func (RebuildBloom) Args() []Arg {
 	return []Arg{
 		{Name: ArgMembers, Help: "set by the preview: the set's member count the new bloom is built from"},

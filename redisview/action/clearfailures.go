@@ -21,10 +21,10 @@ func init() {
 	Register(ClearFailures{})
 }
 
-func (ClearFailures) Name() string   { return KindClearFailures }
-func (ClearFailures) Title() string  { return "Clear failures" }
-func (ClearFailures) Requires() Role { return Support }
-func (ClearFailures) Args() []Arg    { return nil }
+func (ClearFailures) Name() string    { return KindClearFailures }
+func (ClearFailures) Title() string   { return "Clear failures" }
+func (ClearFailures) Requires() Level { return Support }
+func (ClearFailures) Args() []Arg     { return nil }
 
 const failureKeys = "failure counters (role counter or counter-window with counts: failures)"
 

@@ -14,10 +14,10 @@ func init() {
 	Register(DeleteKey{})
 }
 
-func (DeleteKey) Name() string   { return KindDeleteKey }
-func (DeleteKey) Title() string  { return "Delete key" }
-func (DeleteKey) Requires() Role { return Admin }
-func (DeleteKey) Args() []Arg    { return nil }
+func (DeleteKey) Name() string    { return KindDeleteKey }
+func (DeleteKey) Title() string   { return "Delete key" }
+func (DeleteKey) Requires() Level { return Admin }
+func (DeleteKey) Args() []Arg     { return nil }
 
 func (DeleteKey) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
 	if err := checkArgs(req); err != nil {

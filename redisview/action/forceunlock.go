@@ -31,10 +31,10 @@ func init() {
 	Register(ForceUnlock{})
 }
 
-func (ForceUnlock) Name() string   { return KindForceUnlock }
-func (ForceUnlock) Title() string  { return "Force-release lock" }
-func (ForceUnlock) Requires() Role { return Support }
-func (ForceUnlock) Args() []Arg    { return nil }
+func (ForceUnlock) Name() string    { return KindForceUnlock }
+func (ForceUnlock) Title() string   { return "Force-release lock" }
+func (ForceUnlock) Requires() Level { return Support }
+func (ForceUnlock) Args() []Arg     { return nil }
 
 const lockKeys = "locks (role lock) held by a worker"
 

@@ -15,9 +15,9 @@ import (
 )
 
 var (
-	admin   = Actor{User: "ada", Role: Admin}
-	support = Actor{User: "sam", Role: Support}
-	viewer  = Actor{User: "val", Role: Viewer}
+	admin   = Actor{User: "ada", Level: Admin}
+	support = Actor{User: "sam", Level: Support}
+	viewer  = Actor{User: "val", Level: Viewer}
 )
 
 // fixture is one target server with a connection on it, and a separate

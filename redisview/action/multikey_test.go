@@ -13,10 +13,10 @@ import (
 // entry with its companion hash): two keys, one transaction, one record.
 type deletePair struct{}
 
-func (deletePair) Name() string   { return "delete-pair" }
-func (deletePair) Title() string  { return "Delete pair" }
-func (deletePair) Requires() Role { return Support }
-func (deletePair) Args() []Arg    { return []Arg{{Name: "other"}} }
+func (deletePair) Name() string    { return "delete-pair" }
+func (deletePair) Title() string   { return "Delete pair" }
+func (deletePair) Requires() Level { return Support }
+func (deletePair) Args() []Arg     { return []Arg{{Name: "other"}} }
 func (deletePair) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
 	if err := checkArgs(req, "other"); err != nil {
 		return nil, err

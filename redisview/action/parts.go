@@ -34,9 +34,9 @@ const (
 	ArgField            = "field"
 )
 
-func (RemoveSetMember) Name() string   { return KindRemoveSetMember }
-func (RemoveSetMember) Title() string  { return "Remove set member" }
-func (RemoveSetMember) Requires() Role { return Admin }
+func (RemoveSetMember) Name() string    { return KindRemoveSetMember }
+func (RemoveSetMember) Title() string   { return "Remove set member" }
+func (RemoveSetMember) Requires() Level { return Admin }
 func (RemoveSetMember) Args() []Arg {
 	return []Arg{{Name: ArgMember, Help: "the member to remove, exactly as stored", Data: true}}
 }
@@ -52,9 +52,9 @@ func (k RemoveSetMember) Plan(_ context.Context, _ Env, req Request) (Plan, erro
 	return planPart(k, req, ArgMember, PartSMember)
 }
 
-func (RemoveHashField) Name() string   { return KindRemoveHashField }
-func (RemoveHashField) Title() string  { return "Remove hash field" }
-func (RemoveHashField) Requires() Role { return Admin }
+func (RemoveHashField) Name() string    { return KindRemoveHashField }
+func (RemoveHashField) Title() string   { return "Remove hash field" }
+func (RemoveHashField) Requires() Level { return Admin }
 func (RemoveHashField) Args() []Arg {
 	return []Arg{{Name: ArgField, Help: "the field to remove, exactly as stored", Data: true}}
 }

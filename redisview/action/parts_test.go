@@ -19,10 +19,10 @@ import (
 // part-level kind for tests (the ban kind itself comes with the bans view).
 type setBits struct{}
 
-func (setBits) Name() string   { return "test-set-bits" }
-func (setBits) Title() string  { return "Set bits" }
-func (setBits) Requires() Role { return Admin }
-func (setBits) Args() []Arg    { return []Arg{{Name: "offsets"}, {Name: "item", Data: true}} }
+func (setBits) Name() string    { return "test-set-bits" }
+func (setBits) Title() string   { return "Set bits" }
+func (setBits) Requires() Level { return Admin }
+func (setBits) Args() []Arg     { return []Arg{{Name: "offsets"}, {Name: "item", Data: true}} }
 func (setBits) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
 	var offs []int64
 	for _, f := range strings.Split(req.Args["offsets"], ",") {

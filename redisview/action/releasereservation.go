@@ -45,10 +45,10 @@ func init() {
 	Register(ReleaseReservation{})
 }
 
-func (ReleaseReservation) Name() string   { return KindReleaseReservation }
-func (ReleaseReservation) Title() string  { return "Release orphaned reservation" }
-func (ReleaseReservation) Requires() Role { return Admin }
-func (ReleaseReservation) Args() []Arg    { return nil }
+func (ReleaseReservation) Name() string    { return KindReleaseReservation }
+func (ReleaseReservation) Title() string   { return "Release orphaned reservation" }
+func (ReleaseReservation) Requires() Level { return Admin }
+func (ReleaseReservation) Args() []Arg     { return nil }
 
 const reservationKeys = "reservations (role reservation) named by a request id, in a pack with concurrency sets"
 

@@ -31,9 +31,9 @@ func init() {
 	Register(RemoveLeaderboardEntry{})
 }
 
-func (RemoveLeaderboardEntry) Name() string   { return KindRemoveLeaderboardEntry }
-func (RemoveLeaderboardEntry) Title() string  { return "Remove leaderboard entry" }
-func (RemoveLeaderboardEntry) Requires() Role { return Support }
+func (RemoveLeaderboardEntry) Name() string    { return KindRemoveLeaderboardEntry }
+func (RemoveLeaderboardEntry) Title() string   { return "Remove leaderboard entry" }
+func (RemoveLeaderboardEntry) Requires() Level { return Support }
 func (RemoveLeaderboardEntry) Args() []Arg {
 	return []Arg{{Name: ArgMember, Help: "the member to remove, exactly as stored in the sorted set (a user id)", Data: true}}
 }

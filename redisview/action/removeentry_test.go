@@ -394,7 +394,7 @@ func TestRemoveLeaderboardEntryRefuses(t *testing.T) {
 	f.seedBoard(10)
 	f.seedEntry("u1", 42)
 
-	for _, a := range []Actor{viewer, {Role: Support}} {
+	for _, a := range []Actor{viewer, {Level: Support}} {
 		_, err := f.r.Preview(f.ctx, a, f.conn, lbKind, f.entryReq("u1"))
 		wantErr(t, err, ErrForbidden, "")
 	}

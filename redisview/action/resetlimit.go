@@ -41,10 +41,10 @@ func init() {
 	Register(ResetLimit{})
 }
 
-func (ResetLimit) Name() string   { return KindResetLimit }
-func (ResetLimit) Title() string  { return "Reset limit" }
-func (ResetLimit) Requires() Role { return Support }
-func (ResetLimit) Args() []Arg    { return nil }
+func (ResetLimit) Name() string    { return KindResetLimit }
+func (ResetLimit) Title() string   { return "Reset limit" }
+func (ResetLimit) Requires() Level { return Support }
+func (ResetLimit) Args() []Arg     { return nil }
 
 var limitRoles = []schema.Role{schema.RoleCounterWindow, schema.RoleTokenBucket, schema.RoleSlidingWindow, schema.RoleCounter, schema.RoleCooldown, schema.RoleBucket4j}
 

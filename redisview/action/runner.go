@@ -108,7 +108,7 @@ func (r *Runner) ReadAudit(ctx context.Context, f Filter) ([]Record, string, err
 // Execute checks again, user name included; this is not the guard.
 func (r *Runner) Allowed(actor Actor, kind string) bool {
 	k, ok := r.kinds[kind]
-	return ok && !r.opts.ReadOnly && actor.Role.Allows(k.Requires())
+	return ok && !r.opts.ReadOnly && actor.Level.Allows(k.Requires())
 }
 
 func (r *Runner) allow(actor Actor, k Kind) error {
@@ -117,8 +117,8 @@ func (r *Runner) allow(actor Actor, k Kind) error {
 		return fmt.Errorf("%w: Keydeck runs read-only; every action is disabled", ErrForbidden)
 	case strings.TrimSpace(actor.User) == "":
 		return fmt.Errorf("%w: actions are recorded by user name, and none was given", ErrForbidden)
-	case !actor.Role.Allows(k.Requires()):
-		return fmt.Errorf("%w: %s needs the %s role; %s is %s", ErrForbidden, k.Title(), k.Requires(), actor.User, actor.Role)
+	case !actor.Level.Allows(k.Requires()):
+		return fmt.Errorf("%w: %s needs the %s role; %s is %s", ErrForbidden, k.Title(), k.Requires(), actor.User, actor.Level)
 	}
 	return nil
 }

@@ -31,9 +31,9 @@ const KindSetBloomBits = "set-bloom-bits"
 
 func init() { Register(SetBloomBits{}) }
 
-func (SetBloomBits) Name() string   { return KindSetBloomBits }
-func (SetBloomBits) Title() string  { return "Set missing bloom bits" }
-func (SetBloomBits) Requires() Role { return Support }
+func (SetBloomBits) Name() string    { return KindSetBloomBits }
+func (SetBloomBits) Title() string   { return "Set missing bloom bits" }
+func (SetBloomBits) Requires() Level { return Support }
 func (SetBloomBits) Args() []Arg {
 	return []Arg{{Name: ArgMember, Help: "the member of the ban set whose bloom bits are missing, exactly as stored", Data: true}}
 }

@@ -17,9 +17,9 @@ func init() {
 	Register(SetTTL{})
 }
 
-func (SetTTL) Name() string   { return KindSetTTL }
-func (SetTTL) Title() string  { return "Set TTL" }
-func (SetTTL) Requires() Role { return Admin }
+func (SetTTL) Name() string    { return KindSetTTL }
+func (SetTTL) Title() string   { return "Set TTL" }
+func (SetTTL) Requires() Level { return Admin }
 func (SetTTL) Args() []Arg {
 	return []Arg{{Name: ArgTTL, Help: `a duration from 1s to 365d (90s, 10m, 2h, 7d, 1d12h), or "persist" to remove the TTL`}}
 }

@@ -83,7 +83,7 @@ func TestResetLimitSliderTokenBucket(t *testing.T) {
 		t.Fatal("the bucket is still there")
 	}
 	rec := f.last()
-	if rec.Action != "reset-limit" || rec.User != support.User || rec.Role != "support" || rec.Outcome != OutcomeOK || !rec.Undoable() {
+	if rec.Action != "reset-limit" || rec.User != support.User || rec.Level != "support" || rec.Outcome != OutcomeOK || !rec.Undoable() {
 		t.Fatalf("audit %+v", rec)
 	}
 	_, err = f.r.Preview(f.ctx, support, f.conn, "reset-limit", f.req(4, key))
@@ -302,7 +302,7 @@ func TestSupportActionsRefuse(t *testing.T) {
 	f.db(4).HSet(f.ctx, "verify:slider:rate:create:account:Ym9i", "tokens", "x")
 
 	for _, kind := range []string{"reset-limit", "force-unlock"} {
-		for _, a := range []Actor{viewer, {Role: Support}} {
+		for _, a := range []Actor{viewer, {Level: Support}} {
 			_, err := f.r.Preview(f.ctx, a, f.conn, kind, f.req(14, board))
 			wantErr(t, err, ErrForbidden, "")
 		}

@@ -38,9 +38,9 @@ func init() {
 	Register(Undo{})
 }
 
-func (Undo) Name() string   { return KindUndo }
-func (Undo) Title() string  { return "Undo" }
-func (Undo) Requires() Role { return Admin }
+func (Undo) Name() string    { return KindUndo }
+func (Undo) Title() string   { return "Undo" }
+func (Undo) Requires() Level { return Admin }
 func (Undo) Args() []Arg {
 	return []Arg{{Name: ArgRecord, Help: "the id of the successful outcome record to undo"}}
 }

@@ -22,10 +22,10 @@ func init() {
 	Register(UnlockLogin{})
 }
 
-func (UnlockLogin) Name() string   { return KindUnlockLogin }
-func (UnlockLogin) Title() string  { return "Unlock login" }
-func (UnlockLogin) Requires() Role { return Support }
-func (UnlockLogin) Args() []Arg    { return nil }
+func (UnlockLogin) Name() string    { return KindUnlockLogin }
+func (UnlockLogin) Title() string   { return "Unlock login" }
+func (UnlockLogin) Requires() Level { return Support }
+func (UnlockLogin) Args() []Arg     { return nil }
 
 const loginKeys = "failure windows that lock (role sliding-window with a lock) and the locks they set"
 

@@ -55,23 +55,6 @@ func Families(c *redisview.Conn) ([]*schema.Family, string) {
 	return out, ""
 }
 
-// List finds every key of every leaderboard family of the
-// connection's pack (Scan, at most limit keys; truncated says
-// more exist) and reads each one's size and top entry in one pipelined round
-// trip (Summarize). Without a pack or a leaderboard family the
-// list is empty; Families says why.
-func List(ctx context.Context, c *redisview.Conn, limit int) ([]Summary, bool, error) {
-	refs, truncated, err := Scan(ctx, c, limit)
-	if err != nil {
-		return nil, false, err
-	}
-	sums, err := Summarize(ctx, c, refs)
-	if err != nil {
-		return nil, false, err
-	}
-	return sums, truncated, nil
-}
-
 // Scan walks, in each leaderboard family's databases, the keys
 // matching the family pattern's literal prefix (SCAN MATCH prefix* COUNT
 // 500) and keeps those the classifier puts in a leaderboard family: a longer

@@ -131,14 +131,6 @@ func (pl Plan) MetaKey(member string) (string, bool) {
 	return pl.companion(pl.Params.Meta, member)
 }
 
-// HighScoreKey is member's cached best score key; false when there is none.
-func (pl Plan) HighScoreKey(member string) (string, bool) {
-	if pl.Params == nil || pl.Params.HighScore == nil || pl.Params.Member == "" || pl.Family == nil {
-		return "", false
-	}
-	return pl.companion(pl.Params.HighScore, member)
-}
-
 func (pl Plan) companion(ref *schema.Ref, member string) (string, bool) {
 	vars := maps.Clone(pl.vars)
 	if vars == nil {

@@ -113,10 +113,6 @@ end
 return {n, r, metas}
 `)
 
-// ScriptStatus says how the connection reads leaderboard windows:
-// "" while scripts work, else why it uses two pipelined round trips.
-func ScriptStatus(c *redisview.Conn) string { return c.Scripts().Why() }
-
 // Read reads entries [start, start+count) in display order
 // (highest first unless the family says order asc) with their metadata.
 // count <= 0 means DefaultWindow; it is capped at MaxWindow.

@@ -271,14 +271,6 @@ func TestScriptSweepOnDemo(t *testing.T) {
 	}
 }
 
-func sum(d stats.DBDetail) int64 {
-	var n int64
-	for _, f := range d.Families {
-		n += f.Count
-	}
-	return n
-}
-
 // While nothing changes, a completed pass stays current: no new pass reads
 // the database (no SCAN, no script), the detail says since when it is
 // unchanged; one SET starts a new pass, which sees the new key.

@@ -1,4 +1,4 @@
-package handlers
+package people
 
 import (
 	"bytes"
@@ -57,8 +57,8 @@ func diffUsers(old, cur *userSet) (added, removed, changed []string) {
 		switch {
 		case !ok:
 			added = append(added, name)
-		case was.Role != x.Role:
-			changed = append(changed, name+": "+was.Role.String()+"→"+x.Role.String())
+		case was.Level != x.Level:
+			changed = append(changed, name+": "+was.Level.String()+"→"+x.Level.String())
 		case !bytes.Equal(was.hash, x.hash):
 			changed = append(changed, name+": new password")
 		case was.Email != x.Email:

@@ -1,4 +1,4 @@
-package signin
+package people
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package handlers
+package people
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ func BenchmarkSignIn(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	u := NewUsers(User{Name: "ada", Role: action.Admin}.WithPassword(hash))
+	u := NewUsers(User{Name: "ada", Level: action.Admin}.WithPassword(hash))
 	u.Authenticate("warm-up", "x") // the dummy hash is made once, lazily
 	for _, c := range []struct{ name, user string }{{"existing-wrong-password", "ada"}, {"missing-account", "nobody"}} {
 		b.Run(c.name, func(b *testing.B) {

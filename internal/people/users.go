@@ -1,4 +1,4 @@
-package handlers
+package people
 
 import (
 	"crypto/sha256"
@@ -18,7 +18,7 @@ import (
 type User struct {
 	Name  string
 	Email string
-	Role  action.Role
+	Level action.Level
 	hash  []byte
 }
 
@@ -83,7 +83,7 @@ func dummyAt(cost int) []byte {
 	if h, ok := dummies.byCost[cost]; ok {
 		return h
 	}
-	h, _ := bcrypt.GenerateFromPassword([]byte(randomToken()), cost)
+	h, _ := bcrypt.GenerateFromPassword([]byte(RandomToken()), cost)
 	if dummies.byCost == nil {
 		dummies.byCost = map[int][]byte{}
 	}
@@ -152,11 +152,11 @@ func parseUsers(path string, data []byte) (*userSet, error) {
 		if _, dup := set.byName[e.Name]; dup {
 			return nil, fmt.Errorf("%s: name %q appears twice", where, e.Name)
 		}
-		role, err := action.ParseRole(e.Role)
+		role, err := action.ParseLevel(e.Role)
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %v", where, e.Name, err)
 		}
-		user := User{Name: e.Name, Email: strings.ToLower(e.Email), Role: role}
+		user := User{Name: e.Name, Email: strings.ToLower(e.Email), Level: role}
 		switch {
 		case e.PasswordHash == nil:
 		case *e.PasswordHash == "":
@@ -216,6 +216,17 @@ func (u *Users) LookupEmail(email string) (User, bool) {
 	}
 	x, ok := u.current().byEmail[strings.ToLower(email)]
 	return x, ok
+}
+
+// MatchProxy finds the account a trusted proxy's identity names, by the one
+// field match says: "email" looks the e-mail up, anything else the user
+// name. Never either: a proxy that lets users pick their display name must
+// not let "mallory" borrow ada's level by also sending ada's address.
+func (u *Users) MatchProxy(match, user, email string) (User, bool) {
+	if match == "email" {
+		return u.LookupEmail(email)
+	}
+	return u.Lookup(user)
 }
 
 // dummy is what a failed lookup compares against, so that it costs as much

@@ -1,4 +1,4 @@
-package handlers
+package people
 
 import (
 	"crypto/aes"
@@ -14,11 +14,11 @@ import (
 	"time"
 )
 
-// signer makes and checks HMAC-signed tokens. With the same secret every
+// Signer makes and checks HMAC-signed tokens. With the same secret every
 // replica verifies what another signed, so nothing lives in one process.
-type signer struct{ key []byte }
+type Signer struct{ key []byte }
 
-func (s signer) mac(purpose string, msg []byte) []byte {
+func (s Signer) mac(purpose string, msg []byte) []byte {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte(purpose))
 	m.Write([]byte{0})
@@ -27,7 +27,7 @@ func (s signer) mac(purpose string, msg []byte) []byte {
 }
 
 // sign returns base64url(payload) "." base64url(mac).
-func (s signer) sign(purpose string, payload []byte) string {
+func (s Signer) sign(purpose string, payload []byte) string {
 	enc := base64.RawURLEncoding
 	return enc.EncodeToString(payload) + "." + enc.EncodeToString(s.mac(purpose, payload))
 }
@@ -35,7 +35,7 @@ func (s signer) sign(purpose string, payload []byte) string {
 var errBadToken = errors.New("invalid or tampered token")
 
 // open verifies a signed token and returns its payload.
-func (s signer) open(purpose, token string) ([]byte, error) {
+func (s Signer) open(purpose, token string) ([]byte, error) {
 	p, m, ok := strings.Cut(token, ".")
 	if !ok {
 		return nil, errBadToken
@@ -49,20 +49,20 @@ func (s signer) open(purpose, token string) ([]byte, error) {
 	return payload, nil
 }
 
-// seal encrypts and authenticates payload for purpose (AES-256-GCM under a
+// Seal encrypts and authenticates payload for purpose (AES-256-GCM under a
 // key derived from the secret): base64url(nonce ‖ ciphertext). An action's
 // confirmation names the member or field it acts on, which may be a
 // sensitive board's member: the page carrying it must not spell it out.
-func (s signer) seal(purpose string, payload []byte) string {
+func (s Signer) Seal(purpose string, payload []byte) string {
 	aead := s.aead(purpose)
 	nonce := make([]byte, aead.NonceSize())
 	_, _ = rand.Read(nonce)
 	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, payload, []byte(purpose)))
 }
 
-// unseal reverses seal, refusing anything seal did not make for purpose
+// Unseal reverses Seal, refusing anything Seal did not make for purpose
 // with this secret.
-func (s signer) unseal(purpose, token string) ([]byte, error) {
+func (s Signer) Unseal(purpose, token string) ([]byte, error) {
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	aead := s.aead(purpose)
 	if err != nil || len(b) < aead.NonceSize() {
@@ -76,7 +76,7 @@ func (s signer) unseal(purpose, token string) ([]byte, error) {
 	return out, nil
 }
 
-func (s signer) aead(purpose string) cipher.AEAD {
+func (s Signer) aead(purpose string) cipher.AEAD {
 	block, err := aes.NewCipher(s.mac("seal key", []byte(purpose))) // 32 bytes: AES-256
 	if err != nil {
 		panic(err) // a 32-byte key is always valid
@@ -88,12 +88,12 @@ func (s signer) aead(purpose string) cipher.AEAD {
 	return aead
 }
 
-// session is the signed cookie's content. The role is not in it: it is read
+// Session is the signed cookie's content. The level is not in it: it is read
 // from the users file on every request, so a demotion takes effect at once.
 // The nonce is the session's id, by which a sign-out revokes it (see
 // SessionStore); Issued lets "sign out everywhere" void every session of a
 // user issued before a time.
-type session struct {
+type Session struct {
 	User    string `json:"u"`
 	Expires int64  `json:"e"` // epoch seconds
 	Nonce   string `json:"n"`
@@ -104,52 +104,55 @@ type session struct {
 	Password string `json:"p"`
 }
 
-func randomToken() string {
+func RandomToken() string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func (s signer) newSession(u User, ttl time.Duration, now time.Time) string {
-	b, _ := json.Marshal(session{User: u.Name, Expires: now.Add(ttl).Unix(), Nonce: randomToken(),
-		Issued: now.UnixMilli(), Password: s.passwordBinding(u)})
+func (s Signer) NewSession(u User, ttl time.Duration, now time.Time) string {
+	b, _ := json.Marshal(Session{User: u.Name, Expires: now.Add(ttl).Unix(), Nonce: RandomToken(),
+		Issued: now.UnixMilli(), Password: s.PasswordBinding(u)})
 	return s.sign("session", b)
 }
 
-// passwordBinding names the account's current password hash without
+// PasswordBinding names the account's current password hash without
 // revealing anything about it (the cookie's payload is readable).
-func (s signer) passwordBinding(u User) string {
+func (s Signer) PasswordBinding(u User) string {
 	return base64.RawURLEncoding.EncodeToString(s.mac("session-password", u.hash)[:12])
 }
 
-func (s signer) readSession(token string, now time.Time) (session, error) {
+func (s Signer) ReadSession(token string, now time.Time) (Session, error) {
 	b, err := s.open("session", token)
 	if err != nil {
-		return session{}, err
+		return Session{}, err
 	}
-	var ss session
+	var ss Session
 	if err := json.Unmarshal(b, &ss); err != nil || ss.User == "" {
-		return session{}, errBadToken
+		return Session{}, errBadToken
 	}
 	if now.Unix() >= ss.Expires {
-		return session{}, errors.New("session expired")
+		return Session{}, errors.New("session expired")
 	}
 	return ss, nil
 }
 
-// csrfToken binds a form token to the browser's CSRF cookie and to who the
-// request is from (bind: see Identity.csrfBinding). Bound to the cookie
+// CSRFToken binds a form token to the browser's CSRF cookie and to who the
+// request is from (bind: see handlers.Identity.csrfBinding). Bound to the cookie
 // alone, a kd_csrf cookie planted from a sibling host, with the anonymous
 // token that goes with it, would pass with anyone's session.
-func (s signer) csrfToken(cookie, bind string) string {
+func (s Signer) CSRFToken(cookie, bind string) string {
 	msg := strconv.Itoa(len(cookie)) + ":" + cookie + bind
 	return base64.RawURLEncoding.EncodeToString(s.mac("csrf", []byte(msg)))
 }
 
-func (s signer) validCSRF(cookie, bind, token string) bool {
+func (s Signer) ValidCSRF(cookie, bind, token string) bool {
 	if cookie == "" || token == "" {
 		return false
 	}
-	want := s.csrfToken(cookie, bind)
+	want := s.CSRFToken(cookie, bind)
 	return hmac.Equal([]byte(want), []byte(token))
 }
+
+// NewSigner signs with secret (≥ 32 bytes; share it between replicas).
+func NewSigner(secret []byte) Signer { return Signer{key: secret} }
