@@ -272,8 +272,8 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 	now := a.now()
 	gone := 0
 	// The role summaries are read all at once (browse.DecodeAll): a tick
-	// costs the round trips of the deepest decoder, not one per command
-	// of each row.
+	// costs one pipeline (two for roles with a second phase), not one
+	// round trip per command of each row.
 	var toRead []int
 	var names []string
 	var ms []schema.Match
@@ -291,7 +291,7 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 		ms = append(ms, k.Match)
 	}
 	if len(toRead) > 0 {
-		out, _ := browse.DecodeAll(ctx, conn, db, names, ms, now)
+		out := browse.DecodeAll(ctx, conn, db, names, ms, now)
 		for j, i := range toRead {
 			decoded[i] = decodedVM(conn, db, keys[i].Name, keys[i].Match, out[j].Result, out[j].Err, now)
 		}
