@@ -41,11 +41,7 @@ func Shown(f *schema.Family) bool {
 	if f.Sensitive {
 		return false
 	}
-	switch f.Role {
-	case schema.RoleQuota, schema.RoleBalance, schema.RoleReservation, schema.RoleConcurrencySet, schema.RoleBreakerHint:
-		return true
-	}
-	return IsConfig(f)
+	return decode.ClassOf(f) == decode.ClassBudget || IsConfig(f)
 }
 
 // IsConfig: a config family of one string key (cfg:routing:version), read
