@@ -202,4 +202,3 @@ func num(v any) (float64, bool) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	return f, err == nil
 }
-
