@@ -31,36 +31,25 @@ const (
 	Cooldown      // cooldown
 )
 
-// KindOf says what rows of family f are; None for a family neither page shows.
+// KindOf says what rows of family f are; None for a family neither page
+// shows. Which families are limits and locks is the role registry's say
+// (decode.ClassOf); the kind is how the sweep reads a row of the role.
 func KindOf(f *schema.Family) Kind {
-	if f == nil {
-		return None
-	}
-	switch f.Role {
-	case schema.RoleTokenBucket:
-		if _, ok := f.Params.(*schema.TokenBucketParams); ok {
-			return Bucket
-		}
-	case schema.RoleCounterWindow:
-		if _, ok := f.Params.(*schema.CounterWindowParams); ok {
-			return Window
-		}
-	case schema.RoleCounter:
-		if p, ok := f.Params.(*schema.CounterParams); ok && p.Limit > 0 {
-			return Counter
-		}
-	case schema.RoleSlidingWindow:
-		if _, ok := f.Params.(*schema.SlidingWindowParams); ok {
-			return Sliding
-		}
-	case schema.RoleBucket4j:
-		return Bucket4j
-	case schema.RoleLock:
-		return Lock
-	case schema.RoleCooldown:
-		return Cooldown
+	switch decode.ClassOf(f) {
+	case decode.ClassLimit, decode.ClassLock:
+		return kinds[f.Role]
 	}
 	return None
+}
+
+var kinds = map[schema.Role]Kind{
+	schema.RoleTokenBucket:   Bucket,
+	schema.RoleCounterWindow: Window,
+	schema.RoleCounter:       Counter,
+	schema.RoleSlidingWindow: Sliding,
+	schema.RoleBucket4j:      Bucket4j,
+	schema.RoleLock:          Lock,
+	schema.RoleCooldown:      Cooldown,
 }
 
 // IsLimit is true for the kinds the Rate limits page shows.
