@@ -9,6 +9,7 @@ import (
 
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // tripHook counts round trips: a command sent alone or a pipeline; the
@@ -84,5 +85,21 @@ func TestReadManyRoundTrips(t *testing.T) {
 		if d.Err != nil || d.Result.Note != one[i].Note || d.Result.Role != one[i].Role || d.Result.State == nil {
 			t.Errorf("%s read with the others: %+v %v; alone: %+v", items[i].Key, d.Result, d.Err, one[i])
 		}
+	}
+}
+
+// A reader that queues a command only sometimes (a sliding window without
+// a lock: no EXISTS) finishes from the replies it has; an unqueued command
+// is no error.
+func TestSlidingWindowWithoutLock(t *testing.T) {
+	db := redistest.Start(t).Client(0)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)
+	db.ZAdd(ctx, "w", redis.Z{Score: float64(now.Add(-time.Second).UnixMilli()), Member: "a"})
+	f := &schema.Family{ID: "w", Role: schema.RoleSlidingWindow, Params: &schema.SlidingWindowParams{Limit: 3, Window: time.Minute, ScoreUnit: "ms"}}
+	r, err := decode.DecodeIn(ctx, db, decode.Env{}, schema.Match{Family: f}, "w", now)
+	sw := decode.As[decode.SlidingWindow](r)
+	if err != nil || sw == nil || sw.InWindow != 1 || sw.LockKey != "" || sw.Locked {
+		t.Fatalf("window without a lock: %+v %v", r, err)
 	}
 }
