@@ -284,8 +284,9 @@ func (a *App) keysLiveVM(ctx context.Context, conn *redisview.Conn, db int, fam 
 }
 
 // keySummaries is each key's role summary (none without a family). They
-// are read all at once (browse.DecodeAll): a tick costs the round trips of
-// the deepest decoder, not one per command of each row.
+// are read all at once (browse.DecodeAll): a tick costs one pipeline (two
+// for roles with a second phase), not one round trip per command of each
+// row.
 func keySummaries(ctx context.Context, conn *redisview.Conn, db int, fam *schema.Family, keys []browse.Key, now time.Time) []views.DecodedVM {
 	var toRead []int
 	var names []string
@@ -304,7 +305,7 @@ func keySummaries(ctx context.Context, conn *redisview.Conn, db int, fam *schema
 		ms = append(ms, k.Match)
 	}
 	if len(toRead) > 0 {
-		out, _ := browse.DecodeAll(ctx, conn, db, names, ms, now)
+		out := browse.DecodeAll(ctx, conn, db, names, ms, now)
 		for j, i := range toRead {
 			decoded[i] = decodedVM(conn, db, keys[i].Name, keys[i].Match, out[j].Result, out[j].Err, now)
 		}

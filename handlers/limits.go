@@ -435,13 +435,7 @@ func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.Limit
 	if !act {
 		return row
 	}
-	switch {
-	case st.Locked && r.LockKey != "":
-		row.Actions = appendLink(row.Actions, previewLink("Unlock…", action.KindUnlockLogin, conn, r.DB, r.Key))
-	case (action.ClearFailures{}).AppliesTo(r.Family):
-		row.Actions = appendLink(row.Actions, previewLink("Clear failures…", action.KindClearFailures, conn, r.DB, r.Key))
-	case st.Used > 0 || st.Throttled:
-		row.Actions = appendLink(row.Actions, previewLink("Reset…", action.KindResetLimit, conn, r.DB, r.Key))
-	}
+	fix := action.Fix(r.Family, action.FixState{Locked: st.Locked && r.LockKey != "", Idle: st.Used <= 0 && !st.Throttled})
+	row.Actions = appendFix(row.Actions, fix, conn, r.DB, r.Key)
 	return row
 }

@@ -151,13 +151,6 @@ func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRo
 	if !act {
 		return row
 	}
-	switch {
-	case (action.UnlockLogin{}).AppliesTo(r.Family):
-		row.Actions = appendLink(row.Actions, previewLink("Unlock…", action.KindUnlockLogin, conn, r.DB, r.Key))
-	case (action.ForceUnlock{}).AppliesTo(r.Family):
-		row.Actions = appendLink(row.Actions, previewLink("Release…", action.KindForceUnlock, conn, r.DB, r.Key))
-	case (action.ResetLimit{}).AppliesTo(r.Family):
-		row.Actions = appendLink(row.Actions, previewLink("Reset…", action.KindResetLimit, conn, r.DB, r.Key))
-	}
+	row.Actions = appendFix(row.Actions, action.Fix(r.Family, action.FixState{}), conn, r.DB, r.Key)
 	return row
 }

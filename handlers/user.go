@@ -34,24 +34,10 @@ var (
 )
 
 // userFix is the fixing action the user page links on a key of family f
-// ("" none), chosen as the Rate limits and Locks pages choose: a login
-// lock, or its failure window while the lock is set (locked), is
-// unlocked — lock and window together; a failure counter is cleared; a
-// holder's lock released; any other limit, and a window not locked,
-// reset. The preview confirms, audits and undoes.
+// ("" none), chosen as the Rate limits and Locks pages choose (action.Fix);
+// locked: the window's lock is among the keys found.
 func userFix(f *schema.Family, locked bool) string {
-	_, window := f.Params.(*schema.SlidingWindowParams)
-	switch {
-	case (action.UnlockLogin{}).AppliesTo(f) && (!window || locked):
-		return action.KindUnlockLogin
-	case (action.ClearFailures{}).AppliesTo(f):
-		return action.KindClearFailures
-	case (action.ForceUnlock{}).AppliesTo(f):
-		return action.KindForceUnlock
-	case (action.ResetLimit{}).AppliesTo(f):
-		return action.KindResetLimit
-	}
-	return ""
+	return action.Fix(f, action.FixState{Locked: locked})
 }
 
 // userPage is everything about one user (?name=): its keys in every

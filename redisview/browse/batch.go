@@ -130,19 +130,15 @@ func (b *batcher) flushIfReady(ctx context.Context) {
 }
 
 // Decoded is one key read by its family's role.
-type Decoded struct {
-	Result decode.Result
-	Err    error
-}
+type Decoded = decode.Decoded
 
 // DecodeAll reads keys[i] by the role of its family (ms[i]) at now, every
-// key at once through Batch: the round trips are those of the deepest
-// decoder, not one per command of each key. roundTrips counts them.
-func DecodeAll(ctx context.Context, conn *redisview.Conn, db int, keys []string, ms []schema.Match, now time.Time) (out []Decoded, roundTrips int) {
-	out = make([]Decoded, len(keys))
-	env := decode.Env{Pack: conn.Pack(), DB: db}
-	roundTrips = Batch(ctx, conn.DB(db), len(keys), func(i int, c redis.Cmdable) {
-		out[i].Result, out[i].Err = decode.DecodeIn(ctx, c, env, ms[i], keys[i], now)
-	})
-	return out, roundTrips
+// key in one pipeline (decode.ReadMany): one round trip, two when a
+// reader needs a second phase, whatever the number of keys.
+func DecodeAll(ctx context.Context, conn *redisview.Conn, db int, keys []string, ms []schema.Match, now time.Time) []Decoded {
+	items := make([]decode.Item, len(keys))
+	for i := range keys {
+		items[i] = decode.Item{Match: ms[i], Key: keys[i]}
+	}
+	return decode.ReadMany(ctx, conn.DB(db), decode.Env{Pack: conn.Pack(), DB: db}, items, now)
 }

@@ -1,15 +1,12 @@
 package decode
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"math"
 	"math/big"
 	"time"
 	"unicode/utf16"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // maxBucket4j bounds the value read: 64 bandwidths with long ids stay far
@@ -171,33 +168,6 @@ func toFull(bw *Bucket4jBandwidth, re, elapsed int64) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(ns.Int64())
-}
-
-// readBucket4j reads the state with STRLEN first, then GET; an unknown
-// layout is ErrNotDecodable, saying only the length.
-func readBucket4j(ctx context.Context, c redis.Cmdable, key string, now time.Time) (Bucket4j, error) {
-	n, err := c.StrLen(ctx, key).Result()
-	if err != nil {
-		return Bucket4j{}, err
-	}
-	if n > maxBucket4j {
-		return Bucket4j{}, notDecodable("unrecognised state (%d bytes)", n)
-	}
-	s, err := c.Get(ctx, key).Result()
-	if errors.Is(err, redis.Nil) {
-		return Bucket4j{}, notDecodable("the key is gone")
-	}
-	if err != nil {
-		return Bucket4j{}, err
-	}
-	b, err := DecodeBucket4j([]byte(s), now)
-	if err != nil {
-		return Bucket4j{}, notDecodable("unrecognised state (%d bytes)", len(s))
-	}
-	if b.TTL, err = ttl(ctx, c, key); err != nil {
-		return Bucket4j{}, err
-	}
-	return b, nil
 }
 
 type b4reader struct {

@@ -83,11 +83,11 @@ func TestBucket4jRefusesUnknownLayouts(t *testing.T) {
 	}
 	db.Set(ctx, "b", cases["trailing byte"], time.Minute)
 	r, err := decode.Decode(ctx, db, m, "b", t0)
-	if err != nil || r.Bucket4j != nil || !strings.Contains(r.Note, "unrecognised state (108 bytes)") {
+	if err != nil || decode.As[decode.Bucket4j](r) != nil || !strings.Contains(r.Note, "unrecognised state (108 bytes)") {
 		t.Fatalf("unknown layout: %+v %v", r, err)
 	}
 	db.Set(ctx, "b", good, time.Minute)
-	if r, err = decode.Decode(ctx, db, m, "b", t0.Add(time.Minute)); err != nil || r.Bucket4j == nil || r.Bucket4j.Tokens != 100 || r.Bucket4j.TTL <= 0 {
+	if r, err = decode.Decode(ctx, db, m, "b", t0.Add(time.Minute)); err != nil || decode.As[decode.Bucket4j](r) == nil || decode.As[decode.Bucket4j](r).Tokens != 100 || decode.As[decode.Bucket4j](r).TTL <= 0 {
 		t.Fatalf("good state: %+v %v", r, err)
 	}
 }

@@ -50,25 +50,25 @@ func TestTokenBucketRefillsAtReadTime(t *testing.T) {
 		}
 	}
 	r := dec(t, db, 4, key, t0)
-	tb := r.TokenBucket
+	tb := decode.As[decode.TokenBucket](r)
 	if tb == nil || tb.Tokens != 0 || tb.Capacity != 12 || !tb.Refused || tb.RetryAfter != 5*time.Second || tb.ToFull != time.Minute || !tb.LastRefill.Equal(t0) {
 		t.Fatalf("drained bucket at t0: %+v (note %q)", tb, r.Note)
 	}
-	tb = dec(t, db, 4, key, t0.Add(12500*time.Millisecond)).TokenBucket
+	tb = decode.As[decode.TokenBucket](dec(t, db, 4, key, t0.Add(12500*time.Millisecond)))
 	if tb.Tokens != 2.5 || tb.Refused || tb.ToFull != 47500*time.Millisecond || tb.Stored != 0 {
 		t.Fatalf("12.5 s later: %+v", tb)
 	}
-	tb = dec(t, db, 4, key, t0.Add(time.Hour)).TokenBucket
+	tb = decode.As[decode.TokenBucket](dec(t, db, 4, key, t0.Add(time.Hour)))
 	if tb.Tokens != 12 || tb.ToFull != 0 || tb.Refused {
 		t.Fatalf("an hour later: %+v", tb)
 	}
 	// A last refill in the future (clock skew) adds nothing.
-	if tb = dec(t, db, 4, key, t0.Add(-time.Minute)).TokenBucket; tb.Tokens != 0 {
+	if tb = decode.As[decode.TokenBucket](dec(t, db, 4, key, t0.Add(-time.Minute))); tb.Tokens != 0 {
 		t.Fatalf("before the last refill: %+v", tb)
 	}
 	// A bucket whose tokens are not a number is said so, not guessed.
 	db.HSet(ctx, key, "tokens", "lots")
-	if r := dec(t, db, 4, key, t0); r.TokenBucket != nil || r.Note == "" {
+	if r := dec(t, db, 4, key, t0); decode.As[decode.TokenBucket](r) != nil || r.Note == "" {
 		t.Fatalf("bad tokens: %+v", r)
 	}
 }
@@ -83,13 +83,13 @@ func TestCounterWindow(t *testing.T) {
 	for i := range 3 {
 		script.Run(ctx, db, []string{key}, 3600)
 		r := dec(t, db, 2, key, time.Now())
-		cw := r.CounterWindow
+		cw := decode.As[decode.CounterWindow](r)
 		if cw == nil || cw.Count != int64(i+1) || cw.Limit != 3 || cw.Window != time.Hour || cw.ResetsIn <= 59*time.Minute || cw.Reached != (i == 2) {
 			t.Fatalf("after %d hits: %+v (note %q)", i+1, cw, r.Note)
 		}
 	}
 	db.Set(ctx, key, string(make([]byte, 1000)), 0)
-	if r := dec(t, db, 2, key, time.Now()); r.CounterWindow != nil || r.Note == "" {
+	if r := dec(t, db, 2, key, time.Now()); decode.As[decode.CounterWindow](r) != nil || r.Note == "" {
 		t.Fatalf("a 1000-byte count: %+v", r)
 	}
 }
@@ -101,7 +101,7 @@ func TestSlidingWindowAndLock(t *testing.T) {
 	ctx := context.Background()
 	m := match(t, 6, "auth:limit:login:failures:ada")
 	if m.Family.ID != "login-failures" {
-		t.Skipf("login failures are family %s", m.Family.ID)
+		t.Fatalf("login failures are family %s, not login-failures: the test reads a sliding window with its lock", m.Family.ID)
 	}
 	now := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)
 	key := "auth:limit:login:failures:ada"
@@ -110,17 +110,17 @@ func TestSlidingWindowAndLock(t *testing.T) {
 		db.ZAdd(ctx, key, redis.Z{Score: float64(ms), Member: strconv.FormatInt(ms, 10) + ":1"})
 	}
 	r := dec(t, db, 6, key, now)
-	sw := r.SlidingWindow
+	sw := decode.As[decode.SlidingWindow](r)
 	if sw == nil || sw.InWindow != 5 || sw.Total != 6 || sw.Limit != 5 || !sw.Reached || sw.Locked ||
 		!sw.Oldest.Equal(now.Add(-4*time.Minute)) || !sw.Newest.Equal(now.Add(-10*time.Second)) || sw.LockKey != "auth:limit:login:lock:ada" {
 		t.Fatalf("window: %+v (note %q)", sw, r.Note)
 	}
 	until := now.Add(10 * time.Minute)
 	db.Set(ctx, sw.LockKey, strconv.FormatInt(until.UnixMilli(), 10), 10*time.Minute)
-	if sw = dec(t, db, 6, key, now).SlidingWindow; !sw.Locked {
+	if sw = decode.As[decode.SlidingWindow](dec(t, db, 6, key, now)); !sw.Locked {
 		t.Fatalf("the lock is set: %+v", sw)
 	}
-	l := dec(t, db, 6, "auth:limit:login:lock:ada", now).Lock
+	l := decode.As[decode.Lock](dec(t, db, 6, "auth:limit:login:lock:ada", now))
 	if l == nil || !l.Until.Equal(until) || !l.Expected || l.TTL <= 9*time.Minute {
 		t.Fatalf("login lock: %+v", l)
 	}
@@ -129,7 +129,7 @@ func TestSlidingWindowAndLock(t *testing.T) {
 	pk := "payment:order:op-lock:T123"
 	db9 := redistest.Start(t).Client(lockDB(t, pk))
 	db9.Set(ctx, pk, holder, 30*time.Second)
-	l = dec(t, db9, lockDB(t, pk), pk, now).Lock
+	l = decode.As[decode.Lock](dec(t, db9, lockDB(t, pk), pk, now))
 	if l == nil || l.Holder != holder || !l.Expected || !l.Until.IsZero() || l.TTL <= 29*time.Second {
 		t.Fatalf("payment lock: %+v", l)
 	}
@@ -150,7 +150,7 @@ func TestSensitiveNotDecoded(t *testing.T) {
 	var c redis.Cmdable // nil: any command would panic
 	m := schema.Match{Family: &schema.Family{ID: "x", Role: schema.RoleTokenBucket, Sensitive: true, Params: &schema.TokenBucketParams{Capacity: 1}}}
 	r, err := decode.Decode(context.Background(), c, m, "k", time.Now())
-	if err != nil || !r.Sensitive || r.Note != "sensitive: not decoded" || r.TokenBucket != nil {
+	if err != nil || !r.Sensitive || r.Note != "sensitive: not decoded" || decode.As[decode.TokenBucket](r) != nil {
 		t.Fatalf("sensitive: %+v %v", r, err)
 	}
 }
@@ -163,23 +163,23 @@ func TestQuotaAndBalance(t *testing.T) {
 	now := time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC) // the pack counts months at +08:00
 	key := "qweather:quota:provider:qweather:202612"
 	rs.Client(11).IncrBy(ctx, key, 12500)
-	q := dec(t, rs.Client(11), 11, key, now).Quota
+	q := decode.As[decode.Quota](dec(t, rs.Client(11), 11, key, now))
 	if q == nil || q.Used != 12500 || q.Limit != 50000 || q.Percent != 25 || q.Reached || q.Unit != "calls" ||
 		!q.ResetsAt.Equal(time.Date(2026, 12, 31, 16, 0, 0, 0, time.UTC)) {
 		t.Fatalf("quota: %+v", q)
 	}
 	rs.Client(11).Set(ctx, key, "50000", 0)
-	if q = dec(t, rs.Client(11), 11, key, now).Quota; !q.Reached {
+	if q = decode.As[decode.Quota](dec(t, rs.Client(11), 11, key, now)); !q.Reached {
 		t.Fatalf("quota at its limit: %+v", q)
 	}
 	bk := "agent:balance:ada"
 	rs.Client(12).Set(ctx, bk, "1250.50000000", 0)
-	b := dec(t, rs.Client(12), 12, bk, now).Balance
+	b := decode.As[decode.Balance](dec(t, rs.Client(12), 12, bk, now))
 	if b == nil || b.Amount != "1250.50000000" || b.Unit != "fen" || b.Scale != 8 || b.TTL >= 0 {
 		t.Fatalf("balance: %+v", b)
 	}
 	rs.Client(12).Set(ctx, bk, "NaN", 0)
-	if r := dec(t, rs.Client(12), 12, bk, now); r.Balance != nil || r.Note == "" {
+	if r := dec(t, rs.Client(12), 12, bk, now); decode.As[decode.Balance](r) != nil || r.Note == "" {
 		t.Fatalf("NaN balance: %+v", r)
 	}
 }

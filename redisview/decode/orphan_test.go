@@ -47,20 +47,20 @@ func TestReservationOrphan(t *testing.T) {
 		orphaned bool
 		inSet    string
 	}{"q:reserved:req_busy": {false, "q:conc:k1"}, "q:reserved:req_left": {true, ""}, "q:reserved:req_new": {false, ""}} {
-		r := gwDec(t, db, key, env).Reservation
+		r := decode.As[decode.Reservation](gwDec(t, db, key, env))
 		if r == nil || !r.Checked || !r.SetsComplete || r.SetsChecked != 2 || r.Orphaned != want.orphaned || r.InSet != want.inSet {
 			t.Errorf("%s: %+v, want orphaned %v in %q", key, r, want.orphaned, want.inSet)
 		}
 	}
 	// Without the pack nothing is claimed.
-	if r := gwDec(t, db, "q:reserved:req_left", decode.Env{}).Reservation; r.Checked || r.Orphaned {
+	if r := decode.As[decode.Reservation](gwDec(t, db, "q:reserved:req_left", decode.Env{})); r.Checked || r.Orphaned {
 		t.Errorf("without a pack: %+v", r)
 	}
 	// More sets than the bound: not known.
 	for i := range decode.MaxConcurrencySets + 1 {
 		db.SAdd(ctx, "q:conc:n"+strconv.Itoa(i), "x")
 	}
-	if r := gwDec(t, db, "q:reserved:req_left", env).Reservation; r.SetsComplete || r.Orphaned || r.SetsChecked != decode.MaxConcurrencySets {
+	if r := decode.As[decode.Reservation](gwDec(t, db, "q:reserved:req_left", env)); r.SetsComplete || r.Orphaned || r.SetsChecked != decode.MaxConcurrencySets {
 		t.Errorf("over the bound: %+v", r)
 	}
 }
@@ -81,7 +81,7 @@ func TestReservationOrphanOnDemo(t *testing.T) {
 		opts.DisableIdentity = true
 		cl := redis.NewClient(opts)
 		t.Cleanup(func() { cl.Close() })
-		r := gwDec(t, cl, "q:reserved:"+demo.OrphanReservationID, decode.Env{Pack: gatewayPack}).Reservation
+		r := decode.As[decode.Reservation](gwDec(t, cl, "q:reserved:"+demo.OrphanReservationID, decode.Env{Pack: gatewayPack}))
 		if r == nil || !r.Orphaned || r.SetsChecked == 0 {
 			t.Fatalf("demo's left-behind reservation: %+v", r)
 		}

@@ -42,17 +42,17 @@ func TestReservation(t *testing.T) {
 	ctx := context.Background()
 	db.Set(ctx, "q:reserved:req_a", 8192, 5*time.Minute)
 	db.PExpire(ctx, "q:reserved:req_a", 200*time.Second) // as if written 100 s ago
-	r := gwDec(t, db, "q:reserved:req_a", decode.Env{}).Reservation
+	r := decode.As[decode.Reservation](gwDec(t, db, "q:reserved:req_a", decode.Env{}))
 	if r == nil || r.Amount != "8192" || r.Unit != "tokens" || r.NoTTL || r.TTL <= 199*time.Second || r.TTL > 200*time.Second ||
 		r.MaxTTL != 5*time.Minute || r.Age < 100*time.Second || r.Age > 101*time.Second {
 		t.Fatalf("reservation: %+v", r)
 	}
 	db.Set(ctx, "q:reserved:req_b", 512, 0)
-	if r = gwDec(t, db, "q:reserved:req_b", decode.Env{}).Reservation; r == nil || !r.NoTTL || r.Age != 0 || r.MaxTTL != 0 {
+	if r = decode.As[decode.Reservation](gwDec(t, db, "q:reserved:req_b", decode.Env{})); r == nil || !r.NoTTL || r.Age != 0 || r.MaxTTL != 0 {
 		t.Fatalf("reservation without TTL: %+v", r)
 	}
 	db.Set(ctx, "q:reserved:req_c", "lots", time.Minute)
-	if res := gwDec(t, db, "q:reserved:req_c", decode.Env{}); res.Reservation != nil || res.Note == "" {
+	if res := gwDec(t, db, "q:reserved:req_c", decode.Env{}); decode.As[decode.Reservation](res) != nil || res.Note == "" {
 		t.Fatalf("not an amount: %+v", res)
 	}
 }
@@ -75,7 +75,7 @@ func TestConcurrencySetLinksReservations(t *testing.T) {
 	long := strings.Repeat("r", decode.MaxCheckedID+1)
 	db.Set(ctx, "q:reserved:"+long, 1, time.Minute)
 	db.SAdd(ctx, "q:conc:k1", long)
-	cs := gwDec(t, db, "q:conc:k1", decode.Env{Pack: gatewayPack}).ConcurrencySet
+	cs := decode.As[decode.ConcurrencySet](gwDec(t, db, "q:conc:k1", decode.Env{Pack: gatewayPack}))
 	if cs == nil || cs.InFlight != 5 || cs.Limit != 0 || cs.More || len(cs.Members) != 5 || cs.ReservationFamily != "reservation" || cs.TTL <= 0 {
 		t.Fatalf("set: %+v", cs)
 	}
@@ -93,14 +93,14 @@ func TestConcurrencySetLinksReservations(t *testing.T) {
 			t.Fatalf("member %q reserved %v, want %v", mb.ID, mb.Reserved, want)
 		}
 	}
-	if cs = gwDec(t, db, "q:conc:k1", decode.Env{}).ConcurrencySet; cs.ReservationFamily != "" || cs.Members[0].Reservation != "" || cs.Members[0].Reserved {
+	if cs = decode.As[decode.ConcurrencySet](gwDec(t, db, "q:conc:k1", decode.Env{})); cs.ReservationFamily != "" || cs.Members[0].Reservation != "" || cs.Members[0].Reserved {
 		t.Fatalf("without the pack: %+v", cs)
 	}
 	// A big set: one page of at most 100, and it says there are more.
 	for i := range 300 {
 		db.SAdd(ctx, "q:conc:k2", "req_"+strconv.Itoa(i))
 	}
-	cs = gwDec(t, db, "q:conc:k2", decode.Env{Pack: gatewayPack}).ConcurrencySet
+	cs = decode.As[decode.ConcurrencySet](gwDec(t, db, "q:conc:k2", decode.Env{Pack: gatewayPack}))
 	if cs.InFlight != 300 || len(cs.Members) == 0 || len(cs.Members) > decode.MaxMembers || !cs.More || cs.TTL >= 0 {
 		t.Fatalf("big set: %d in flight, %d read, more %v", cs.InFlight, len(cs.Members), cs.More)
 	}
@@ -110,12 +110,12 @@ func TestConcurrencySetLinksReservations(t *testing.T) {
 func TestBreakerHint(t *testing.T) {
 	db := redistest.Start(t).Client(0)
 	db.Set(context.Background(), "cb:hint:openai:gpt-4o", "open", 30*time.Second)
-	h := gwDec(t, db, "cb:hint:openai:gpt-4o", decode.Env{}).BreakerHint
+	h := decode.As[decode.BreakerHint](gwDec(t, db, "cb:hint:openai:gpt-4o", decode.Env{}))
 	if h == nil || !h.Open || h.State != "open" || h.TTL <= 0 || h.TTL > 30*time.Second {
 		t.Fatalf("hint: %+v", h)
 	}
 	db.Set(context.Background(), "cb:hint:openai:gpt-4o", "half", 0)
-	if h = gwDec(t, db, "cb:hint:openai:gpt-4o", decode.Env{}).BreakerHint; h.Open || h.State != "half" || h.TTL >= 0 {
+	if h = decode.As[decode.BreakerHint](gwDec(t, db, "cb:hint:openai:gpt-4o", decode.Env{})); h.Open || h.State != "half" || h.TTL >= 0 {
 		t.Fatalf("other marker: %+v", h)
 	}
 }
@@ -126,12 +126,12 @@ func TestLeaderboard(t *testing.T) {
 	db := redistest.Start(t).Client(14)
 	ctx := context.Background()
 	db.ZAdd(ctx, "mg:score:leaderboard:g2048", redis.Z{Score: 1200, Member: "u1"}, redis.Z{Score: 9000, Member: "u2"}, redis.Z{Score: 40, Member: "u3"})
-	lb := dec(t, db, 14, "mg:score:leaderboard:g2048", time.Now()).Leaderboard
+	lb := decode.As[decode.Leaderboard](dec(t, db, 14, "mg:score:leaderboard:g2048", time.Now()))
 	if lb == nil || lb.Card != 3 || !lb.HasTop || lb.Top != "u2" || lb.TopScore != 9000 || lb.Retained != 200 {
 		t.Fatalf("leaderboard: %+v", lb)
 	}
 	db.Del(ctx, "mg:score:leaderboard:g2048")
-	if lb = dec(t, db, 14, "mg:score:leaderboard:g2048", time.Now()).Leaderboard; lb == nil || lb.Card != 0 || lb.HasTop {
+	if lb = decode.As[decode.Leaderboard](dec(t, db, 14, "mg:score:leaderboard:g2048", time.Now())); lb == nil || lb.Card != 0 || lb.HasTop {
 		t.Fatalf("empty: %+v", lb)
 	}
 }
@@ -163,7 +163,7 @@ func TestBloom(t *testing.T) {
 	pos := bloomAdd(t, db, "user:ban:bloom", "user:ban:set", 1000003, items...)
 	for _, chunk := range []int64{512 << 10, 1000, 7} {
 		old := decode.SetBitcountChunk(chunk)
-		b := dec(t, db, 9, "user:ban:bloom", time.Now()).Bloom
+		b := decode.As[decode.Bloom](dec(t, db, 9, "user:ban:bloom", time.Now()))
 		decode.SetBitcountChunk(old)
 		fill := float64(len(pos)) / 1000003
 		if b == nil || !b.Counted || b.SetBits != int64(len(pos)) || b.Configured != 1000003 || b.Hashes != 6 ||
@@ -184,11 +184,11 @@ func TestCooldownAndCounter(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	db.Set(ctx, "verify:cooldown:REGISTER:a@b.c", "1", time.Minute)
-	cd := dec(t, db, 2, "verify:cooldown:REGISTER:a@b.c", now).Cooldown
+	cd := decode.As[decode.Cooldown](dec(t, db, 2, "verify:cooldown:REGISTER:a@b.c", now))
 	if cd == nil || cd.TTL <= 0 || cd.TTL > time.Minute || !cd.Ends.Equal(now.Add(cd.TTL).UTC()) {
 		t.Fatalf("cooldown: %+v", cd)
 	}
-	if r := dec(t, db, 2, "verify:cooldown:REGISTER:gone@b.c", now); r.Cooldown != nil || r.Note != "the key is gone" {
+	if r := dec(t, db, 2, "verify:cooldown:REGISTER:gone@b.c", now); decode.As[decode.Cooldown](r) != nil || r.Note != "the key is gone" {
 		t.Fatalf("absent cooldown: %+v", r)
 	}
 	key := "verify:attempts:LOGIN:a@b.c"
@@ -196,12 +196,12 @@ func TestCooldownAndCounter(t *testing.T) {
 		db.Incr(ctx, key)
 	}
 	db.Expire(ctx, key, 5*time.Minute)
-	n := dec(t, db, 2, key, now).Counter
+	n := decode.As[decode.Counter](dec(t, db, 2, key, now))
 	if n == nil || n.Value != 3 || n.Limit != 5 || n.OnExceed != "lock" || n.Reached || n.TTL <= 0 {
 		t.Fatalf("counter: %+v", n)
 	}
 	db.IncrBy(ctx, key, 2)
-	if n = dec(t, db, 2, key, now).Counter; n.Value != 5 || !n.Reached {
+	if n = decode.As[decode.Counter](dec(t, db, 2, key, now)); n.Value != 5 || !n.Reached {
 		t.Fatalf("counter at 5: %+v", n)
 	}
 }
@@ -214,7 +214,7 @@ func TestMarkersAndStats(t *testing.T) {
 	now := time.Now()
 	db14 := s.Client(14)
 	db14.SetNX(ctx, "mg:score:idempotency:sub-1", "1", 24*time.Hour)
-	mk := dec(t, db14, 14, "mg:score:idempotency:sub-1", now).Marker
+	mk := decode.As[decode.Marker](dec(t, db14, 14, "mg:score:idempotency:sub-1", now))
 	if mk == nil || mk.Value != "1" || !mk.At.IsZero() || mk.TTL <= 23*time.Hour {
 		t.Fatalf("idempotency: %+v", mk)
 	}
@@ -222,17 +222,17 @@ func TestMarkersAndStats(t *testing.T) {
 	at := now.Add(-3 * time.Second).Truncate(time.Millisecond)
 	key := "auth:replay:ada:POST:/api/pay:n0nce"
 	db6.SetNX(ctx, key, strconv.FormatInt(at.UnixMilli(), 10), 5*time.Minute)
-	if mk = dec(t, db6, 6, key, now).Marker; mk == nil || !mk.At.Equal(at) {
+	if mk = decode.As[decode.Marker](dec(t, db6, 6, key, now)); mk == nil || !mk.At.Equal(at) {
 		t.Fatalf("nonce: %+v", mk)
 	}
 	db6.Set(ctx, key, strconv.FormatInt(at.Unix(), 10), 5*time.Minute)
-	if mk = dec(t, db6, 6, key, now).Marker; !mk.At.Equal(at.Truncate(time.Second)) {
+	if mk = decode.As[decode.Marker](dec(t, db6, 6, key, now)); !mk.At.Equal(at.Truncate(time.Second)) {
 		t.Fatalf("nonce in seconds: %+v", mk)
 	}
 	db13 := s.Client(13)
 	db13.HIncrBy(ctx, "agent:usage:gpt-4o", "inputTokens", 1200)
 	db13.HIncrBy(ctx, "agent:usage:gpt-4o", "requestCount", 3)
-	st := dec(t, db13, 13, "agent:usage:gpt-4o", now).Stats
+	st := decode.As[decode.Stats](dec(t, db13, 13, "agent:usage:gpt-4o", now))
 	if st == nil || len(st.Fields) != 6 || st.Fields[0] != (decode.StatField{Name: "inputTokens", Value: "1200", Present: true}) ||
 		st.Fields[1].Present || st.Fields[4].Value != "3" {
 		t.Fatalf("stats: %+v", st)
@@ -297,12 +297,12 @@ func TestDemoRoles(t *testing.T) {
 	for _, k := range keys {
 		switch {
 		case strings.HasPrefix(k, "q:reserved:"):
-			if r := gwDec(t, g, k, decode.Env{Pack: gatewayPack}).Reservation; r != nil && r.NoTTL {
+			if r := decode.As[decode.Reservation](gwDec(t, g, k, decode.Env{Pack: gatewayPack})); r != nil && r.NoTTL {
 				noTTL++
 			}
 		case strings.HasPrefix(k, "q:conc:"):
 			sets++
-			cs := gwDec(t, g, k, decode.Env{Pack: gatewayPack}).ConcurrencySet
+			cs := decode.As[decode.ConcurrencySet](gwDec(t, g, k, decode.Env{Pack: gatewayPack}))
 			for _, mb := range cs.Members {
 				if mb.Reservation != "q:reserved:"+mb.ID {
 					t.Fatalf("%s member %q links %q", k, mb.ID, mb.Reservation)
@@ -316,7 +316,7 @@ func TestDemoRoles(t *testing.T) {
 	if noTTL != 1 || sets == 0 || linked == 0 {
 		t.Fatalf("demo gateway: %d reservations without TTL (want 1), %d concurrency sets, %d linked members", noTTL, sets, linked)
 	}
-	if h := gwDec(t, g, "cb:hint:openai:gpt-4o", decode.Env{}).BreakerHint; h == nil || !h.Open {
+	if h := decode.As[decode.BreakerHint](gwDec(t, g, "cb:hint:openai:gpt-4o", decode.Env{})); h == nil || !h.Open {
 		t.Fatalf("demo hint: %+v", h)
 	}
 	for _, b := range []struct {
@@ -337,7 +337,7 @@ func TestDemoRoles(t *testing.T) {
 				pos[p] = true
 			}
 		}
-		got := dec(t, c, b.db, b.bloom, time.Now()).Bloom
+		got := decode.As[decode.Bloom](dec(t, c, b.db, b.bloom, time.Now()))
 		if got == nil || !got.Counted || got.SetBits != int64(len(pos)) || got.Members != int64(len(members)) {
 			t.Fatalf("%s: %+v, want %d set bits and %d members", b.bloom, got, len(pos), len(members))
 		}

@@ -31,36 +31,25 @@ const (
 	Cooldown      // cooldown
 )
 
-// KindOf says what rows of family f are; None for a family neither page shows.
+// KindOf says what rows of family f are; None for a family neither page
+// shows. Which families are limits and locks is the role registry's say
+// (decode.ClassOf); the kind is how the sweep reads a row of the role.
 func KindOf(f *schema.Family) Kind {
-	if f == nil {
-		return None
-	}
-	switch f.Role {
-	case schema.RoleTokenBucket:
-		if _, ok := f.Params.(*schema.TokenBucketParams); ok {
-			return Bucket
-		}
-	case schema.RoleCounterWindow:
-		if _, ok := f.Params.(*schema.CounterWindowParams); ok {
-			return Window
-		}
-	case schema.RoleCounter:
-		if p, ok := f.Params.(*schema.CounterParams); ok && p.Limit > 0 {
-			return Counter
-		}
-	case schema.RoleSlidingWindow:
-		if _, ok := f.Params.(*schema.SlidingWindowParams); ok {
-			return Sliding
-		}
-	case schema.RoleBucket4j:
-		return Bucket4j
-	case schema.RoleLock:
-		return Lock
-	case schema.RoleCooldown:
-		return Cooldown
+	switch decode.ClassOf(f) {
+	case decode.ClassLimit, decode.ClassLock:
+		return kinds[f.Role]
 	}
 	return None
+}
+
+var kinds = map[schema.Role]Kind{
+	schema.RoleTokenBucket:   Bucket,
+	schema.RoleCounterWindow: Window,
+	schema.RoleCounter:       Counter,
+	schema.RoleSlidingWindow: Sliding,
+	schema.RoleBucket4j:      Bucket4j,
+	schema.RoleLock:          Lock,
+	schema.RoleCooldown:      Cooldown,
 }
 
 // IsLimit is true for the kinds the Rate limits page shows.
@@ -161,56 +150,15 @@ func (r Row) At(now time.Time) State {
 		return s
 	}
 	if r.Family.Role == schema.RoleBucket4j {
-		b, err := decode.DecodeBucket4j(r.State, now)
-		if err != nil || len(b.Bandwidths) == 0 {
-			return s
-		}
-		// The limiting bandwidth: the fewest tokens left.
-		lim := b.Bandwidths[0]
-		for _, bw := range b.Bandwidths[1:] {
-			if bw.Tokens < lim.Tokens {
-				lim = bw
-			}
-		}
-		s.Tokens, s.Limit = float64(b.Tokens), float64(lim.Capacity)
-		s.Used = s.Limit - max(0, s.Tokens)
-		s.Throttled = b.Tokens < 1
-		s.ResetsIn = b.ToFull
-		return s
+		return r.bucket4jAt(s, now)
 	}
 	switch p := r.Family.Params.(type) {
 	case *schema.TokenBucketParams:
-		s.Tokens = decode.TokensNow(p, r.Stored, r.LastMs, r.HasLast, now)
-		s.Limit, s.Used = p.Capacity, p.Capacity-s.Tokens
-		s.Throttled = s.Tokens < p.Requested
-		if p.RefillPerMs > 0 {
-			need := p.Capacity - s.Tokens
-			if s.Throttled {
-				need = p.Requested - s.Tokens
-			}
-			s.ResetsIn = time.Duration(math.Ceil(need/p.RefillPerMs)) * time.Millisecond
-		}
-		if s.Gone { // an expired bucket is a full one
-			s.Tokens, s.Used, s.Throttled, s.ResetsIn = p.Capacity, 0, false, 0
-		}
+		return r.bucketAt(s, p, now)
 	case *schema.CounterWindowParams:
-		s.Limit, s.Used = float64(p.Limit), float64(r.Count)
-		s.Throttled = r.Count >= p.Limit
-		if r.PTTL > 0 {
-			s.ResetsIn = left(r.PTTL, el)
-		}
-		if s.Gone {
-			s.Used, s.Throttled, s.ResetsIn = 0, false, 0
-		}
+		return r.countAt(s, p.Limit, r.Count >= p.Limit, el)
 	case *schema.CounterParams:
-		s.Limit, s.Used = float64(p.Limit), float64(r.Count)
-		s.Throttled = p.Limit > 0 && r.Count >= p.Limit
-		if r.PTTL > 0 {
-			s.ResetsIn = left(r.PTTL, el)
-		}
-		if s.Gone {
-			s.Used, s.Throttled, s.ResetsIn = 0, false, 0
-		}
+		return r.countAt(s, p.Limit, p.Limit > 0 && r.Count >= p.Limit, el)
 	case *schema.SlidingWindowParams:
 		s.Limit, s.Used = float64(p.Limit), float64(r.InWindow)
 		s.Throttled = r.InWindow >= p.Limit
@@ -223,21 +171,79 @@ func (r Row) At(now time.Time) State {
 				s.ResetsIn = left(r.LockPTTL, el)
 			}
 		}
-	default: // lock, cooldown
-		s.TTL = left(r.PTTL, el)
-		s.NoTTL = r.PTTL < 0
-		s.OverMax = r.Family.TTL.Max > 0 && s.TTL > r.Family.TTL.Max
-		if lp, ok := r.Family.Params.(*schema.LockParams); ok && lp.Value == "epoch-ms" {
-			if ms, err := strconv.ParseInt(strings.TrimSpace(r.Holder), 10, 64); err == nil && ms > 0 {
-				s.Until = time.UnixMilli(ms).UTC()
-			}
-		}
-		if m := r.Family.TTL.Max; m > 0 && r.PTTL >= 0 && r.PTTL <= m {
-			s.Age = m - s.TTL
-			s.Used, s.Limit = float64(s.Age), float64(m) // oldest first
-		}
-		s.Locked = !s.Gone
+		return s
 	}
+	return r.lockAt(s, el) // lock, cooldown
+}
+
+// bucket4jAt is a Bucket4j state decoded and refilled at now: its
+// limiting bandwidth, the one with the fewest tokens left.
+func (r Row) bucket4jAt(s State, now time.Time) State {
+	b, err := decode.DecodeBucket4j(r.State, now)
+	if err != nil || len(b.Bandwidths) == 0 {
+		return s
+	}
+	lim := b.Bandwidths[0]
+	for _, bw := range b.Bandwidths[1:] {
+		if bw.Tokens < lim.Tokens {
+			lim = bw
+		}
+	}
+	s.Tokens, s.Limit = float64(b.Tokens), float64(lim.Capacity)
+	s.Used = s.Limit - max(0, s.Tokens)
+	s.Throttled = b.Tokens < 1
+	s.ResetsIn = b.ToFull
+	return s
+}
+
+// bucketAt is a token bucket refilled to now; an expired bucket is a full one.
+func (r Row) bucketAt(s State, p *schema.TokenBucketParams, now time.Time) State {
+	s.Tokens = decode.TokensNow(p, r.Stored, r.LastMs, r.HasLast, now)
+	s.Limit, s.Used = p.Capacity, p.Capacity-s.Tokens
+	s.Throttled = s.Tokens < p.Requested
+	if p.RefillPerMs > 0 {
+		need := p.Capacity - s.Tokens
+		if s.Throttled {
+			need = p.Requested - s.Tokens
+		}
+		s.ResetsIn = time.Duration(math.Ceil(need/p.RefillPerMs)) * time.Millisecond
+	}
+	if s.Gone {
+		s.Tokens, s.Used, s.Throttled, s.ResetsIn = p.Capacity, 0, false, 0
+	}
+	return s
+}
+
+// countAt is a counter or fixed window against limit (throttled: at it),
+// el after its read.
+func (r Row) countAt(s State, limit int64, throttled bool, el time.Duration) State {
+	s.Limit, s.Used = float64(limit), float64(r.Count)
+	s.Throttled = throttled
+	if r.PTTL > 0 {
+		s.ResetsIn = left(r.PTTL, el)
+	}
+	if s.Gone {
+		s.Used, s.Throttled, s.ResetsIn = 0, false, 0
+	}
+	return s
+}
+
+// lockAt is a lock or cooldown el after its read: its TTL left, and its
+// age from the pack's TTL maximum (oldest first).
+func (r Row) lockAt(s State, el time.Duration) State {
+	s.TTL = left(r.PTTL, el)
+	s.NoTTL = r.PTTL < 0
+	s.OverMax = r.Family.TTL.Max > 0 && s.TTL > r.Family.TTL.Max
+	if lp, ok := r.Family.Params.(*schema.LockParams); ok && lp.Value == "epoch-ms" {
+		if ms, err := strconv.ParseInt(strings.TrimSpace(r.Holder), 10, 64); err == nil && ms > 0 {
+			s.Until = time.UnixMilli(ms).UTC()
+		}
+	}
+	if m := r.Family.TTL.Max; m > 0 && r.PTTL >= 0 && r.PTTL <= m {
+		s.Age = m - s.TTL
+		s.Used, s.Limit = float64(s.Age), float64(m)
+	}
+	s.Locked = !s.Gone
 	return s
 }
 

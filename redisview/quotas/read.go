@@ -41,11 +41,7 @@ func Shown(f *schema.Family) bool {
 	if f.Sensitive {
 		return false
 	}
-	switch f.Role {
-	case schema.RoleQuota, schema.RoleBalance, schema.RoleReservation, schema.RoleConcurrencySet, schema.RoleBreakerHint:
-		return true
-	}
-	return IsConfig(f)
+	return decode.ClassOf(f) == decode.ClassBudget || IsConfig(f)
 }
 
 // IsConfig: a config family of one string key (cfg:routing:version), read
@@ -261,13 +257,20 @@ func (q *pending) decode(now time.Time) error {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
-	s = strings.TrimSpace(s)
+	r.fromValue(strings.TrimSpace(s), d, now)
+	return nil
+}
+
+// fromValue fills a row of a string role from its value s (trimmed) and
+// its TTL d.
+func (r *Row) fromValue(s string, d time.Duration, now time.Time) {
+	f := r.Family
 	switch p := f.Params.(type) {
 	case *schema.QuotaParams:
 		u, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			r.Note = "the value is not an integer count"
-			return nil
+			return
 		}
 		r.Used, r.Limit, r.Unit = u, p.Limit, p.Unit
 		if p.Limit > 0 {
@@ -278,13 +281,13 @@ func (q *pending) decode(now time.Time) error {
 	case *schema.BalanceParams:
 		if _, err := strconv.ParseFloat(s, 64); err != nil {
 			r.Note = "the value is not a decimal amount"
-			return nil
+			return
 		}
 		r.Amount, r.Unit = s, p.Unit
 	case *schema.ReservationParams:
 		if _, err := strconv.ParseFloat(s, 64); err != nil {
 			r.Note = "the value is not a reserved amount"
-			return nil
+			return
 		}
 		r.Amount, r.Unit = s, p.Unit
 		r.NoTTL = d == -1
@@ -298,7 +301,6 @@ func (q *pending) decode(now time.Time) error {
 			r.Amount = s
 		}
 	}
-	return nil
 }
 
 // keyPeriod finds the period a quota key names: the value of its digits

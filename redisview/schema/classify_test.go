@@ -147,8 +147,8 @@ var keyCases = []keyCase{
 	{"gateway", 0, "q:conc:gk_0123abcd", "concurrency", RoleConcurrencySet, nil},
 	{"gateway", 0, "cb:hint:openai:gpt-4o", "breaker-hint", RoleBreakerHint, map[string]string{"provider": "openai", "model": "gpt-4o"}},
 	{"gateway", 0, "cb:hint:ollama:llama3:70b", "breaker-hint", RoleBreakerHint, map[string]string{"provider": "ollama", "model": "llama3:70b"}},
-	{"gateway", 0, "cache:exact:chat-default:" + hmac, "exact-cache", RoleCache, map[string]string{"ns": "chat-default", "hash": hmac}},
-	{"gateway", 0, "cache:exact:team:faq:" + hmac, "exact-cache", RoleCache, map[string]string{"ns": "team:faq"}},
+	{"gateway", 0, "cache:exact:chat-default:" + hmac, "exact-cache", RoleResponseCache, map[string]string{"ns": "chat-default", "hash": hmac}},
+	{"gateway", 0, "cache:exact:team:faq:" + hmac, "exact-cache", RoleResponseCache, map[string]string{"ns": "team:faq"}},
 	{"gateway", 0, "cfg:routing:version", "routing-version", RoleConfig, nil},
 	// vertique (any database)
 	{"vertique", 0, "vertique:rate-limit:v1:" + fp + ":" + hmac, "bucket", RoleBucket4j, map[string]string{"fingerprint": fp, "hmac": hmac}},

@@ -37,10 +37,28 @@ func TokensNow(p *schema.TokenBucketParams, tokens, lastMs float64, hasLast bool
 	return math.Max(0, math.Min(p.Capacity, tokens))
 }
 
+func init() {
+	register(schema.RoleTokenBucket, paramsClass[*schema.TokenBucketParams](ClassLimit), func(ctx context.Context, p redis.Pipeliner, in *Input) finish {
+		tp, ok := in.Match.Family.Params.(*schema.TokenBucketParams)
+		if !ok {
+			return func() (any, step, error) { return nil, nil, nil }
+		}
+		hm := p.HMGet(ctx, in.Key, tp.TokensField, tp.TimeField)
+		return func() (any, step, error) {
+			tb, err := tokenBucket(hm, tp, in.Now)
+			return done(&tb, err)
+		}
+	})
+}
+
 // ReadTokenBucket reads a bucket's two fields with one HMGET and refills
 // them to now. A missing or non-numeric tokens field is ErrNotDecodable.
 func ReadTokenBucket(ctx context.Context, c redis.Cmdable, key string, p *schema.TokenBucketParams, now time.Time) (TokenBucket, error) {
-	vals, err := c.HMGet(ctx, key, p.TokensField, p.TimeField).Result()
+	return tokenBucket(c.HMGet(ctx, key, p.TokensField, p.TimeField), p, now)
+}
+
+func tokenBucket(hm *redis.SliceCmd, p *schema.TokenBucketParams, now time.Time) (TokenBucket, error) {
+	vals, err := hm.Result()
 	if err != nil {
 		return TokenBucket{}, err
 	}

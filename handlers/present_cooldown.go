@@ -1,0 +1,25 @@
+package handlers
+
+import (
+	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+func init() {
+	presenters[schema.RoleCooldown] = presentCooldown
+}
+
+// presentCooldown shows a decode.Cooldown.
+func presentCooldown(d *panel, state any) {
+	cd := state.(*decode.Cooldown)
+	if cd.TTL < 0 {
+		d.vm.Summary = "Cooling down, no TTL"
+		d.row("TTL left", "none")
+		d.vm.Alert = "No TTL: the cooldown never ends, so the action stays blocked."
+	} else {
+		d.vm.Summary = "Cooling down, " + format.Duration(cd.TTL) + " left"
+		d.row("TTL left", format.TTL(cd.TTL))
+		d.row("Ends at", format.Time(cd.Ends))
+	}
+}

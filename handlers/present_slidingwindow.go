@@ -1,0 +1,39 @@
+package handlers
+
+import (
+	"fmt"
+
+	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+func init() {
+	presenters[schema.RoleSlidingWindow] = presentSlidingWindow
+}
+
+// presentSlidingWindow shows a decode.SlidingWindow.
+func presentSlidingWindow(d *panel, state any) {
+	sw := state.(*decode.SlidingWindow)
+	d.vm.Summary = fmt.Sprintf("%s of %s in the last %s", format.Count(sw.InWindow), format.Count(sw.Limit), format.Duration(sw.Window))
+	d.row("In the window", format.Count(sw.InWindow))
+	d.row("Limit", format.Count(sw.Limit))
+	d.row("Window", format.Duration(sw.Window))
+	if sw.InWindow > 0 {
+		d.row("Oldest", format.Time(sw.Oldest))
+		d.row("Newest", format.Time(sw.Newest))
+	}
+	d.row("Older entries", format.Count(sw.Total-sw.InWindow))
+	if sw.LockKey != "" {
+		if sw.Locked {
+			d.row("Lock", "locked")
+			d.vm.Alert = "Locked: the lock " + views.EscapeName(sw.LockKey) + " is set."
+		} else {
+			d.row("Lock", "not locked")
+		}
+	}
+	if sw.Reached && d.vm.Alert == "" {
+		d.vm.Alert = "Limit reached inside the window."
+	}
+}

@@ -1,0 +1,58 @@
+package decode
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// MaxCheckedBody is the longest response body read to check that it is
+// JSON; a longer one is measured, not read.
+const MaxCheckedBody = 64 << 10
+
+// ResponseCache is a cached response body: its size, how long it is
+// still served, and whether a JSON body parses.
+type ResponseCache struct {
+	Bytes   int64
+	TTL     time.Duration // negative: none, the body is served until evicted
+	Content string        // the pack's: json or text
+	Checked bool          // a JSON body at most MaxCheckedBody long was parsed
+	Valid   bool          // Checked and it parses as JSON
+}
+
+func init() {
+	register(schema.RoleResponseCache, nil, readResponseCache)
+}
+
+// readResponseCache reads the length, the TTL and, for a JSON body of at
+// most MaxCheckedBody bytes, the body, in one round trip (GETRANGE: a
+// longer body is never sent whole).
+func readResponseCache(ctx context.Context, pipe redis.Pipeliner, in *Input) finish {
+	p, ok := in.Match.Family.Params.(*schema.ResponseCacheParams)
+	if !ok {
+		return func() (any, step, error) { return nil, nil, nil }
+	}
+	strlen := pipe.StrLen(ctx, in.Key)
+	pttl := pipe.PTTL(ctx, in.Key)
+	var body *redis.StringCmd
+	if p.Content == "json" {
+		body = pipe.GetRange(ctx, in.Key, 0, MaxCheckedBody-1)
+	}
+	return func() (any, step, error) {
+		if err := firstErr(strlen, pttl, body); err != nil {
+			return done(nil, err)
+		}
+		if pttl.Val() == -2 {
+			return done(nil, notDecodable("the key is gone"))
+		}
+		rc := &ResponseCache{Bytes: strlen.Val(), TTL: pttl.Val(), Content: p.Content}
+		if body != nil && rc.Bytes <= MaxCheckedBody {
+			rc.Checked, rc.Valid = true, json.Valid([]byte(body.Val()))
+		}
+		return done(rc, nil)
+	}
+}
