@@ -26,7 +26,7 @@ func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
 	page := base + "/c/eisland/db/14/key?k=mg%3Ascore%3Aleaderboard%3A2048"
 
 	must(t, chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`[data-testid="value-score"]`))))
-	enc, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="value-encoding"]`)))
+	enc, err := chromedp.Run(ctx, pollText(`[data-testid="value-encoding"]`))
 	must(t, err)
 	if enc != "encoding: skiplist" && enc != "encoding: listpack" {
 		t.Fatalf("encoding line %q", enc)
@@ -48,7 +48,9 @@ func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
 	must(t, chromedp.Do(ctx,
 		fill(map[string]string{"#value-min": "(1000", "#value-max": "+inf"}, "#value-min"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="value-window"]`))))
-	note, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="value-window"]`)))
+	// Read in the evaluation that finds it: the live panel may be swapped
+	// between a wait and a read (seen as an empty note under load).
+	note, err := chromedp.Run(ctx, pollText(`[data-testid="value-window"]`))
 	must(t, err)
 	if !strings.Contains(note, "Score window (1000 … +inf") {
 		t.Fatalf("window note %q", note)
@@ -64,7 +66,7 @@ func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
 	}
 
 	must(t, chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`[data-testid="value-lookup"]`))))
-	member, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="value-row"]:nth-child(5) td:nth-child(2)`)))
+	member, err := chromedp.Run(ctx, pollText(`[data-testid="value-row"]:nth-child(5) td:nth-child(2)`))
 	must(t, err)
 	must(t, chromedp.Do(ctx,
 		fill(map[string]string{"#value-m": member}, "#value-m"),
@@ -135,4 +137,15 @@ func TestBrowserTypingSurvivesLiveSwaps(t *testing.T) {
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
 	}
+}
+
+// pollText is the first non-blank text of the node sel finds, read in the
+// evaluation that finds it: the live value panel may be swapped between a
+// wait and a read (seen as an empty note, or a node gone, under load).
+func pollText(sel string) chromedp.Action[string] {
+	return chromedp.Poll[string](fmt.Sprintf(`(() => {
+		const n = document.querySelector(%q);
+		const t = n ? n.innerText : '';
+		return t.trim() !== '' ? t : false;
+	})()`, sel))
 }
