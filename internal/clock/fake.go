@@ -190,6 +190,7 @@ func (w *fakeWaiter) C() <-chan time.Time { return w.ch }
 func (w *fakeWaiter) Stop() bool {
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
+	w.drain()
 	return w.c.unschedule(w)
 }
 
@@ -197,8 +198,21 @@ func (w *fakeWaiter) Reset(d time.Duration) bool {
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
 	was := w.active
+	w.drain()
 	w.c.schedule(w, d)
 	return was
+}
+
+// drain drops a tick delivered and not received, as Stop and Reset of a
+// real timer do (Go 1.23 on).
+func (w *fakeWaiter) drain() {
+	if w.ch == nil {
+		return
+	}
+	select {
+	case <-w.ch:
+	default:
+	}
 }
 
 type fakeTicker struct{ w *fakeWaiter }
@@ -209,5 +223,6 @@ func (t fakeTicker) Reset(d time.Duration) {
 	t.w.c.mu.Lock()
 	defer t.w.c.mu.Unlock()
 	t.w.period = d
+	t.w.drain()
 	t.w.c.schedule(t.w, d)
 }
