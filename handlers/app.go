@@ -52,9 +52,10 @@ type Deps struct {
 	// (the quotas and gateway key pages); LimitSweeps sweep each
 	// connection's rate limits and locks while a page shows them;
 	// VertiqueInventory caches each connection's vertique bucket walk;
-	// UserStates hands a user page's scan state to its live topic. A page
-	// whose worker is nil is not served (a fake console's tests never
-	// reach it).
+	// UserStates hands a user page's scan state to its live topic. The
+	// composition root gives every one; a console built without one (the
+	// fake consoles of tests) must not open the pages that read it: such a
+	// request fails (a recovered panic) and the live hub stays usable.
 	QuotaWalkers      QuotaWalkers
 	LimitSweeps       LimitSweeps
 	VertiqueInventory VertiqueInventory

@@ -135,7 +135,17 @@ func WithClock(c clock.Clock) Option { return func(h *Hub) { h.clock = c } }
 // The returned func unsubscribes (idempotent). After it returns, sink may
 // still receive one payload that was already being fanned out.
 func (h *Hub) Subscribe(name string, newSource func() Source, sink *Outbox) (unsubscribe func()) {
+	t := h.subscribe(name, newSource, sink)
+
+	var once sync.Once
+	return func() { once.Do(func() { h.unsubscribe(t, sink) }) }
+}
+
+// subscribe is Subscribe under the hub lock, released even when newSource
+// panics (a page whose worker is missing must not hang every live view).
+func (h *Hub) subscribe(name string, newSource func() Source, sink *Outbox) *topic {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	t := h.topics[name]
 	if t == nil {
 		t = h.start(name, newSource())
@@ -147,10 +157,7 @@ func (h *Hub) Subscribe(name string, newSource func() Source, sink *Outbox) (uns
 	if t.hasLatest {
 		sink.Put(name, t.latest)
 	}
-	h.mu.Unlock()
-
-	var once sync.Once
-	return func() { once.Do(func() { h.unsubscribe(t, sink) }) }
+	return t
 }
 
 func (h *Hub) unsubscribe(t *topic, sink *Outbox) {

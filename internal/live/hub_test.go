@@ -406,3 +406,25 @@ func TestKicksRespectMinGap(t *testing.T) {
 		t.Fatalf("%d polls for 500 ms of constant kicks with a 50 ms gap", n)
 	}
 }
+
+// A topic whose source cannot be built (newSource panics: a page whose
+// worker is missing) must not leave the hub locked: every other live view
+// of the console would hang on its next Subscribe.
+func TestPanickingSourceLeavesTheHubUsable(t *testing.T) {
+	h := newHub(t, time.Hour)
+	func() {
+		defer func() { _ = recover() }()
+		h.Subscribe("broken", func() Source { panic("no worker") }, NewOutbox())
+	}()
+	done := make(chan struct{})
+	go func() {
+		src := &counter{}
+		h.Subscribe("t", src.source(), NewOutbox())
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a deadlock's bound, not a wait
+		t.Fatal("Subscribe hangs after a source panicked")
+	}
+}
