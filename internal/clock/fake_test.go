@@ -62,7 +62,7 @@ func TestFakeTimerStopResetAndTicker(t *testing.T) {
 		}
 	}
 	f.Advance(5 * time.Second) // unread ticks are dropped, as time.Ticker does
-	tk.Stop() // drops the unread tick too, as a real ticker does (Go 1.23 on)
+	tk.Stop()                  // drops the unread tick too, as a real ticker does (Go 1.23 on)
 	f.Advance(5 * time.Second)
 	select {
 	case <-tk.C():
