@@ -59,8 +59,10 @@ func (h *requestTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 
 // A user page reads the keys of every database together: its derived
 // keys in one pipeline per round (not one per database), and every key's
-// role read batched (one round trip per decoder step, not one per command
-// of each key). The user's keys span nine databases.
+// role read batched (one pipeline per decoder step and database — the
+// databases at once, each on its own client, as a least-privilege user
+// may not SELECT — not one per command of each key). The user's keys span
+// nine databases; it was 33 round trips one after another before.
 func TestUserPageRoundTrips(t *testing.T) {
 	f := newFixture(t, false)
 	seedUser(t, f, "ann", time.Minute)
@@ -75,7 +77,7 @@ func TestUserPageRoundTrips(t *testing.T) {
 	}
 	n := h.take()
 	t.Logf("round trips of a user page load: %d", n)
-	if n > 12 {
-		t.Errorf("a user page load cost %d round trips, want at most 12", n)
+	if n > 14 {
+		t.Errorf("a user page load cost %d round trips, want at most 14", n)
 	}
 }

@@ -16,9 +16,6 @@ type UserPage struct {
 	UserResult
 	// Keys, by index of Hits: how each hit was read by its role.
 	Keys []HitRead
-	// DecodeTrips are the round trips of the role reads (all keys'
-	// together).
-	DecodeTrips int
 }
 
 // HitRead is one hit as its family's role reads it.
@@ -81,11 +78,10 @@ func ReadUserPage(ctx context.Context, conn *redisview.Conn, q UserQuery, lim Us
 			at = append(at, i)
 		}
 	}
-	out, trips := decodeMany(ctx, conn, reqs, now)
+	out := decodeMany(ctx, conn, reqs, now)
 	for j, i := range at {
 		p.Keys[i].Result, p.Keys[i].Err = out[j].Result, out[j].Err
 	}
-	p.DecodeTrips = trips
 	return p, nil
 }
 
