@@ -28,9 +28,9 @@ func init() {
 	register(schema.RoleResponseCache, nil, readResponseCache)
 }
 
-// readResponseCache reads the length, the TTL and, for a JSON body of at
-// most MaxCheckedBody bytes, the body, in one round trip (GETRANGE: a
-// longer body is never sent whole).
+// readResponseCache reads the length and the TTL; then, for a JSON body of
+// at most MaxCheckedBody bytes only, the body (a second phase: a longer
+// body never crosses the wire, not even its first bytes).
 func readResponseCache(ctx context.Context, pipe redis.Pipeliner, in *Input) finish {
 	p, ok := in.Match.Family.Params.(*schema.ResponseCacheParams)
 	if !ok {
@@ -38,21 +38,36 @@ func readResponseCache(ctx context.Context, pipe redis.Pipeliner, in *Input) fin
 	}
 	strlen := pipe.StrLen(ctx, in.Key)
 	pttl := pipe.PTTL(ctx, in.Key)
-	var body *redis.StringCmd
-	if p.Content == "json" {
-		body = pipe.GetRange(ctx, in.Key, 0, MaxCheckedBody-1)
-	}
 	return func() (any, step, error) {
-		if err := firstErr(strlen, pttl, body); err != nil {
+		if err := firstErr(strlen, pttl); err != nil {
 			return done(nil, err)
 		}
 		if pttl.Val() == -2 {
 			return done(nil, notDecodable("the key is gone"))
 		}
 		rc := &ResponseCache{Bytes: strlen.Val(), TTL: pttl.Val(), Content: p.Content}
-		if body != nil && rc.Bytes <= MaxCheckedBody {
-			rc.Checked, rc.Valid = true, json.Valid([]byte(body.Val()))
+		if p.Content != "json" || rc.Bytes > MaxCheckedBody {
+			return done(rc, nil)
 		}
-		return done(rc, nil)
+		return rc, rc.checkBody(), nil
+	}
+}
+
+// checkBody is the second phase: the body, which the first found at most
+// MaxCheckedBody long, parsed as JSON (GETRANGE: should it have grown
+// since, still no more than MaxCheckedBody+1 bytes are sent, and a cut body
+// is not called checked).
+func (rc *ResponseCache) checkBody() step {
+	return func(ctx context.Context, pipe redis.Pipeliner, in *Input) finish {
+		body := pipe.GetRange(ctx, in.Key, 0, MaxCheckedBody) // one byte more tells a grown body
+		return func() (any, step, error) {
+			if err := firstErr(body); err != nil {
+				return done(nil, err)
+			}
+			if b := body.Val(); len(b) <= MaxCheckedBody {
+				rc.Checked, rc.Valid = true, json.Valid([]byte(b))
+			}
+			return done(rc, nil)
+		}
 	}
 }
