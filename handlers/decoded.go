@@ -22,7 +22,7 @@ func keyDecoded(ctx context.Context, conn *redisview.Conn, db int, key, typ stri
 	if vm, read := decodeRead(m, typ); !read {
 		return vm
 	}
-	res, err := decode.DecodeIn(ctx, conn.DB(db), decode.Env{Pack: conn.Pack(), DB: db}, m, key, now)
+	res, err := decode.ReadKey(ctx, conn, db, m, key, now)
 	return decodedVM(conn, db, key, m, res, err, now)
 }
 

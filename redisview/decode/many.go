@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -120,4 +121,10 @@ func (in *Input) concurrencySets(ctx context.Context) ([]string, bool, error) {
 		in.batch.sets[in.Env.DB] = fs
 	}
 	return fs.sets, fs.complete, fs.err
+}
+
+// ReadKey reads one key of database db of conn by its family's role (m),
+// at now: a page holds a connection, never a Redis client.
+func ReadKey(ctx context.Context, conn *redisview.Conn, db int, m schema.Match, key string, now time.Time) (Result, error) {
+	return DecodeIn(ctx, conn.DB(db), Env{Pack: conn.Pack(), DB: db}, m, key, now)
 }
