@@ -148,10 +148,13 @@ func Summarize(ctx context.Context, c *redisview.Conn, refs []Ref) ([]Summary, e
 	tops := make([]*redis.ZSliceCmd, len(refs))
 	p := c.CrossDBPipeline()
 	cur := -1
+	// A refused SELECT leaves the connection on another database: the
+	// replies of the commands after it are not this database's.
+	selects := map[int]*redis.StatusCmd{}
 	for _, i := range order {
 		r := refs[i]
 		if r.DB != cur {
-			p.Select(ctx, r.DB)
+			selects[r.DB] = p.Select(ctx, r.DB)
 			cur = r.DB
 		}
 		cards[i] = p.ZCard(ctx, r.Key)
@@ -170,6 +173,9 @@ func Summarize(ctx context.Context, c *redisview.Conn, refs []Ref) ([]Summary, e
 			s.Family = r.Family.ID
 		}
 		n, err := cards[i].Result()
+		if serr := selects[r.DB].Err(); serr != nil {
+			err = serr
+		}
 		if err != nil {
 			s.Size, s.Err = -1, c.SafeErr(err)
 			out = append(out, s)
