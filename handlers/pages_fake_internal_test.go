@@ -160,7 +160,7 @@ func TestUserLiveVMFromPageData(t *testing.T) {
 			{Hit: search.Hit{DB: 0, Key: "misc:ann", Type: "string", TTL: -1}},
 			{Hit: search.Hit{DB: 12, Key: "agent:balance:ann", Family: balance, Type: "string", TTL: -1}},
 		},
-		Ranks:    []search.Rank{{Board: board, Found: true, Rank: 2, Score: 4096}, {Board: board, Sensitive: true}},
+		Ranks:    []search.Rank{{Board: board, Found: true, Rank: 2, Score: 4096}, {Board: board, Sensitive: true}, {Board: board, Err: "ZRANK is not permitted for this Redis user (ACL)"}},
 		Bans:     []search.BanCheck{{DB: 3, BloomKey: "b", SetKey: "s", HasSet: true, AllSet: true, InSet: true, Verdict: "banned", Positions: []int64{1}, Bits: []bool{true}}},
 		Checked:  9,
 		Commands: 20,
@@ -173,7 +173,8 @@ func TestUserLiveVMFromPageData(t *testing.T) {
 	if len(vm.Groups) != 2 || vm.Groups[1].Title != "Keys of no family" || vm.Groups[0].Keys[0].Key != "agent:balance:ann" {
 		t.Errorf("groups %+v", vm.Groups)
 	}
-	if len(vm.Ranks) != 2 || vm.Ranks[0].Rank != "#3" || !vm.Ranks[1].Sensitive || vm.Ranks[1].Href != "" {
+	if len(vm.Ranks) != 3 || vm.Ranks[0].Rank != "#3" || !vm.Ranks[1].Sensitive || vm.Ranks[1].Href != "" ||
+		vm.Ranks[2].Unread != "ZRANK is not permitted for this Redis user (ACL)" || vm.Ranks[2].Found {
 		t.Errorf("ranks %+v", vm.Ranks)
 	}
 	if len(vm.Bans) != 1 || !vm.Bans[0].Banned || !vm.Bans[0].Positions[0].Set {

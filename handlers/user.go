@@ -272,6 +272,7 @@ func (a *App) userRankVM(conn string, t UserTopic, rk search.Rank) views.UserRan
 		rv.Sensitive, rv.Hidden = true, userHidden+" (the board is marked sensitive: its members and scores are never read)"
 		return rv
 	}
+	rv.Unread = rk.Err
 	w := route.Window{Conn: conn, DB: rk.Board.DB, Key: rk.Board.Key, N: route.DefaultRows}
 	if rk.Found {
 		rv.Rank, rv.Score = "#"+format.Count(rk.Rank+1), format.Score(rk.Score)

@@ -56,6 +56,8 @@ type Rank struct {
 	// Sensitive: the board's family is sensitive, so it was not read (no
 	// rank, no score: Found says nothing).
 	Sensitive bool
+	// Err: the server refused the read (Found says nothing).
+	Err string
 }
 
 // BanCheck is the name against one bloom filter and its exact set, as
@@ -75,6 +77,9 @@ type BanCheck struct {
 	// Sensitive: the bloom's or the set's family is sensitive, so neither
 	// was read: no bits, no membership, no verdict.
 	Sensitive bool
+	// Err: the server refused a read of the check (the verdict says "not
+	// read": a refusal is not an absence).
+	Err string
 }
 
 // UserQuery is one read of a user page.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -315,5 +316,41 @@ func TestUserWithholdsSensitiveBoardsAndBans(t *testing.T) {
 				t.Errorf("%d GETBIT/SISMEMBER/EXISTS sent; withheld %v", n, tt.bans)
 			}
 		})
+	}
+}
+
+// A refusal is not an absence: when the server refuses the ban check's
+// GETBIT or the rank's ZRANK (an ACL without them), the user page says the
+// verdict and the rank were not read — not "not banned", not "not on the
+// board".
+func TestUserRefusedBanAndRankAreNotAbsences(t *testing.T) {
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	if err := rs.Client(0).Do(ctx, "ACL", "SETUSER", "nobits", "on", ">pw", "~*", "+@all", "-getbit", "-zrank", "-zrevrank").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := redisview.Open(redisview.ConnConfig{Name: "t", URL: "redis://nobits:pw@" + rs.Addr + "/0"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.ForcePack(schema.BuiltinPack("eisland"))
+	const user = "ops:admin"
+	bp := c.Pack().Family("user-ban-bloom").Params.(*schema.BloomParams)
+	for _, pos := range redisview.BloomPositions(user, bp.Bits, bp.Hashes) {
+		rs.Client(9).SetBit(ctx, "user:ban:bloom", pos, 1)
+	}
+	rs.Client(9).SAdd(ctx, "user:ban:set", user)
+	rs.Client(14).ZAdd(ctx, "mg:score:leaderboard:2048", redis.Z{Score: 5000, Member: user})
+	q := search.UserQuery{Subject: search.Subject{Name: user}, Boards: boards(c), Scan: true, Reprobe: true}
+	r, err := search.RunUser(ctx, c, q, search.DefaultUserLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Bans) != 1 || r.Bans[0].Err == "" || !strings.HasPrefix(r.Bans[0].Verdict, "not read") || r.Bans[0].AllSet {
+		t.Errorf("a refused ban check: %+v", r.Bans)
+	}
+	if len(r.Ranks) == 0 || r.Ranks[0].Err == "" || r.Ranks[0].Found {
+		t.Errorf("a refused rank: %+v", r.Ranks)
 	}
 }

@@ -223,6 +223,8 @@ func (r *UserResult) finishDB(rd *dbReads, q *dbCmds, bans bool) ([]link, error)
 		} else if n, err := q.ranks[i].Result(); err == nil {
 			rk.Found, rk.Rank = true, n
 			rk.Score, _ = q.scores[i].Result()
+		} else if err != redis.Nil {
+			rk.Err = redisview.Refusal("ZRANK", err)
 		}
 		r.Ranks = append(r.Ranks, rk)
 	}
@@ -257,6 +259,10 @@ func (bc banCmds) finish() BanCheck {
 	if c.Sensitive {
 		return c
 	}
+	if err := bc.refused(); err != "" {
+		c.Err, c.Verdict = err, "not read: "+err
+		return c
+	}
 	c.AllSet = true
 	for _, b := range bc.bits {
 		set := b.Val() == 1
@@ -269,6 +275,24 @@ func (bc banCmds) finish() BanCheck {
 	}
 	c.Verdict = verdict(c)
 	return c
+}
+
+// refused says which read of the check the server refused, if any.
+func (bc banCmds) refused() string {
+	for _, b := range bc.bits {
+		if err := b.Err(); err != nil && err != redis.Nil {
+			return redisview.Refusal("GETBIT", err)
+		}
+	}
+	if err := bc.exist.Err(); err != nil {
+		return redisview.Refusal("EXISTS", err)
+	}
+	if bc.in != nil {
+		if err := bc.in.Err(); err != nil {
+			return redisview.Refusal("SISMEMBER", err)
+		}
+	}
+	return ""
 }
 
 func verdict(c BanCheck) string {
