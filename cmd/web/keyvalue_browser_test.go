@@ -83,7 +83,15 @@ func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
 	if !strings.Contains(res, "“"+member+"”: score") || !strings.Contains(res, "rank") {
 		t.Fatalf("lookup of %q: %q", member, res)
 	}
-	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="value-lookup-page"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="value-rows"]`))))
+	// The link is read in the evaluation that finds it (the panel may be
+	// swapped between a query and a click: "Could not find node"), then
+	// followed.
+	href, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
+		const a = document.querySelector('[data-testid="value-lookup-page"]');
+		return a ? a.getAttribute('href') : false;
+	})()`))
+	must(t, err)
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+href), chromedp.WaitVisible(chromedp.CSS(`[data-testid="value-rows"]`))))
 	found, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('[data-testid="value-row"] td:nth-child(2)')].some(td => td.textContent.trim() === `+jsString(member)+`)`))
 	must(t, err)
 	if !found {
