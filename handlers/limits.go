@@ -16,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
@@ -178,14 +179,14 @@ func (a *App) limitsPage(c echo.Context) error {
 // sweepLines says what the sweep has read and what it costs. Reading
 // names the families of the page the sweep has not reached yet: their rows
 // are not known, which is not the same as none.
-func sweepLines(snap limits.Snapshot, st redisview.Status, kind func(limits.Kind) bool) (status, reading, budget, disconnected string) {
+func sweepLines(snap limits.Snapshot, st redisview.Status, class decode.Class) (status, reading, budget, disconnected string) {
 	b := snap.Budget
 	budget = "sweep budget " + format.Count(int64(b.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(b.Count)) +
 		", kept rows re-read every " + format.Duration(b.Refresh)
 	done, all := 0, 0
 	var unread []string
 	for _, f := range snap.Families {
-		if !kind(f.Kind) {
+		if f.Class != class {
 			continue
 		}
 		all++
@@ -315,7 +316,7 @@ func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Time) views.LimitsVM {
 	vm := views.LimitsVM{Conn: conn.Name, Filter: views.ValidText(t.Filter), FormAction: route.LimitsURL(conn.Name),
 		WSURL: route.LiveURL(t.String()), Err: snap.Err}
-	vm.Status, vm.Reading, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLimit)
+	vm.Status, vm.Reading, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), decode.ClassLimit)
 	pc := conn.PackChoice()
 	switch {
 	case pc.Pack != nil:
@@ -328,11 +329,11 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 		return vm
 	}
 	switch {
-	case !hasKind(pc.Pack, limits.Kind.IsLimit):
+	case !hasClass(pc.Pack, decode.ClassLimit):
 		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role token-bucket, counter-window, sliding-window, bucket4j or counter with a limit."
 		return vm
 	case snap.Pack != pc.Pack:
-		vm.Status, vm.Reading = "", startingLine(pc.Pack, limits.Kind.IsLimit)
+		vm.Status, vm.Reading = "", startingLine(pc.Pack, decode.ClassLimit)
 		return vm
 	}
 	for _, f := range limits.RankLimits(snap, t.Filter, now) {
@@ -363,11 +364,11 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 }
 
 // startingLine says the sweep has not taken the connection's pack up yet
-// (it starts with the page): every family of the kind is still unread.
-func startingLine(p *schema.Pack, k func(limits.Kind) bool) string {
+// (it starts with the page): every family of the class is still unread.
+func startingLine(p *schema.Pack, class decode.Class) string {
 	n := 0
 	for _, f := range p.Families {
-		if k(limits.KindOf(f)) {
+		if decode.ClassOf(f) == class {
 			n++
 		}
 	}
@@ -375,15 +376,15 @@ func startingLine(p *schema.Pack, k func(limits.Kind) bool) string {
 		format.Plural(int64(n), "family", "families"), p.Name)
 }
 
-// hasKind: the connection's pack has a family of kind k. It asks the
+// hasClass: the connection's pack has a family of class c. It asks the
 // pack, not the sweep: before the sweep has taken the pack up its
 // snapshot has none (or an older one), which is not "no such family".
-func hasKind(p *schema.Pack, k func(limits.Kind) bool) bool {
+func hasClass(p *schema.Pack, c decode.Class) bool {
 	if p == nil {
 		return false
 	}
 	for _, f := range p.Families {
-		if k(limits.KindOf(f)) {
+		if decode.ClassOf(f) == c {
 			return true
 		}
 	}
@@ -411,11 +412,11 @@ func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.Limit
 	case *schema.TokenBucketParams:
 		row.Level = fmt.Sprintf("%s of %s tokens left", num(float64(int64(st.Tokens))), num(p.Capacity))
 	case *schema.CounterWindowParams:
-		row.Level = usedLeft(r.Count, p.Limit, "")
+		row.Level = usedLeft(st.Count, p.Limit, "")
 	case *schema.CounterParams:
-		row.Level = usedLeft(r.Count, p.Limit, "")
+		row.Level = usedLeft(st.Count, p.Limit, "")
 	case *schema.SlidingWindowParams:
-		row.Level = usedLeft(r.InWindow, p.Limit, " in the last "+format.Duration(p.Window))
+		row.Level = usedLeft(st.Count, p.Limit, " in the last "+format.Duration(p.Window))
 	}
 	switch {
 	case st.Locked && !st.Until.IsZero():
@@ -435,7 +436,7 @@ func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.Limit
 	if !act {
 		return row
 	}
-	fix := action.Fix(r.Family, action.FixState{Locked: st.Locked && r.LockKey != "", Idle: st.Used <= 0 && !st.Throttled})
+	fix := action.Fix(r.Family, action.FixState{Locked: st.Locked, Idle: st.Used <= 0 && !st.Throttled})
 	row.Actions = appendFix(row.Actions, fix, conn, r.DB, r.Key)
 	return row
 }

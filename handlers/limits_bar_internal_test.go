@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
@@ -29,12 +30,12 @@ func TestLimitBarShowsWhatIsLeft(t *testing.T) {
 		width  string
 		colour string
 	}{
-		{"1 of 12 tokens", limits.Row{Key: "b1", Family: bucket, ReadAt: t0, PTTL: time.Minute, Stored: 1}, "1 of 12 tokens left", "w-[5%]", "bg-rose-500"},
-		{"5 of 12 tokens", limits.Row{Key: "b5", Family: bucket, ReadAt: t0, PTTL: time.Minute, Stored: 5}, "5 of 12 tokens left", "w-[40%]", "bg-amber-500"},
-		{"11 of 12 tokens", limits.Row{Key: "b11", Family: bucket, ReadAt: t0, PTTL: time.Minute, Stored: 11}, "11 of 12 tokens left", "w-[90%]", "bg-emerald-500"},
-		{"0 of 12 tokens", limits.Row{Key: "b0", Family: bucket, ReadAt: t0, PTTL: time.Minute, Stored: 0}, "0 of 12 tokens left", "w-0", "bg-rose-500"},
-		{"2 of 10 used", limits.Row{Key: "w2", Family: window, ReadAt: t0, PTTL: time.Minute, Count: 2}, "2 of 10 used · 8 left", "w-[80%]", "bg-emerald-500"},
-		{"9 of 10 used", limits.Row{Key: "w9", Family: window, ReadAt: t0, PTTL: time.Minute, Count: 9}, "9 of 10 used · 1 left", "w-[10%]", "bg-rose-500"},
+		{"1 of 12 tokens", limits.Row{Key: "b1", Family: bucket, ReadAt: t0, PTTL: time.Minute, State: decode.BucketRow{Stored: 1}}, "1 of 12 tokens left", "w-[5%]", "bg-rose-500"},
+		{"5 of 12 tokens", limits.Row{Key: "b5", Family: bucket, ReadAt: t0, PTTL: time.Minute, State: decode.BucketRow{Stored: 5}}, "5 of 12 tokens left", "w-[40%]", "bg-amber-500"},
+		{"11 of 12 tokens", limits.Row{Key: "b11", Family: bucket, ReadAt: t0, PTTL: time.Minute, State: decode.BucketRow{Stored: 11}}, "11 of 12 tokens left", "w-[90%]", "bg-emerald-500"},
+		{"0 of 12 tokens", limits.Row{Key: "b0", Family: bucket, ReadAt: t0, PTTL: time.Minute, State: decode.BucketRow{Stored: 0}}, "0 of 12 tokens left", "w-0", "bg-rose-500"},
+		{"2 of 10 used", limits.Row{Key: "w2", Family: window, ReadAt: t0, PTTL: time.Minute, State: decode.WindowRow{Count: 2}}, "2 of 10 used · 8 left", "w-[80%]", "bg-emerald-500"},
+		{"9 of 10 used", limits.Row{Key: "w9", Family: window, ReadAt: t0, PTTL: time.Minute, State: decode.WindowRow{Count: 9}}, "9 of 10 used · 1 left", "w-[10%]", "bg-rose-500"},
 	} {
 		row := limitRow("main", &c.row, c.row.At(t0), false)
 		vm := views.LimitsVM{Conn: "main", Groups: []views.LimitGroup{{Family: c.row.Family.ID, Rows: []views.LimitRow{row}}}}

@@ -10,6 +10,7 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
@@ -60,7 +61,7 @@ func lockValueText(f *schema.Family) string {
 func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Time) views.LocksVM {
 	vm := views.LocksVM{Conn: conn.Name, Filter: views.ValidText(t.Filter), FormAction: route.LocksURL(conn.Name),
 		WSURL: route.LiveURL(t.String()), Err: snap.Err, Short: shortLine(snap)}
-	vm.Status, vm.Reading, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), limits.Kind.IsLock)
+	vm.Status, vm.Reading, vm.Budget, vm.Disconnected = sweepLines(snap, conn.Status(), decode.ClassLock)
 	pc := conn.PackChoice()
 	switch {
 	case pc.Pack == nil && pc.Why == "":
@@ -71,11 +72,11 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 		return vm
 	}
 	switch {
-	case !hasKind(pc.Pack, limits.Kind.IsLock):
+	case !hasClass(pc.Pack, decode.ClassLock):
 		vm.Empty = "No lock family in this pack (" + pc.Pack.Name + "): no family of role lock or cooldown."
 		return vm
 	case snap.Pack != pc.Pack:
-		vm.Status, vm.Reading = "", startingLine(pc.Pack, limits.Kind.IsLock)
+		vm.Status, vm.Reading = "", startingLine(pc.Pack, decode.ClassLock)
 		return vm
 	}
 	total := 0
@@ -130,10 +131,10 @@ func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRo
 	case !st.Until.IsZero():
 		row.Holder = "unlocks at " + format.Time(st.Until)
 	case r.Family.Role == schema.RoleCooldown:
-		row.Holder = r.Holder
+		row.Holder = st.Holder
 	default:
-		row.Holder = r.Holder
-		if r.HolderCut {
+		row.Holder = st.Holder
+		if st.HolderCut {
 			row.Holder += "…"
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
@@ -30,9 +31,9 @@ func TestLockRowHeldTooLong(t *testing.T) {
 		{"held too long", 20 * time.Second, true, false, "10s"},
 		{"no TTL", -1, false, true, "unknown (no TTL)"},
 	} {
-		r := limits.Row{Key: "job:lock:1", Family: fam, ReadAt: t0, PTTL: c.pttl, Holder: "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21"}
+		r := limits.Row{Key: "job:lock:1", Family: fam, ReadAt: t0, PTTL: c.pttl, State: decode.HeldRow{Holder: "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21"}}
 		row := lockRow("main", &r, r.At(t0), false)
-		if row.TooLong != c.tooLong || row.NoTTL != c.noTTL || row.Age != c.age || row.Holder != r.Holder {
+		if row.TooLong != c.tooLong || row.NoTTL != c.noTTL || row.Age != c.age || row.Holder != "5d0c8f5e-8a6b-4f43-9d3c-2f1f3c9b7e21" {
 			t.Errorf("%s: %+v", c.name, row)
 		}
 	}
@@ -61,7 +62,7 @@ func TestLockRowTTLAboveMaximum(t *testing.T) {
 		{"above its maximum", 15 * time.Minute, "TTL 14m 59s above the pack's maximum 15s", ""},
 		{"no TTL", -1, "no TTL — never expires", ""},
 	} {
-		r := limits.Row{Key: "payment:lock:create:x", Family: fam, ReadAt: t0, PTTL: c.pttl, Holder: "5d0c8f5e"}
+		r := limits.Row{Key: "payment:lock:create:x", Family: fam, ReadAt: t0, PTTL: c.pttl, State: decode.HeldRow{Holder: "5d0c8f5e"}}
 		row := lockRow("main", &r, r.At(t0.Add(time.Second)), false)
 		vm := views.LocksVM{Conn: "main", Groups: []views.LockGroup{{Family: fam.ID, Rows: []views.LockRow{row}}}}
 		var buf bytes.Buffer

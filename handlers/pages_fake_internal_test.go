@@ -11,6 +11,7 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/bans"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/search"
@@ -103,12 +104,12 @@ func TestLimitsAndLocksVMFromSnapshot(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	vars := func(v string) []schema.Var { return []schema.Var{{Name: "user", Value: v, Raw: v}} }
 	snap := limits.Snapshot{Pack: pack, Budget: limits.DefaultBudget, Families: []limits.FamilySnap{
-		{Family: win, Kind: limits.Window, Read: true, Passes: 1, Total: 2, Rows: []limits.Row{
-			{Key: "w:bob", Family: win, ReadAt: t0, PTTL: time.Minute, Count: 1, Vars: vars("bob")},
-			{Key: "w:ann", Family: win, ReadAt: t0, PTTL: time.Minute, Count: 5, Vars: vars("ann")},
+		{Family: win, Class: decode.ClassLimit, Read: true, Passes: 1, Total: 2, Rows: []limits.Row{
+			{Key: "w:bob", Family: win, ReadAt: t0, PTTL: time.Minute, State: decode.WindowRow{Count: 1}, Vars: vars("bob")},
+			{Key: "w:ann", Family: win, ReadAt: t0, PTTL: time.Minute, State: decode.WindowRow{Count: 5}, Vars: vars("ann")},
 		}},
-		{Family: lock, Kind: limits.Lock, Read: true, Passes: 1, Total: 1, Rows: []limits.Row{
-			{Key: "l:1", Family: lock, ReadAt: t0, PTTL: time.Minute, Holder: "5d0c", Vars: vars("1")},
+		{Family: lock, Class: decode.ClassLock, Read: true, Passes: 1, Total: 1, Rows: []limits.Row{
+			{Key: "l:1", Family: lock, ReadAt: t0, PTTL: time.Minute, State: decode.HeldRow{Holder: "5d0c"}, Vars: vars("1")},
 		}},
 	}}
 	for _, tc := range []struct {

@@ -33,4 +33,6 @@ func init() {
 			return done(cd, nil)
 		}
 	})
+	// A cooldown's row is a lock's: its TTL, and the start of its value.
+	registerRow(schema.RoleCooldown, readHeldRow, HeldRow{})
 }

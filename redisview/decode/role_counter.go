@@ -33,6 +33,19 @@ func init() {
 		}
 		return &Counter{Value: n, Limit: p.Limit, OnExceed: onExceed, TTL: d, Reached: p.Limit > 0 && n >= p.Limit}, nil
 	}))
+	registerRow(schema.RoleCounter, readCountRow(func(n int64) RowState { return CounterRow{Count: n} }), nil)
+}
+
+// CounterRow is a counter with a limit as the limits sweep read it.
+type CounterRow struct{ Count int64 }
+
+// At is the counter at s.Now: throttled at its limit.
+func (c CounterRow) At(s Since) Moment {
+	p, ok := s.Family.Params.(*schema.CounterParams)
+	if !ok {
+		return Moment{Gone: s.Gone()}
+	}
+	return countAt(s, c.Count, p.Limit, p.Limit > 0 && c.Count >= p.Limit)
 }
 
 // counterClass: a counter is a rate limit only when the pack gives its limit.

@@ -39,6 +39,21 @@ func init() {
 		}
 		return &cw, nil
 	}))
+	registerRow(schema.RoleCounterWindow, readCountRow(func(n int64) RowState { return WindowRow{Count: n} }), nil)
+}
+
+// WindowRow is a fixed window as the limits sweep read it: its count; the
+// window ends with the key's TTL.
+type WindowRow struct{ Count int64 }
+
+// At is the window at s.Now: throttled at its limit, nothing used once
+// the key expired.
+func (w WindowRow) At(s Since) Moment {
+	p, ok := s.Family.Params.(*schema.CounterWindowParams)
+	if !ok {
+		return Moment{Gone: s.Gone()}
+	}
+	return countAt(s, w.Count, p.Limit, w.Count >= p.Limit)
 }
 
 // smallReader is the reader of a role whose state is a short string and

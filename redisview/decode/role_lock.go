@@ -1,9 +1,12 @@
 package decode
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -37,6 +40,50 @@ func init() {
 		}
 		return &l, nil
 	}))
+	registerRow(schema.RoleLock, readHeldRow, HeldRow{})
+}
+
+// holderBytes is how much of a lock's value a row reads: a UUID, an
+// epoch, a short worker name.
+const holderBytes = 64
+
+// HeldRow is a lock or a cooldown as the limits sweep read it: the start
+// of its value (none for a sensitive family: its TTL alone is read).
+type HeldRow struct {
+	Holder    string
+	HolderCut bool // the value is longer than holderBytes
+}
+
+// readHeldRow reads the first holderBytes of the value, with its length.
+func readHeldRow(ctx context.Context, p redis.Pipeliner, in *Input) func() (RowState, error) {
+	val := p.GetRange(ctx, in.Key, 0, holderBytes-1)
+	strlen := p.StrLen(ctx, in.Key)
+	return func() (RowState, error) {
+		if err := firstErr(val); err != nil {
+			return nil, err
+		}
+		return HeldRow{Holder: val.Val(), HolderCut: strlen.Val() > holderBytes}, nil
+	}
+}
+
+// At is the lock s.Elapsed after its read: its TTL left, and its age from
+// the pack's TTL maximum (oldest first).
+func (h HeldRow) At(s Since) Moment {
+	m := Moment{Gone: s.Gone(), Holder: h.Holder, HolderCut: h.HolderCut}
+	m.TTL = s.Left(s.PTTL)
+	m.NoTTL = s.PTTL < 0
+	m.OverMax = s.Family.TTL.Max > 0 && m.TTL > s.Family.TTL.Max
+	if lp, ok := s.Family.Params.(*schema.LockParams); ok && lp.Value == "epoch-ms" {
+		if ms, err := strconv.ParseInt(strings.TrimSpace(h.Holder), 10, 64); err == nil && ms > 0 {
+			m.Until = time.UnixMilli(ms).UTC()
+		}
+	}
+	if mx := s.Family.TTL.Max; mx > 0 && s.PTTL >= 0 && s.PTTL <= mx {
+		m.Age = mx - m.TTL
+		m.Used, m.Limit = float64(m.Age), float64(mx)
+	}
+	m.Locked = !m.Gone
+	return m
 }
 
 func isUUID(s string) bool {

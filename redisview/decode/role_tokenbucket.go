@@ -49,6 +49,66 @@ func init() {
 			return done(&tb, err)
 		}
 	})
+	registerRow(schema.RoleTokenBucket, readBucketRow, nil)
+}
+
+// BucketRow is a token bucket as the limits sweep read it: its stored
+// fields, refilled by the pack's rate at every At.
+type BucketRow struct {
+	Stored  float64 // tokens as written
+	LastMs  float64 // the time field, in epoch milliseconds
+	HasLast bool    // the time field is a number
+}
+
+// readBucketRow reads a bucket's two fields with one HMGET.
+func readBucketRow(ctx context.Context, p redis.Pipeliner, in *Input) func() (RowState, error) {
+	tp, ok := in.Match.Family.Params.(*schema.TokenBucketParams)
+	if !ok {
+		return func() (RowState, error) { return nil, notDecodable("not a token bucket") }
+	}
+	hm := p.HMGet(ctx, in.Key, tp.TokensField, tp.TimeField)
+	return func() (RowState, error) {
+		if err := firstErr(hm); err != nil {
+			return nil, err
+		}
+		v := hm.Val()
+		if len(v) != 2 {
+			return nil, notDecodable("not a token bucket")
+		}
+		var b BucketRow
+		var ok bool
+		if b.Stored, ok = rowNumber(v[0]); !ok {
+			return nil, notDecodable("field %s is missing or not a number", tp.TokensField)
+		}
+		b.LastMs, b.HasLast = rowNumber(v[1])
+		if b.HasLast && tp.TimeUnit == "s" {
+			b.LastMs *= 1000
+		}
+		return b, nil
+	}
+}
+
+// At is the bucket refilled to s.Now; an expired bucket is a full one.
+func (b BucketRow) At(s Since) Moment {
+	m := Moment{Gone: s.Gone()}
+	p, ok := s.Family.Params.(*schema.TokenBucketParams)
+	if !ok {
+		return m
+	}
+	m.Tokens = TokensNow(p, b.Stored, b.LastMs, b.HasLast, s.Now)
+	m.Limit, m.Used = p.Capacity, p.Capacity-m.Tokens
+	m.Throttled = m.Tokens < p.Requested
+	if p.RefillPerMs > 0 {
+		need := p.Capacity - m.Tokens
+		if m.Throttled {
+			need = p.Requested - m.Tokens
+		}
+		m.ResetsIn = time.Duration(math.Ceil(need/p.RefillPerMs)) * time.Millisecond
+	}
+	if m.Gone {
+		m.Tokens, m.Used, m.Throttled, m.ResetsIn = p.Capacity, 0, false, 0
+	}
+	return m
 }
 
 // ReadTokenBucket reads a bucket's two fields with one HMGET and refills

@@ -158,17 +158,24 @@ func TestSweepReadsSeedState(t *testing.T) {
 		t.Fatalf("account decoded as %q", v)
 	}
 	// 12 per minute refill 0.2 a second: within a few seconds of the test.
+	bucket := func(r limits.Row) decode.BucketRow {
+		b, ok := r.State.(decode.BucketRow)
+		if !ok {
+			t.Fatalf("%s: state %#v (err %q), not a bucket's", r.Key, r.State, r.Err)
+		}
+		return b
+	}
 	el := func(r limits.Row) float64 {
-		return float64(now.Sub(time.UnixMilli(int64(r.LastMs))).Milliseconds()) * 12.0 / 60000
+		return float64(now.Sub(time.UnixMilli(int64(bucket(r).LastMs))).Milliseconds()) * 12.0 / 60000
 	}
 	// The script leaves what it refilled between hits (a few ms' worth).
-	if alice.Stored > 0.1 || bob.Stored < 9 || bob.Stored > 9.1 {
-		t.Fatalf("stored tokens: alice %v, bob %v", alice.Stored, bob.Stored)
+	if bucket(alice).Stored > 0.1 || bucket(bob).Stored < 9 || bucket(bob).Stored > 9.1 {
+		t.Fatalf("stored tokens: alice %v, bob %v", bucket(alice).Stored, bucket(bob).Stored)
 	}
-	if st := alice.At(now); !st.Throttled || math.Abs(st.Tokens-(alice.Stored+el(alice))) > 1e-9 || st.Limit != 12 {
-		t.Fatalf("alice: %+v (stored %v)", st, alice.Stored)
+	if st := alice.At(now); !st.Throttled || math.Abs(st.Tokens-(bucket(alice).Stored+el(alice))) > 1e-9 || st.Limit != 12 {
+		t.Fatalf("alice: %+v (stored %v)", st, bucket(alice).Stored)
 	}
-	if st := bob.At(now); st.Throttled || math.Abs(st.Tokens-(bob.Stored+el(bob))) > 1e-9 {
+	if st := bob.At(now); st.Throttled || math.Abs(st.Tokens-(bucket(bob).Stored+el(bob))) > 1e-9 {
 		t.Fatalf("bob: %+v", st)
 	}
 	// Live: a minute later both are full again, without a read.
@@ -195,8 +202,8 @@ func TestSweepReadsSeedState(t *testing.T) {
 	if st := eve.At(now); !st.Locked || !st.Throttled || st.Used != 5 || st.Until.IsZero() || st.Until.Sub(now) < 9*time.Minute {
 		t.Fatalf("eve: %+v", st)
 	}
-	if eve.LockKey != "auth:limit:login:lock:eve" {
-		t.Fatalf("lock key %q", eve.LockKey)
+	if sw, _ := eve.State.(decode.SlidingRow); sw.LockKey != "auth:limit:login:lock:eve" {
+		t.Fatalf("lock key %q", sw.LockKey)
 	}
 	if st := row(t, logins, "auth:limit:login:failures:frank").At(now); st.Locked || st.Throttled || st.Used != 2 {
 		t.Fatalf("frank: %+v", st)
@@ -204,8 +211,8 @@ func TestSweepReadsSeedState(t *testing.T) {
 
 	locks := family(t, snap, "lock-create-pro-month", 10)
 	gina := row(t, locks, "payment:lock:create:pro-month:gina")
-	if st := gina.At(now); gina.Holder != uuid || st.NoTTL || st.TTL <= 0 || st.TTL > 15*time.Second || st.Age < 0 || st.Age > 2*time.Second {
-		t.Fatalf("gina: holder %q, %+v", gina.Holder, st)
+	if st := gina.At(now); st.Holder != uuid || st.NoTTL || st.TTL <= 0 || st.TTL > 15*time.Second || st.Age < 0 || st.Age > 2*time.Second {
+		t.Fatalf("gina: %+v", st)
 	}
 	hank := row(t, locks, "payment:lock:create:pro-month:hank")
 	if st := hank.At(now); !st.NoTTL {
@@ -289,9 +296,9 @@ func TestSweepIsBounded(t *testing.T) {
 func TestRowAt(t *testing.T) {
 	p := schema.BuiltinPack("eisland")
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	bucket := limits.Row{Family: p.Family("slider-rate-create-account"), ReadAt: t0, PTTL: 2 * time.Minute, Stored: 0, LastMs: float64(t0.UnixMilli()), HasLast: true}
-	window := limits.Row{Family: p.Family("totp-fail"), ReadAt: t0, PTTL: 10 * time.Second, Count: 5}
-	lock := limits.Row{Family: p.Family("order-op-lock"), ReadAt: t0, PTTL: 10 * time.Second, Holder: "x"}
+	bucket := limits.Row{Family: p.Family("slider-rate-create-account"), ReadAt: t0, PTTL: 2 * time.Minute, State: decode.BucketRow{Stored: 0, LastMs: float64(t0.UnixMilli()), HasLast: true}}
+	window := limits.Row{Family: p.Family("totp-fail"), ReadAt: t0, PTTL: 10 * time.Second, State: decode.WindowRow{Count: 5}}
+	lock := limits.Row{Family: p.Family("order-op-lock"), ReadAt: t0, PTTL: 10 * time.Second, State: decode.HeldRow{Holder: "x"}}
 	for _, c := range []struct {
 		name      string
 		r         limits.Row
@@ -386,7 +393,7 @@ func TestSweepReadsBucket4j(t *testing.T) {
 	snap := waitPass(t, s)
 	var f limits.FamilySnap
 	for _, x := range snap.Families {
-		if x.Kind == limits.Bucket4j {
+		if x.Family.Role == schema.RoleBucket4j {
 			f = x
 		}
 	}
@@ -442,7 +449,7 @@ families:
 	s, release := pool.Acquire(c)
 	defer release()
 	f := family(t, waitPass(t, s), "secret-window", 0)
-	if len(f.Rows) != 1 || f.Rows[0].Err == "" || f.Rows[0].Count != 0 || f.Rows[0].At(time.Now()).Used != 0 {
+	if len(f.Rows) != 1 || f.Rows[0].Err == "" || f.Rows[0].State != nil || f.Rows[0].At(time.Now()).Used != 0 {
 		t.Fatalf("rows %+v", f.Rows)
 	}
 	after, _ := rs.CommandCalls(context.Background())

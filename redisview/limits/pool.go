@@ -8,6 +8,7 @@ import (
 	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/linger"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -84,7 +85,7 @@ func (s *Sweeper) notified(db int, key string) {
 		return
 	}
 	f, ok := cls.Classify(db, key)
-	if !ok || !KindOf(f).IsLock() {
+	if !ok || decode.ClassOf(f) != decode.ClassLock {
 		return
 	}
 	s.mu.Lock()
@@ -157,10 +158,10 @@ type Snapshot struct {
 type FamilySnap struct {
 	Family *schema.Family
 	DB     int
-	Kind   Kind
-	Rows   []Row // the kept rows, unsorted
-	Total  int64 // keys found by the last completed pass; -1 before one completed
-	Seen   int64 // found so far by the running pass
+	Class  decode.Class // limit or lock: the page it is on
+	Rows   []Row        // the kept rows, unsorted
+	Total  int64        // keys found by the last completed pass; -1 before one completed
+	Seen   int64        // found so far by the running pass
 	Passes int
 	// Read: the sweep has scanned the family at least once. Before that its
 	// rows are not known, which is not the same as none.
@@ -174,7 +175,7 @@ func (s *Sweeper) Snapshot() Snapshot {
 	defer s.mu.Unlock()
 	out := Snapshot{Pack: s.pack, Started: s.started, Err: s.err, Budget: s.budget, Keyspace: s.keyspace}
 	for _, f := range s.fams {
-		fs := FamilySnap{Family: f.fam, DB: f.db, Kind: KindOf(f.fam), Total: f.total, Seen: f.seen, Passes: f.passes, Read: f.read}
+		fs := FamilySnap{Family: f.fam, DB: f.db, Class: decode.ClassOf(f.fam), Total: f.total, Seen: f.seen, Passes: f.passes, Read: f.read}
 		for _, r := range f.rows {
 			fs.Rows = append(fs.Rows, *r)
 		}

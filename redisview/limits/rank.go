@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -52,12 +53,12 @@ func (f FamilySnap) Kept(keep int) Kept {
 	return Kept{Of: max(f.Total, n)}
 }
 
-// rank ranks the read families of kinds k in snap at now, filtered; a
+// rank ranks the read families of class c in snap at now, filtered; a
 // filter drops the families it matches no row of.
-func rank(snap Snapshot, k func(Kind) bool, filter string, now time.Time) []Ranked {
+func rank(snap Snapshot, c decode.Class, filter string, now time.Time) []Ranked {
 	var out []Ranked
 	for _, f := range snap.Families {
-		if !k(f.Kind) || f.NotRead() {
+		if f.Class != c || f.NotRead() {
 			continue // unread families are named apart
 		}
 		r := Ranked{FamilySnap: f}
@@ -90,7 +91,7 @@ func rank(snap Snapshot, k func(Kind) bool, filter string, now time.Time) []Rank
 // throttled or locked row first (their most constrained row is), each
 // group in the pack's order.
 func RankLimits(snap Snapshot, filter string, now time.Time) []Ranked {
-	out := rank(snap, Kind.IsLimit, filter, now)
+	out := rank(snap, decode.ClassLimit, filter, now)
 	throttled := func(r Ranked) int {
 		if len(r.Shown) > 0 && r.Shown[0].State.Throttled {
 			return 0
@@ -104,7 +105,7 @@ func RankLimits(snap Snapshot, filter string, now time.Time) []Ranked {
 // RankLocks is the Locks page's families at now: locks held first, then
 // cooldowns, then families holding none, each in the pack's order.
 func RankLocks(snap Snapshot, filter string, now time.Time) []Ranked {
-	out := rank(snap, Kind.IsLock, filter, now)
+	out := rank(snap, decode.ClassLock, filter, now)
 	order := func(r Ranked) int {
 		n := 0
 		if len(r.Shown) == 0 {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -15,17 +16,17 @@ func TestRankLimits(t *testing.T) {
 	unread := &schema.Family{ID: "unread", Role: schema.RoleCounterWindow, Type: "string", Params: &schema.CounterWindowParams{Limit: 1, Window: time.Minute}}
 	lock := &schema.Family{ID: "job-lock", Role: schema.RoleLock, Type: "string", Params: &schema.LockParams{Value: "uuid"}}
 	row := func(f *schema.Family, key string, count int64, pttl time.Duration) Row {
-		return Row{Key: key, Family: f, ReadAt: t0, PTTL: pttl, Count: count, Vars: []schema.Var{{Name: "user", Value: key[2:], Raw: key[2:]}}}
+		return Row{Key: key, Family: f, ReadAt: t0, PTTL: pttl, State: decode.WindowRow{Count: count}, Vars: []schema.Var{{Name: "user", Value: key[2:], Raw: key[2:]}}}
 	}
 	snap := Snapshot{Families: []FamilySnap{
-		{Family: quiet, Kind: Window, Read: true, Total: 1, Rows: []Row{row(quiet, "q:ann", 1, time.Minute)}},
-		{Family: win, Kind: Window, Read: true, Total: 3, Rows: []Row{
+		{Family: quiet, Class: decode.ClassLimit, Read: true, Total: 1, Rows: []Row{row(quiet, "q:ann", 1, time.Minute)}},
+		{Family: win, Class: decode.ClassLimit, Read: true, Total: 3, Rows: []Row{
 			row(win, "w:bob", 2, time.Minute),
 			row(win, "w:ann", 5, time.Minute),           // throttled: most constrained
 			row(win, "w:gone", 5, 500*time.Millisecond), // expired by now
 		}},
-		{Family: unread, Kind: Window},
-		{Family: lock, Kind: Lock, Read: true, Total: 1, Rows: []Row{{Key: "l:1", Family: lock, ReadAt: t0, PTTL: time.Minute}}},
+		{Family: unread, Class: decode.ClassLimit},
+		{Family: lock, Class: decode.ClassLock, Read: true, Total: 1, Rows: []Row{{Key: "l:1", Family: lock, ReadAt: t0, PTTL: time.Minute, State: decode.HeldRow{}}}},
 	}}
 	now := t0.Add(time.Second)
 	for _, tc := range []struct {
@@ -74,9 +75,9 @@ func TestRankLocks(t *testing.T) {
 	cool := &schema.Family{ID: "cooldown", Role: schema.RoleCooldown, Type: "string"}
 	held := &schema.Family{ID: "held", Role: schema.RoleLock, Type: "string"}
 	snap := Snapshot{Families: []FamilySnap{
-		{Family: empty, Kind: Lock, Read: true, Total: 0},
-		{Family: cool, Kind: Cooldown, Read: true, Total: 1, Rows: []Row{{Key: "c:1", Family: cool, ReadAt: t0, PTTL: time.Minute}}},
-		{Family: held, Kind: Lock, Read: true, Total: 1, Rows: []Row{{Key: "h:1", Family: held, ReadAt: t0, PTTL: time.Minute}}},
+		{Family: empty, Class: decode.ClassLock, Read: true, Total: 0},
+		{Family: cool, Class: decode.ClassLock, Read: true, Total: 1, Rows: []Row{{Key: "c:1", Family: cool, ReadAt: t0, PTTL: time.Minute, State: decode.HeldRow{}}}},
+		{Family: held, Class: decode.ClassLock, Read: true, Total: 1, Rows: []Row{{Key: "h:1", Family: held, ReadAt: t0, PTTL: time.Minute, State: decode.HeldRow{}}}},
 	}}
 	got := RankLocks(snap, "", t0)
 	var ids []string

@@ -41,14 +41,6 @@ func (b Budget) withDefaults() Budget {
 	return b
 }
 
-// holderBytes is how much of a lock's value is read: a UUID, an epoch, a
-// short worker name.
-const holderBytes = 64
-
-// stateBytes bounds a Bucket4j state read: a few bandwidths take ~100
-// bytes; a longer value is not read.
-const stateBytes = 4096
-
 // family is one family in one database, as the sweep walks it.
 type family struct {
 	fam    *schema.Family
@@ -133,7 +125,7 @@ func (s *Sweeper) families() []*family {
 		return s.fams
 	}
 	for _, f := range p.Families {
-		if KindOf(f) == None {
+		if !swept(f) {
 			continue
 		}
 		dbs := f.DBs
