@@ -1,7 +1,13 @@
 package apiv1
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
 	"time"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -140,4 +146,50 @@ func list[T any](items []T) List[T] {
 		items = []T{}
 	}
 	return List[T]{Items: items}
+}
+
+// Decimal is a number as Redis holds it (a balance, an amount), sent as a
+// JSON number with its digits unchanged: a float64 would round 0.1 + 0.2
+// and cents past 2^53.
+type Decimal string
+
+// MarshalJSON writes the digits as a JSON number.
+func (d Decimal) MarshalJSON() ([]byte, error) {
+	if !isJSONNumber(string(d)) {
+		return nil, errors.New("apiv1: " + strconv.Quote(string(d)) + " is not a JSON number")
+	}
+	return []byte(d), nil
+}
+
+// UnmarshalJSON reads a JSON number's digits.
+func (d *Decimal) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if !isJSONNumber(s) {
+		return errors.New("apiv1: a decimal must be a JSON number")
+	}
+	*d = Decimal(s)
+	return nil
+}
+
+// Schema describes Decimal in the OpenAPI document: a number.
+func (Decimal) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeNumber, Description: "A number exactly as Redis holds it (its digits unchanged)."}
+}
+
+// decimal is s as a Decimal, or nil when s is not a JSON number ("Inf",
+// "+5", "0x10" parse as floats but are no JSON number).
+func decimal(s string) *Decimal {
+	if !isJSONNumber(s) {
+		return nil
+	}
+	d := Decimal(s)
+	return &d
+}
+
+func isJSONNumber(s string) bool {
+	if s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
+		return false
+	}
+	var n json.Number
+	return json.Unmarshal([]byte(s), &n) == nil
 }

@@ -2,9 +2,12 @@ package apiv1
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -83,3 +86,22 @@ func hasNot(t *testing.T, v any, bad ...string) {
 // displayStrings are what a contract never holds: figures formatted for
 // people.
 var displayStrings = []string{"—", "≈", " ms\"", "m 0", "n/a", "not known", "\"1,", "%\""}
+
+// conforms fails the test unless the JSON of v validates against the
+// OpenAPI schema huma produces from v's type: the contract the document
+// states is the one the mapper keeps.
+func conforms(t *testing.T, v any) {
+	t.Helper()
+	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
+	s := reg.Schema(reflect.TypeOf(v), true, "")
+	var doc any
+	if err := json.Unmarshal([]byte(jsonOf(t, v)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	pb := huma.NewPathBuffer(make([]byte, 0, 128), 0)
+	res := &huma.ValidateResult{}
+	huma.Validate(reg, s, pb, huma.ModeReadFromServer, doc, res)
+	for _, e := range res.Errors {
+		t.Errorf("%T breaks its schema: %v", v, e)
+	}
+}

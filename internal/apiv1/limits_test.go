@@ -63,6 +63,7 @@ func TestLimitsMapsNumbersAndStates(t *testing.T) {
 	has(t, page, `"limit":12`, `"ttl_ms":119000`, `"key":{"b64":"`+base64.StdEncoding.EncodeToString([]byte("auth:limit:login:failures:bob\xff"))+`"}`,
 		`"state":"ok"`, `"used":2`, `"window_ms":300000`, `"lock_for_ms":600000`, `"read_at":"2026-12-01T19:59:59Z"`)
 	hasNot(t, page, displayStrings...)
+	conforms(t, page)
 }
 
 func TestLimitsSensitiveRowHasNoValue(t *testing.T) {
@@ -104,6 +105,7 @@ func TestLimitsNotReadIsNotNone(t *testing.T) {
 		t.Errorf("starting sweep %+v", page.Sweep)
 	}
 	has(t, page, `"families":{"items":[],"next":null}`, `"refresh_ms":2000`)
+	conforms(t, page)
 
 	// No pack yet, and the server not probed: both said, no family.
 	page = Limits("x", redisview.PackChoice{}, redisview.Status{}, limits.Snapshot{}, "", t0)

@@ -54,6 +54,7 @@ func TestLocksMapsHolderTTLAndAge(t *testing.T) {
 	}
 	has(t, page, `"key":{"b64":"`, `"ttl_ms":-1`, `"age_ms":6000`, `"unlocks_at":"2026-12-01T20:05:00Z"`)
 	hasNot(t, page, displayStrings...)
+	conforms(t, page)
 }
 
 func TestLocksSensitiveHolderNeverSent(t *testing.T) {
@@ -74,6 +75,7 @@ func TestLocksEmptyAndUnread(t *testing.T) {
 		t.Errorf("sweep %+v", page.Sweep)
 	}
 	has(t, page, `"families":{"items":[],"next":null}`)
+	conforms(t, page)
 	page = Locks("eisland", matched(p), up(), limitsSnap(p), "", t0)
 	for _, f := range page.Families.Items {
 		if f.Rows == nil {
