@@ -50,16 +50,16 @@ func placeholders(vars []schema.Var) []Placeholder {
 
 // Redis states of a connection.
 const (
-	RedisUp      = "up"
-	RedisDown    = "down"
-	RedisUnknown = "unknown"
+	RedisUp         = "up"
+	RedisDown       = "down"
+	RedisConnecting = "connecting"
 )
 
 // RedisState is whether the connection's server answered its last probe.
 // "down" means the figures beside it are as last read (or not read).
 type RedisState struct {
-	State string     `json:"state" enum:"up,down,unknown" doc:"up: the last probe answered; down: it failed (figures are as last read); unknown: not probed yet."`
-	Since *time.Time `json:"since,omitempty" doc:"When the current state began; absent when unknown."`
+	State string     `json:"state" enum:"connecting,up,down" doc:"connecting: not probed yet; up: the last probe answered; down: it failed (figures are as last read)."`
+	Since *time.Time `json:"since,omitempty" doc:"When the current state began; absent while connecting."`
 	Error string     `json:"error,omitempty" doc:"Why the last probe failed; absent unless down."`
 }
 
@@ -67,7 +67,7 @@ type RedisState struct {
 func redisState(st redisview.Status) RedisState {
 	switch {
 	case st.Checked.IsZero():
-		return RedisState{State: RedisUnknown}
+		return RedisState{State: RedisConnecting}
 	case st.Up:
 		return RedisState{State: RedisUp, Since: timePtr(st.Since)}
 	}

@@ -109,7 +109,7 @@ func TestLimitsNotReadIsNotNone(t *testing.T) {
 
 	// No pack yet, and the server not probed: both said, no family.
 	page = Limits("x", redisview.PackChoice{}, redisview.Status{}, limits.Snapshot{}, "", t0)
-	if page.Pack.State != PackMatching || page.Redis.State != RedisUnknown || page.Sweep.State != SweepNoFamily {
+	if page.Pack.State != PackMatching || page.Redis.State != RedisConnecting || page.Sweep.State != SweepNoFamily {
 		t.Errorf("unknown connection: %+v", page)
 	}
 	has(t, page, `"not_read":[]`, `"families":{"items":[],"next":null}`)
