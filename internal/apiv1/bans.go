@@ -114,11 +114,16 @@ type BanMember struct {
 }
 
 // Bans maps the Bans page's data: one bans.ReadPage per list, in the
-// pack's order. filter is the members' filter of the list asked for.
-func Bans(conn string, pc redisview.PackChoice, st redisview.Status, reads []bans.ListRead, filter string, errText ErrText) BansPage {
+// pack's order. listed is the id of the list whose members were asked
+// for with filter (the others are read from their first page, unfiltered).
+func Bans(conn string, pc redisview.PackChoice, st redisview.Status, reads []bans.ListRead, listed, filter string, errText ErrText) BansPage {
 	p := BansPage{Conn: conn, Redis: redisState(st), Pack: packState(pc), Lists: list[BanList](nil)}
 	for _, r := range reads {
-		p.Lists.Items = append(p.Lists.Items, BanListOf(r, filter, errText))
+		f := ""
+		if r.List.ID == listed {
+			f = filter
+		}
+		p.Lists.Items = append(p.Lists.Items, BanListOf(r, f, errText))
 	}
 	return p
 }

@@ -29,7 +29,7 @@ func TestBansMapsHealthConsistencyAndMembers(t *testing.T) {
 		Members: &bans.Page{Members: []string{"alice", "eve\xff"}, Next: 17, Count: 3},
 		Lacking: map[string]bool{"eve\xff": true},
 	}
-	page := Bans("eisland", matched(pack(t, "eisland")), up(), []bans.ListRead{r}, "", nil)
+	page := Bans("eisland", matched(pack(t, "eisland")), up(), []bans.ListRead{r, {List: banList(t, false)}}, l.ID, "e", nil)
 	b := page.Lists.Items[0]
 	if b.Gate != GateOpen || !b.Bans || b.Health == nil || b.Health.Shape != ShapeWhole || *b.Health.SetBits != 18 || !b.Health.Creep {
 		t.Errorf("list %+v health %+v", b, b.Health)
@@ -40,6 +40,9 @@ func TestBansMapsHealthConsistencyAndMembers(t *testing.T) {
 	m := b.Members
 	if m == nil || m.Count != 3 || *m.Page.Next != "17" || !m.Partial || *m.Page.Items[0].MissingBits || !*m.Page.Items[1].MissingBits {
 		t.Errorf("members %+v", m)
+	}
+	if m.Filter != "e" || page.Lists.Items[1].Members != nil {
+		t.Errorf("the filter is the asked list's: %+v", page.Lists.Items)
 	}
 	has(t, page, `"false_positive_ratio":0.000001`, `"expected_false_positive_ratio":1e-8`, `"set_members":3`,
 		`"examples":[{"b64":"ZXZl/w=="}]`, `"finished_at":"2026-12-01T20:00:00Z"`, `"next":"17"`)
@@ -85,7 +88,7 @@ func TestBansErrorsSensitiveAndFilters(t *testing.T) {
 		t.Errorf("filter list %+v", b)
 	}
 	conforms(t, b)
-	page := Bans("x", matched(pack(t, "eisland")), up(), nil, "", nil)
+	page := Bans("x", matched(pack(t, "eisland")), up(), nil, "", "", nil)
 	has(t, page, `"lists":{"items":[],"next":null}`)
 	conforms(t, page)
 }
