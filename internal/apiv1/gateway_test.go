@@ -42,7 +42,7 @@ func TestGatewayKeyMapsItsState(t *testing.T) {
 	if page.State != "present" || b == nil || !b.Throttled || *b.RetryAfterMs != 500 || b.Tokens == nil || *b.Tokens != 0.5 || *b.TTLMs != 120000 {
 		t.Errorf("bucket %+v", b)
 	}
-	if len(page.Budgets) != 2 || !page.Budgets[0].Current || page.Budgets[1].Current || !page.Budgets[1].Row.Gone || *page.Budgets[0].Row.Used != 500 {
+	if len(page.Budgets) != 2 || !page.Budgets[0].Current || page.Budgets[1].Current || !page.Budgets[1].Row.Gone || page.Budgets[1].Row.TTLMs != nil || *page.Budgets[0].Row.Used != 500 {
 		t.Errorf("budgets %+v", page.Budgets)
 	}
 	if page.InFlight == nil || *page.InFlight.Used != 1 || page.Reservations[0].Request != "r1" || string(*page.Reservations[0].Row.Amount) != "300" {

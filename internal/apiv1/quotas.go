@@ -79,7 +79,7 @@ type QuotaRow struct {
 	Subject   []Placeholder `json:"subject" nullable:"false" doc:"The key's placeholder values."`
 	SubjectID *Name         `json:"subject_id,omitempty" doc:"The API key id the row is about (for the gateway key page); absent when the pack has no API key families or the key names none."`
 	ReadAt    time.Time     `json:"read_at" doc:"When the key was last read."`
-	TTLMs     int64         `json:"ttl_ms" doc:"Time to live at read_at; -1: none."`
+	TTLMs     *int64        `json:"ttl_ms,omitempty" doc:"Time to live at read_at; -1: none; absent when the key is gone."`
 	Gone      bool          `json:"gone" doc:"The key no longer existed at read_at."`
 	Hidden    bool          `json:"hidden" doc:"The family is sensitive: only the TTL is read, no value is ever sent."`
 	Error     string        `json:"error,omitempty" doc:"Why the value was not decoded as its role says; absent when it was."`
@@ -159,7 +159,7 @@ func quotaPolicy(qf *QuotaFamily, f *schema.Family) {
 }
 
 func quotaRow(subject quotas.Subject, r quotas.Row) QuotaRow {
-	v := QuotaRow{Key: Name(r.Key), Subject: placeholders(r.Vars), ReadAt: Time(r.Read), TTLMs: Millis(r.TTL), Gone: r.Gone}
+	v := QuotaRow{Key: Name(r.Key), Subject: placeholders(r.Vars), ReadAt: Time(r.Read), TTLMs: msPtr(r.TTL, !r.Gone), Gone: r.Gone}
 	if subject.Name != "" {
 		if id := r.Var(subject.Name); id != "" {
 			v.SubjectID = ptr(Name(id))

@@ -43,7 +43,7 @@ func TestQuotasMapsEveryRole(t *testing.T) {
 	if *b.Used != 900 || *b.Limit != 1000 || *b.UsedRatio != 0.9 || b.Level != LevelWarn || b.SubjectID == nil || *b.SubjectID != "k\xff1" {
 		t.Errorf("budget row %+v", b)
 	}
-	if r := rows[res.Family.ID]; r.Orphan != OrphanOrphaned || r.Level != LevelWarn || *r.AgeMs != 90000 || r.TTLMs != 30000 || string(*r.Amount) != "1200.50" {
+	if r := rows[res.Family.ID]; r.Orphan != OrphanOrphaned || r.Level != LevelWarn || *r.AgeMs != 90000 || *r.TTLMs != 30000 || string(*r.Amount) != "1200.50" {
 		t.Errorf("reservation row %+v", r)
 	}
 	if c := rows[conc.Family.ID]; c.Limit != nil || c.UsedRatio != nil || c.Level != "" || len(c.Orphans) != 1 {
