@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -114,7 +115,7 @@ type LimitRow struct {
 // and status, its sweep's snapshot, ranked at now under filter.
 func Limits(conn string, pc redisview.PackChoice, st redisview.Status, snap limits.Snapshot, filter string, now time.Time) LimitsPage {
 	p := LimitsPage{Conn: conn, Redis: redisState(st), Pack: packState(pc), Filter: filter, Error: snap.Err,
-		Sweep: rowSweep(pc, snap, limits.Kind.IsLimit), Families: list[LimitFamily](nil)}
+		Sweep: rowSweep(pc, snap, decode.ClassLimit), Families: list[LimitFamily](nil)}
 	if p.Sweep.State == SweepStarting || p.Sweep.State == SweepNoFamily {
 		return p
 	}
@@ -130,17 +131,17 @@ func Limits(conn string, pc redisview.PackChoice, st redisview.Status, snap limi
 }
 
 // rowSweep says what the sweep has read of the families of kind k.
-func rowSweep(pc redisview.PackChoice, snap limits.Snapshot, k func(limits.Kind) bool) RowSweep {
+func rowSweep(pc redisview.PackChoice, snap limits.Snapshot, c decode.Class) RowSweep {
 	b := snap.Budget
 	s := RowSweep{NotRead: []FamilyRef{}, Budget: SweepBudget{KeysPerSec: b.KeysPerSec, ScanCount: b.Count, Keep: b.Keep, RefreshMs: Millis(b.Refresh)}}
-	if pc.Pack == nil || !packHas(pc.Pack, k) {
+	if pc.Pack == nil || !packHas(pc.Pack, c) {
 		s.State = SweepNoFamily
 		return s
 	}
 	if snap.Pack != pc.Pack {
 		s.State = SweepStarting
 		for _, f := range pc.Pack.Families {
-			if k(limits.KindOf(f)) {
+			if decode.ClassOf(f) == c {
 				s.Families++
 				for _, db := range f.DBs {
 					s.NotRead = append(s.NotRead, familyRef(f, db))
@@ -150,7 +151,7 @@ func rowSweep(pc redisview.PackChoice, snap limits.Snapshot, k func(limits.Kind)
 		return s
 	}
 	for _, f := range snap.Families {
-		if !k(f.Kind) {
+		if f.Class != c {
 			continue
 		}
 		s.Families++
@@ -168,9 +169,9 @@ func rowSweep(pc redisview.PackChoice, snap limits.Snapshot, k func(limits.Kind)
 	return s
 }
 
-func packHas(p *schema.Pack, k func(limits.Kind) bool) bool {
+func packHas(p *schema.Pack, c decode.Class) bool {
 	for _, f := range p.Families {
-		if k(limits.KindOf(f)) {
+		if decode.ClassOf(f) == c {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -19,8 +20,8 @@ func limitsSnap(p *schema.Pack, fams ...limits.FamilySnap) limits.Snapshot {
 		have[f.Family.ID] = true
 	}
 	for _, f := range p.Families {
-		if k := limits.KindOf(f); k != limits.None && !have[f.ID] && len(f.DBs) > 0 {
-			snap.Families = append(snap.Families, limits.FamilySnap{Family: f, DB: f.DBs[0], Kind: k, Passes: 1, Read: true})
+		if c := decode.ClassOf(f); (c == decode.ClassLimit || c == decode.ClassLock) && !have[f.ID] && len(f.DBs) > 0 {
+			snap.Families = append(snap.Families, limits.FamilySnap{Family: f, DB: f.DBs[0], Class: c, Passes: 1, Read: true})
 		}
 	}
 	return limits.Snapshot{Pack: p, Budget: limits.DefaultBudget, Families: append(fams, snap.Families...)}
@@ -35,11 +36,11 @@ func TestLimitsMapsNumbersAndStates(t *testing.T) {
 	p := pack(t, "eisland")
 	key := "verify:slider:rate:create:account:" + base64.StdEncoding.EncodeToString([]byte("alice"))
 	bucket := limitRowOf(t, p, 4, key)
-	bucket.Stored, bucket.LastMs, bucket.HasLast = 0, float64(t0.Add(-time.Second).UnixMilli()), true
+	bucket.State = decode.BucketRow{Stored: 0, LastMs: float64(t0.Add(-time.Second).UnixMilli()), HasLast: true}
 	odd := limitRowOf(t, p, 6, "auth:limit:login:failures:bob\xff")
-	odd.InWindow, odd.Total = 2, 2
+	odd.State = decode.SlidingRow{InWindow: 2, Total: 2}
 	fam := func(r limits.Row) limits.FamilySnap {
-		return limits.FamilySnap{Family: r.Family, DB: r.DB, Kind: limits.KindOf(r.Family), Rows: []limits.Row{r}, Total: 1, Seen: 1, Passes: 1, Read: true}
+		return limits.FamilySnap{Family: r.Family, DB: r.DB, Class: decode.ClassOf(r.Family), Rows: []limits.Row{r}, Total: 1, Seen: 1, Passes: 1, Read: true}
 	}
 	page := Limits("eisland", matched(p), up(), limitsSnap(p, fam(bucket), fam(odd)), "", t0)
 
@@ -70,8 +71,8 @@ func TestLimitsSensitiveRowHasNoValue(t *testing.T) {
 	p := pack(t, "eisland")
 	r := limitRowOf(t, p, 6, "auth:limit:login:failures:carol")
 	r.Family = sensitive(r.Family)
-	r.InWindow, r.Count, r.Err = 4, 4, "sensitive: the value is not read"
-	snap := limitsSnap(p, limits.FamilySnap{Family: r.Family, DB: 6, Kind: limits.Sliding, Rows: []limits.Row{r}, Total: 1, Passes: 1, Read: true})
+	r.State, r.Err = decode.SlidingRow{InWindow: 4, Total: 4}, "sensitive: the value is not read"
+	snap := limitsSnap(p, limits.FamilySnap{Family: r.Family, DB: 6, Class: decode.ClassLimit, Rows: []limits.Row{r}, Total: 1, Passes: 1, Read: true})
 	page := Limits("eisland", matched(p), up(), snap, "", t0)
 	var row *LimitRow
 	for _, f := range page.Families.Items {
@@ -88,7 +89,7 @@ func TestLimitsSensitiveRowHasNoValue(t *testing.T) {
 func TestLimitsNotReadIsNotNone(t *testing.T) {
 	p := pack(t, "eisland")
 	f := p.Family("slider-rate-create-ip")
-	snap := limitsSnap(p, limits.FamilySnap{Family: f, DB: 4, Kind: limits.Bucket, Total: -1})
+	snap := limitsSnap(p, limits.FamilySnap{Family: f, DB: 4, Class: decode.ClassLimit, Total: -1})
 	page := Limits("eisland", matched(p), up(), snap, "", t0)
 	if page.Sweep.State != SweepFirstPass || len(page.Sweep.NotRead) != 1 || page.Sweep.NotRead[0].ID != f.ID || page.Sweep.FamiliesRead != page.Sweep.Families-1 {
 		t.Errorf("sweep %+v", page.Sweep)
@@ -118,7 +119,7 @@ func TestLimitsNotReadIsNotNone(t *testing.T) {
 func TestLimitsFilterCountsHiddenRows(t *testing.T) {
 	p := pack(t, "eisland")
 	a, b := limitRowOf(t, p, 6, "auth:limit:login:failures:alice"), limitRowOf(t, p, 6, "auth:limit:login:failures:bob")
-	snap := limitsSnap(p, limits.FamilySnap{Family: a.Family, DB: 6, Kind: limits.Sliding, Rows: []limits.Row{a, b}, Total: 2, Passes: 1, Read: true})
+	snap := limitsSnap(p, limits.FamilySnap{Family: a.Family, DB: 6, Class: decode.ClassLimit, Rows: []limits.Row{a, b}, Total: 2, Passes: 1, Read: true})
 	page := Limits("eisland", matched(p), up(), snap, "bob", t0)
 	if len(page.Families.Items) != 1 || page.Families.Items[0].Hidden != 1 || string(page.Families.Items[0].Rows[0].Key) != b.Key {
 		t.Errorf("filtered: %+v", page.Families.Items)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -73,7 +74,7 @@ type LockRow struct {
 // status, its sweep's snapshot, ranked at now under filter.
 func Locks(conn string, pc redisview.PackChoice, st redisview.Status, snap limits.Snapshot, filter string, now time.Time) LocksPage {
 	p := LocksPage{Conn: conn, Redis: redisState(st), Pack: packState(pc), Filter: filter, Error: snap.Err,
-		Sweep: rowSweep(pc, snap, limits.Kind.IsLock), Short: shortLocks(snap.Keyspace), Families: list[LockFamily](nil)}
+		Sweep: rowSweep(pc, snap, decode.ClassLock), Short: shortLocks(snap.Keyspace), Families: list[LockFamily](nil)}
 	if p.Sweep.State == SweepStarting || p.Sweep.State == SweepNoFamily {
 		return p
 	}
@@ -128,8 +129,8 @@ func lockRow(r *limits.Row, st limits.State, now time.Time) LockRow {
 	case !st.Until.IsZero():
 		row.UnlocksAt = timePtr(st.Until)
 	default:
-		h := Name(r.Holder)
-		row.Holder, row.HolderCut = &h, r.HolderCut
+		h := Name(st.Holder)
+		row.Holder, row.HolderCut = &h, st.HolderCut
 	}
 	return row
 }

@@ -5,19 +5,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 )
 
 func TestLocksMapsHolderTTLAndAge(t *testing.T) {
 	p := pack(t, "eisland")
 	held := limitRowOf(t, p, 10, "payment:order:op-lock:T\xfe1")
-	held.PTTL, held.Holder = 10*time.Second, "6f1c-holder"
+	held.PTTL, held.State = 10*time.Second, decode.HeldRow{Holder: "6f1c-holder"}
 	forever := limitRowOf(t, p, 10, "payment:order:op-lock:T2")
-	forever.PTTL, forever.Holder, forever.HolderCut = -1, "x", true
+	forever.PTTL, forever.State = -1, decode.HeldRow{Holder: "x", HolderCut: true}
 	login := limitRowOf(t, p, 6, "auth:limit:login:lock:alice")
-	login.PTTL, login.Holder = 5*time.Minute, strconv.FormatInt(t0.Add(5*time.Minute).UnixMilli(), 10)
+	login.PTTL, login.State = 5*time.Minute, decode.HeldRow{Holder: strconv.FormatInt(t0.Add(5*time.Minute).UnixMilli(), 10)}
 	fam := func(rows ...limits.Row) limits.FamilySnap {
-		return limits.FamilySnap{Family: rows[0].Family, DB: rows[0].DB, Kind: limits.Lock, Rows: rows, Total: int64(len(rows)), Passes: 1, Read: true}
+		return limits.FamilySnap{Family: rows[0].Family, DB: rows[0].DB, Class: decode.ClassLock, Rows: rows, Total: int64(len(rows)), Passes: 1, Read: true}
 	}
 	snap := limitsSnap(p, fam(held, forever), fam(login))
 	snap.Keyspace = limits.Keyspace{Why: "notify-keyspace-events is off"}
@@ -60,8 +61,8 @@ func TestLocksMapsHolderTTLAndAge(t *testing.T) {
 func TestLocksSensitiveHolderNeverSent(t *testing.T) {
 	p := pack(t, "eisland")
 	r := limitRowOf(t, p, 10, "payment:order:op-lock:T3")
-	r.Family, r.Holder = sensitive(r.Family), "secret-holder"
-	snap := limitsSnap(p, limits.FamilySnap{Family: r.Family, DB: 10, Kind: limits.Lock, Rows: []limits.Row{r}, Total: 1, Passes: 1, Read: true})
+	r.Family, r.State = sensitive(r.Family), decode.HeldRow{Holder: "secret-holder"}
+	snap := limitsSnap(p, limits.FamilySnap{Family: r.Family, DB: 10, Class: decode.ClassLock, Rows: []limits.Row{r}, Total: 1, Passes: 1, Read: true})
 	snap.Keyspace = limits.Keyspace{On: true, ShortLocks: 3, Since: t0.Add(-time.Hour)}
 	page := Locks("eisland", matched(p), up(), snap, "", t0)
 	hasNot(t, page, "secret-holder")
