@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -11,6 +12,7 @@ import (
 
 func init() {
 	presenters[schema.RoleBalance] = presentBalance
+	quotaPresenters[schema.RoleBalance] = quotaPresenter{order: "lowest first", row: balanceRow}
 }
 
 // presentBalance shows a decode.Balance.
@@ -25,4 +27,9 @@ func presentBalance(d *panel, state any) {
 	d.row("Amount", amount+unit)
 	d.row("Decimal places", strconv.Itoa(b.Scale)+" (as the pack says the application writes)")
 	d.row("TTL", format.TTL(b.TTL))
+}
+
+// balanceRow shows a balance on the Quotas page.
+func balanceRow(v *views.QuotaRowVM, r quotas.Row) {
+	v.Amount = views.EscapeName(r.Amount) + unitSuffix(r.Unit)
 }

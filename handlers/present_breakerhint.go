@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -9,6 +10,7 @@ import (
 
 func init() {
 	presenters[schema.RoleBreakerHint] = presentBreakerHint
+	quotaPresenters[schema.RoleBreakerHint] = quotaPresenter{order: "open first", row: breakerHintRow}
 }
 
 // presentBreakerHint shows a decode.BreakerHint.
@@ -25,5 +27,13 @@ func presentBreakerHint(d *panel, state any) {
 	d.row("TTL left", format.TTL(h.TTL))
 	if h.TTL < 0 {
 		d.vm.Alert = "No TTL: an advisory hint must expire, or every replica keeps opening its breaker on it."
+	}
+}
+
+// breakerHintRow shows a breaker hint on the Quotas page.
+func breakerHintRow(v *views.QuotaRowVM, r quotas.Row) {
+	v.Amount = views.EscapeName(r.State)
+	if r.Open {
+		v.Level = "warn"
 	}
 }

@@ -2,9 +2,11 @@ package handlers
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -12,6 +14,7 @@ import (
 
 func init() {
 	presenters[schema.RoleConcurrencySet] = presentConcurrencySet
+	quotaPresenters[schema.RoleConcurrencySet] = quotaPresenter{order: "most used first", limit: concurrencySetLimit, row: concurrencySetRow}
 }
 
 // presentConcurrencySet shows a decode.ConcurrencySet.
@@ -64,5 +67,33 @@ func presentConcurrencySet(d *panel, state any) {
 				d.vm.Alert = format.Plural(int64(missing), "in-flight request has", "in-flight requests have") + " no reservation."
 			}
 		}
+	}
+}
+
+// concurrencySetLimit is a concurrency family's cap.
+func concurrencySetLimit(f *schema.Family) string {
+	p, ok := f.Params.(*schema.ConcurrencySetParams)
+	if !ok {
+		return ""
+	}
+	if p.Limit > 0 {
+		return "cap " + format.Count(p.Limit) + " in flight"
+	}
+	return "cap not in Redis (a deployment setting)"
+}
+
+// concurrencySetRow shows a set's size against its cap on the Quotas page,
+// and its members without a reservation.
+func concurrencySetRow(v *views.QuotaRowVM, r quotas.Row) {
+	usedRow(v, r)
+	if r.Checked == 0 {
+		return
+	}
+	v.Orphans = append(v.Orphans, r.Orphans...)
+	if len(r.Orphans) > 0 {
+		v.Flags = append(v.Flags, format.Plural(int64(len(r.Orphans)), "member", "members")+" without a reservation")
+	}
+	if r.MoreMems {
+		v.Flags = append(v.Flags, "first "+strconv.Itoa(r.Checked)+" members checked")
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
@@ -186,41 +185,26 @@ func quotasVM(conn *redisview.Conn, s quotas.Snapshot, act bool) views.QuotasVM 
 	return vm
 }
 
+// quotaPresenter is what a budget role shows on the Quotas page; each
+// role's present_<role>.go registers one (a role without one, a config,
+// shows its value).
+type quotaPresenter struct {
+	order string                        // how its rows are ordered
+	limit func(f *schema.Family) string // what its rows are measured against; nil: nothing
+	row   func(v *views.QuotaRowVM, r quotas.Row)
+}
+
+var quotaPresenters = map[schema.Role]quotaPresenter{}
+
 // familyLimit says what a family's rows are measured against.
 func familyLimit(f *schema.Family) string {
-	switch p := f.Params.(type) {
-	case *schema.QuotaParams:
-		if p.Limit > 0 {
-			return format.Count(p.Limit) + " " + p.Unit + " per " + p.Period
-		}
-		return "limit not in Redis: the pack says it is set per subject elsewhere"
-	case *schema.ConcurrencySetParams:
-		if p.Limit > 0 {
-			return "cap " + format.Count(p.Limit) + " in flight"
-		}
-		return "cap not in Redis (a deployment setting)"
-	case *schema.ReservationParams:
-		if f.TTL.Max > 0 {
-			return "must expire; written with a TTL of " + format.Duration(f.TTL.Max)
-		}
-		return "must expire"
+	if p := quotaPresenters[f.Role]; p.limit != nil {
+		return p.limit(f)
 	}
 	return ""
 }
 
-func rankWords(r schema.Role) string {
-	switch r {
-	case schema.RoleQuota, schema.RoleConcurrencySet:
-		return "most used first"
-	case schema.RoleReservation:
-		return "no TTL first, then orphaned, then oldest"
-	case schema.RoleBalance:
-		return "lowest first"
-	case schema.RoleBreakerHint:
-		return "open first"
-	}
-	return ""
-}
+func rankWords(r schema.Role) string { return quotaPresenters[r].order }
 
 // quotaRowVM shows one row; the subject's id (the placeholder the pack's
 // API key families share) links to its gateway key page.
@@ -234,68 +218,9 @@ func quotaRowVM(conn string, subject quotas.Subject, r quotas.Row) views.QuotaRo
 	if r.Note != "" {
 		return v
 	}
-	unit := ""
-	if r.Unit != "" {
-		unit = " " + r.Unit
-	}
-	switch r.Family.Role {
-	case schema.RoleQuota, schema.RoleConcurrencySet:
-		v.Used = format.Count(r.Used) + unit
-		if r.Limit > 0 {
-			v.Limit = format.Count(r.Limit)
-			v.Percent = strconv.FormatFloat(r.Percent, 'f', 1, 64) + "%"
-			v.Left = views.LeftPct(float64(r.Limit-r.Used), float64(r.Limit))
-			switch {
-			case r.Percent >= 100:
-				v.Level = "full"
-			case r.Percent >= 80:
-				v.Level = "warn"
-			default:
-				v.Level = "ok"
-			}
-		} else if r.Family.Role == schema.RoleQuota {
-			v.Limit = "not in Redis"
-		}
-		switch {
-		case r.Past:
-			v.Resets = "past period " + views.EscapeName(r.Period)
-		case !r.ResetsAt.IsZero():
-			v.Resets = "resets " + format.Time(r.ResetsAt)
-		}
-		if r.Family.Role == schema.RoleConcurrencySet && r.Checked > 0 {
-			v.Orphans = append(v.Orphans, r.Orphans...)
-			if len(r.Orphans) > 0 {
-				v.Flags = append(v.Flags, format.Plural(int64(len(r.Orphans)), "member", "members")+" without a reservation")
-			}
-			if r.MoreMems {
-				v.Flags = append(v.Flags, "first "+strconv.Itoa(r.Checked)+" members checked")
-			}
-		}
-	case schema.RoleBalance:
-		v.Amount = views.EscapeName(r.Amount) + unit
-	case schema.RoleReservation:
-		v.Amount = views.EscapeName(r.Amount) + unit
-		if r.NoTTL {
-			v.Flags = append(v.Flags, "no TTL: never expires")
-			v.Level = "full"
-		}
-		if r.Age > 0 {
-			v.Age = format.Duration(r.Age)
-		}
-		v.Orphan = orphanText(r)
-		if r.Orphaned {
-			v.Flags = append(v.Flags, v.Orphan)
-			v.Orphan = ""
-			if v.Level == "" {
-				v.Level = "warn"
-			}
-		}
-	case schema.RoleBreakerHint:
-		v.Amount = views.EscapeName(r.State)
-		if r.Open {
-			v.Level = "warn"
-		}
-	case schema.RoleConfig:
+	if p, ok := quotaPresenters[r.Family.Role]; ok {
+		p.row(&v, r)
+	} else {
 		v.Amount = views.EscapeName(r.Amount)
 	}
 	if viol := r.Family.TTL.Violation(r.TTL); viol != "" && !r.NoTTL {
@@ -304,26 +229,21 @@ func quotaRowVM(conn string, subject quotas.Subject, r quotas.Row) views.QuotaRo
 	return v
 }
 
-// orphanText says whether a reservation's request id is in a concurrency
-// set the walk knows, and whether that makes it orphaned.
-func orphanText(r quotas.Row) string {
-	age := "no TTL"
-	if !r.NoTTL {
-		age = format.Duration(r.Age) + " old"
+// usedRow shows a budget used against a limit (a quota, a concurrency set).
+func usedRow(v *views.QuotaRowVM, r quotas.Row) {
+	v.Used = format.Count(r.Used) + unitSuffix(r.Unit)
+	if r.Limit <= 0 {
+		return
 	}
+	v.Limit = format.Count(r.Limit)
+	v.Percent = strconv.FormatFloat(r.Percent, 'f', 1, 64) + "%"
+	v.Left = views.LeftPct(float64(r.Limit-r.Used), float64(r.Limit))
 	switch {
-	case !r.SetsKnown:
-		return ""
-	case r.SetsSensitive:
-		return "orphaned or not: hidden: sensitive (the concurrency sets are marked sensitive: their members are never read)"
-	case r.InSet != "":
-		return "in flight: in " + views.EscapeName(r.InSet)
-	case r.Orphaned:
-		return "orphaned: in no concurrency set, " + age
-	case !r.SetsComplete:
-		return "in none of the " + strconv.Itoa(r.SetsChecked) + " concurrency sets known to the walk; orphaned or not is not known until a walk completes with every set"
-	case !r.Overdue:
-		return "in no concurrency set yet, " + age + " (younger than " + format.Duration(decode.ReservationLifetime) + ")"
+	case r.Percent >= 100:
+		v.Level = "full"
+	case r.Percent >= 80:
+		v.Level = "warn"
+	default:
+		v.Level = "ok"
 	}
-	return ""
 }

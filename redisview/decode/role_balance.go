@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,4 +42,29 @@ func isDecimal(s string) bool {
 		return x != ""
 	}
 	return digits(whole) && (!dot || digits(frac))
+}
+
+func init() {
+	registerBudget(schema.RoleBalance, budgetRole{order: 1, fill: fillBalance, rank: rankBalance})
+}
+
+func fillBalance(b *Budget, r BudgetRead) string {
+	p, ok := r.Match.Family.Params.(*schema.BalanceParams)
+	if !ok {
+		return ""
+	}
+	if _, err := strconv.ParseFloat(r.Value, 64); err != nil {
+		return "the value is not a decimal amount"
+	}
+	b.Amount, b.Unit = r.Value, p.Unit
+	return ""
+}
+
+// rankBalance puts the least left first.
+func rankBalance(b *Budget, _ time.Duration) float64 {
+	f, err := strconv.ParseFloat(b.Amount, 64)
+	if err != nil {
+		return math.Inf(1)
+	}
+	return -f
 }

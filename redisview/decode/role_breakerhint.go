@@ -21,3 +21,20 @@ func init() {
 		return &BreakerHint{State: s, Open: strings.EqualFold(strings.TrimSpace(s), "open"), TTL: d}, nil
 	}))
 }
+
+func init() {
+	registerBudget(schema.RoleBreakerHint, budgetRole{order: 4, fill: fillBreakerHint, rank: rankBreakerHint})
+}
+
+func fillBreakerHint(b *Budget, r BudgetRead) string {
+	b.State, b.Open = r.Value, strings.EqualFold(r.Value, "open")
+	return ""
+}
+
+// rankBreakerHint puts open breakers first, the longest to last first.
+func rankBreakerHint(b *Budget, ttl time.Duration) float64 {
+	if b.Open {
+		return 1e12 + ttl.Seconds()
+	}
+	return ttl.Seconds()
+}

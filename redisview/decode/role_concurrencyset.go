@@ -80,7 +80,7 @@ func readConcurrencySet(ctx context.Context, pipe redis.Pipeliner, in *Input) fi
 			cs.Members = append(cs.Members, InFlight{ID: id})
 		}
 		cs.More = int64(len(cs.Members)) < n
-		rf := reservationFamily(in.Env)
+		rf := ReservationFamily(in.Env.Pack, in.Env.DB)
 		if rf == nil {
 			return done(cs, nil)
 		}
@@ -121,18 +121,18 @@ func (cs *ConcurrencySet) queueReserved(rf *schema.Family) step {
 	}
 }
 
-// reservationFamily is the pack's reservation family a concurrency set's
+// ReservationFamily is the pack's reservation family a concurrency set's
 // member names: the seeds' q:conc:{keyId} holds request ids and
 // q:reserved:{requestId} is the reservation of one, so it is the one
-// reservation family in the set's database whose pattern has a single
+// reservation family in the set's database db whose pattern has a single
 // placeholder. More than one such family is ambiguous: none.
-func reservationFamily(env Env) *schema.Family {
-	if env.Pack == nil {
+func ReservationFamily(p *schema.Pack, db int) *schema.Family {
+	if p == nil {
 		return nil
 	}
 	var found *schema.Family
-	for _, f := range env.Pack.Families {
-		if f.Role != schema.RoleReservation || !f.InDB(env.DB) || len(f.Pattern.Placeholders()) != 1 {
+	for _, f := range p.Families {
+		if f.Role != schema.RoleReservation || !f.InDB(db) || len(f.Pattern.Placeholders()) != 1 {
 			continue
 		}
 		if found != nil {
@@ -141,4 +141,20 @@ func reservationFamily(env Env) *schema.Family {
 		found = f
 	}
 	return found
+}
+
+func init() {
+	registerBudget(schema.RoleConcurrencySet, budgetRole{order: 2, set: true, fill: fillConcurrencySet, rank: rankUsed})
+}
+
+// fillConcurrencySet reads a set's size against the pack's cap.
+func fillConcurrencySet(b *Budget, r BudgetRead) string {
+	p, _ := r.Match.Family.Params.(*schema.ConcurrencySetParams)
+	b.Used, b.Limit = r.Card, 0
+	if p != nil && p.Limit > 0 {
+		b.Limit = p.Limit
+		b.Percent = float64(r.Card) / float64(p.Limit) * 100
+	}
+	b.Unit = "in flight"
+	return ""
 }

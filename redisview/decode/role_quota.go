@@ -38,3 +38,49 @@ func init() {
 		return &q, nil
 	}))
 }
+
+func init() {
+	registerBudget(schema.RoleQuota, budgetRole{order: 0, fill: fillQuota, rank: rankUsed})
+}
+
+// fillQuota reads a quota's count against the pack's limit, and the
+// period its key names.
+func fillQuota(b *Budget, r BudgetRead) string {
+	p, ok := r.Match.Family.Params.(*schema.QuotaParams)
+	if !ok {
+		return ""
+	}
+	u, err := strconv.ParseInt(r.Value, 10, 64)
+	if err != nil {
+		return "the value is not an integer count"
+	}
+	b.Used, b.Limit, b.Unit = u, p.Limit, p.Unit
+	if p.Limit > 0 {
+		b.Percent = float64(u) / float64(p.Limit) * 100
+	}
+	b.ResetsAt = schema.NextPeriod(p.Period, p.Location(), r.Now)
+	b.Period, b.Past = keyPeriod(r.Match, p, r.Now)
+	return ""
+}
+
+// keyPeriod finds the period a quota key names: the value of its digits
+// placeholder of 6 (month: yyyyMM) or 8 (day: yyyyMMdd) characters, and
+// whether it is before now's period in the pack's zone.
+func keyPeriod(m schema.Match, p *schema.QuotaParams, now time.Time) (string, bool) {
+	layout, n := "200601", 6
+	if p.Period == "day" {
+		layout, n = "20060102", 8
+	}
+	for _, ph := range m.Family.Pattern.Placeholders() {
+		if ph.Class != schema.ClassDigits || ph.Len != n {
+			continue
+		}
+		for _, v := range m.Vars {
+			if v.Name == ph.Name {
+				cur := now.In(p.Location()).Format(layout)
+				return v.Value, v.Value < cur
+			}
+		}
+	}
+	return "", false
+}

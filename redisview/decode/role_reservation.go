@@ -2,6 +2,7 @@ package decode
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -122,4 +123,36 @@ func (r *Reservation) queueInSets(ctx context.Context, pipe redis.Pipeliner, in 
 		r.Orphaned = r.Overdue && complete && r.InSet == ""
 		return done(r, nil)
 	}
+}
+
+func init() {
+	registerBudget(schema.RoleReservation, budgetRole{order: 3, fill: fillReservation, rank: rankReservation})
+}
+
+func fillReservation(b *Budget, r BudgetRead) string {
+	p, ok := r.Match.Family.Params.(*schema.ReservationParams)
+	if !ok {
+		return ""
+	}
+	if _, err := strconv.ParseFloat(r.Value, 64); err != nil {
+		return "the value is not a reserved amount"
+	}
+	f := r.Match.Family
+	b.Amount, b.Unit = r.Value, p.Unit
+	b.NoTTL = r.TTL == -1
+	b.Age, _ = ReservationAge(f, r.TTL)
+	b.Overdue = Overdue(f, r.TTL)
+	return ""
+}
+
+// rankReservation puts one without a TTL first, then the orphaned, then
+// the oldest.
+func rankReservation(b *Budget, _ time.Duration) float64 {
+	if b.NoTTL {
+		return math.Inf(1)
+	}
+	if b.Orphaned {
+		return 1e12 + b.Age.Seconds()
+	}
+	return b.Age.Seconds()
 }

@@ -62,47 +62,9 @@ type Row struct {
 	TTL  time.Duration // -1: no expiry
 	Note string        // why the value was not decoded
 
-	// quota and concurrency-set: Used of Limit (0: no limit in the pack).
-	Used, Limit int64
-	Percent     float64 // Used / Limit × 100; meaningful when Limit > 0
-	Unit        string
-	ResetsAt    time.Time // quota: the next period boundary
-	// Period is the quota's period as its key names it (202612), when the
-	// pattern has a yyyyMM (or yyyyMMdd) placeholder; Past: an earlier
-	// period than now's, a record rather than a live budget.
-	Period string
-	Past   bool
-
-	// balance and reservation: the amount as written; config: the value.
-	Amount string
-	// reservation: NoTTL is the role's violation; Age derived from the
-	// pack's TTL maximum minus the TTL left (0 when unknown).
-	NoTTL bool
-	Age   time.Duration
-	// The orphan check (decode/orphan.go), against the concurrency sets
-	// the walk knows: SetsChecked were looked in, SetsComplete when they
-	// are every set of the database (within decode.MaxConcurrencySets),
-	// InSet names the set holding the request id. Overdue: older than
-	// decode.ReservationLifetime, or no TTL. Orphaned: overdue and in none
-	// of every set. SetsKnown: the check ran for this row.
-	SetsKnown    bool
-	SetsChecked  int
-	SetsComplete bool
-	InSet        string
-	Overdue      bool
-	Orphaned     bool
-	// SetsSensitive: a concurrency family is sensitive, so its sets are
-	// never looked in and whether the reservation is orphaned is hidden.
-	SetsSensitive bool
-
-	// concurrency-set: the members read and those whose reservation is gone.
-	Checked  int
-	Orphans  []string
-	MoreMems bool // the set holds members that were not checked
-
-	// breaker-hint
-	State string
-	Open  bool
+	// What the key's role read (the role's registerBudget in decode) and
+	// the walk's orphan checks.
+	decode.Budget
 }
 
 // Var returns the value of placeholder name, or "".
@@ -126,37 +88,7 @@ func (r Row) rank() float64 {
 	if r.Note != "" {
 		return math.Inf(1) // a value that breaks the role comes first
 	}
-	switch r.Family.Role {
-	case schema.RoleQuota, schema.RoleConcurrencySet:
-		past := 0.0
-		if r.Past {
-			past = -1e15 // this period's budgets before past ones
-		}
-		if r.Limit > 0 {
-			return past + r.Percent
-		}
-		return past + float64(r.Used) + float64(len(r.Orphans))*1e12
-	case schema.RoleReservation:
-		if r.NoTTL {
-			return math.Inf(1)
-		}
-		if r.Orphaned {
-			return 1e12 + r.Age.Seconds()
-		}
-		return r.Age.Seconds()
-	case schema.RoleBalance:
-		f, err := strconv.ParseFloat(r.Amount, 64)
-		if err != nil {
-			return math.Inf(1)
-		}
-		return -f // the least left first
-	case schema.RoleBreakerHint:
-		if r.Open {
-			return 1e12 + r.TTL.Seconds()
-		}
-		return r.TTL.Seconds()
-	}
-	return 0
+	return decode.BudgetRank(r.Family.Role, &r.Budget, r.TTL)
 }
 
 // SortRows orders rows nearest to a problem first, then by key.
@@ -190,7 +122,7 @@ func queue(ctx context.Context, p redis.Pipeliner, r *Row, checkMembers bool) *p
 	if r.Family.Sensitive {
 		return q // its TTL only: never a value or a member
 	}
-	if r.Family.Role == schema.RoleConcurrencySet {
+	if decode.BudgetIsSet(r.Family.Role) {
 		q.card = p.SCard(ctx, r.Key)
 		if checkMembers {
 			q.scan = p.SScan(ctx, r.Key, 0, "", MaxMembers)
@@ -232,13 +164,7 @@ func (q *pending) decode(now time.Time) error {
 			}
 			return err
 		}
-		p, _ := f.Params.(*schema.ConcurrencySetParams)
-		r.Used, r.Limit = n, 0
-		if p != nil && p.Limit > 0 {
-			r.Limit = p.Limit
-			r.Percent = float64(n) / float64(p.Limit) * 100
-		}
-		r.Unit = "in flight"
+		r.Note = decode.FillBudget(&r.Budget, decode.BudgetRead{Match: r.match(), Card: n, TTL: r.TTL, Now: now})
 		return nil
 	}
 	n, err := q.strlen.Result()
@@ -257,95 +183,19 @@ func (q *pending) decode(now time.Time) error {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
-	r.fromValue(strings.TrimSpace(s), d, now)
+	s = strings.TrimSpace(s)
+	if !decode.IsBudget(f.Role) {
+		r.Amount = s // a config
+		return nil
+	}
+	r.Note = decode.FillBudget(&r.Budget, decode.BudgetRead{Match: r.match(), Value: s, TTL: r.TTL, Now: now})
 	return nil
 }
 
-// fromValue fills a row of a string role from its value s (trimmed) and
-// its TTL d.
-func (r *Row) fromValue(s string, d time.Duration, now time.Time) {
-	f := r.Family
-	switch p := f.Params.(type) {
-	case *schema.QuotaParams:
-		u, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			r.Note = "the value is not an integer count"
-			return
-		}
-		r.Used, r.Limit, r.Unit = u, p.Limit, p.Unit
-		if p.Limit > 0 {
-			r.Percent = float64(u) / float64(p.Limit) * 100
-		}
-		r.ResetsAt = schema.NextPeriod(p.Period, p.Location(), now)
-		r.Period, r.Past = keyPeriod(f, r.Vars, p, now)
-	case *schema.BalanceParams:
-		if _, err := strconv.ParseFloat(s, 64); err != nil {
-			r.Note = "the value is not a decimal amount"
-			return
-		}
-		r.Amount, r.Unit = s, p.Unit
-	case *schema.ReservationParams:
-		if _, err := strconv.ParseFloat(s, 64); err != nil {
-			r.Note = "the value is not a reserved amount"
-			return
-		}
-		r.Amount, r.Unit = s, p.Unit
-		r.NoTTL = d == -1
-		r.Age, _ = decode.ReservationAge(f, d)
-		r.Overdue = decode.Overdue(f, d)
-	default:
-		switch f.Role {
-		case schema.RoleBreakerHint:
-			r.State, r.Open = s, strings.EqualFold(s, "open")
-		case schema.RoleConfig:
-			r.Amount = s
-		}
-	}
-}
-
-// keyPeriod finds the period a quota key names: the value of its digits
-// placeholder of 6 (month: yyyyMM) or 8 (day: yyyyMMdd) characters, and
-// whether it is before now's period in the pack's zone.
-func keyPeriod(f *schema.Family, vars []schema.Var, p *schema.QuotaParams, now time.Time) (string, bool) {
-	layout, n := "200601", 6
-	if p.Period == "day" {
-		layout, n = "20060102", 8
-	}
-	for _, ph := range f.Pattern.Placeholders() {
-		if ph.Class != schema.ClassDigits || ph.Len != n {
-			continue
-		}
-		for _, v := range vars {
-			if v.Name == ph.Name {
-				cur := now.In(p.Location()).Format(layout)
-				return v.Value, v.Value < cur
-			}
-		}
-	}
-	return "", false
-}
+// match is the row's family and placeholder values.
+func (r *Row) match() schema.Match { return schema.Match{Family: r.Family, Vars: r.Vars} }
 
 func isWrongType(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") }
-
-// reservationFamily is the pack's reservation family a concurrency set's
-// members name: the one reservation family of the set's database with a
-// single placeholder (q:reserved:{requestId}); nil when none or several.
-func reservationFamily(p *schema.Pack, db int) *schema.Family {
-	if p == nil {
-		return nil
-	}
-	var found *schema.Family
-	for _, f := range p.Families {
-		if f.Role != schema.RoleReservation || !f.InDB(db) || len(f.Pattern.Placeholders()) != 1 {
-			continue
-		}
-		if found != nil {
-			return nil
-		}
-		found = f
-	}
-	return found
-}
 
 // checkOrphans looks up the reservation of each member read by the rows'
 // SSCAN pages in one pipeline, and lists the members whose reservation is
@@ -364,7 +214,7 @@ func checkOrphans(ctx context.Context, c redis.Cmdable, pack *schema.Pack, qs []
 		}
 		r := q.row
 		r.Orphans, r.Checked, r.MoreMems = nil, 0, false
-		rf := reservationFamily(pack, r.DB)
+		rf := decode.ReservationFamily(pack, r.DB)
 		members, _, err := q.scan.Result()
 		if err != nil {
 			if isWrongType(err) {

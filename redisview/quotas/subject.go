@@ -71,7 +71,7 @@ func SubjectOf(p *schema.Pack) (Subject, error) {
 			s.Budget = f
 		}
 	}
-	s.Reservation = reservationFamily(p, s.DB)
+	s.Reservation = decode.ReservationFamily(p, s.DB)
 	return s, nil
 }
 

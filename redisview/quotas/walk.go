@@ -1,6 +1,7 @@
 package quotas
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -423,14 +424,9 @@ func (w *Walker) publish(configs []Row, scans int64, now time.Time) {
 	w.mu.Unlock()
 }
 
-// roleOrder puts budgets before what spends them, and hints last.
-func roleOrder(r schema.Role) int {
-	return slices.Index([]schema.Role{schema.RoleQuota, schema.RoleBalance, schema.RoleConcurrencySet, schema.RoleReservation, schema.RoleBreakerHint}, r)
-}
-
 // SortFamilies orders families by the percent used of their first row
 // (families measured against a limit first), then budgets before what
-// spends them (quota, balance, concurrency set, reservation, breaker hint),
+// spends them (the order each budget role registers, decode.BudgetOrder),
 // then by database and id.
 func SortFamilies(fams []FamilyRows) {
 	slices.SortStableFunc(fams, func(a, b FamilyRows) int {
@@ -445,8 +441,8 @@ func SortFamilies(fams []FamilyRows) {
 			return -1
 		case pa < pb:
 			return 1
-		case roleOrder(a.Family.Role) != roleOrder(b.Family.Role):
-			return roleOrder(a.Family.Role) - roleOrder(b.Family.Role)
+		case decode.BudgetOrder(a.Family.Role) != decode.BudgetOrder(b.Family.Role):
+			return cmp.Compare(decode.BudgetOrder(a.Family.Role), decode.BudgetOrder(b.Family.Role))
 		case a.DB != b.DB:
 			return a.DB - b.DB
 		}

@@ -50,6 +50,9 @@ const (
 type RoleSpec struct {
 	Types  []string
 	Params func() Params
+	// Plain: its values are application data no decoder reads, which a
+	// page may show as written (cut to a few bytes) beside the key.
+	Plain bool
 }
 
 // Params is a role's parameters, decoded from the pack.
@@ -62,6 +65,7 @@ type Params interface {
 type roleInfo struct {
 	types  []string
 	params func() any
+	plain  bool
 }
 
 // roles is the registry of roles the loader accepts: the roles defined
@@ -75,7 +79,7 @@ func RegisterRole(r Role, spec RoleSpec) {
 	if _, dup := roles[r]; dup {
 		panic("schema: role " + string(r) + " registered twice")
 	}
-	info := roleInfo{types: spec.Types}
+	info := roleInfo{types: spec.Types, plain: spec.Plain}
 	if spec.Params != nil {
 		info.params = func() any { return spec.Params() }
 	}
@@ -84,10 +88,10 @@ func RegisterRole(r Role, spec RoleSpec) {
 
 func init() {
 	for r, spec := range map[Role]RoleSpec{
-		RoleCache:            {},
+		RoleCache:            {Plain: true},
 		RoleConfig:           {},
-		RoleRecord:           {},
-		RoleIndex:            {Params: func() Params { return &IndexParams{} }},
+		RoleRecord:           {Plain: true},
+		RoleIndex:            {Params: func() Params { return &IndexParams{} }, Plain: true},
 		RoleCounter:          {Types: []string{"string"}, Params: func() Params { return &CounterParams{} }},
 		RoleCounterWindow:    {Types: []string{"string"}, Params: func() Params { return &CounterWindowParams{} }},
 		RoleTokenBucket:      {Types: []string{"hash"}, Params: func() Params { return &TokenBucketParams{} }},
@@ -105,9 +109,9 @@ func init() {
 		RoleBreakerHint:      {Types: []string{"string"}},
 		RoleIdempotency:      {Types: []string{"string"}},
 		RoleNonce:            {Types: []string{"string"}},
-		RoleSession:          {},
-		RoleChallenge:        {},
-		RoleTicket:           {Types: []string{"string"}},
+		RoleSession:          {Plain: true},
+		RoleChallenge:        {Plain: true},
+		RoleTicket:           {Types: []string{"string"}, Plain: true},
 		RoleVerificationCode: {Types: []string{"string"}},
 		RoleSecret:           {Types: []string{"string"}},
 		RoleStats:            {Params: func() Params { return &StatsParams{} }},
@@ -116,6 +120,10 @@ func init() {
 		RegisterRole(r, spec)
 	}
 }
+
+// Plain reports a role whose values a page may show as written
+// (RoleSpec.Plain).
+func Plain(r Role) bool { return roles[r].plain }
 
 // Roles lists every known role in a stable order.
 func Roles() []Role {

@@ -355,21 +355,17 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 			r.Budget = true
 			break
 		}
-		if lim.Budget != nil {
-			if err := take(ctx, lim.Budget, lim.Count, deadline); err != nil {
-				if ctx.Err() != nil {
-					return redisview.ReadError(fmt.Sprintf("waiting for scan budget in db%d", st.DB), ctx.Err())
-				}
-				r.Waiting = true
-				break
-			}
+		keys, sent, waiting, err := st.scanStep(ctx, cl, lim.Count, lim.Budget, deadline)
+		if sent {
+			r.Commands++
 		}
-		keys, next, err := cl.Scan(ctx, st.Cursor, st.Match, lim.Count).Result()
-		r.Commands++
 		if err != nil {
-			return redisview.ReadError(fmt.Sprintf("scanning db%d", st.DB), err)
+			return err
 		}
-		st.Calls++
+		if waiting {
+			r.Waiting = true
+			break
+		}
 		for _, k := range keys {
 			h, ok := st.accept(cls, k)
 			if !ok || r.seen[hitKey{st.DB, k}] {
@@ -382,10 +378,6 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 			r.seen[hitKey{st.DB, k}] = true
 			r.Hits = append(r.Hits, h)
 			st.Found++
-		}
-		st.Cursor = next
-		if next == 0 {
-			st.Done = true
 		}
 		st.Returned += int64(len(keys))
 		was := st.Examined
@@ -406,11 +398,31 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 	return nil
 }
 
-// take takes keys from b, waiting at most until deadline.
-func take(ctx context.Context, b Budget, keys int64, deadline time.Time) error {
-	wctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	return b.Take(wctx, keys)
+// scanStep is one budgeted SCAN call of st, for a search and a user
+// page alike: it takes COUNT keys from budget first (nil: not paced),
+// waiting at most until deadline, then sends SCAN from st's cursor and
+// moves the cursor on (Done when it is back at 0). waiting: the budget
+// had none left in time, and nothing was sent; sent: a SCAN went to the
+// server (st.Calls counts it).
+func (st *ScanState) scanStep(ctx context.Context, c redis.Cmdable, count int64, budget Budget, deadline time.Time) (keys []string, sent, waiting bool, err error) {
+	if budget != nil {
+		wctx, cancel := context.WithDeadline(ctx, deadline)
+		err := budget.Take(wctx, count)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, false, false, redisview.ReadError(fmt.Sprintf("waiting for scan budget in db%d", st.DB), ctx.Err())
+			}
+			return nil, false, true, nil
+		}
+	}
+	keys, next, err := c.Scan(ctx, st.Cursor, st.Match, count).Result()
+	st.Calls++
+	if err != nil {
+		return nil, true, false, redisview.ReadError(fmt.Sprintf("scanning db%d", st.DB), err)
+	}
+	st.Cursor, st.Done = next, next == 0
+	return keys, true, false, nil
 }
 
 // accept decides whether a key SCAN returned is a result of this scan.

@@ -33,17 +33,10 @@ type Field struct{ Name, Value string }
 // maxShown is the most of an undecoded string value read (GETRANGE).
 const maxShown = 128
 
-// shown reports a family whose values the page shows raw: strings no role
-// decoder reads, never sensitive.
+// shown reports a family whose values the page shows raw: strings of a
+// plain role (schema.Plain: no decoder reads them), never sensitive.
 func shown(f *schema.Family) bool {
-	if f == nil || f.Sensitive || f.Type != "string" {
-		return false
-	}
-	switch f.Role {
-	case schema.RoleCache, schema.RoleRecord, schema.RoleIndex, schema.RoleSession, schema.RoleChallenge, schema.RoleTicket:
-		return true
-	}
-	return false
+	return f != nil && !f.Sensitive && f.Type == "string" && schema.Plain(f.Role)
 }
 
 // Rank is the user's place on one leaderboard.

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -19,20 +18,16 @@ func (r *UserResult) scanUser(ctx context.Context, conn *redisview.Conn, cls *sc
 	st.Started = true
 	cl := conn.DB(st.DB)
 	for st.Calls < lim.Calls {
-		if lim.Budget != nil {
-			if err := take(ctx, lim.Budget, lim.Count, deadline); err != nil {
-				if ctx.Err() != nil {
-					return redisview.ReadError(fmt.Sprintf("waiting for scan budget in db%d", st.DB), ctx.Err())
-				}
-				r.Waiting = true
-				break
-			}
+		keys, sent, waiting, err := st.scanStep(ctx, cl, lim.Count, lim.Budget, deadline)
+		if sent {
+			r.Commands++
 		}
-		keys, next, err := cl.Scan(ctx, st.Cursor, st.Match, lim.Count).Result()
-		r.Commands++
-		st.Calls++
 		if err != nil {
-			return redisview.ReadError(fmt.Sprintf("scanning db%d", st.DB), err)
+			return err
+		}
+		if waiting {
+			r.Waiting = true
+			break
 		}
 		for _, k := range keys {
 			if cls == nil {
@@ -55,9 +50,7 @@ func (r *UserResult) scanUser(ctx context.Context, conn *redisview.Conn, cls *sc
 				break
 			}
 		}
-		st.Cursor = next
-		if next == 0 {
-			st.Done = true
+		if st.Done {
 			break
 		}
 	}
