@@ -32,7 +32,7 @@ type Actions interface {
 
 func actor(c echo.Context) action.Actor {
 	id := identity(c)
-	return action.Actor{User: id.actorName(), Level: id.Level}
+	return action.Actor{User: id.ActorName(), Level: id.Level}
 }
 
 // keyPage shows one key's metadata and the actions the user may start.
