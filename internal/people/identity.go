@@ -10,7 +10,7 @@ import (
 type Identity struct {
 	User  string
 	Level action.Level
-	Via   string // "session", "proxy", "open"; "" when anonymous
+	Via   string // "session", "proxy", "open", "token"; "" when anonymous
 	// Unmatched: a proxy identity that found no account in the users file.
 	// Its name is only what the proxy sent, in a namespace of its own: it
 	// owns no account, even one spelled the same (see Owns).
@@ -19,6 +19,9 @@ type Identity struct {
 	// "session", opened at Issued and ending at Expires.
 	Session         string
 	Issued, Expires time.Time
+	// Token is the API token's name when Via is "token"; User is then its
+	// owner.
+	Token string
 }
 
 // Signed reports whether anyone is identified.
@@ -68,8 +71,12 @@ const unmatchedSuffix = " (proxy, no account)"
 
 // ActorName is the name the identity acts and is audited under: the
 // account's, or for an unmatched proxy identity its name marked as such,
-// so the audit never credits an account with what a namesake did.
+// so the audit never credits an account with what a namesake did; for a
+// token, its owner's with the token's name ("alice (token ci-bot)").
 func (id Identity) ActorName() string {
+	if id.Via == "token" {
+		return id.User + " (token " + id.Token + ")"
+	}
 	if id.Unmatched {
 		return id.User + unmatchedSuffix
 	}
