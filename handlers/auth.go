@@ -34,6 +34,9 @@ type Auth struct {
 	// Sessions records ended sessions for every replica (required with
 	// Users).
 	Sessions people.Revocations
+	// Tokens keeps the API tokens (Authorization: Bearer kdt_…); nil: no
+	// tokens are offered, and every bearer token is refused.
+	Tokens Tokens
 	// Proxy mode: identity headers are trusted only from these addresses.
 	TrustedProxies []netip.Prefix
 	UserHeader     string // default X-Forwarded-User
@@ -128,6 +131,16 @@ func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 		if h := a.repeatedIdentityHeader(c); h != "" {
 			return echo.NewHTTPError(http.StatusBadRequest, "The request carries the identity header "+h+" more than once; the proxy must send exactly one.")
 		}
+		if secret, ok := a.bearerToken(c); ok {
+			// A script's request: no session cookie read, no CSRF cookie
+			// set (sameOriginWrite lets it through without one).
+			id, p := a.bearerIdentity(c, secret)
+			if p != nil {
+				return a.refuseBearer(c, p)
+			}
+			c.Set(ctxIdentity, id)
+			return next(c)
+		}
 		id := a.whoIs(c)
 		c.Set(ctxIdentity, id)
 		// Every browser gets a CSRF cookie; forms carry a token signed over
@@ -163,6 +176,13 @@ func (a *App) repeatedIdentityHeader(c echo.Context) string {
 
 func (a *App) whoIs(c echo.Context) people.Identity {
 	req := c.Request()
+	if secret, ok := a.bearerToken(c); ok {
+		// Checked again by an open websocket: a revoked token stops it.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), tokenTimeout)
+		defer cancel()
+		id, _ := a.tokenIdentity(ctx, secret)
+		return id
+	}
 	if a.fromTrustedProxy(c) {
 		user := strings.TrimSpace(req.Header.Get(a.auth.UserHeader))
 		email := strings.TrimSpace(req.Header.Get(a.auth.EmailHeader))
@@ -249,6 +269,12 @@ func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if req.Method == http.MethodGet || req.Method == http.MethodHead || req.Method == http.MethodOptions {
+			return next(c)
+		}
+		// A bearer token is sent by a script, never added by a browser on
+		// its own (a cross-site page cannot set the header without a CORS
+		// preflight, which is not answered): no CSRF token is needed.
+		if identity(c).Via == "token" {
 			return next(c)
 		}
 		if !sameOriginRequest(req) {

@@ -318,6 +318,7 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 		route.Account:      {"/account"},
 		route.UndoPreview:  {undo},
 	}
+	ex[route.AccountTokens] = []string{"/account/tokens"}
 	add := func(path, u string) {
 		if !slices.Contains(ex[path], u) {
 			ex[path] = append(ex[path], u)
