@@ -31,11 +31,11 @@ func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) erro
 	switch id.Via {
 	case "session":
 		vm.Via = "with a password"
-		vm.Since = format.Time(id.issued)
-		vm.Expires = format.Time(id.expires)
+		vm.Since = format.Time(id.Issued)
+		vm.Expires = format.Time(id.Expires)
 	case "proxy":
 		vm.Via = "through the trusted proxy"
-		if id.unmatched {
+		if id.Unmatched {
 			vm.Via += ", without an account in the users file"
 		}
 	}
@@ -63,8 +63,8 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 		}
 		target = id.User
 	}
-	if !id.owns(target) && id.Level < action.Admin {
-		if id.unmatched && target == id.User {
+	if !id.Owns(target) && id.Level < action.Admin {
+		if id.Unmatched && target == id.User {
 			return echo.NewHTTPError(http.StatusForbidden, "Your proxy identity has no account in the users file, so it has no sessions here; only an admin may sign out the account "+target+".")
 		}
 		return echo.NewHTTPError(http.StatusForbidden, "Only an admin may sign out another user.")
@@ -77,11 +77,11 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 	err := a.auth.Sessions.RevokeUser(ctx, target, at, max(a.auth.SessionTTL, people.MaxSessionTTL))
 	cancel()
 	if err != nil {
-		a.log.Error("sign-out-everywhere failed: the session store cannot record it; the sessions stay valid", "user", target, "by", id.actorName(), "err", err)
+		a.log.Error("sign-out-everywhere failed: the session store cannot record it; the sessions stay valid", "user", target, "by", id.ActorName(), "err", err)
 		return a.renderAccount(c, http.StatusServiceUnavailable, views.AccountVM{Target: target,
 			Error: "Nothing was signed out: the session store (the audit Redis) cannot be reached. Try again in a moment."})
 	}
-	a.log.Warn("signed out everywhere", "user", target, "by", id.actorName(), "remote", a.clientAddr(c))
+	a.log.Warn("signed out everywhere", "user", target, "by", id.ActorName(), "remote", a.clientAddr(c))
 	if target == id.User && id.Via == "session" {
 		a.clearSession(c)
 		return c.Redirect(http.StatusSeeOther, route.Login)
@@ -139,7 +139,7 @@ func (a *App) clearLockout(c echo.Context) error {
 		return a.renderAccount(c, http.StatusServiceUnavailable, views.AccountVM{
 			Error: "The lock-out may still hold: the audit Redis cannot be reached. Try again in a moment."})
 	}
-	a.log.Warn("sign-in lock-out cleared", "user", user, "remote_locked", addr, "by", id.actorName(), "remote", a.clientAddr(c))
+	a.log.Warn("sign-in lock-out cleared", "user", user, "remote_locked", addr, "by", id.ActorName(), "remote", a.clientAddr(c))
 	who := "every account"
 	if user != "" {
 		who = views.EscapeName(user)

@@ -32,7 +32,11 @@ type Actions interface {
 
 func actor(c echo.Context) action.Actor {
 	id := identity(c)
-	return action.Actor{User: id.actorName(), Level: id.Level}
+	act := action.Actor{User: id.ActorName(), Level: id.Level}
+	if id.Via == "token" {
+		act.Token, act.TokenOwner = id.Token, id.User
+	}
+	return act
 }
 
 // keyPage shows one key's metadata and the actions the user may start.

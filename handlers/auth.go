@@ -34,6 +34,9 @@ type Auth struct {
 	// Sessions records ended sessions for every replica (required with
 	// Users).
 	Sessions people.Revocations
+	// Tokens keeps the API tokens (Authorization: Bearer kdt_…); nil: no
+	// tokens are offered, and every bearer token is refused.
+	Tokens Tokens
 	// Proxy mode: identity headers are trusted only from these addresses.
 	TrustedProxies []netip.Prefix
 	UserHeader     string // default X-Forwarded-User
@@ -50,76 +53,6 @@ type Auth struct {
 	ReadyzDetail bool
 }
 
-// Identity is who is making the request.
-type Identity struct {
-	User  string
-	Level action.Level
-	Via   string // "session", "proxy", "open"; "" when anonymous
-	// unmatched: a proxy identity that found no account in the users file.
-	// Its name is only what the proxy sent, in a namespace of its own: it
-	// owns no account, even one spelled the same (see owns).
-	unmatched bool
-	// sid is the session's id (its cookie's nonce) when Via is "session",
-	// opened at issued and ending at expires.
-	sid             string
-	issued, expires time.Time
-}
-
-// Signed reports whether anyone is identified.
-func (id Identity) Signed() bool { return id.Via != "" }
-
-// csrfBinding is what a CSRF token is bound to besides the browser's CSRF
-// cookie: the session, or the user a trusted proxy names. Anonymous forms
-// (sign-in) and open mode are bound to the cookie alone.
-func (id Identity) csrfBinding() string {
-	switch id.Via {
-	case "session":
-		return "s:" + id.sid
-	case "proxy":
-		if id.unmatched {
-			return "q:" + id.User
-		}
-		return "p:" + id.User
-	}
-	return ""
-}
-
-// owns reports whether name is this identity's own account: the session's
-// user, or the users-file account a proxy identity matched.
-func (id Identity) owns(name string) bool {
-	switch id.Via {
-	case "session":
-		return name == id.User
-	case "proxy":
-		return !id.unmatched && name == id.User
-	}
-	return false
-}
-
-// holder names the identity where per-person shares are counted (live
-// websockets, the scan budget): an unmatched proxy name never shares an
-// account's.
-func (id Identity) holder() string {
-	if id.unmatched {
-		return "proxy:" + id.User
-	}
-	return "user:" + id.User
-}
-
-// unmatchedSuffix marks the name an unmatched proxy identity acts under.
-// Account names hold no spaces, so no account is spelled like it.
-const unmatchedSuffix = " (proxy, no account)"
-
-// actorName is the name the identity acts and is audited under: the
-// account's, or for an unmatched proxy identity its name marked as such,
-// so the audit never credits an account with what a namesake did.
-func (id Identity) actorName() string {
-	if id.unmatched {
-		return id.User + unmatchedSuffix
-	}
-	return id.User
-}
-
 const (
 	sessionCookie = "kd_session"
 	csrfCookie    = "kd_csrf"
@@ -127,8 +60,8 @@ const (
 	ctxCSRF       = "kd.csrf"
 )
 
-func identity(c echo.Context) Identity {
-	id, _ := c.Get(ctxIdentity).(Identity)
+func identity(c echo.Context) people.Identity {
+	id, _ := c.Get(ctxIdentity).(people.Identity)
 	return id
 }
 
@@ -198,6 +131,16 @@ func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 		if h := a.repeatedIdentityHeader(c); h != "" {
 			return echo.NewHTTPError(http.StatusBadRequest, "The request carries the identity header "+h+" more than once; the proxy must send exactly one.")
 		}
+		if secret, ok := a.bearerToken(c); ok {
+			// A script's request: no session cookie read, no CSRF cookie
+			// set (sameOriginWrite lets it through without one).
+			id, p := a.bearerIdentity(c, secret)
+			if p != nil {
+				return a.refuseBearer(c, p)
+			}
+			c.Set(ctxIdentity, id)
+			return next(c)
+		}
 		id := a.whoIs(c)
 		c.Set(ctxIdentity, id)
 		// Every browser gets a CSRF cookie; forms carry a token signed over
@@ -210,7 +153,7 @@ func (a *App) identify(next echo.HandlerFunc) echo.HandlerFunc {
 			val = people.RandomToken()
 			c.SetCookie(&http.Cookie{Name: csrfCookie, Value: val, Path: "/", HttpOnly: true, Secure: a.secureRequest(c), SameSite: http.SameSiteStrictMode})
 		}
-		c.Set(ctxCSRF, a.signer.CSRFToken(val, id.csrfBinding()))
+		c.Set(ctxCSRF, a.signer.CSRFToken(val, id.CSRFBinding()))
 		return next(c)
 	}
 }
@@ -231,20 +174,27 @@ func (a *App) repeatedIdentityHeader(c echo.Context) string {
 	return ""
 }
 
-func (a *App) whoIs(c echo.Context) Identity {
+func (a *App) whoIs(c echo.Context) people.Identity {
 	req := c.Request()
+	if secret, ok := a.bearerToken(c); ok {
+		// Checked again by an open websocket: a revoked token stops it.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), tokenTimeout)
+		defer cancel()
+		id, _ := a.tokenIdentity(ctx, secret)
+		return id
+	}
 	if a.fromTrustedProxy(c) {
 		user := strings.TrimSpace(req.Header.Get(a.auth.UserHeader))
 		email := strings.TrimSpace(req.Header.Get(a.auth.EmailHeader))
 		if user != "" || email != "" {
-			id := Identity{User: user, Level: action.Viewer, Via: "proxy"}
+			id := people.Identity{User: user, Level: action.Viewer, Via: "proxy"}
 			if id.User == "" {
 				id.User = email
 			}
 			if u, ok := a.auth.Users.MatchProxy(a.auth.ProxyMatch, user, email); ok {
 				id.User, id.Level = u.Name, u.Level
 			} else {
-				id.unmatched = true
+				id.Unmatched = true
 			}
 			if a.auth.RoleHeader != "" {
 				if r, err := action.ParseLevel(req.Header.Get(a.auth.RoleHeader)); err == nil {
@@ -259,25 +209,25 @@ func (a *App) whoIs(c echo.Context) Identity {
 		if a.auth.ReadOnly {
 			level = action.Viewer
 		}
-		return Identity{User: "anonymous", Level: level, Via: "open"}
+		return people.Identity{User: "anonymous", Level: level, Via: "open"}
 	}
 	ck, err := c.Cookie(sessionCookie)
 	if err != nil {
-		return Identity{}
+		return people.Identity{}
 	}
 	ss, err := a.signer.ReadSession(ck.Value, a.now())
 	if err != nil {
-		return Identity{}
+		return people.Identity{}
 	}
 	u, ok := a.auth.Users.Lookup(ss.User)
 	if !ok {
-		return Identity{} // removed from the users file
+		return people.Identity{} // removed from the users file
 	}
 	if !a.sessionLive(c, ss, u) {
-		return Identity{} // signed out, or a new password since
+		return people.Identity{} // signed out, or a new password since
 	}
-	return Identity{User: u.Name, Level: u.Level, Via: "session", sid: ss.Nonce,
-		issued: time.UnixMilli(ss.Issued), expires: time.Unix(ss.Expires, 0)}
+	return people.Identity{User: u.Name, Level: u.Level, Via: "session", Session: ss.Nonce,
+		Issued: time.UnixMilli(ss.Issued), Expires: time.Unix(ss.Expires, 0)}
 }
 
 // sessionLive tells whether a signed, unexpired session still holds (see
@@ -321,6 +271,12 @@ func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
 		if req.Method == http.MethodGet || req.Method == http.MethodHead || req.Method == http.MethodOptions {
 			return next(c)
 		}
+		// A bearer token is sent by a script, never added by a browser on
+		// its own (a cross-site page cannot set the header without a CORS
+		// preflight, which is not answered): no CSRF token is needed.
+		if identity(c).Via == "token" {
+			return next(c)
+		}
 		if !sameOriginRequest(req) {
 			return echo.NewHTTPError(http.StatusForbidden, "Cross-site request refused.")
 		}
@@ -329,7 +285,7 @@ func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
 		if token == "" {
 			token = c.FormValue("_csrf")
 		}
-		if err != nil || !a.signer.ValidCSRF(ck.Value, identity(c).csrfBinding(), token) {
+		if err != nil || !a.signer.ValidCSRF(ck.Value, identity(c).CSRFBinding(), token) {
 			return echo.NewHTTPError(http.StatusForbidden, "The form expired or did not come from this console; reload the page and try again.")
 		}
 		return next(c)

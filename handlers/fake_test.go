@@ -59,7 +59,8 @@ func (noLimiter) Succeeded(context.Context, string, string)              {}
 func (noLimiter) Lockouts(context.Context, int) ([]people.Lockout, int, error) {
 	return nil, 0, nil
 }
-func (noLimiter) Clear(context.Context, string, string) error { return nil }
+func (noLimiter) Clear(context.Context, string, string) error          { return nil }
+func (noLimiter) Locked(context.Context, string, string) time.Duration { return 0 }
 
 // fakeConsole serves the App over fakes, in open mode.
 func fakeConsole(t *testing.T, audit handlers.AuditLog) *echo.Echo {

@@ -73,6 +73,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Locks:       {route.LocksURL("main"), route.LocksURL("nope")},
 		route.Violations:  {route.ViolationsURL("main"), route.ViolationsURL("nope")},
 	}
+	examples[route.AccountTokens] = []string{"/account/tokens"}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))
 	for i := range browsers {

@@ -51,7 +51,7 @@ func (s *liveShares) limits(a *App, c echo.Context) []shareLimit {
 		return nil
 	}
 	return []shareLimit{
-		{holder: id.holder(), shareCaps: s.user},
+		{holder: id.Holder(), shareCaps: s.user},
 		{holder: "addr:" + a.clientAddr(c), shareCaps: s.addr},
 	}
 }

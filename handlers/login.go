@@ -108,7 +108,7 @@ func (a *App) login(c echo.Context) error {
 func (a *App) logout(c echo.Context) error {
 	if id := identity(c); id.Via == "session" {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
-		err := a.auth.Sessions.Revoke(ctx, id.sid, id.expires)
+		err := a.auth.Sessions.Revoke(ctx, id.Session, id.Expires)
 		cancel()
 		if err != nil {
 			a.log.Error("sign-out failed: the session store cannot record it; the session stays valid", "user", id.User, "err", err)

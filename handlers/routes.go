@@ -43,6 +43,9 @@ func (a *App) RouteTable() []Route {
 	act := func(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) Route {
 		return Route{Method: method, Path: path, Level: action.Support, handler: h, mw: append([]echo.MiddlewareFunc{a.writable}, mw...)}
 	}
+	// Accounts, sessions and tokens are managed by people, never by an
+	// API token.
+	account := func(r Route) Route { r.mw = append(r.mw, notByToken); return r }
 	const get, post = http.MethodGet, http.MethodPost
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
 	assets.Asset = true
@@ -53,7 +56,7 @@ func (a *App) RouteTable() []Route {
 		assets,
 		public(get, route.Login, a.loginPage),
 		public(post, route.Login, a.login),
-		public(post, route.Logout, a.logout),
+		account(public(post, route.Logout, a.logout)),
 
 		view(get, route.Home, a.home),
 		view(get, route.Overview, a.overview),
@@ -64,7 +67,10 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Leaderboards, a.leaderboardList),
 		view(get, route.Leaderboard, a.leaderboardPage),
 		view(get, route.Live, a.websocket),
-		view(get, route.Account, a.accountPage),
+		account(view(get, route.Account, a.accountPage)),
+		account(view(get, route.AccountTokens, a.tokensPage)),
+		account(view(post, route.AccountTokens, a.createToken)),
+		account(view(post, route.RevokeToken, a.revokeToken)),
 		view(get, route.Search, a.searchPage),
 		view(get, route.Quotas, a.quotasPage),
 		view(get, route.GatewayKey, a.gatewayKeyPage),
@@ -74,8 +80,8 @@ func (a *App) RouteTable() []Route {
 		view(get, route.Locks, a.locksPage),
 		view(get, route.Violations, a.violationsPage),
 		view(get, route.User, a.userPage),
-		view(post, route.SignOutEverywhere, a.signOutEverywhere),
-		admin(post, route.ClearLockout, a.clearLockout),
+		account(view(post, route.SignOutEverywhere, a.signOutEverywhere)),
+		account(admin(post, route.ClearLockout, a.clearLockout)),
 
 		act(post, route.Preview, a.previewAction),
 		// A preview changes nothing, so links may open it, but only from

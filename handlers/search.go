@@ -71,7 +71,7 @@ func (a *App) searchPage(c echo.Context) error {
 	// page's live topic runs the scans; JSON and continue requests run one
 	// bounded request of scans.
 	lim := searchLimits
-	lim.Budget = a.scanTap(conn.Name, identity(c).holder())
+	lim.Budget = a.scanTap(conn.Name, identity(c).Holder())
 	live := cursors == nil && !wantsJSON(c.Request()) && (query.Kind == search.Glob || query.Kind == search.Value)
 	if live {
 		lim.Calls = 0

@@ -166,7 +166,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 
 	// Every GET route has examples; every POST route is a write the crawl
 	// leaves alone (named here, so that a new one is looked at).
-	writes := []string{route.Login, route.Logout, route.SignOutEverywhere, route.ClearLockout, route.Preview, route.Execute, route.BansRebuild}
+	writes := []string{route.Login, route.Logout, route.SignOutEverywhere, route.ClearLockout, route.Preview, route.Execute, route.BansRebuild, route.AccountTokens, route.RevokeToken}
 	for _, r := range f.routes {
 		switch {
 		case r.Asset || r.Path == route.Live:
@@ -318,6 +318,7 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 		route.Account:      {"/account"},
 		route.UndoPreview:  {undo},
 	}
+	ex[route.AccountTokens] = []string{"/account/tokens"}
 	add := func(path, u string) {
 		if !slices.Contains(ex[path], u) {
 			ex[path] = append(ex[path], u)

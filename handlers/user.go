@@ -74,7 +74,7 @@ func (a *App) userPage(c echo.Context) error {
 	}
 	t := UserTopic{Conn: conn.Name, Name: name, Email: email, Support: support}
 	st := &search.UserState{}
-	live, err := a.userRead(c.Request().Context(), conn, t, st, identity(c).holder(), a.scanTap(conn.Name, identity(c).holder()))
+	live, err := a.userRead(c.Request().Context(), conn, t, st, identity(c).Holder(), a.scanTap(conn.Name, identity(c).Holder()))
 	if err != nil {
 		if !errors.Is(err, redisview.ErrRead) {
 			return err

@@ -83,7 +83,7 @@ func (a *App) websocket(c echo.Context) error {
 		if identity(c).Level < level || (level > action.Viewer && a.auth.ReadOnly) {
 			return echo.NewHTTPError(http.StatusForbidden, "your role may not watch "+n)
 		}
-		f, err := a.source(t, identity(c).holder())
+		f, err := a.source(t, identity(c).Holder())
 		if err != nil {
 			return err
 		}

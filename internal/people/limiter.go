@@ -1,6 +1,9 @@
 package people
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Limiter is what sign-in needs of the attempt counter (LoginLimiter
 // keeps the counts in the audit Redis).
@@ -8,6 +11,10 @@ type Limiter interface {
 	// Attempt reserves an attempt of user from the client address ip; a
 	// verdict with a Wait refuses it.
 	Attempt(ctx context.Context, user, ip string) Verdict
+	// Locked tells how long the address is still locked out of user's
+	// account (or of every account); 0 when it may try. It counts nothing:
+	// API tokens check it first and count only failed guesses (Attempt).
+	Locked(ctx context.Context, user, ip string) time.Duration
 	// Succeeded clears the pair's count and returns the address's attempt.
 	Succeeded(ctx context.Context, user, ip string)
 	// Lockouts lists at most limit lock-outs in force, and how many there are.
@@ -15,6 +22,11 @@ type Limiter interface {
 	// Clear ends the lock-out of ip from user ("": from every account).
 	Clear(ctx context.Context, user, ip string) error
 }
+
+// TokenGuesses is the account failed API token guesses are counted
+// against (per address, like a password's): account names hold no spaces,
+// so no account is spelled like it.
+const TokenGuesses = "(API tokens)"
 
 var (
 	_ Limiter     = (*LoginLimiter)(nil)

@@ -241,6 +241,43 @@ func (l *LoginLimiter) count(ctx context.Context, user, addr string, now time.Ti
 	return counts{pair: int(v[0]), pairLeft: ms(v[1]), addr: int(v[2]), addrLeft: ms(v[3]), acct: int(v[4]), slot: ms(v[5]), busy: ms(v[6])}, nil
 }
 
+// Locked tells how long addr is still locked out of user (its pair over
+// PerPair) or of every account (over PerAddr), reading the counts without
+// adding to them; with Redis unreadable, from this process's own counts.
+func (l *LoginLimiter) Locked(ctx context.Context, user, addr string) time.Duration {
+	pair, ad, _, _ := l.keys(user, addr)
+	n, left := [2]int64{}, [2]time.Duration{}
+	err := errors.New("no store")
+	if l.client != nil {
+		p := l.client.Pipeline()
+		gp, tp, ga, ta := p.Get(ctx, pair), p.PTTL(ctx, pair), p.Get(ctx, ad), p.PTTL(ctx, ad)
+		if _, err = p.Exec(ctx); err == nil || errors.Is(err, redis.Nil) {
+			err = nil
+			n[0], _ = gp.Int64()
+			n[1], _ = ga.Int64()
+			left[0], left[1] = tp.Val(), ta.Val()
+		}
+	}
+	if err != nil {
+		now := l.now()
+		l.mu.Lock()
+		for i, k := range []string{pair, ad} {
+			if c, ok := l.local[k]; ok && now.Before(c.reset) {
+				n[i], left[i] = int64(c.n), c.reset.Sub(now)
+			}
+		}
+		l.mu.Unlock()
+	}
+	var wait time.Duration
+	if n[0] >= int64(l.policy.PerPair) {
+		wait = max(wait, left[0], time.Second)
+	}
+	if n[1] >= int64(l.policy.PerAddr) {
+		wait = max(wait, left[1], time.Second)
+	}
+	return wait
+}
+
 // succeeded forgets the pair and the account's slow-down (KEYS 1, 3, 5)
 // and the pair's index entry, and gives the address (KEYS[2]) its attempt
 // back only while its count exists (a DECR of an expired count would make

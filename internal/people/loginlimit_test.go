@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/redistest"
 )
 
@@ -58,30 +61,43 @@ func TestLoginPolicyDecide(t *testing.T) {
 	}
 }
 
-// fakeClock is a clock tests move; sleeping moves it and is recorded.
-type fakeClock struct {
+// testClock is the limiter's clock in tests: a clock.Fake that moves on
+// by itself to each delay the limiter waits (recording it), so a slowed
+// attempt returns at once.
+type testClock struct {
+	*clock.Fake
 	mu    sync.Mutex
-	t     time.Time
 	slept []time.Duration
 }
 
-func (f *fakeClock) now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
-func (f *fakeClock) sleep(_ context.Context, d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.slept = append(f.slept, d)
-	f.t = f.t.Add(d)
+func (c *testClock) sleeps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.slept)
 }
-func (f *fakeClock) advance(d time.Duration) { f.mu.Lock(); defer f.mu.Unlock(); f.t = f.t.Add(d) }
 
-func newTestLimiter(t *testing.T, withRedis bool) (*LoginLimiter, *fakeClock) {
+func newTestLimiter(t *testing.T, withRedis bool) (*LoginLimiter, *testClock) {
 	t.Helper()
-	clk := &fakeClock{t: time.Now()}
-	l := NewLoginLimiter(nil, testPolicy)
+	clk := &testClock{Fake: clock.NewFake(time.Now())}
+	var client *redis.Client
 	if withRedis {
-		l = NewLoginLimiter(redistest.Start(t).Client(15), testPolicy)
+		client = redistest.Start(t).Client(15)
 	}
-	l.now, l.sleep = clk.now, clk.sleep
+	l := NewLoginLimiter(client, testPolicy, WithClock(clk.Fake))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for clk.BlockUntil(ctx, 1) == nil {
+			if d := clk.Deadlines(); len(d) > 0 {
+				clk.mu.Lock()
+				clk.slept = append(clk.slept, d[0])
+				clk.mu.Unlock()
+				clk.Advance(d[0])
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 	return l, clk
 }
 
@@ -108,8 +124,8 @@ func TestLoginLimiter(t *testing.T) {
 			if v := l.Attempt(ctx, "ada", "198.51.100.7"); v.Wait != 0 || v.Delay != 250*time.Millisecond {
 				t.Fatalf("ada from her address (6th attempt on ada): %+v, want admitted after 250ms", v)
 			}
-			if len(clk.slept) != 1 || clk.slept[0] != 250*time.Millisecond {
-				t.Fatalf("slept %v", clk.slept)
+			if slept := clk.sleeps(); len(slept) != 1 || slept[0] != 250*time.Millisecond {
+				t.Fatalf("slept %v", slept)
 			}
 			list, total, err := l.Lockouts(ctx, 10)
 			if (err != nil) != (store == "memory") || total != 1 || len(list) != 1 || list[0].User != "ada" || list[0].Addr != "203.0.113.66" {
@@ -162,14 +178,14 @@ func TestLoginLimiterWindowEnds(t *testing.T) {
 	for range 6 {
 		l.Attempt(ctx, "ada", "203.0.113.66")
 	}
-	clk.advance(testPolicy.Window - time.Second)
+	clk.Advance(testPolicy.Window - time.Second)
 	if v := l.Attempt(ctx, "ada", "203.0.113.66"); v.Wait <= 0 || v.Wait > 2*time.Second {
 		t.Fatalf("a second before the end: %+v", v)
 	}
 	if list, _, _ := l.Lockouts(ctx, 10); len(list) != 1 {
 		t.Fatalf("listed: %+v", list)
 	}
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	if list, _, _ := l.Lockouts(ctx, 10); len(list) != 0 {
 		t.Fatalf("listed after its end: %+v", list)
 	}
@@ -190,7 +206,7 @@ func TestLoginLimiterNeverLocksTheOwnerOut(t *testing.T) {
 					l.Attempt(ctx, "ada", "203.0.113."+string(rune('0'+a)))
 				}
 			}
-			for _, d := range clk.slept {
+			for _, d := range clk.sleeps() {
 				if d > testPolicy.SlowCap {
 					t.Fatalf("slept %v, over the cap", d)
 				}
@@ -320,6 +336,33 @@ func TestSuccessAtTheAddressLimitListsNoLockout(t *testing.T) {
 			}
 			if v := l.Attempt(ctx, "bob", "192.0.2.9"); v.Wait != 0 {
 				t.Fatalf("the address after its success: %+v", v)
+			}
+		})
+	}
+}
+
+// Locked reads a lock-out without counting: asking never locks anyone.
+func TestLoginLimiterLockedCountsNothing(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			ctx := context.Background()
+			l, _ := newTestLimiter(t, store == "redis")
+			for range 100 {
+				if w := l.Locked(ctx, TokenGuesses, "203.0.113.66"); w != 0 {
+					t.Fatalf("locked after only asking: %v", w)
+				}
+			}
+			for range testPolicy.PerPair {
+				l.Attempt(ctx, TokenGuesses, "203.0.113.66")
+			}
+			if w := l.Locked(ctx, TokenGuesses, "203.0.113.66"); w <= 0 || w > testPolicy.Window {
+				t.Fatalf("after %d failures: locked %v", testPolicy.PerPair, w)
+			}
+			if w := l.Locked(ctx, "ada", "203.0.113.66"); w != 0 {
+				t.Fatalf("the address is locked out of ada's account too: %v", w)
+			}
+			if w := l.Locked(ctx, TokenGuesses, "198.51.100.7"); w != 0 {
+				t.Fatalf("another address: %v", w)
 			}
 		})
 	}

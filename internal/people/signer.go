@@ -138,7 +138,7 @@ func (s Signer) ReadSession(token string, now time.Time) (Session, error) {
 }
 
 // CSRFToken binds a form token to the browser's CSRF cookie and to who the
-// request is from (bind: see handlers.Identity.csrfBinding). Bound to the cookie
+// request is from (bind: see Identity.CSRFBinding). Bound to the cookie
 // alone, a kd_csrf cookie planted from a sibling host, with the anonymous
 // token that goes with it, would pass with anyone's session.
 func (s Signer) CSRFToken(cookie, bind string) string {

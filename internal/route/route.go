@@ -25,6 +25,8 @@ const (
 	Account           = "/account"
 	SignOutEverywhere = "/account/sign-out-everywhere"
 	ClearLockout      = "/account/clear-lockout"
+	AccountTokens     = "/account/tokens"
+	RevokeToken       = "/account/tokens/revoke"
 	Login             = "/login"
 	Logout            = "/logout"
 	Live              = "/ws"

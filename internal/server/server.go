@@ -329,6 +329,10 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 		// sign-out on one replica holds on all of them.
 		auth.Sessions = people.NewSessionStore(audit)
 	}
+	if auth.Tokens == nil && auth.Users != nil {
+		// API tokens beside the sessions: revoked on every replica alike.
+		auth.Tokens = people.NewTokenStore(audit)
+	}
 	return auth, audit, nil
 }
 

@@ -64,6 +64,10 @@ type Record struct {
 	// UndoneBy is filled by ReadAudit for successful outcomes an undo has
 	// claimed: the undo's intent id, or "pending" while it runs.
 	UndoneBy string `json:"undone_by,omitempty"`
+	// Token and TokenOwner: the API token that acted (its name) and its
+	// owner, when one did; User then says both ("alice (token ci-bot)").
+	Token      string `json:"token,omitempty"`
+	TokenOwner string `json:"token_owner,omitempty"`
 }
 
 // Target is one key of a record. Intent records hold the state before
@@ -108,6 +112,8 @@ func (r Record) fields() []any {
 	add("time", r.Time.UTC().Format(time.RFC3339Nano))
 	add("user", r.User)
 	add("role", r.Level)
+	add("token", r.Token)
+	add("token_owner", r.TokenOwner)
 	add("action", r.Action)
 	add("conn", r.Conn)
 	kv = append(kv, "db", strconv.Itoa(r.DB))
@@ -142,6 +148,7 @@ func parseRecord(m redis.XMessage) Record {
 		ID: m.ID, Phase: str("phase"), Ref: str("ref"), User: str("user"), Level: str("role"),
 		Action: str("action"), Conn: str("conn"), Summary: str("summary"),
 		Outcome: str("outcome"), Error: str("error"), Undoes: str("undoes"),
+		Token: str("token"), TokenOwner: str("token_owner"),
 	}
 	r.Time, _ = time.Parse(time.RFC3339Nano, str("time"))
 	r.DB, _ = strconv.Atoi(str("db"))

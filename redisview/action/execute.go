@@ -24,7 +24,8 @@ import (
 func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn, pv Preview) (Outcome, error) {
 	req := cloneRequest(pv.Request)
 	out := Outcome{Kind: pv.Kind, Request: req}
-	rec := Record{User: actor.User, Level: actor.Level.String(), Action: pv.Kind, Conn: req.Conn, DB: req.DB, Args: req.Args}
+	rec := Record{User: actor.User, Level: actor.Level.String(), Token: actor.Token, TokenOwner: actor.TokenOwner,
+		Action: pv.Kind, Conn: req.Conn, DB: req.DB, Args: req.Args}
 	if req.Key != "" {
 		rec.Keys = []string{req.Key}
 	}

@@ -46,4 +46,7 @@ func (l Level) Allows(need Level) bool { return l >= need && int(l) < len(levelN
 type Actor struct {
 	User  string
 	Level Level
+	// Token is the API token's name when a token acts ("" for a person),
+	// TokenOwner its owner; User is then "OWNER (token NAME)".
+	Token, TokenOwner string
 }

@@ -1,0 +1,140 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/internal/people"
+	"github.com/keydeck/keydeck/internal/route"
+	"github.com/keydeck/keydeck/redisview/action"
+)
+
+// Tokens is what handlers need of the API token store (people.TokenStore).
+type Tokens interface {
+	Create(ctx context.Context, owner people.User, name string, level action.Level, expires time.Time) (string, people.Token, error)
+	Resolve(ctx context.Context, secret string) (people.Token, error)
+	List(ctx context.Context, owner string) ([]people.Token, error)
+	Revoke(ctx context.Context, owner, name string) error
+}
+
+// tokenTimeout bounds a token's lookup (and the lock-out check before it).
+const tokenTimeout = 2 * time.Second
+
+// bearerToken is the request's Authorization: Bearer credential. Only the
+// header counts: a token is never read from a query string or a form.
+// A bearer that is not a Keydeck token, arriving through a trusted proxy,
+// is the proxy's business and is left alone.
+func (a *App) bearerToken(c echo.Context) (string, bool) {
+	h := c.Request().Header.Values(echo.HeaderAuthorization)
+	if len(h) == 0 {
+		return "", false
+	}
+	scheme, cred, _ := strings.Cut(strings.TrimSpace(h[0]), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	cred = strings.TrimSpace(cred)
+	if !strings.HasPrefix(cred, people.TokenPrefix) && a.fromTrustedProxy(c) {
+		return "", false
+	}
+	if len(h) > 1 {
+		return "", true // which one is meant is not ours to guess: refused
+	}
+	return cred, true
+}
+
+// tokenIdentity is who a token acts as: its owner at the token's level
+// (capped by the owner's present one); an error when it is unknown,
+// expired or revoked, or its owner is gone from the users file.
+func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity, error) {
+	if a.auth.Tokens == nil {
+		return people.Identity{}, people.ErrTokenUnknown
+	}
+	tok, err := a.auth.Tokens.Resolve(ctx, secret)
+	if err != nil {
+		return people.Identity{}, err
+	}
+	id, ok := tok.Identity(a.auth.Users)
+	if !ok {
+		return people.Identity{}, fmt.Errorf("%w (its owner %s is no longer in the users file)", people.ErrTokenUnknown, tok.Owner)
+	}
+	return id, nil
+}
+
+// bearerIdentity identifies a bearer request. Failed guesses count
+// against the client address like failed sign-ins (people.TokenGuesses):
+// a locked-out address is refused before its token is looked up.
+func (a *App) bearerIdentity(c echo.Context, secret string) (people.Identity, *tokenProblem) {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), tokenTimeout)
+	defer cancel()
+	ip := a.clientAddr(c)
+	if wait := a.auth.Limiter.Locked(ctx, people.TokenGuesses, ip); wait > 0 {
+		return people.Identity{}, tooManyGuesses(wait)
+	}
+	id, err := a.tokenIdentity(ctx, secret)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, people.ErrTokenUnknown) {
+		a.log.Warn("API token not checked: the token store (the audit Redis) cannot be read", "remote", ip, "err", err)
+		return people.Identity{}, &tokenProblem{Status: http.StatusServiceUnavailable, Title: "Token store unavailable",
+			Detail: "The API token could not be checked: the audit Redis, where tokens are kept, cannot be reached. Try again in a moment."}
+	}
+	v := a.auth.Limiter.Attempt(ctx, people.TokenGuesses, ip)
+	a.log.Warn("API token refused", "remote", ip, "reason", err.Error())
+	if v.Wait > 0 {
+		return people.Identity{}, tooManyGuesses(v.Wait)
+	}
+	detail := "The bearer token is not a valid Keydeck API token: unknown, expired or revoked. Create one on " + route.AccountTokens + "."
+	if a.auth.Tokens == nil {
+		detail = "This console issues no API tokens: it has no users file (tokens belong to accounts in it)."
+	}
+	return people.Identity{}, &tokenProblem{Status: http.StatusUnauthorized, Title: "Invalid API token", Detail: detail,
+		header: map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`}}
+}
+
+func tooManyGuesses(wait time.Duration) *tokenProblem {
+	secs := int(math.Ceil(wait.Seconds()))
+	return &tokenProblem{Status: http.StatusTooManyRequests, Title: "Too many failed token attempts",
+		Detail: fmt.Sprintf("This address sent too many unknown API tokens; try again in %d s (an admin may clear the lock-out on /account).", secs),
+		header: map[string]string{"Retry-After": fmt.Sprint(secs)}}
+}
+
+// tokenProblem is an RFC 9457 problem: the answer to a refused bearer request,
+// as application/problem+json to API paths and JSON clients.
+type tokenProblem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+	header map[string]string
+}
+
+// refuseBearer answers a refused bearer request: problem+json for /api/ paths
+// and JSON clients, the error page otherwise.
+func (a *App) refuseBearer(c echo.Context, p *tokenProblem) error {
+	for k, v := range p.header {
+		c.Response().Header().Set(k, v)
+	}
+	req := c.Request()
+	if !strings.HasPrefix(req.URL.Path, "/api/") && !wantsJSON(req) {
+		return echo.NewHTTPError(p.Status, p.Detail)
+	}
+	if p.Type == "" {
+		p.Type = "about:blank"
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
+	return c.Blob(p.Status, "application/problem+json", b)
+}
