@@ -105,4 +105,3 @@ func packDBs(c *redisview.Conn) []int {
 	slices.Sort(dbs)
 	return dbs
 }
-
