@@ -53,8 +53,9 @@ type Config struct {
 	VertiqueSecretEnv  string
 	VertiqueSecretFile string
 	// MetricsAddr, when set, is a listener of its own serving only
-	// /metrics, without sign-in; MetricsKeep runs /metrics's keeper
-	// (server.Config.MetricsKeep).
+	// /metrics, without sign-in; MetricsKeep makes /metrics's keeper hold
+	// the sweeps it reports on (server.Config.MetricsKeep; the embedded
+	// demo always does).
 	MetricsAddr string
 	MetricsKeep bool
 
@@ -196,7 +197,7 @@ func defineFlags(prog string, cfg *Config) (*flag.FlagSet, *flagLists) {
 	fs.StringVar(&cfg.VertiqueSecretEnv, "vertique-secret-env", "", "name of the environment variable holding vertique's key-derivation secret (never shown or logged)")
 	fs.StringVar(&cfg.VertiqueSecretFile, "vertique-secret-file", "", "file holding vertique's key-derivation secret (never shown or logged; one trailing newline is dropped)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "also serve /metrics, alone and without sign-in, on this HOST:PORT (for a Prometheus on a private network)")
-	fs.BoolVar(&cfg.MetricsKeep, "metrics-keep", true, "keep the sweeps /metrics reports on running while nobody has a page open, and read the bans' health every 30s (false: /metrics reports what pages started)")
+	fs.BoolVar(&cfg.MetricsKeep, "metrics-keep", false, "keep the sweeps /metrics reports on running while nobody has a page open (default: only in the embedded demo; off, /metrics reports what pages started)")
 	return fs, fl
 }
 

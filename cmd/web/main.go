@@ -226,7 +226,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 			ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail, Users: users},
 		UsersFile: cfg.UsersFile, ReloadUsers: reload,
 		Audit: cfg.Audit, AuditMaxLen: cfg.AuditMaxLen,
-		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep, SearchRate: cfg.SearchRate, MetricsKeep: cfg.MetricsKeep,
+		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep, SearchRate: cfg.SearchRate, MetricsBans: true, MetricsKeep: cfg.MetricsKeep || cfg.Demo(),
 	}, log)
 	if err != nil {
 		return err

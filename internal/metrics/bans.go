@@ -49,12 +49,6 @@ func (b *BanHealth) Held() []BanHeld {
 func (b *BanHealth) Refresh(ctx context.Context, conns []*redisview.Conn, now time.Time) {
 	seen := map[banKey]bool{}
 	for _, c := range conns {
-		if !c.Status().Up {
-			for k := range b.snapshotKeys(c.Name) {
-				seen[k] = true // down: keep what was read, it ages
-			}
-			continue
-		}
 		for _, l := range bans.Lists(c) {
 			if l.Sensitive {
 				continue
@@ -80,18 +74,6 @@ func (b *BanHealth) Refresh(ctx context.Context, conns []*redisview.Conn, now ti
 			delete(b.held, k)
 		}
 	}
-}
-
-func (b *BanHealth) snapshotKeys(conn string) map[banKey]bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := map[banKey]bool{}
-	for k := range b.held {
-		if k.conn == conn {
-			out[k] = true
-		}
-	}
-	return out
 }
 
 func collectBans(e emitter, held []BanHeld, now time.Time) {

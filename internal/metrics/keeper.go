@@ -58,8 +58,22 @@ func (k *Keeper) Run(ctx context.Context) {
 			k.Bans.Refresh(rctx, k.Conns.All(), clk.Now())
 			cancel()
 		}
-		clock.Sleep(ctx, clk, interval)
+		clock.Sleep(ctx, clk, k.wait(interval))
 	}
+}
+
+// wait is interval, or a second while a connection has no pack yet: its
+// pack is chosen moments after start, and its workers and lists follow.
+func (k *Keeper) wait(interval time.Duration) time.Duration {
+	if k.Conns == nil {
+		return interval
+	}
+	for _, c := range k.Conns.All() {
+		if c.Pack() == nil {
+			return min(interval, time.Second)
+		}
+	}
+	return interval
 }
 
 // hold acquires the workers not held yet: a connection's pack may be

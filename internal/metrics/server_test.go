@@ -43,7 +43,7 @@ func startConsole(t *testing.T, auth handlers.Auth) *httptest.Server {
 	}
 	s, err := server.Start(context.Background(), server.Config{
 		Conns: []redisview.ConnConfig{{Name: "eisland", URL: rs.URL(0)}}, PackFor: map[string]string{"eisland": "eisland"},
-		Auth: auth, MetricsKeep: true, MetricsInterval: time.Second,
+		Auth: auth, MetricsBans: true, MetricsKeep: true, MetricsInterval: time.Second,
 	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -102,13 +102,14 @@ type Config struct {
 	// sweep does).
 	SearchRate int
 
-	// MetricsKeep runs /metrics's keeper (metrics.Keeper): it holds the
-	// workers /metrics reports on (each connection's limit sweep and quota
-	// walk, the statistics sweep of each database its pack names) while
-	// nobody has a page open, at their own budgets, and reads the bans'
-	// health every MetricsInterval (default 30s). Without it /metrics
-	// reports what pages started, and no bans' health.
-	MetricsKeep     bool
+	// MetricsBans runs /metrics's keeper (metrics.Keeper) for the one
+	// figure no worker keeps: each ban list's health, read every
+	// MetricsInterval (default 30s). MetricsKeep makes the keeper also hold
+	// the workers /metrics reports on (each connection's limit sweep and
+	// quota walk, the statistics sweep of each database its pack names)
+	// while nobody has a page open, at their own budgets; without it
+	// /metrics reports what pages started.
+	MetricsBans, MetricsKeep bool
 	MetricsInterval time.Duration
 
 	// Now is the clock of actions (preview age, audit times, what an undo
@@ -243,11 +244,11 @@ func (s *Server) startMetrics() {
 	s.metrics = metrics.Handler(metrics.New(metrics.Sources{Conns: s.reg, Sweeps: s.sweepers, Limits: s.limits,
 		Quotas: s.quotas, Bans: bans, Hub: s.hub, Actions: s.actions, Now: s.cfg.Now}))
 	s.handler.GET(metrics.Path, echo.WrapHandler(s.metrics), s.app.RequireMachine(action.Viewer))
-	if !s.cfg.MetricsKeep {
+	if !s.cfg.MetricsBans && !s.cfg.MetricsKeep {
 		return
 	}
 	k := &metrics.Keeper{Conns: s.reg, Sweeps: s.sweepers, Limits: s.limits, Quotas: s.quotas, Bans: bans,
-		Hold: true, Interval: s.cfg.MetricsInterval}
+		Hold: s.cfg.MetricsKeep, Interval: s.cfg.MetricsInterval}
 	// Awaited before the pools it acquires from (see Close).
 	s.keeper.Go(func() { k.Run(s.ctx) })
 }
