@@ -110,7 +110,7 @@ type Config struct {
 	// while nobody has a page open, at their own budgets; without it
 	// /metrics reports what pages started.
 	MetricsBans, MetricsKeep bool
-	MetricsInterval time.Duration
+	MetricsInterval          time.Duration
 
 	// Now is the clock of actions (preview age, audit times, what an undo
 	// would bring back after its TTL) and of sign-in sessions; default
