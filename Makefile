@@ -27,11 +27,14 @@ run:
 
 test: deps check-generated vet test-go
 
-# redis-server and Chromium come from Debian; installed only when missing.
+# redis-server, Chromium and promtool (and the prometheus server the
+# scrape test starts, package prometheus; its service is not what the tests
+# use) come from Debian; installed only when missing.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
@@ -39,6 +42,7 @@ deps:
 	fi
 	@redis-server --version | head -1
 	@chromium --version 2>/dev/null | head -1
+	@promtool --version 2>/dev/null | head -1
 
 generate:
 	$(GO) tool templ generate

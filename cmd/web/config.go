@@ -52,6 +52,12 @@ type Config struct {
 	// is read by vertiqueSecret, never kept in Config.
 	VertiqueSecretEnv  string
 	VertiqueSecretFile string
+	// MetricsAddr, when set, is a listener of its own serving only
+	// /metrics, without sign-in; MetricsKeep makes /metrics's keeper hold
+	// the sweeps it reports on (server.Config.MetricsKeep; the embedded
+	// demo always does).
+	MetricsAddr string
+	MetricsKeep bool
 
 	// demoStarted, when set (by tests), is told the embedded demo's servers
 	// once they run, before the console starts.
@@ -190,6 +196,8 @@ func defineFlags(prog string, cfg *Config) (*flag.FlagSet, *flagLists) {
 	fs.Int64Var(&cfg.AuditMaxLen, "audit-maxlen", 100000, "approximate cap of the audit stream's length")
 	fs.StringVar(&cfg.VertiqueSecretEnv, "vertique-secret-env", "", "name of the environment variable holding vertique's key-derivation secret (never shown or logged)")
 	fs.StringVar(&cfg.VertiqueSecretFile, "vertique-secret-file", "", "file holding vertique's key-derivation secret (never shown or logged; one trailing newline is dropped)")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "also serve /metrics, alone and without sign-in, on this HOST:PORT (for a Prometheus on a private network)")
+	fs.BoolVar(&cfg.MetricsKeep, "metrics-keep", false, "keep the sweeps /metrics reports on running while nobody has a page open (default: only in the embedded demo; off, /metrics reports what pages started)")
 	return fs, fl
 }
 
@@ -320,6 +328,13 @@ func (cfg *Config) checkServing() error {
 		return fmt.Errorf("invalid value %q for flag --addr: port %q is not a number", cfg.Addr, port)
 	} else if n < 0 || n > 65535 {
 		return fmt.Errorf("invalid value %q for flag --addr: port %d out of range (want 0–65535)", cfg.Addr, n)
+	}
+	if cfg.MetricsAddr != "" {
+		if _, port, err := net.SplitHostPort(cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("invalid value %q for flag --metrics-addr: want HOST:PORT", cfg.MetricsAddr)
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			return fmt.Errorf("invalid value %q for flag --metrics-addr: port %q out of range (want 0–65535)", cfg.MetricsAddr, port)
+		}
 	}
 	if cfg.PollInterval < 100*time.Millisecond || cfg.PollInterval > time.Minute {
 		return fmt.Errorf("invalid value %s for flag --poll-interval: want 100ms to 1m", cfg.PollInterval)

@@ -63,6 +63,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "addr port negative", args: []string{"--addr", "127.0.0.1:-1"}, getenv: none, wantErr: `invalid value "127.0.0.1:-1" for flag --addr: port -1 out of range`},
 		{name: "addr port not a number", args: []string{"--addr", "127.0.0.1:web"}, getenv: none, wantErr: `invalid value "127.0.0.1:web" for flag --addr: port "web" is not a number`},
 		{name: "addr without a port", args: []string{"--addr", "127.0.0.1:"}, getenv: none, wantErr: `invalid value "127.0.0.1:" for flag --addr: port "" is not a number`},
+		{name: "bad metrics addr", args: []string{"--metrics-addr", "9100"}, getenv: none, wantErr: `invalid value "9100" for flag --metrics-addr: want HOST:PORT`},
+		{name: "metrics addr port out of range", args: []string{"--metrics-addr", "127.0.0.1:70000"}, getenv: none, wantErr: `flag --metrics-addr: port "70000" out of range`},
 		{name: "addr any port", args: []string{"--addr", "[::1]:0"}, getenv: none,
 			want: Config{Addr: "[::1]:0", PollInterval: time.Second, LogFormat: "text", LogLevel: "info"}},
 		{name: "addr highest port", args: []string{"--addr", ":65535"}, getenv: none,

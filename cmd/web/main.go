@@ -226,7 +226,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 			ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail, Users: users},
 		UsersFile: cfg.UsersFile, ReloadUsers: reload,
 		Audit: cfg.Audit, AuditMaxLen: cfg.AuditMaxLen,
-		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep, SearchRate: cfg.SearchRate,
+		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep, SearchRate: cfg.SearchRate, MetricsBans: true, MetricsKeep: cfg.MetricsKeep || cfg.Demo(),
 	}, log)
 	if err != nil {
 		return err
@@ -235,6 +235,15 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	if err != nil {
 		srv.Close()
 		return err
+	}
+	if cfg.MetricsAddr != "" {
+		wait, err := serveMetrics(ctx, cfg.MetricsAddr, srv.MetricsHandler(), log)
+		if err != nil {
+			ln.Close()
+			srv.Close()
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer wait()
 	}
 	log.Info("keydeck listening", "url", "http://"+ln.Addr().String(), "connections", len(conns))
 	if ready != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/metrics"
 	"github.com/keydeck/keydeck/internal/people"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
@@ -101,6 +102,16 @@ type Config struct {
 	// sweep does).
 	SearchRate int
 
+	// MetricsBans runs /metrics's keeper (metrics.Keeper) for the one
+	// figure no worker keeps: each ban list's health, read every
+	// MetricsInterval (default 30s). MetricsKeep makes the keeper also hold
+	// the workers /metrics reports on (each connection's limit sweep and
+	// quota walk, the statistics sweep of each database its pack names)
+	// while nobody has a page open, at their own budgets; without it
+	// /metrics reports what pages started.
+	MetricsBans, MetricsKeep bool
+	MetricsInterval          time.Duration
+
 	// Now is the clock of actions (preview age, audit times, what an undo
 	// would bring back after its TTL) and of sign-in sessions; default
 	// time.Now. Tests inject one instead of sleeping.
@@ -151,6 +162,8 @@ type Server struct {
 	quotas   *quotas.Walkers
 	boards   *leaderboard.Index
 	watch    *redisview.KeyWatch
+	metrics  http.Handler
+	keeper   sync.WaitGroup // metrics.Keeper
 	bg       sync.WaitGroup // monitors (and their pack detections), users file watch
 	close    sync.Once
 }
@@ -219,8 +232,30 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		UserStates: search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now)})
 	s.budgets = budgets
 	s.app.Routes(s.handler)
+	s.startMetrics()
 	return s, nil
 }
+
+// startMetrics serves /metrics on the console's listener (any signed-in
+// identity; anonymous: 401) and starts its keeper: a scrape reads what the
+// workers hold, and sends no Redis command.
+func (s *Server) startMetrics() {
+	bans := &metrics.BanHealth{}
+	s.metrics = metrics.Handler(metrics.New(metrics.Sources{Conns: s.reg, Sweeps: s.sweepers, Limits: s.limits,
+		Quotas: s.quotas, Bans: bans, Hub: s.hub, Actions: s.actions, Now: s.cfg.Now}))
+	s.handler.GET(metrics.Path, echo.WrapHandler(s.metrics), s.app.RequireMachine(action.Viewer))
+	if !s.cfg.MetricsBans && !s.cfg.MetricsKeep {
+		return
+	}
+	k := &metrics.Keeper{Conns: s.reg, Sweeps: s.sweepers, Limits: s.limits, Quotas: s.quotas, Bans: bans,
+		Hold: s.cfg.MetricsKeep, Interval: s.cfg.MetricsInterval}
+	// Awaited before the pools it acquires from (see Close).
+	s.keeper.Go(func() { k.Run(s.ctx) })
+}
+
+// MetricsHandler serves the Prometheus exposition alone, unguarded: for a
+// listener of its own (--metrics-addr).
+func (s *Server) MetricsHandler() http.Handler { return s.metrics }
 
 // ScanBudgetStats is a snapshot of conn's scan budget (who waits, who
 // was granted what).
@@ -243,6 +278,7 @@ func (s *Server) Actions() *action.Runner { return s.actions }
 func (s *Server) Close() {
 	s.close.Do(func() {
 		s.cancel()
+		s.keeper.Wait()
 		s.hub.Wait()
 		s.limits.Wait()
 		s.quotas.Wait()

@@ -40,6 +40,7 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 		// most once, whatever happens next (preview again to retry).
 		err = r.audit.claimConfirmation(ctx, pv.Nonce, r.opts.PreviewTTL+clockSkew)
 		if errors.Is(err, ErrAuditUnavailable) {
+			r.tally.add(k.Name(), OutcomeFailed)
 			return out, err
 		}
 	}
@@ -64,6 +65,7 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	}
 	err = w.err(err)
 	if errors.Is(err, ErrAuditUnavailable) {
+		r.tally.add(k.Name(), OutcomeFailed)
 		return out, err // the audit server cannot take the failure record either
 	}
 	if err == nil {
@@ -238,6 +240,7 @@ func (r *Runner) settle(ctx context.Context, out *Outcome, rec Record, intentID 
 	if err != nil {
 		rec.Outcome, rec.Error = outcomeOf(err), err.Error()
 	}
+	r.tally.add(rec.Action, rec.Outcome)
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditDeadline)
 	defer cancel()
 	id, werr := r.audit.writeOutcome(actx, rec, intentID)

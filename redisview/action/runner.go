@@ -46,6 +46,7 @@ type Runner struct {
 	secret []byte
 	kinds  map[string]Kind
 	order  []Kind
+	tally  tally // outcomes settled, by kind (Tally)
 }
 
 const (
