@@ -3,6 +3,7 @@ package metrics
 import (
 	"time"
 
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/quotas"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -52,7 +53,7 @@ func collectLimits(e emitter, snaps map[string]limits.Snapshot, now time.Time) {
 			}
 			n, id := db(f.DB), f.Family.ID
 			switch {
-			case f.Kind.IsLimit():
+			case f.Class == decode.ClassLimit:
 				throttled := 0
 				for _, r := range f.Rows {
 					if st := r.At(now); st.Throttled && !st.Gone {
@@ -60,7 +61,7 @@ func collectLimits(e emitter, snaps map[string]limits.Snapshot, now time.Time) {
 					}
 				}
 				e.gauge(throttledKeys, float64(throttled), conn, n, id)
-			case f.Kind.IsLock():
+			case f.Class == decode.ClassLock:
 				collectLocks(e, conn, f, now)
 			}
 		}
