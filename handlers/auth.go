@@ -299,7 +299,7 @@ func (a *App) requireLevel(need action.Level) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			id := identity(c)
 			if !id.Signed() {
-				if c.Request().Method == http.MethodGet && c.Request().URL.Path != route.Live {
+				if c.Request().Method == http.MethodGet && c.Request().URL.Path != route.Live && !route.IsAPI(c.Request().URL.Path) {
 					return c.Redirect(http.StatusSeeOther, route.LoginURL(c.Request().URL.RequestURI()))
 				}
 				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")

@@ -99,4 +99,5 @@ func (a *App) Routes(e *echo.Echo) {
 		}
 		e.Add(r.Method, r.Path, r.handler, mw...)
 	}
+	a.NewAPI(e)
 }
