@@ -32,9 +32,12 @@ func (a *App) apiDecode(ctx context.Context, conn *redisview.Conn, db int, key, 
 }
 
 type apiLeaderboardIn struct {
-	apiKeyIn
-	Start int64 `query:"start" minimum:"0" maximum:"1000000000" default:"0" doc:"The 0-based offset of the first entry."`
-	Count int64 `query:"count" minimum:"1" maximum:"500" default:"10" doc:"How many entries."`
+	Conn   string `path:"conn" doc:"The connection's name."`
+	N      string `path:"n" doc:"The database index, 0 to 255."`
+	Key    string `query:"key" doc:"The leaderboard's key, percent-encoded: any bytes."`
+	KeyB64 string `query:"key_b64" doc:"The key's bytes in base64 (standard or URL-safe, padded or not), instead of key."`
+	Start  int64  `query:"start" minimum:"0" maximum:"1000000000" default:"0" doc:"The 0-based offset of the first entry."`
+	Count  int64  `query:"count" minimum:"1" maximum:"500" default:"10" doc:"How many entries."`
 }
 
 type apiLeaderboardOut struct{ Body apiv1.Leaderboard }
@@ -46,7 +49,7 @@ func (a *App) apiLeaderboard(ctx context.Context, c echo.Context, in *apiLeaderb
 	if err != nil {
 		return nil, err
 	}
-	key, err := in.parse(c, route.MaxLinkedName)
+	key, err := apiQueryName(c, "key", route.MaxLinkedName)
 	if err != nil {
 		return nil, err
 	}

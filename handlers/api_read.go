@@ -75,20 +75,18 @@ func (a *App) apiConnection(ctx context.Context, conn *redisview.Conn) apiv1.Con
 	return apiv1.ConnectionOf(conn.Name, conn.Display, st, pack, r.Latest(ctx, 3*time.Second), true)
 }
 
-// apiNameIn is a name in the query: NAME or NAME_b64.
-type apiNameIn struct {
-	Name    string `query:"name" doc:"The name, percent-encoded: any bytes."`
-	NameB64 string `query:"name_b64" doc:"The name's bytes in base64 (standard or URL-safe, padded or not), instead of name."`
-}
-
-func (in apiNameIn) parse(c echo.Context, max int) (string, error) {
+// apiQueryName reads a name the query gives as param or param_b64 (the
+// input structs' fields document them; huma binds no embedded struct of
+// this package): the bytes as sent.
+func apiQueryName(c echo.Context, param string, max int) (string, error) {
 	q := c.QueryParams()
-	return route.APIName("name", in.Name, q.Has("name"), in.NameB64, q.Has("name_b64"), max)
+	return route.APIName(param, q.Get(param), q.Has(param), q.Get(param+"_b64"), q.Has(param+"_b64"), max)
 }
 
 type apiBanCheckIn struct {
-	Conn string `path:"conn" doc:"The connection's name."`
-	apiNameIn
+	Conn    string `path:"conn" doc:"The connection's name."`
+	Name    string `query:"name" doc:"The name, percent-encoded: any bytes."`
+	NameB64 string `query:"name_b64" doc:"The name's bytes in base64 (standard or URL-safe, padded or not), instead of name."`
 }
 
 type apiBanCheckOut struct{ Body apiv1.BanCheck }
@@ -100,7 +98,7 @@ func (a *App) apiBanCheck(ctx context.Context, c echo.Context, in *apiBanCheckIn
 	if err != nil {
 		return nil, err
 	}
-	name, err := in.parse(c, search.MaxQuery)
+	name, err := apiQueryName(c, "name", search.MaxQuery)
 	if err != nil {
 		return nil, err
 	}
@@ -127,9 +125,10 @@ func (a *App) apiErrText(conn *redisview.Conn) func(error) string {
 }
 
 type apiUserIn struct {
-	Conn string `path:"conn" doc:"The connection's name."`
-	apiNameIn
-	Email string `query:"email" doc:"The user's e-mail address, when known: keys by e-mail are derived from it."`
+	Conn    string `path:"conn" doc:"The connection's name."`
+	Name    string `query:"name" doc:"The username, percent-encoded: any bytes."`
+	NameB64 string `query:"name_b64" doc:"The username's bytes in base64 (standard or URL-safe, padded or not), instead of name."`
+	Email   string `query:"email" doc:"The user's e-mail address, when known: keys by e-mail are derived from it."`
 }
 
 type apiUserOut struct{ Body apiv1.User }
@@ -141,7 +140,7 @@ func (a *App) apiUser(ctx context.Context, c echo.Context, in *apiUserIn) (*apiU
 	if err != nil {
 		return nil, err
 	}
-	name, err := in.parse(c, search.MaxQuery)
+	name, err := apiQueryName(c, "name", search.MaxQuery)
 	if err != nil {
 		return nil, err
 	}
@@ -172,26 +171,12 @@ func (a *App) apiUser(ctx context.Context, c echo.Context, in *apiUserIn) (*apiU
 	return &apiUserOut{Body: apiv1.UserOf(conn.Name, pack.Name, page, a.apiErrText(conn))}, nil
 }
 
-type apiDBIn struct {
-	Conn string `path:"conn" doc:"The connection's name."`
-	N    string `path:"n" doc:"The database index, 0 to 255."`
-}
-
-// apiKeyIn names a key: ?key= or ?key_b64=.
-type apiKeyIn struct {
-	apiDBIn
+type apiKeyPageIn struct {
+	Conn   string `path:"conn" doc:"The connection's name."`
+	N      string `path:"n" doc:"The database index, 0 to 255."`
 	Key    string `query:"key" doc:"The key, percent-encoded: any bytes."`
 	KeyB64 string `query:"key_b64" doc:"The key's bytes in base64 (standard or URL-safe, padded or not), instead of key."`
-}
-
-func (in apiKeyIn) parse(c echo.Context, max int) (string, error) {
-	q := c.QueryParams()
-	return route.APIName("key", in.Key, q.Has("key"), in.KeyB64, q.Has("key_b64"), max)
-}
-
-type apiKeyPageIn struct {
-	apiKeyIn
-	At string `query:"at" doc:"Where the value's page starts: the next of the previous page."`
+	At     string `query:"at" doc:"Where the value's page starts: the next of the previous page."`
 }
 
 type apiKeyOut struct{ Body apiv1.Key }
@@ -204,7 +189,7 @@ func (a *App) apiKey(ctx context.Context, c echo.Context, in *apiKeyPageIn) (*ap
 	if err != nil {
 		return nil, err
 	}
-	key, err := in.parse(c, route.MaxKey)
+	key, err := apiQueryName(c, "key", route.MaxKey)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ type ActionRequest struct {
 	Kind string          `json:"kind" doc:"The action kind (unban, unlock-login, reset-limit, ban, delete-key, …)."`
 	Conn string          `json:"conn"`
 	DB   int             `json:"db" minimum:"0" maximum:"255"`
-	Key  Name            `json:"key,omitempty" doc:"The key it acts on; absent for kinds that name no key (ban, unban take the list's keys from the pack)."`
+	Key  Name            `json:"key,omitempty" doc:"The key it acts on; for ban and unban, the list's set key (set_key of a ban-check); absent for undo."`
 	Args map[string]Name `json:"args,omitempty" doc:"The kind's arguments (name for ban and unban, member, ttl …)."`
 }
 

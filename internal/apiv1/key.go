@@ -29,7 +29,7 @@ type Key struct {
 	Role            *string  `json:"role" doc:"The family's role; null when none."`
 	Sensitive       bool     `json:"sensitive" doc:"The family is sensitive: value and state are never read."`
 	Violations      []string `json:"violations" doc:"How the key breaks its family's schema (type, TTL)."`
-	Decoded         *Decoded `json:"decoded" doc:"The role's reading of the key; null when no role reads it."`
+	Decoded         *Decoded `json:"decoded,omitempty" doc:"The role's reading of the key; absent when no role reads it."`
 	Value           Value    `json:"value"`
 }
 

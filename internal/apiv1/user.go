@@ -13,7 +13,7 @@ import (
 type User struct {
 	Conn  string `json:"conn"`
 	Name  Name   `json:"name"`
-	Email *Name  `json:"email" doc:"The user's e-mail address when known (given, or found: email_from); keys by e-mail are derived from it."`
+	Email *Name  `json:"email,omitempty" doc:"The user's e-mail address when known (given, or found: email_from); keys by e-mail are derived from it."`
 	// EmailFrom says where the address came from.
 	EmailFrom string     `json:"email_from,omitempty" doc:"given, or the key that holds the address."`
 	Pack      string     `json:"pack"`
@@ -41,7 +41,7 @@ type UserKey struct {
 	Sensitive bool     `json:"sensitive"`
 	Via       string   `json:"via" doc:"How it was found (derived from the name, by scan, …)."`
 	Ambiguous bool     `json:"ambiguous" doc:"The key may also belong to a longer name that starts with this one."`
-	Decoded   *Decoded `json:"decoded"`
+	Decoded   *Decoded `json:"decoded,omitempty" doc:"The role's reading of the key; absent when no role reads it."`
 	// Value is the start of a small string no role reads (never of a
 	// sensitive family).
 	Value    *Name       `json:"value,omitempty" doc:"The start of a small string no role reads (never sensitive)."`
