@@ -135,6 +135,11 @@ func (a *App) apiGuard(level action.Level, write bool) func(huma.Context, func(h
 			a.writeProblem(c, err)
 			return
 		}
+		if c.Response().Committed {
+			// The check answered itself (a redirect): the operation must
+			// not run and write after it.
+			return
+		}
 		next(huma.WithValue(ctx, ctxEcho{}, c))
 	}
 }

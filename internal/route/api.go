@@ -50,7 +50,10 @@ func APIName(param, plain string, has bool, b64 string, has64 bool, max int) (st
 	return plain, nil
 }
 
+// decodeB64 decodes any of the four base64 alphabets. A space is a '+'
+// that came unescaped through a query string (base64 has no spaces).
 func decodeB64(s string) (string, bool) {
+	s = strings.ReplaceAll(s, " ", "+")
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 		if b, err := enc.Strict().DecodeString(s); err == nil {
 			return string(b), true

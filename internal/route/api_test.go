@@ -18,6 +18,7 @@ func TestAPINameBytes(t *testing.T) {
 		{b64: "Y29uZjr/", has64: true, want: "conf:\xff"},
 		{b64: "Y29uZjr_", has64: true, want: "conf:\xff"},
 		{b64: "eA", has64: true, want: "x"},
+		{b64: "PGI Ig==", has64: true, want: "<b>\""},
 		{b64: "eA==", has64: true, want: "x"},
 		{b64: "!!", has64: true, bad: true},
 		{plain: "x", has: true, b64: "eA==", has64: true, bad: true},
