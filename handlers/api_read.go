@@ -33,7 +33,7 @@ func (a *App) apiRoutes() []apiRoute {
 		apiRouteOf(a, get, route.APIBanCheck, "ban-check", "Is a name banned: the name against every ban list and filter", action.Viewer, notFound, a.apiBanCheck),
 		apiRouteOf(a, get, route.APIUser, "get-user", "Everything about one user: keys, bans, leaderboard places", action.Viewer, notFound, a.apiUser),
 		apiRouteOf(a, get, route.APIKey, "get-key", "One key: metadata, decoded state, a page of its value", action.Viewer, notFound, a.apiKey),
-		apiRouteOf(a, get, route.APILeaderboard, "get-leaderboard", "A window of a leaderboard's entries", action.Viewer, append(notFound, http.StatusForbidden), a.apiLeaderboard),
+		apiRouteOf(a, get, route.APILeaderboard, "get-leaderboard", "A window of a leaderboard's entries", action.Viewer, notFound, a.apiLeaderboard),
 		writes(apiRouteOf(a, post, route.APIPreview, "preview-action", "Preview an action: what will change, and its confirmation token", action.Support, acts, a.apiPreview)),
 		writes(apiRouteOf(a, post, route.APIExecute, "execute-action", "Execute a previewed action (its token), audited", action.Support, acts, a.apiExecute)),
 		writes(apiRouteOf(a, post, route.APIUndo, "undo-action", "Preview undoing an executed action (its audit record): execute confirms it", action.Support, acts, a.apiUndo)),
