@@ -45,7 +45,7 @@ type ActionPreview struct {
 // ActionChange is one key an action changes.
 type ActionChange struct {
 	Key   Name   `json:"key"`
-	Op    string `json:"op" doc:"delete, expire, persist, restore, remove-member, add-member, none (read and watched, left as is)."`
+	Op    string `json:"op" doc:"delete, expire, persist, restore, remove-member, add-member, set-bits, …; none: read and watched, left as is."`
 	Text  string `json:"text"`
 	After string `json:"after" doc:"The key afterwards."`
 }
