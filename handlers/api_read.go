@@ -24,6 +24,33 @@ import (
 // domain calls) and maps it with a pure function of internal/apiv1.
 
 // apiRoutes is the API's operation table: path, level, handler.
+//
+// One more endpoint is three pieces: its path beside the others in
+// internal/route/api.go; an input struct (path:"…" and query:"…" fields,
+// flat: huma binds no embedded struct of this package; a name is read
+// with apiQueryName for its _b64 twin) and an output struct {Body T} of an
+// internal/apiv1 type; and a handler that reads what the page reads and
+// maps it with apiv1's pure function, returning the domain's errors as
+// they are (problem maps them with the pages' table):
+//
+//	type apiLocksIn struct {
+//		Conn string `path:"conn" doc:"The connection's name."`
+//	}
+//	type apiLocksOut struct{ Body apiv1.Locks }
+//
+//	func (a *App) apiLocks(ctx context.Context, c echo.Context, in *apiLocksIn) (*apiLocksOut, error) {
+//		conn, err := a.conns.Get(in.Conn)
+//		if err != nil {
+//			return nil, err
+//		}
+//		return &apiLocksOut{Body: apiv1.LocksOf(conn.Name, a.limits.Read(ctx, conn))}, nil
+//	}
+//
+// then one line here: apiRouteOf(a, get, route.APILocks, "list-locks",
+// "…", action.Viewer, notFound, a.apiLocks), and go test -run
+// TestAPIOpenAPIGolden ./handlers/ -update, and a call of it in
+// TestAPIResponsesMatchTheContract (which fails on an operation it does
+// not exercise).
 func (a *App) apiRoutes() []apiRoute {
 	const get, post = http.MethodGet, http.MethodPost
 	notFound := []int{http.StatusBadRequest, http.StatusNotFound, http.StatusBadGateway}
