@@ -47,6 +47,8 @@ func TestAPIProblemsAuth(t *testing.T) {
 		t.Error("401 without WWW-Authenticate")
 	}
 	problemOf(t, anon, http.MethodGet, "/api/v1/connections/main/db/0/key?key=x", nil, http.StatusUnauthorized)
+	// An anonymous write is told to authenticate, not that its form expired.
+	problemOf(t, anon, http.MethodPost, "/api/v1/actions/preview", map[string]any{"kind": "delete-key", "conn": "main", "db": 0, "key": "x"}, http.StatusUnauthorized)
 
 	vera := &apiClient{t: t, b: newBrowser(t, f.srv.URL)}
 	if code := vera.b.login("vera", "right-password"); code != http.StatusSeeOther {
