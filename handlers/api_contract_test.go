@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func (k *contract) check(op string, status int, ctype string, body []byte) {
 	}
 	k.seen[op] = true
 	esc := strings.NewReplacer("~", "~0", "/", "~1")
-	ptr := "#/paths/" + esc.Replace(path) + "/" + strings.ToLower(method) + "/responses/" + itoa(status) + "/content/" + esc.Replace(ctype) + "/schema"
+	ptr := "#/paths/" + esc.Replace(path) + "/" + strings.ToLower(method) + "/responses/" + strconv.Itoa(status) + "/content/" + esc.Replace(ctype) + "/schema"
 	sch, err := k.c.Compile("https://keydeck.invalid/openapi.json" + ptr)
 	if err != nil {
 		k.t.Fatalf("%s %d %s: no schema in the document: %v", op, status, ctype, err)
