@@ -201,6 +201,19 @@ func (a *App) executeAction(c echo.Context) error {
 		a.log.Warn("action failed", "user", actor(c).User, "action", pv.Kind, "conn", conn.Name, "db", pv.Request.DB, "err", err)
 		return withBack(err, back)
 	}
+	a.executed(c, conn, pv, out)
+	vm := views.ResultVM{
+		OK: true, Title: "Done: " + out.Summary, Message: changeText(out.Changes), AuditID: out.ID, Warning: out.AuditWarning, Back: back,
+	}
+	if vm.Message == out.Summary {
+		vm.Message = "" // the title says it
+	}
+	return render(c, http.StatusOK, vm, views.ResultPage(a.page(c, "Done", conn.Name), vm))
+}
+
+// executed logs an executed action and refreshes what it changed: the
+// live views of its database, a ban list's consistency check.
+func (a *App) executed(c echo.Context, conn *redisview.Conn, pv action.Preview, out action.Outcome) {
 	a.log.Info("action done", "user", actor(c).User, "action", out.Kind, "conn", conn.Name, "db", pv.Request.DB, "audit", out.ID)
 	a.hub.Kick(DBTopic{Conn: conn.Name, DB: pv.Request.DB}.String())
 	if out.Kind != action.KindBan && out.Kind != action.KindUnban {
@@ -210,13 +223,6 @@ func (a *App) executeAction(c echo.Context) error {
 			bans.CheckerFor(conn, l).Restart()
 		}
 	}
-	vm := views.ResultVM{
-		OK: true, Title: "Done: " + out.Summary, Message: changeText(out.Changes), AuditID: out.ID, Warning: out.AuditWarning, Back: back,
-	}
-	if vm.Message == out.Summary {
-		vm.Message = "" // the title says it
-	}
-	return render(c, http.StatusOK, vm, views.ResultPage(a.page(c, "Done", conn.Name), vm))
 }
 
 func changeText(chs []action.Change) string {

@@ -249,7 +249,7 @@ func (a *App) requireLevel(need action.Level) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			id := identity(c)
 			if !id.Signed() {
-				if c.Request().Method == http.MethodGet && c.Request().URL.Path != route.Live {
+				if c.Request().Method == http.MethodGet && c.Request().URL.Path != route.Live && !route.IsAPI(c.Request().URL.Path) {
 					return c.Redirect(http.StatusSeeOther, route.LoginURL(c.Request().URL.RequestURI()))
 				}
 				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")
@@ -276,6 +276,9 @@ func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
 		// preflight, which is not answered): no CSRF token is needed.
 		if identity(c).Via == "token" {
 			return next(c)
+		}
+		if route.IsAPI(req.URL.Path) && !identity(c).Signed() {
+			return next(c) // no API operation is public: its guard answers 401
 		}
 		if !sameOriginRequest(req) {
 			return echo.NewHTTPError(http.StatusForbidden, "Cross-site request refused.")

@@ -73,18 +73,24 @@ type Sweepers interface {
 
 // connDB resolves the :conn and :db route parameters.
 func (a *App) connDB(c echo.Context) (*redisview.Conn, int, error) {
-	conn, err := a.conns.Get(c.Param("conn"))
+	return a.openDB(c.Request().Context(), c.Param("conn"), c.Param("db"))
+}
+
+// openDB is connDB of a connection's name and a database index as the
+// path gives them.
+func (a *App) openDB(ctx context.Context, name, dbText string) (*redisview.Conn, int, error) {
+	conn, err := a.conns.Get(name)
 	if err != nil {
 		return nil, 0, err
 	}
-	db, err := route.PathDB(c.Param("db"))
+	db, err := route.PathDB(dbText)
 	if err != nil {
 		return nil, 0, err
 	}
 	// A database the server does not have is no page. A server that is
 	// down cannot be asked: the page says it is disconnected instead.
 	if st := conn.Status(); st.Up || st.Checked.IsZero() {
-		if err := conn.CheckDB(c.Request().Context(), db); errors.Is(err, redisview.ErrNoDatabase) {
+		if err := conn.CheckDB(ctx, db); errors.Is(err, redisview.ErrNoDatabase) {
 			return nil, 0, withBack(err, route.OverviewURL(conn.Name))
 		}
 	}

@@ -99,19 +99,29 @@ func (a *App) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	vm := errorVM(err)
 	req := c.Request()
-	switch {
-	case vm.Code == http.StatusInternalServerError:
-		a.log.Error("request failed", "method", req.Method, "path", req.URL.Path, "err", err)
-	case vm.Code >= 500:
-		a.log.Warn("request failed", "method", req.Method, "path", req.URL.Path, "status", vm.Code, "err", err)
+	if route.IsAPI(req.URL.Path) {
+		a.writeProblem(c, err)
+		return
 	}
+	vm := errorVM(err)
+	a.logFailure(c, vm.Code, err)
 	if req.Method == http.MethodHead {
 		_ = c.NoContent(vm.Code)
 		return
 	}
 	if err := render(c, vm.Code, vm, views.ErrorPage(a.page(c, vm.Title, ""), vm)); err != nil {
 		a.log.Error("render error page", "err", err)
+	}
+}
+
+// logFailure logs a server error (5xx) answered to c's request.
+func (a *App) logFailure(c echo.Context, code int, err error) {
+	req := c.Request()
+	switch {
+	case code == http.StatusInternalServerError:
+		a.log.Error("request failed", "method", req.Method, "path", req.URL.Path, "err", err)
+	case code >= 500:
+		a.log.Warn("request failed", "method", req.Method, "path", req.URL.Path, "status", code, "err", err)
 	}
 }

@@ -105,4 +105,5 @@ func (a *App) Routes(e *echo.Echo) {
 		}
 		e.Add(r.Method, r.Path, r.handler, mw...)
 	}
+	a.NewAPI(e)
 }

@@ -1,0 +1,175 @@
+package apiv1
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
+	"github.com/keydeck/keydeck/redisview/value"
+)
+
+// Key is one key: its metadata, what its family's role makes of it, and
+// one page of its value. A key of a sensitive family shows no value and
+// no decoded state (withheld), on every path.
+type Key struct {
+	Conn string `json:"conn"`
+	DB   int    `json:"db"`
+	Key  Name   `json:"key"`
+	Type string `json:"type" enum:"string,hash,list,set,zset,stream" doc:"The key's Redis type."`
+	// TTLMs: −1 when the key has no expiry.
+	TTLMs int64 `json:"ttl_ms" doc:"Time to live in ms; -1: no expiry."`
+	// Size is the string's bytes or the collection's elements.
+	Size            *int64   `json:"size" doc:"A string's length in bytes, or a collection's elements; null when unknown."`
+	Memory          *int64   `json:"memory" doc:"Bytes in Redis's memory (MEMORY USAGE); null when the server will not say (memory_note)."`
+	MemoryEstimated bool     `json:"memory_estimated" doc:"memory is an estimate from a sample of a big collection."`
+	MemoryNote      string   `json:"memory_note,omitempty"`
+	Family          *string  `json:"family" doc:"The pack's family of the key; null when none."`
+	Role            *string  `json:"role" doc:"The family's role; null when none."`
+	Sensitive       bool     `json:"sensitive" doc:"The family is sensitive: value and state are never read."`
+	Violations      []string `json:"violations" doc:"How the key breaks its family's schema (type, TTL)."`
+	Decoded         *Decoded `json:"decoded,omitempty" doc:"The role's reading of the key; absent when no role reads it."`
+	Value           Value    `json:"value"`
+}
+
+// Decoded is what a role makes of a key.
+type Decoded struct {
+	Role     string `json:"role"`
+	Withheld bool   `json:"withheld" doc:"The family is sensitive: not read."`
+	Note     string `json:"note,omitempty" doc:"Why it was not decoded, or what is odd about the value."`
+	Error    string `json:"error,omitempty" doc:"The read failed: the state is unknown."`
+	// State is the role's state object (see StateOf).
+	State map[string]any `json:"state,omitempty" doc:"The role's state: snake_case fields, durations as integer …_ms, times RFC 3339 UTC, names as Name. Its fields are the role's (token-bucket: tokens, capacity, refill_per_s, to_full_ms …)."`
+}
+
+// Value is one bounded page of a key's value.
+type Value struct {
+	Withheld bool   `json:"withheld" doc:"The family is sensitive: nothing was read."`
+	Error    string `json:"error,omitempty" doc:"The page could not be read (or is not shown), and why."`
+	Length   int64  `json:"length" doc:"A string's bytes or a collection's elements."`
+	Encoding string `json:"encoding,omitempty" doc:"OBJECT ENCODING."`
+	// String is a string's bytes from Offset (a page of them).
+	String   *Name     `json:"string,omitempty" doc:"A page of a string's bytes, from offset."`
+	Offset   int64     `json:"offset" doc:"Where string starts, in bytes."`
+	Elements []Element `json:"elements" doc:"A page of a collection's elements, in Redis's order."`
+	At       string    `json:"at" doc:"Where this page starts (a scan cursor, an offset, a stream entry ID)."`
+	Next     *string   `json:"next" doc:"Where the next page starts (give it as ?at=); null on the last."`
+}
+
+// Element is one entry of a collection; a part longer than a page shows
+// cut (its full length in …_bytes).
+type Element struct {
+	Index      *int64   `json:"index" doc:"A list index or sorted-set rank (0-based); null elsewhere."`
+	Name       *Name    `json:"name,omitempty" doc:"The hash field, set or sorted-set member, or stream entry ID."`
+	NameBytes  int      `json:"name_bytes,omitempty" doc:"The name's full length."`
+	Value      *Name    `json:"value,omitempty" doc:"The hash value or list element."`
+	ValueBytes int      `json:"value_bytes,omitempty" doc:"The value's full length."`
+	Score      *float64 `json:"score,omitempty" doc:"A sorted-set member's score; absent when infinite (score_text)."`
+	ScoreText  string   `json:"score_text,omitempty" doc:"+inf or -inf for an infinite score."`
+	Fields     []Name   `json:"fields,omitempty" doc:"A stream entry's fields and values, alternating."`
+}
+
+// KeyOf maps the key page's reads: InspectKey's metadata and memNote,
+// value.Read's page (or its error).
+func KeyOf(conn string, db int, info stats.KeyInfo, memNote string, pg value.Page, pgErr error) Key {
+	k := Key{Conn: conn, DB: db, Key: Name(info.Name), Type: info.Type, TTLMs: Millis(info.TTL), Violations: []string{}, MemoryNote: memNote, MemoryEstimated: info.MemoryEstimated}
+	if info.Elements >= 0 {
+		k.Size = &info.Elements
+	}
+	if info.Memory >= 0 {
+		k.Memory = &info.Memory
+	}
+	k.Value = ValueOf(pg, pgErr)
+	return k
+}
+
+// ValueOf maps one page of a value (value.Read), or the error that kept
+// it from being read.
+func ValueOf(pg value.Page, err error) Value {
+	v := Value{Elements: []Element{}}
+	switch {
+	case err != nil:
+		v.Error = err.Error()
+		return v
+	case pg.Withheld:
+		v.Withheld = true
+		return v
+	case pg.Type == "none":
+		v.Error = "the key vanished while its page was read (expired or deleted)"
+		return v
+	}
+	v.Length, v.Encoding, v.At, v.Offset = pg.Length, pg.Encoding, pg.At, pg.Offset
+	if pg.Next != "" {
+		next := pg.Next
+		v.Next = &next
+	}
+	if pg.Type == "string" {
+		s := Name(pg.String)
+		v.String = &s
+		return v
+	}
+	for _, e := range pg.Elements {
+		v.Elements = append(v.Elements, elementOf(pg.Type, e))
+	}
+	return v
+}
+
+func elementOf(typ string, e value.Element) Element {
+	var out Element
+	if e.Index >= 0 {
+		i := e.Index
+		out.Index = &i
+	}
+	if typ != "list" {
+		n := Name(e.Name.Bytes)
+		out.Name, out.NameBytes = &n, e.Name.Len
+	}
+	switch typ {
+	case "hash", "list":
+		v := Name(e.Value.Bytes)
+		out.Value, out.ValueBytes = &v, e.Value.Len
+	case "zset":
+		if math.IsInf(e.Score, 0) {
+			out.ScoreText = strconv.FormatFloat(e.Score, 'g', -1, 64)
+		} else {
+			s := e.Score
+			out.Score = &s
+		}
+	case "stream":
+		for _, f := range e.Fields {
+			out.Fields = append(out.Fields, Name(f.Bytes))
+		}
+	}
+	return out
+}
+
+// DecodedOf is the role's reading of a key of family f and type typ: nil
+// when no role reads it (no family, a role without a reader, or read
+// false: the key was not read by its role); withheld for a sensitive
+// family, whatever was read; else the result res or the read's error,
+// worded (errText, "" when none).
+func DecodedOf(f *schema.Family, typ string, read bool, res decode.Result, errText string) *Decoded {
+	switch {
+	case f == nil || !f.Sensitive && !decode.Supported(f.Role):
+		return nil
+	case f.Sensitive || res.Sensitive:
+		return &Decoded{Role: string(f.Role), Withheld: true}
+	}
+	d := &Decoded{Role: string(f.Role)}
+	if v := f.TypeViolation(typ); v != "" {
+		d.Note = "not decoded: " + v
+		return d
+	}
+	switch {
+	case !read:
+		return nil
+	case errText != "":
+		d.Error = errText
+	case res.Note != "":
+		d.Note = "not decoded: " + res.Note
+	default:
+		d.State = StateOf(res.State)
+	}
+	return d
+}
