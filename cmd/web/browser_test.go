@@ -43,6 +43,7 @@ func startConsole(t *testing.T, cfg Config) string {
 	case addr := <-ready:
 		return "http://" + addr
 	case err := <-errc:
+		errc <- nil // run has returned: the cleanup must not wait for it again
 		t.Fatalf("run: %v", err)
 	case <-time.After(60 * time.Second): // bounds a failure only: seeding the demo under -race on a busy machine takes a while
 		t.Fatal("console did not start")
