@@ -79,7 +79,8 @@ func TestSensitiveMarkersAppearNowhere(t *testing.T) {
 		{"even families", func(p *schema.Pack, f *schema.Family) bool { return slices.Index(p.Families, f)%2 == 0 }},
 		{"odd families", func(p *schema.Pack, f *schema.Family) bool { return slices.Index(p.Families, f)%2 == 1 }},
 	} {
-		t.Run(tt.name, func(t *testing.T) { sensitiveCrawl(t, tt.mark) })
+		// Each crawl has servers and a console of its own.
+		t.Run(tt.name, func(t *testing.T) { t.Parallel(); sensitiveCrawl(t, tt.mark) })
 	}
 }
 

@@ -23,14 +23,17 @@ import (
 	"github.com/keydeck/keydeck/internal/server"
 )
 
-// TestMain lets tests run the real main() in a child process.
+// TestMain lets tests run the real main() in a child process, and stops
+// the browser tests' shared Chromium.
 func TestMain(m *testing.M) {
 	if os.Getenv("KEYDECK_TEST_RUN_MAIN") == "1" {
 		os.Args = append([]string{"keydeck"}, strings.Fields(os.Getenv("KEYDECK_TEST_ARGS"))...)
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	redistest.CloseBrowser()
+	os.Exit(code)
 }
 
 func TestInvalidFlagExitsWithStatus2(t *testing.T) {
@@ -139,6 +142,7 @@ func TestMalformedPackStopsStartup(t *testing.T) {
 }
 
 func TestHashPasswordFromStdin(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "KEYDECK_TEST_RUN_MAIN=1", "KEYDECK_TEST_ARGS=hash-password")
 	cmd.Stdin = strings.NewReader("correct horse battery\nignored second line\n")

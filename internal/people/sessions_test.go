@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/redistest"
 )
@@ -71,7 +73,11 @@ func TestSessionStoreUnreachable(t *testing.T) {
 	rs := redistest.Start(t)
 	ctx := context.Background()
 	clk := clock.NewFake(time.Now())
-	s := NewSessionStore(rs.Client(15), WithClock(clk))
+	// No retries: each command to the stopped server fails at once, not
+	// after go-redis's three back-offs (about a second each).
+	c := redis.NewClient(&redis.Options{Addr: rs.Addr, DB: 15, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	s := NewSessionStore(c, WithClock(clk))
 	now := clk.Now()
 	if err := s.Revoke(ctx, "ended-before", now.Add(time.Hour)); err != nil {
 		t.Fatal(err)

@@ -30,27 +30,9 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/clock"
 )
-
-// Clock is the time the budget runs on; tests advance a fake one.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f in its own goroutine once d has passed.
-	AfterFunc(d time.Duration, f func()) Timer
-}
-
-// Timer is a pending AfterFunc.
-type Timer interface{ Stop() bool }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) AfterFunc(d time.Duration, f func()) Timer {
-	return time.AfterFunc(d, f)
-}
-
-// RealClock is the wall clock.
-var RealClock Clock = realClock{}
 
 // burstTime is how much of a second's budget may be taken at once after
 // the budget was idle.
@@ -61,7 +43,7 @@ const burstTime = time.Second / 4
 type Budget struct {
 	rate  float64 // keys per second
 	burst float64 // keys
-	clock Clock
+	clock clock.Clock
 
 	mu      sync.Mutex
 	tokens  float64   // keys that may be granted now; negative after a grant bigger than the burst
@@ -72,7 +54,7 @@ type Budget struct {
 	pruneAt int // len(ids) at which the next prune runs
 	waiting int
 	seq     uint64
-	timer   Timer
+	timer   clock.Timer
 }
 
 // account is one identity's place in the fair queue.
@@ -93,15 +75,13 @@ type waiter struct {
 
 // New makes a budget of rate keys per second (rate > 0) on clock (nil:
 // the wall clock). It starts full.
-func New(rate float64, clock Clock) *Budget {
+func New(rate float64, c clock.Clock) *Budget {
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		panic("scanbudget: rate must be positive")
 	}
-	if clock == nil {
-		clock = RealClock
-	}
+	c = clock.Or(c)
 	burst := max(1, rate*burstTime.Seconds())
-	return &Budget{rate: rate, burst: burst, clock: clock, tokens: burst, at: clock.Now(), ids: map[string]*account{}}
+	return &Budget{rate: rate, burst: burst, clock: c, tokens: burst, at: c.Now(), ids: map[string]*account{}}
 }
 
 // Rate is the budget in keys per second (0 for a nil budget: none).

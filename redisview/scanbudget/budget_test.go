@@ -4,82 +4,16 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/redistest"
 )
 
-// fakeClock runs timers when advanced, in the advancing goroutine.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c       *fakeClock
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-// Advance moves the clock on by d, running each timer due on the way at
-// its own time.
-func (c *fakeClock) Advance(d time.Duration) {
-	end := c.Now().Add(d)
-	for {
-		c.mu.Lock()
-		sort.SliceStable(c.timers, func(i, j int) bool { return c.timers[i].at.Before(c.timers[j].at) })
-		var due *fakeTimer
-		for len(c.timers) > 0 {
-			t := c.timers[0]
-			if t.stopped {
-				c.timers = c.timers[1:]
-				continue
-			}
-			if !t.at.After(end) {
-				due = t
-				c.timers = c.timers[1:]
-				c.now = t.at
-			}
-			break
-		}
-		if due == nil {
-			c.now = end
-			c.mu.Unlock()
-			return
-		}
-		due.stopped = true
-		c.mu.Unlock()
-		due.f()
-	}
-}
+// newFakeClock is the clock the budget's tests advance: timers run in
+// the advancing goroutine, each at its own time.
+func newFakeClock() *clock.Fake { return clock.NewFake(time.Unix(1_700_000_000, 0)) }
 
 // search is one live search in the simulation: it asks for count keys
 // again as soon as it was granted them.
@@ -93,7 +27,7 @@ type search struct {
 // simulate runs searches against b for d in steps of 10 ms, each search
 // taking count keys per SCAN call in a closed loop. events run at their
 // time (from the start) before that step's grants are counted.
-func simulate(b *Budget, c *fakeClock, ss []*search, count int64, d time.Duration, events map[time.Duration]func()) {
+func simulate(b *Budget, c *clock.Fake, ss []*search, count int64, d time.Duration, events map[time.Duration]func()) {
 	ask := func(s *search) {
 		b.mu.Lock()
 		s.w = b.enqueue(s.id, count)
