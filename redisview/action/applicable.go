@@ -3,6 +3,7 @@ package action
 import (
 	"fmt"
 
+	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -26,13 +27,7 @@ func (Undo) AppliesTo(*schema.Family) bool { return false }
 // when a limit is exceeded, no worker holds it, so it has no holder to
 // show and releasing it is resetting a limit. Reset limit handles it;
 // Force-release lock refuses it.
-func isLimitLock(f *schema.Family) bool {
-	if f == nil || f.Role != schema.RoleLock {
-		return false
-	}
-	p, ok := f.Params.(*schema.LockParams)
-	return ok && p.Value == "epoch-ms"
-}
+func isLimitLock(f *schema.Family) bool { return decode.HoldsUnlockTime(f) }
 
 // classify finds the family of the request's key for a kind that applies
 // only to some families; it refuses (ErrInvalid) a key it cannot place.

@@ -46,26 +46,24 @@ func (ResetLimit) Title() string   { return "Reset limit" }
 func (ResetLimit) Requires() Level { return Support }
 func (ResetLimit) Args() []Arg     { return nil }
 
-var limitRoles = []schema.Role{schema.RoleCounterWindow, schema.RoleTokenBucket, schema.RoleSlidingWindow, schema.RoleCounter, schema.RoleCooldown, schema.RoleBucket4j}
-
-const limitKeys = "rate-limit keys (roles counter-window, token-bucket, sliding-window, counter, cooldown, bucket4j, or a lock holding an unlock time)"
-
-// AppliesTo is true for the rate-limit roles and for a lock holding an
-// unlock time.
+// AppliesTo is true for the families whose role registered a reset (in
+// redisview/decode, next to its reader): the rate-limit roles and a lock
+// holding an unlock time.
 func (ResetLimit) AppliesTo(f *schema.Family) bool {
-	return f != nil && (slices.Contains(limitRoles, f.Role) || isLimitLock(f))
+	_, ok := decode.ResetOf(f)
+	return ok
 }
 
 func (k ResetLimit) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	if err := checkArgs(req); err != nil {
 		return nil, err
 	}
-	m, cls, err := classify(env, k, req, limitKeys)
+	m, cls, err := classify(env, k, req, decode.ResettableKeys())
 	if err != nil {
 		return nil, err
 	}
 	if !k.AppliesTo(m.Family) {
-		return nil, notApplicable(k, limitKeys, req.Key, m.Family)
+		return nil, notApplicable(k, decode.ResettableKeys(), req.Key, m.Family)
 	}
 	p := &limitPlan{now: env.Now, keys: []limitKey{{key: req.Key, fam: m.Family}}}
 	p.keys = append(p.keys, limitCompanions(cls, req.DB, m, req.Key)...)
@@ -149,12 +147,12 @@ func (p *limitPlan) Describe(states []State) ([]Change, error) {
 
 // verdict is whether a limit refuses the user now, as far as Keydeck can
 // tell from what it read; ordered so that max combines keys.
-type verdict int
+type verdict = decode.Verdict
 
 const (
-	notReached verdict = iota
-	unknown
-	reached
+	notReached = decode.NotReached
+	unknown    = decode.Unknown
+	reached    = decode.Reached
 )
 
 func reachedIf(yes bool) verdict {
@@ -221,11 +219,9 @@ func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
 		}
 		return "locked", reached
 	}
-	switch lk.fam.Role {
-	case schema.RoleCooldown:
-		return "blocks the action while it exists", reached
-	case schema.RoleBucket4j:
-		return "a Bucket4j bucket: the next request starts a new one with its bandwidths' initial tokens", unknown
+	// A role whose key the preview does not read says what its key means.
+	if d, ok := decode.ResetOf(lk.fam); ok && d.Present != "" {
+		return d.Present, d.Refuses
 	}
 	return "", unknown
 }

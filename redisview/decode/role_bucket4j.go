@@ -11,6 +11,9 @@ import (
 func init() {
 	register(schema.RoleBucket4j, always(ClassLimit), readBucket4j)
 	registerRow(schema.RoleBucket4j, readBucket4jRow, nil)
+	// The preview does not decode the state: the next request starts a
+	// new bucket.
+	registerReset(schema.RoleBucket4j, Reset{Present: "a Bucket4j bucket: the next request starts a new one with its bandwidths' initial tokens", Refuses: Unknown})
 }
 
 // readBucket4j reads the state with its length (GETRANGE of at most

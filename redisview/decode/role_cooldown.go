@@ -35,4 +35,5 @@ func init() {
 	})
 	// A cooldown's row is a lock's: its TTL, and the start of its value.
 	registerRow(schema.RoleCooldown, readHeldRow, HeldRow{})
+	registerReset(schema.RoleCooldown, Reset{Present: "blocks the action while it exists", Refuses: Reached})
 }

@@ -34,6 +34,7 @@ func init() {
 		return &Counter{Value: n, Limit: p.Limit, OnExceed: onExceed, TTL: d, Reached: p.Limit > 0 && n >= p.Limit}, nil
 	}))
 	registerRow(schema.RoleCounter, readCountRow(func(n int64) RowState { return CounterRow{Count: n} }), nil)
+	registerReset(schema.RoleCounter, Reset{})
 }
 
 // CounterRow is a counter with a limit as the limits sweep read it.

@@ -40,6 +40,7 @@ func init() {
 		return &cw, nil
 	}))
 	registerRow(schema.RoleCounterWindow, readCountRow(func(n int64) RowState { return WindowRow{Count: n} }), nil)
+	registerReset(schema.RoleCounterWindow, Reset{})
 }
 
 // WindowRow is a fixed window as the limits sweep read it: its count; the

@@ -41,6 +41,20 @@ func init() {
 		return &l, nil
 	}))
 	registerRow(schema.RoleLock, readHeldRow, HeldRow{})
+	// Only a lock holding its unlock time is a limit (see HoldsUnlockTime).
+	registerReset(schema.RoleLock, Reset{Applies: HoldsUnlockTime, Names: "a lock holding an unlock time"})
+}
+
+// HoldsUnlockTime reports a lock whose value is its unlock time (LockParams
+// value "epoch-ms"), such as eIsland's login lock: a rate limiter sets it
+// when a limit is exceeded, no worker holds it, so it has no holder to
+// show and releasing it is resetting a limit.
+func HoldsUnlockTime(f *schema.Family) bool {
+	if f == nil || f.Role != schema.RoleLock {
+		return false
+	}
+	p, ok := f.Params.(*schema.LockParams)
+	return ok && p.Value == "epoch-ms"
 }
 
 // holderBytes is how much of a lock's value a row reads: a UUID, an

@@ -27,6 +27,7 @@ type SlidingWindow struct {
 func init() {
 	register(schema.RoleSlidingWindow, paramsClass[*schema.SlidingWindowParams](ClassLimit), readSlidingWindow)
 	registerRow(schema.RoleSlidingWindow, readSlidingRow, nil)
+	registerReset(schema.RoleSlidingWindow, Reset{})
 }
 
 func readSlidingWindow(ctx context.Context, pipe redis.Pipeliner, in *Input) finish {

@@ -50,6 +50,7 @@ func init() {
 		}
 	})
 	registerRow(schema.RoleTokenBucket, readBucketRow, nil)
+	registerReset(schema.RoleTokenBucket, Reset{})
 }
 
 // BucketRow is a token bucket as the limits sweep read it: its stored
