@@ -187,6 +187,7 @@ func TestAPIResponsesMatchTheContract(t *testing.T) {
 	if !check(fox) {
 		t.Error("the undo did not ban the fox again")
 	}
+	contractOpsPages(t, k, c)
 	for op := range k.ops {
 		if !k.seen[op] {
 			t.Errorf("%s was not exercised: every operation's answer is checked against the contract", op)

@@ -1,0 +1,77 @@
+package handlers_test
+
+import (
+	"testing"
+	"time"
+)
+
+// apiFamilies is what the limits, locks and quotas answers share: their
+// families, each with its rows.
+type apiFamilies struct {
+	Sweep    struct{ State string }
+	Walk     struct{ State string }
+	Families struct {
+		Items []struct {
+			Family string `json:"family"`
+			Rows   []struct {
+				Key any
+			}
+		}
+	}
+}
+
+func (f apiFamilies) rows() int {
+	n := 0
+	for _, fam := range f.Families.Items {
+		n += len(fam.Rows)
+	}
+	return n
+}
+
+// pollContract calls op at target until done says its answer is complete
+// (the sweeps read in the background), validating every answer.
+func pollContract(t *testing.T, k *contract, c *apiClient, op, target string, done func(*apiFamilies) bool) apiFamilies {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var v apiFamilies
+		k.call(c, op, target, nil, 200, &v)
+		if done(&v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not complete in time: %+v", target, v)
+		}
+		time.Sleep(50 * time.Millisecond) // polling for the sweep, with a deadline
+	}
+}
+
+// contractOpsPages exercises the Rate limits, Locks, Quotas and Bans
+// operations on the seeds' data.
+func contractOpsPages(t *testing.T, k *contract, c *apiClient) {
+	swept := func(v *apiFamilies) bool { return v.Sweep.State == "swept" }
+	if v := pollContract(t, k, c, "GET /api/v1/connections/{conn}/limits", "/api/v1/connections/main/limits", swept); v.rows() == 0 {
+		t.Errorf("limits: no row on the seeds' data: %+v", v)
+	}
+	if v := pollContract(t, k, c, "GET /api/v1/connections/{conn}/locks", "/api/v1/connections/main/locks", swept); v.rows() == 0 {
+		t.Errorf("locks: no held lock on the seeds' data: %+v", v)
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/limits", "/api/v1/connections/nope/limits", nil, 404, nil)
+	pollContract(t, k, c, "GET /api/v1/connections/{conn}/quotas", "/api/v1/connections/main/quotas", func(v *apiFamilies) bool { return v.Walk.State != "not_started" })
+	var b struct {
+		Lists struct {
+			Items []struct {
+				ID     string `json:"family"`
+				Health *struct {
+					SetMembers int64 `json:"set_members"`
+				}
+				Members *struct{ Count int64 }
+			}
+		}
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/bans", "/api/v1/connections/main/bans", nil, 200, &b)
+	if len(b.Lists.Items) == 0 || b.Lists.Items[0].Health == nil || b.Lists.Items[0].Health.SetMembers == 0 {
+		t.Errorf("bans: no list with members on the seeds' data: %+v", b)
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/bans", "/api/v1/connections/main/bans"+q("cursor", "x"), nil, 400, nil)
+}
