@@ -75,3 +75,28 @@ func contractOpsPages(t *testing.T, k *contract, c *apiClient) {
 	}
 	k.call(c, "GET /api/v1/connections/{conn}/bans", "/api/v1/connections/main/bans"+q("cursor", "x"), nil, 400, nil)
 }
+
+// contractDBAudit exercises a database's statistics and the audit log
+// (after the unban and its undo: the log holds them).
+func contractDBAudit(t *testing.T, k *contract, c *apiClient) {
+	var st struct {
+		DB        int    `json:"db"`
+		TotalKeys *int64 `json:"total_keys"`
+		Figures   string
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/db/{n}/stats", "/api/v1/connections/main/db/14/stats", nil, 200, &st)
+	if st.DB != 14 || st.TotalKeys == nil || *st.TotalKeys == 0 || st.Figures == "not_known" {
+		t.Errorf("db 14 stats: %+v", st)
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/db/{n}/stats", "/api/v1/connections/main/db/200/stats", nil, 404, nil)
+	var au struct {
+		Entries struct {
+			Items []struct{ Action, Phase string }
+		}
+	}
+	k.call(c, "GET /api/v1/audit", "/api/v1/audit"+q("action", "unban"), nil, 200, &au)
+	if len(au.Entries.Items) == 0 || au.Entries.Items[0].Action != "unban" {
+		t.Errorf("audit of unbans: %+v", au)
+	}
+	k.call(c, "GET /api/v1/audit", "/api/v1/audit"+q("since", "yesterday-ish"), nil, 400, nil)
+}

@@ -188,6 +188,7 @@ func TestAPIResponsesMatchTheContract(t *testing.T) {
 		t.Error("the undo did not ban the fox again")
 	}
 	contractOpsPages(t, k, c)
+	contractDBAudit(t, k, c)
 	for op := range k.ops {
 		if !k.seen[op] {
 			t.Errorf("%s was not exercised: every operation's answer is checked against the contract", op)

@@ -2,12 +2,15 @@ package handlers
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/internal/apiv1"
 	"github.com/keydeck/keydeck/internal/route"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/bans"
+	"github.com/keydeck/keydeck/redisview/stats"
 )
 
 // The API's operations of the ops pages (Rate limits, Locks, Quotas,
@@ -91,4 +94,57 @@ func (a *App) apiBans(ctx context.Context, c echo.Context, in *apiBansIn) (*apiB
 		reads = append(reads, bans.ReadPage(ctx, conn, l, pq, a.now()))
 	}
 	return &apiBansOut{Body: apiv1.Bans(conn.Name, conn.PackChoice(), conn.Status(), reads, q.List, q.Filter, a.apiErrText(conn))}, nil
+}
+
+type apiDBIn struct {
+	Conn string `path:"conn" doc:"The connection's name."`
+	N    string `path:"n" doc:"The database index, 0 to 255."`
+}
+
+type apiDBStatsOut struct{ Body apiv1.DBStatsPage }
+
+// apiDBStats answers what the database page shows: its sweeper's detail,
+// waited for its first read as the page waits (not when the server is
+// known to be down).
+func (a *App) apiDBStats(ctx context.Context, _ echo.Context, in *apiDBIn) (*apiDBStatsOut, error) {
+	conn, db, err := a.openDB(ctx, in.Conn, in.N)
+	if err != nil {
+		return nil, err
+	}
+	s, release := a.sweepers.Acquire(conn, db)
+	defer release()
+	st := conn.Status()
+	total := redisview.None[int64](statusText(st))
+	if down := !st.Up && !st.Checked.IsZero(); !down {
+		s.WaitRead(ctx, firstRead)
+		total = stats.TotalKeys(ctx, conn, db)
+	}
+	return &apiDBStatsOut{Body: apiv1.DBStats(s.Detail(total), conn.PackChoice(), st, a.now())}, nil
+}
+
+type apiAuditIn struct {
+	User   string `query:"user" doc:"Records of this console user only."`
+	Action string `query:"action" doc:"Records of this action kind only."`
+	Key    string `query:"key" doc:"Records whose keys contain this text."`
+	Since  string `query:"since" doc:"Records at or after this time."`
+	Until  string `query:"until" doc:"Records before this time."`
+	Before string `query:"before" doc:"The page: records older than this cursor (the next of the previous page)."`
+}
+
+type apiAuditOut struct{ Body apiv1.AuditPage }
+
+// apiAudit reads one page of the audit log as the audit page does.
+func (a *App) apiAudit(ctx context.Context, c echo.Context, _ *apiAuditIn) (*apiAuditOut, error) {
+	f, err := route.ParseAuditFilter(c.QueryParams())
+	if err != nil {
+		return nil, err
+	}
+	if a.audit == nil {
+		return nil, apiv1.NewProblem(http.StatusServiceUnavailable, "", "no audit log is configured")
+	}
+	recs, next, err := a.audit.ReadAudit(ctx, auditFilter(f))
+	if err != nil {
+		return nil, err
+	}
+	return &apiAuditOut{Body: apiv1.Audit(recs, next)}, nil
 }

@@ -19,6 +19,8 @@ const (
 	APILocks       = APIConnections + "/{conn}/locks"
 	APIQuotas      = APIConnections + "/{conn}/quotas"
 	APIBans        = APIConnections + "/{conn}/bans"
+	APIDBStats     = APIConnections + "/{conn}/db/{n}/stats"
+	APIAudit       = APIPrefix + "/audit"
 	APIPreview     = APIPrefix + "/actions/preview"
 	APIExecute     = APIPrefix + "/actions/execute"
 	APIUndo        = APIPrefix + "/actions/undo"
