@@ -100,3 +100,46 @@ func contractDBAudit(t *testing.T, k *contract, c *apiClient) {
 	}
 	k.call(c, "GET /api/v1/audit", "/api/v1/audit"+q("since", "yesterday-ish"), nil, 400, nil)
 }
+
+// contractBrowse exercises a connection's overview and a family's key
+// list (walked page by page until it finds a key: SCAN may return none).
+func contractBrowse(t *testing.T, k *contract, c *apiClient) {
+	var ov struct {
+		Conn     string
+		Keyspace *struct {
+			TotalKeys int64 `json:"total_keys"`
+		}
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/overview", "/api/v1/connections/main/overview", nil, 200, &ov)
+	if ov.Conn != "main" || ov.Keyspace == nil || ov.Keyspace.TotalKeys == 0 {
+		t.Errorf("overview: %+v", ov)
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/overview", "/api/v1/connections/nope/overview", nil, 404, nil)
+	at, found := "", 0
+	for range 50 {
+		var ks struct {
+			Keys struct {
+				Items []struct {
+					Key  any
+					Type string
+				}
+				Next *string
+			}
+		}
+		k.call(c, "GET /api/v1/connections/{conn}/db/{n}/keys", "/api/v1/connections/main/db/6/keys"+q("family", "login-lock", "at", at), nil, 200, &ks)
+		for _, it := range ks.Keys.Items {
+			if it.Type != "string" {
+				t.Errorf("a login-lock key is a %q: %+v", it.Type, it)
+			}
+			found++
+		}
+		if found > 0 || ks.Keys.Next == nil {
+			break
+		}
+		at = *ks.Keys.Next
+	}
+	if found == 0 {
+		t.Error("keys: no login-lock key on the seeds' data")
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/db/{n}/keys", "/api/v1/connections/main/db/6/keys"+q("family", "x", "prefix", "y"), nil, 400, nil)
+}

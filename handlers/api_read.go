@@ -67,6 +67,8 @@ func (a *App) apiRoutes() []apiRoute {
 		apiRouteOf(a, get, route.APIBans, "list-bans", "Ban lists: each bloom's health, its consistency with the set, a page of members", action.Viewer, notFound, a.apiBans),
 		apiRouteOf(a, get, route.APIDBStats, "get-db-stats", "A database's statistics: families, domains, TTL health, violations, biggest keys", action.Viewer, notFound, a.apiDBStats),
 		apiRouteOf(a, get, route.APIAudit, "list-audit", "The audit log: a page of records, newest first", action.Viewer, []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable}, a.apiAudit),
+		apiRouteOf(a, get, route.APIOverview, "get-overview", "A connection's overview: server figures, keyspace, recent history", action.Viewer, notFound, a.apiOverview),
+		apiRouteOf(a, get, route.APIKeys, "list-keys", "A page of keys: a family's, or those under a prefix (a bounded SCAN walk)", action.Viewer, notFound, a.apiKeys),
 		writes(apiRouteOf(a, post, route.APIPreview, "preview-action", "Preview an action: what will change, and its confirmation token", action.Support, acts, a.apiPreview)),
 		writes(apiRouteOf(a, post, route.APIExecute, "execute-action", "Execute a previewed action (its token), audited", action.Support, acts, a.apiExecute)),
 		writes(apiRouteOf(a, post, route.APIUndo, "undo-action", "Preview undoing an executed action (its audit record): execute confirms it", action.Support, acts, a.apiUndo)),

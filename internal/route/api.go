@@ -21,6 +21,8 @@ const (
 	APIBans        = APIConnections + "/{conn}/bans"
 	APIDBStats     = APIConnections + "/{conn}/db/{n}/stats"
 	APIAudit       = APIPrefix + "/audit"
+	APIOverview    = APIConnections + "/{conn}/overview"
+	APIKeys        = APIConnections + "/{conn}/db/{n}/keys"
 	APIPreview     = APIPrefix + "/actions/preview"
 	APIExecute     = APIPrefix + "/actions/execute"
 	APIUndo        = APIPrefix + "/actions/undo"
