@@ -1,8 +1,15 @@
 package handlers_test
 
 import (
+	"context"
+	"regexp"
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/demo"
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // apiFamilies is what the limits, locks and quotas answers share: their
@@ -142,4 +149,49 @@ func contractBrowse(t *testing.T, k *contract, c *apiClient) {
 		t.Error("keys: no login-lock key on the seeds' data")
 	}
 	k.call(c, "GET /api/v1/connections/{conn}/db/{n}/keys", "/api/v1/connections/main/db/6/keys"+q("family", "x", "prefix", "y"), nil, 400, nil)
+}
+
+// contractSearch exercises a search on the eIsland seed: a glob finds
+// the leaderboard's key; an empty query is a 400.
+func contractSearch(t *testing.T, k *contract, c *apiClient) {
+	var s struct {
+		Query struct{ Kind string }
+		Hits  struct {
+			Items []struct{ Key any }
+		}
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/search", "/api/v1/connections/main/search"+q("q", "mg:score:leaderboard:*"), nil, 200, &s)
+	if s.Query.Kind != "glob" || len(s.Hits.Items) == 0 {
+		t.Errorf("search of a glob: %+v", s)
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/search", "/api/v1/connections/main/search"+q("q", "bob_chen"), nil, 200, nil)
+	k.call(c, "GET /api/v1/connections/{conn}/search", "/api/v1/connections/main/search", nil, 400, nil)
+	// The eIsland pack has no gateway keys: no such page.
+	k.call(c, "GET /api/v1/connections/{conn}/gateway-key", "/api/v1/connections/main/gateway-key"+q("id", "gk_x"), nil, 404, nil)
+}
+
+// contractGateway exercises a gateway key on a console of the gateway
+// seed: a key id the seed uses is present.
+func contractGateway(t *testing.T, k *contract) {
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	if err := demo.SeedGateway(ctx, rs.Client(0), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	f := startConsole(t, rs, server.Config{Conns: []redisview.ConnConfig{{Name: "gw", URL: rs.URL(0)}}, PackFor: map[string]string{"gw": "gateway"}}, nil).up(t)
+	waitFor(t, "the pack is chosen", func() bool { return f.reg.All()[0].Pack() != nil })
+	keys, _, err := rs.Client(0).Scan(ctx, 0, "*gk_*", 100000).Result()
+	id := ""
+	if len(keys) > 0 {
+		id = regexp.MustCompile(`gk_[0-9a-f]+`).FindString(keys[0])
+	}
+	if err != nil || id == "" {
+		t.Fatalf("no gateway key id in the seed: %v %q", err, keys)
+	}
+	c := newAPIClient(t, f)
+	var g struct{ State string }
+	k.call(c, "GET /api/v1/connections/{conn}/gateway-key", "/api/v1/connections/gw/gateway-key"+q("id", id), nil, 200, &g)
+	if g.State != "present" {
+		t.Errorf("gateway key %s: %+v", id, g)
+	}
 }

@@ -190,6 +190,8 @@ func TestAPIResponsesMatchTheContract(t *testing.T) {
 	contractOpsPages(t, k, c)
 	contractDBAudit(t, k, c)
 	contractBrowse(t, k, c)
+	contractSearch(t, k, c)
+	contractGateway(t, k)
 	for op := range k.ops {
 		if !k.seen[op] {
 			t.Errorf("%s was not exercised: every operation's answer is checked against the contract", op)

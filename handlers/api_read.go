@@ -69,6 +69,8 @@ func (a *App) apiRoutes() []apiRoute {
 		apiRouteOf(a, get, route.APIAudit, "list-audit", "The audit log: a page of records, newest first", action.Viewer, []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable}, a.apiAudit),
 		apiRouteOf(a, get, route.APIOverview, "get-overview", "A connection's overview: server figures, keyspace, recent history", action.Viewer, notFound, a.apiOverview),
 		apiRouteOf(a, get, route.APIKeys, "list-keys", "A page of keys: a family's, or those under a prefix (a bounded SCAN walk)", action.Viewer, notFound, a.apiKeys),
+		apiRouteOf(a, get, route.APISearch, "search", "Search: keys derived from a value, a family's key lists, or a glob (one bounded request of scans)", action.Viewer, notFound, a.apiSearch),
+		apiRouteOf(a, get, route.APIGatewayKey, "get-gateway-key", "One LLM gateway API key: its quotas, budgets, reservations and breaker hints", action.Viewer, notFound, a.apiGatewayKey),
 		writes(apiRouteOf(a, post, route.APIPreview, "preview-action", "Preview an action: what will change, and its confirmation token", action.Support, acts, a.apiPreview)),
 		writes(apiRouteOf(a, post, route.APIExecute, "execute-action", "Execute a previewed action (its token), audited", action.Support, acts, a.apiExecute)),
 		writes(apiRouteOf(a, post, route.APIUndo, "undo-action", "Preview undoing an executed action (its audit record): execute confirms it", action.Support, acts, a.apiUndo)),

@@ -23,6 +23,8 @@ const (
 	APIAudit       = APIPrefix + "/audit"
 	APIOverview    = APIConnections + "/{conn}/overview"
 	APIKeys        = APIConnections + "/{conn}/db/{n}/keys"
+	APISearch      = APIConnections + "/{conn}/search"
+	APIGatewayKey  = APIConnections + "/{conn}/gateway-key"
 	APIPreview     = APIPrefix + "/actions/preview"
 	APIExecute     = APIPrefix + "/actions/execute"
 	APIUndo        = APIPrefix + "/actions/undo"
