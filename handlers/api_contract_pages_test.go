@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/server"
@@ -194,4 +195,37 @@ func contractGateway(t *testing.T, k *contract) {
 	if g.State != "present" {
 		t.Errorf("gateway key %s: %+v", id, g)
 	}
+}
+
+// contractVertique exercises the vertique inventory and finder on a
+// console of the vertique seed with its secret: alice.w's login-attempts
+// bucket is found; the eIsland connection has no vertique buckets.
+func contractVertique(t *testing.T, k *contract, main *apiClient) {
+	k.call(main, "GET /api/v1/connections/{conn}/vertique/bucket", "/api/v1/connections/main/vertique/bucket"+q("policy", "p", "revision", "1", "key", "k"), nil, 404, nil)
+	rs := redistest.Start(t)
+	if err := demo.SeedVertique(context.Background(), rs.Client(0), time.Now(), demo.DemoSecret); err != nil {
+		t.Fatal(err)
+	}
+	f := startConsole(t, rs, server.Config{Conns: []redisview.ConnConfig{{Name: "vq", URL: rs.URL(0)}}, PackFor: map[string]string{"vq": "vertique"},
+		Vertique: handlers.VertiqueSecret{Secret: []byte(demo.DemoSecret), From: "test"}}, nil).up(t)
+	waitFor(t, "the pack is chosen", func() bool { return f.reg.All()[0].Pack() != nil })
+	c := newAPIClient(t, f)
+	var inv struct {
+		Inventory *struct {
+			Generations []struct{ Current *bool }
+		}
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/vertique", "/api/v1/connections/vq/vertique", nil, 200, &inv)
+	if inv.Inventory == nil || len(inv.Inventory.Generations) < 2 || inv.Inventory.Generations[0].Current == nil || !*inv.Inventory.Generations[0].Current {
+		t.Errorf("vertique inventory: %+v", inv)
+	}
+	var b struct {
+		State  string
+		Bucket *struct{ Tokens int64 }
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/vertique/bucket", "/api/v1/connections/vq/vertique/bucket"+q("policy", "login-attempts", "revision", "3", "key", "alice.w", "enc", "parts"), nil, 200, &b)
+	if b.State != "found" || b.Bucket == nil {
+		t.Errorf("alice.w's bucket: %+v", b)
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/vertique/bucket", "/api/v1/connections/vq/vertique/bucket"+q("policy", "login-attempts"), nil, 400, nil)
 }

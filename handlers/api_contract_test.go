@@ -192,6 +192,7 @@ func TestAPIResponsesMatchTheContract(t *testing.T) {
 	contractBrowse(t, k, c)
 	contractSearch(t, k, c)
 	contractGateway(t, k)
+	contractVertique(t, k, c)
 	for op := range k.ops {
 		if !k.seen[op] {
 			t.Errorf("%s was not exercised: every operation's answer is checked against the contract", op)

@@ -71,6 +71,8 @@ func (a *App) apiRoutes() []apiRoute {
 		apiRouteOf(a, get, route.APIKeys, "list-keys", "A page of keys: a family's, or those under a prefix (a bounded SCAN walk)", action.Viewer, notFound, a.apiKeys),
 		apiRouteOf(a, get, route.APISearch, "search", "Search: keys derived from a value, a family's key lists, or a glob (one bounded request of scans)", action.Viewer, notFound, a.apiSearch),
 		apiRouteOf(a, get, route.APIGatewayKey, "get-gateway-key", "One LLM gateway API key: its quotas, budgets, reservations and breaker hints", action.Viewer, notFound, a.apiGatewayKey),
+		apiRouteOf(a, get, route.APIVertique, "get-vertique", "vertique's Bucket4j buckets: the inventory by secret generation", action.Viewer, notFound, a.apiVertique),
+		apiRouteOf(a, get, route.APIVertiqueBkt, "find-vertique-bucket", "Find a caller's vertique bucket: its key derived with the secret, and its state", action.Support, append(notFound, http.StatusConflict), a.apiVertiqueFind),
 		writes(apiRouteOf(a, post, route.APIPreview, "preview-action", "Preview an action: what will change, and its confirmation token", action.Support, acts, a.apiPreview)),
 		writes(apiRouteOf(a, post, route.APIExecute, "execute-action", "Execute a previewed action (its token), audited", action.Support, acts, a.apiExecute)),
 		writes(apiRouteOf(a, post, route.APIUndo, "undo-action", "Preview undoing an executed action (its audit record): execute confirms it", action.Support, acts, a.apiUndo)),

@@ -25,6 +25,8 @@ const (
 	APIKeys        = APIConnections + "/{conn}/db/{n}/keys"
 	APISearch      = APIConnections + "/{conn}/search"
 	APIGatewayKey  = APIConnections + "/{conn}/gateway-key"
+	APIVertique    = APIConnections + "/{conn}/vertique"
+	APIVertiqueBkt = APIVertique + "/bucket"
 	APIPreview     = APIPrefix + "/actions/preview"
 	APIExecute     = APIPrefix + "/actions/execute"
 	APIUndo        = APIPrefix + "/actions/undo"
