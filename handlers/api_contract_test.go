@@ -187,6 +187,12 @@ func TestAPIResponsesMatchTheContract(t *testing.T) {
 	if !check(fox) {
 		t.Error("the undo did not ban the fox again")
 	}
+	contractOpsPages(t, k, c)
+	contractDBAudit(t, k, c)
+	contractBrowse(t, k, c)
+	contractSearch(t, k, c)
+	contractGateway(t, k)
+	contractVertique(t, k, c)
 	for op := range k.ops {
 		if !k.seen[op] {
 			t.Errorf("%s was not exercised: every operation's answer is checked against the contract", op)

@@ -101,11 +101,17 @@ func (c *apiClient) getJSON(path string, want int, v any) []byte {
 // seed (connection "main", pack eisland).
 func newSeededConsole(t *testing.T) *console {
 	t.Helper()
+	return newSeededConsoleWith(t, server.Config{})
+}
+
+// newSeededConsoleWith is newSeededConsole with cfg (sign-in, say).
+func newSeededConsoleWith(t *testing.T, cfg server.Config) *console {
+	t.Helper()
 	rs := redistest.Start(t)
 	if err := demo.SeedEIsland(context.Background(), func(db int) redis.Cmdable { return rs.Client(db) }, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	f := startConsole(t, rs, server.Config{}, nil).up(t)
+	f := startConsole(t, rs, cfg, nil).up(t)
 	waitFor(t, "the pack is chosen", func() bool { return f.reg.All()[0].Pack() != nil })
 	return f
 }

@@ -5,53 +5,39 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/people"
+	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/redisview/action"
 )
 
-// supportCredentials is how docs/support.sh authenticates to f: the
-// KEYDECK_TOKEN it sends, and a directory to put first on its PATH ("" for
-// none). The console is in open mode, where every request is admin and a
-// token is not checked; a write there is a session-cookie write, so the
-// directory holds a curl that adds the browser's CSRF cookie, its token
-// and the Origin. With API tokens, this returns a support token of a
-// signed-in console and no directory: the script itself is unchanged.
-func supportCredentials(t *testing.T, f *console) (token, path string) {
+// supportCredentials is how docs/support.sh authenticates to f: a
+// support-level API token of sam (a user of f's users file), minted in the
+// audit Redis as /account/tokens does, sent as KEYDECK_TOKEN. The script
+// runs with the PATH as it is: the plain curl and jq.
+func supportCredentials(t *testing.T, f *console) string {
 	t.Helper()
-	c := newAPIClient(t, f)
-	u, _ := url.Parse(f.srv.URL)
-	var cookie string
-	for _, ck := range c.b.c.Jar.Cookies(u) {
-		if ck.Name == "kd_csrf" {
-			cookie = ck.Value
-		}
-	}
-	real, err := exec.LookPath("curl")
+	tok, _, err := people.NewTokenStore(f.redis.Client(15)).Create(context.Background(),
+		people.User{Name: "sam", Level: action.Support}, "support-script", action.Support, time.Time{})
 	if err != nil {
-		t.Fatal("docs/support.sh needs curl")
-	}
-	dir := t.TempDir()
-	shim := "#!/bin/sh\nexec " + real + " -H 'Origin: " + f.srv.URL + "' -H 'X-CSRF-Token: " + c.csrf + "' -b 'kd_csrf=" + cookie + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "curl"), []byte(shim), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return "kdt_open-mode-not-checked", dir
+	return tok
 }
 
 // support runs docs/support.sh task name against f; it returns the
 // script's exit code and output.
-func support(t *testing.T, f *console, task, name string) (int, string) {
+func support(t *testing.T, f *console, token, task, name string) (int, string) {
 	t.Helper()
-	token, path := supportCredentials(t, f)
 	cmd := exec.Command("sh", filepath.Join("..", "docs", "support.sh"), task, name)
 	cmd.Env = append(os.Environ(), "KEYDECK_URL="+f.srv.URL, "KEYDECK_TOKEN="+token, "KEYDECK_CONN=main")
-	if path != "" {
-		cmd.Env = append(cmd.Env, "PATH="+path+string(os.PathListSeparator)+os.Getenv("PATH"))
-	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -72,19 +58,20 @@ func TestSupportScript(t *testing.T) {
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Fatal("docs/support.sh needs jq (Debian package jq)")
 	}
-	f := newSeededConsole(t)
+	f := newSeededConsoleWith(t, server.Config{Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}})
 	ctx := context.Background()
+	token := supportCredentials(t, f)
 	const fox = "🦊fox"
-	if code, out := support(t, f, "banned", fox); code != 0 || !strings.Contains(out, "banned") {
+	if code, out := support(t, f, token, "banned", fox); code != 0 || !strings.Contains(out, "banned") {
 		t.Fatalf("banned %s: exit %d\n%s", fox, code, out)
 	}
-	if code, out := support(t, f, "banned", "alice.w"); code != 1 || !strings.Contains(out, "not banned") {
+	if code, out := support(t, f, token, "banned", "alice.w"); code != 1 || !strings.Contains(out, "not banned") {
 		t.Errorf("banned alice.w: exit %d\n%s", code, out)
 	}
-	if code, out := support(t, f, "unban", fox); code != 0 || !strings.Contains(out, "done:") {
+	if code, out := support(t, f, token, "unban", fox); code != 0 || !strings.Contains(out, "done:") {
 		t.Fatalf("unban: exit %d\n%s", code, out)
 	}
-	if code, out := support(t, f, "banned", fox); code != 1 {
+	if code, out := support(t, f, token, "banned", fox); code != 1 {
 		t.Errorf("after the unban: exit %d\n%s", code, out)
 	}
 
@@ -92,7 +79,7 @@ func TestSupportScript(t *testing.T) {
 	if f.redis.Client(6).Exists(ctx, lock).Val() != 1 {
 		t.Fatal("the seed has no login lock for bob_chen")
 	}
-	if code, out := support(t, f, "unlock", "bob_chen"); code != 0 || !strings.Contains(out, "done:") {
+	if code, out := support(t, f, token, "unlock", "bob_chen"); code != 0 || !strings.Contains(out, "done:") {
 		t.Fatalf("unlock: exit %d\n%s", code, out)
 	}
 	if n := f.redis.Client(6).Exists(ctx, lock, "auth:limit:login:failures:bob_chen").Val(); n != 0 {
@@ -112,13 +99,13 @@ func TestSupportScript(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bucket %s: %v", keys[0], err)
 	}
-	if code, out := support(t, f, "reset-captcha", string(account)); code != 0 || !strings.Contains(out, "done:") {
+	if code, out := support(t, f, token, "reset-captcha", string(account)); code != 0 || !strings.Contains(out, "done:") {
 		t.Fatalf("reset-captcha %q: exit %d\n%s", account, code, out)
 	}
 	if f.redis.Client(4).Exists(ctx, keys[0]).Val() != 0 {
 		t.Errorf("after the reset %s remains", keys[0])
 	}
-	if code, out := support(t, f, "reset-captcha", "nobody-at-all"); code != 1 {
+	if code, out := support(t, f, token, "reset-captcha", "nobody-at-all"); code != 1 {
 		t.Errorf("reset-captcha of a user without a bucket: exit %d\n%s", code, out)
 	}
 }
