@@ -187,8 +187,7 @@ func must(t *testing.T, err error) {
 // fills in live: the sweep's expiry counts and the measured ops/sec arrive
 // over the websocket.
 func TestBrowserDemo(t *testing.T) {
-	// Not parallel: it seeds the embedded demo, one at a time (two seeding
-	// at once on a busy machine timed out).
+	t.Parallel()
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 300 * time.Millisecond, LogFormat: "text", LogLevel: "info"})
 	ctx := redistest.Browser(t)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -841,8 +840,7 @@ func TestBrowserSupportUnlocksLogin(t *testing.T) {
 // of "ops:admin" links the user page, which shows the login lock with its
 // unlock time (live), and the lock's Unlock login link opens its preview.
 func TestBrowserUserPageFromSearch(t *testing.T) {
-	// Not parallel: it seeds the embedded demo, one at a time (two seeding
-	// at once on a busy machine timed out).
+	t.Parallel()
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 300 * time.Millisecond, LogFormat: "text", LogLevel: "info"})
 	ctx := redistest.Browser(t)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)

@@ -87,8 +87,7 @@ func readKey(t *testing.T, rc *redis.Client, key string) keyState {
 // Then the demo's overview and a database page show no "n/a": the embedded
 // servers answer everything a real server reports.
 func TestBrowserDemoActionsUndo(t *testing.T) {
-	// Not parallel: it seeds the embedded demo, one at a time (two seeding
-	// at once on a busy machine timed out).
+	t.Parallel()
 	start := time.Now()
 	base, rc := startDemoConsole(t, 13)
 	bg := context.Background()

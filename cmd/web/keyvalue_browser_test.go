@@ -18,8 +18,7 @@ import (
 // window with the form, looks a member up and follows the link to the
 // rank page that holds it; a malformed bound is a 400 that says why.
 func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
-	// Not parallel: it seeds the embedded demo, one at a time (two seeding
-	// at once on a busy machine timed out).
+	t.Parallel()
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 300 * time.Millisecond, LogFormat: "text", LogLevel: "info"})
 	ctx := redistest.Browser(t)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
