@@ -87,7 +87,6 @@ func readKey(t *testing.T, rc *redis.Client, key string) keyState {
 // Then the demo's overview and a database page show no "n/a": the embedded
 // servers answer everything a real server reports.
 func TestBrowserDemoActionsUndo(t *testing.T) {
-	t.Parallel()
 	start := time.Now()
 	base, rc := startDemoConsole(t, 13)
 	bg := context.Background()

@@ -142,7 +142,6 @@ func TestMalformedPackStopsStartup(t *testing.T) {
 }
 
 func TestHashPasswordFromStdin(t *testing.T) {
-	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "KEYDECK_TEST_RUN_MAIN=1", "KEYDECK_TEST_ARGS=hash-password")
 	cmd.Stdin = strings.NewReader("correct horse battery\nignored second line\n")
