@@ -27,7 +27,7 @@ run:
 
 test: deps check-generated vet test-go
 
-# redis-server, Chromium and promtool (and the prometheus server the
+# redis-server, Chromium, jq and curl (docs/support.sh's test) and promtool (and the prometheus server the
 # scrape test starts, package prometheus; its service is not what the tests
 # use) come from Debian; installed only when missing.
 deps:
@@ -35,6 +35,8 @@ deps:
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v promtool >/dev/null || missing="$$missing prometheus"; \
+	command -v jq >/dev/null || missing="$$missing jq"; \
+	command -v curl >/dev/null || missing="$$missing curl"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
@@ -43,6 +45,7 @@ deps:
 	@redis-server --version | head -1
 	@chromium --version 2>/dev/null | head -1
 	@promtool --version 2>/dev/null | head -1
+	@jq --version
 
 generate:
 	$(GO) tool templ generate

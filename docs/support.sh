@@ -51,20 +51,26 @@ query64() { b64 "$1" | tr '+/' '-_' | tr -d '='; }
 
 conn_path="/api/v1/connections/$(jq -rn --arg c "$KEYDECK_CONN" '$c|@uri')"
 
-# act BODY: preview the action, print what it will do, execute it.
+# say TEXT: TEXT as it is, with a newline (dash's echo would turn the
+# backslashes of a name into escapes).
+say() { printf '%s\n' "$1"; }
+
+# act BODY: preview the action, print what it will do, execute it. An
+# answer is kept before jq reads it: a refused request ends the script
+# (exit 3) instead of feeding jq nothing.
 act() {
 	preview=$(api POST /api/v1/actions/preview "$1")
-	echo "$preview" | jq -r '"preview: \(.summary)"'
-	token=$(echo "$preview" | jq -r .token)
-	api POST /api/v1/actions/execute "$(jq -n --arg t "$token" '{token: $t}')" |
-		jq -r '"done: \(.summary) (audit \(.audit_id))"'
+	say "$preview" | jq -r '"preview: \(.summary)"'
+	token=$(say "$preview" | jq -r .token)
+	done=$(api POST /api/v1/actions/execute "$(jq -n --arg t "$token" '{token: $t}')")
+	say "$done" | jq -r '"done: \(.summary) (audit \(.audit_id))"'
 }
 
 # user_keys NAME FAMILIES: the user's keys of those families, one JSON
 # object {db, key} a line.
 user_keys() {
-	api GET "$conn_path/user?name_b64=$(query64 "$1")" |
-		jq -c --argjson fams "$2" '.keys[] | select(.family as $f | $fams | index($f)) | {db, key}'
+	user=$(api GET "$conn_path/user?name_b64=$(query64 "$1")")
+	say "$user" | jq -c --argjson fams "$2" '.keys[] | select(.family as $f | $fams | index($f)) | {db, key}'
 }
 
 [ $# -eq 2 ] || { sed -n '2,8p' "$0" >&2; exit 64; }
@@ -73,20 +79,20 @@ task=$1 name=$2
 case $task in
 banned)
 	check=$(api GET "$conn_path/ban-check?name_b64=$(query64 "$name")")
-	echo "$check" | jq -r '.lists[] | select(.purpose == "ban") | "\(.list): \(.words // "not read")"'
-	echo "$check" | jq -r '.unread[] | "not read: \(.what): \(.why)"' >&2
-	case $(echo "$check" | jq -r '.banned') in
+	say "$check" | jq -r '.lists[] | select(.purpose == "ban") | "\(.list): \(.words // "not read")"'
+	say "$check" | jq -r '.unread[] | "not read: \(.what): \(.why)"' >&2
+	case $(say "$check" | jq -r '.banned') in
 	true) echo banned; exit 0 ;;
 	false) echo "not banned"; exit 1 ;;
 	*) echo "unknown: a ban list could not be read"; exit 2 ;;
 	esac
 	;;
 unban)
-	lists=$(api GET "$conn_path/ban-check?name_b64=$(query64 "$name")" |
-		jq -c '.lists[] | select(.purpose == "ban" and .in_set == true) | {db, key: .set_key}')
+	check=$(api GET "$conn_path/ban-check?name_b64=$(query64 "$name")")
+	lists=$(say "$check" | jq -c '.lists[] | select(.purpose == "ban" and .in_set == true) | {db, key: .set_key}')
 	[ -n "$lists" ] || { echo "not in any ban list's set: nothing to unban"; exit 1; }
-	echo "$lists" | while IFS= read -r l; do
-		act "$(echo "$l" | jq -c --arg c "$KEYDECK_CONN" --arg n "$(b64 "$name")" \
+	say "$lists" | while IFS= read -r l; do
+		act "$(say "$l" | jq -c --arg c "$KEYDECK_CONN" --arg n "$(b64 "$name")" \
 			'{kind: "unban", conn: $c, db, key, args: {name: {b64: $n}}}')"
 	done
 	;;
@@ -95,14 +101,14 @@ unlock | reset-captcha)
 	if [ "$task" = reset-captcha ]; then
 		kind=reset-limit fams="[\"$CAPTCHA_FAMILY\"]"
 	fi
-	keys=$(user_keys "$name" "$fams")
-	[ -n "$keys" ] || { echo "no such key of $name's: nothing to do"; exit 1; }
+	keys=$(user_keys "$name" "$fams") || exit $?
+	[ -n "$keys" ] || { say "no such key of $name's: nothing to do"; exit 1; }
 	if [ "$kind" = unlock-login ]; then
 		# One unlock clears the lock and the failures together.
-		keys=$(echo "$keys" | head -n 1)
+		keys=$(say "$keys" | head -n 1)
 	fi
-	echo "$keys" | while IFS= read -r k; do
-		act "$(echo "$k" | jq -c --arg c "$KEYDECK_CONN" --arg kind "$kind" '{kind: $kind, conn: $c, db, key}')"
+	say "$keys" | while IFS= read -r k; do
+		act "$(say "$k" | jq -c --arg c "$KEYDECK_CONN" --arg kind "$kind" '{kind: $kind, conn: $c, db, key}')"
 	done
 	;;
 *)

@@ -109,3 +109,26 @@ func TestSupportScript(t *testing.T) {
 		t.Errorf("reset-captcha of a user without a bucket: exit %d\n%s", code, out)
 	}
 }
+
+// A refused request ends docs/support.sh with exit 3, whatever step it
+// was (an answer piped into jq once made it "nothing to do", exit 1, and a
+// refused execute exit 0); a name with backslashes is sent as it is (dash's
+// echo once turned "bob\\" into a JSON error, exit 4).
+func TestSupportScriptRefusalsAndBackslashes(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Fatal("docs/support.sh needs jq (Debian package jq)")
+	}
+	f := newSeededConsoleWith(t, server.Config{Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}})
+	token := supportCredentials(t, f)
+	bad := "kdt_" + strings.Repeat("A", 43)
+	for _, task := range []string{"unlock", "unban", "reset-captcha", "banned"} {
+		if code, out := support(t, f, bad, task, "bob_chen"); code != 3 {
+			t.Errorf("%s with a refused token: exit %d, want 3\n%s", task, code, out)
+		}
+	}
+	for _, name := range []string{`bob\`, `a\nb\c`, `"quoted"`} {
+		if code, out := support(t, f, token, "banned", name); code != 1 || !strings.Contains(out, "not banned") {
+			t.Errorf("banned %q: exit %d, want 1 (not banned)\n%s", name, code, out)
+		}
+	}
+}
