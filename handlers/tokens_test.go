@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -269,5 +270,25 @@ func TestTokenPageInOpenMode(t *testing.T) {
 	}
 	if code, _, _ := bearer(t, f.srv.URL, http.MethodGet, "/", "kdt_"+strings.Repeat("A", 43), nil); code != http.StatusUnauthorized {
 		t.Fatalf("a bearer token in open mode: %d", code)
+	}
+}
+
+// Behind a proxy that names the role, a token is bounded by the role the
+// person holds now, not by the users file's: ada, an admin in the file
+// whom the proxy calls a viewer, could mint an admin token.
+func TestTokenRoleBoundedByTheProxysRole(t *testing.T) {
+	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
+		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		a.RoleHeader = "X-Forwarded-Role"
+	})
+	ada := behindProxy(t, f.srv.URL, "X-Forwarded-User", "ada", "X-Forwarded-Role", "viewer")
+	_, _, page := ada.do(http.MethodGet, "/account/tokens", nil)
+	if strings.Contains(page, `value="admin"`) || strings.Contains(page, `value="support"`) {
+		t.Errorf("a viewer is offered tokens above viewer: %.1200s", page)
+	}
+	csrf := ada.csrf("/account/tokens")
+	code, _, body := ada.do(http.MethodPost, "/account/tokens", url.Values{"_csrf": {csrf}, "name": {"escalate"}, "role": {"admin"}, "expires": {"1d"}, "confirm": {"yes"}})
+	if code != http.StatusBadRequest || tokenSecretRe.MatchString(body) || !strings.Contains(body, "at most that") {
+		t.Fatalf("a viewer asking for an admin token: %d %.600s", code, body)
 	}
 }
