@@ -55,7 +55,7 @@ func (a *App) RouteTable() []Route {
 		public(get, route.Readyz, a.readyz),
 		assets,
 		public(get, route.Login, a.loginPage),
-		public(post, route.Login, a.login),
+		account(public(post, route.Login, a.login)),
 		account(public(post, route.Logout, a.logout)),
 
 		view(get, route.Home, a.home),

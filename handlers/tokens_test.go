@@ -292,3 +292,14 @@ func TestTokenRoleBoundedByTheProxysRole(t *testing.T) {
 		t.Fatalf("a viewer asking for an admin token: %d %.600s", code, body)
 	}
 }
+
+// A bearer request carries no cookie either way: it cannot sign in (its
+// CSRF exemption once let it POST /login and get a session cookie).
+func TestTokenCannotSignIn(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	tok := mintToken(t, newBrowserAs(t, f, "sam"), "no-login", "viewer", "1d")
+	code, hdr, _ := bearer(t, f.srv.URL, http.MethodPost, "/login", tok, url.Values{"user": {"sam"}, "username": {"sam"}, "password": {"right-password"}})
+	if code != http.StatusForbidden || len(hdr.Values("Set-Cookie")) != 0 {
+		t.Fatalf("a bearer POST /login: %d, cookies %q", code, hdr.Values("Set-Cookie"))
+	}
+}
