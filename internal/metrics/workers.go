@@ -105,7 +105,7 @@ func collectQuotas(e emitter, snaps []quotas.Snapshot) {
 			continue
 		}
 		e.counter(quotaPasses, float64(s.Pass), s.Conn)
-		orphans, members := map[int]int{}, map[int]int{}
+		orphans, members, unknown := map[int]int{}, map[int]int{}, map[int]bool{}
 		for _, f := range s.Families {
 			top, ok := 0.0, false
 			for _, r := range f.Rows {
@@ -116,6 +116,9 @@ func collectQuotas(e emitter, snaps []quotas.Snapshot) {
 					orphans[f.DB]++
 				}
 				members[f.DB] += len(r.Orphans)
+				if !orphanChecked(r) {
+					unknown[f.DB] = true
+				}
 			}
 			// A database with such a family walked has a count, if 0.
 			switch f.Family.Role {
@@ -132,10 +135,22 @@ func collectQuotas(e emitter, snaps []quotas.Snapshot) {
 			continue // the rows so far are not every reservation
 		}
 		for d, k := range orphans {
-			e.gauge(orphanedRes, float64(k), s.Conn, db(d))
+			if !unknown[d] { // a count only when every reservation was checked
+				e.gauge(orphanedRes, float64(k), s.Conn, db(d))
+			}
 		}
 		for d, k := range members {
 			e.gauge(orphanedMembers, float64(k), s.Conn, db(d))
 		}
 	}
+}
+
+// orphanChecked reports a row whose orphan check was decided: not a
+// reservation the check applies to, or one looked up in every concurrency
+// set (not sensitive sets, never looked in; not only the sets known).
+func orphanChecked(r quotas.Row) bool {
+	if r.Family.Role != schema.RoleReservation || r.Gone || r.Note != "" {
+		return true
+	}
+	return r.SetsKnown && !r.SetsSensitive && r.SetsComplete
 }
