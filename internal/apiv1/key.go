@@ -3,6 +3,7 @@ package apiv1
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -17,7 +18,7 @@ type Key struct {
 	Conn string `json:"conn"`
 	DB   int    `json:"db"`
 	Key  Name   `json:"key"`
-	Type string `json:"type" enum:"string,hash,list,set,zset,stream" doc:"The key's Redis type."`
+	Type string `json:"type" doc:"The key's Redis type, as TYPE answers: string, hash, list, set, zset, stream, or a module's type (ReJSON-RL, MBbloom--, vectorset …)."`
 	// TTLMs: −1 when the key has no expiry.
 	TTLMs int64 `json:"ttl_ms" doc:"Time to live in ms; -1: no expiry."`
 	// Size is the string's bytes or the collection's elements.
@@ -131,7 +132,7 @@ func elementOf(typ string, e value.Element) Element {
 		out.Value, out.ValueBytes = &v, e.Value.Len
 	case "zset":
 		if math.IsInf(e.Score, 0) {
-			out.ScoreText = strconv.FormatFloat(e.Score, 'g', -1, 64)
+			out.ScoreText = strings.ToLower(strconv.FormatFloat(e.Score, 'g', -1, 64))
 		} else {
 			s := e.Score
 			out.Score = &s

@@ -3,6 +3,7 @@ package apiv1
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 )
@@ -44,7 +45,7 @@ func LeaderboardOf(conn string, w leaderboard.Window) Leaderboard {
 	for _, e := range w.Entries {
 		it := LeaderboardEntry{Rank: e.Rank + 1, Member: Name(e.Member)}
 		if math.IsInf(e.Score, 0) {
-			it.ScoreText = strconv.FormatFloat(e.Score, 'g', -1, 64)
+			it.ScoreText = strings.ToLower(strconv.FormatFloat(e.Score, 'g', -1, 64))
 		} else {
 			s := e.Score
 			it.Score = &s
