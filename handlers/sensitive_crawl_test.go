@@ -198,6 +198,13 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 			c.topics[tp] = true
 		}
 	}
+	// The JSON API and /metrics read through the same guard.
+	apiURLs := sensAPIURLs(planted)
+	apiOK := c.crawlAPI(planted)
+	if apiOK < len(apiURLs)/2 {
+		t.Errorf("only %d of %d API URLs answered 200: the API crawl proves little", apiOK, len(apiURLs))
+	}
+	t.Logf("API: %d of %d URLs answered 200", apiOK, len(apiURLs))
 	watched := c.watchAll()
 	// No command that reads a value, a member, a score or a bit was sent
 	// on a key of a family (every family is sensitive): what is never
