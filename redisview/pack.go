@@ -18,6 +18,9 @@ type PackChoice struct {
 	Forced   bool   // named with --pack-for
 	Why      string // how the choice was made, for the page
 	Detected bool   // sampling has run (or the pack was forced)
+	// Sampled: a sampling has run, whatever it found (or the pack was
+	// forced): whether a key's family is known is decided.
+	Sampled bool
 	// At is when the choice was made; a sampling that found none has set
 	// the next one's time by then.
 	At time.Time
@@ -48,11 +51,19 @@ func (c *Conn) Classifier() *schema.Classifier {
 // Sensitive reports a key whose family's values must never be shown or
 // sent. A view that reads any key it is named (a leaderboard page reads any
 // sorted set) must ask.
+//
+// On a monitored connection not sampled yet, no key's family is known:
+// every key is treated as sensitive until the first sampling decides (a
+// server that turns out to hold no pack then shows its values).
 func (c *Conn) Sensitive(db int, key string) bool {
-	if cls := c.Classifier(); cls != nil {
-		if f, ok := cls.Classify(db, key); ok {
-			return f.Sensitive
-		}
+	c.mu.Lock()
+	ch, pending := c.pack, c.detectCtx != nil
+	c.mu.Unlock()
+	if ch.Pack == nil {
+		return pending && !ch.Sampled
+	}
+	if f, ok := ch.Pack.Classifier().Classify(db, key); ok {
+		return f.Sensitive
 	}
 	return false
 }
@@ -61,7 +72,7 @@ func (c *Conn) Sensitive(db int, key string) bool {
 func (c *Conn) ForcePack(p *schema.Pack) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pack = PackChoice{Pack: p, Forced: true, Detected: true, Why: "set with --pack-for", At: c.clock.Now()}
+	c.pack = PackChoice{Pack: p, Forced: true, Detected: true, Sampled: true, Why: "set with --pack-for", At: c.clock.Now()}
 }
 
 // samplePerDB is how many keys one SCAN page per database contributes.
@@ -108,7 +119,7 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	}
 	best, score := schema.BestPack(packs, sample)
 	// An empty or unrecognised server is sampled again later: it may fill.
-	choice := PackChoice{Pack: best, Score: score, Detected: best != nil}
+	choice := PackChoice{Pack: best, Score: score, Detected: best != nil, Sampled: true}
 	switch {
 	case len(sample) == 0 && scanErr != nil:
 		choice.Why = Refusal("SCAN", scanErr)

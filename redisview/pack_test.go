@@ -177,3 +177,28 @@ func TestPackSampledAgainAtOnceWhenTheServerReturns(t *testing.T) {
 		t.Fatalf("a second after the restart's sampling: %+v", ch)
 	}
 }
+
+// Until the first sampling has said which pack a monitored server holds, a
+// key's family — and so whether its values are secret — is unknown: every
+// key is treated as sensitive (a TOTP secret was readable on the key page
+// in the seconds after start-up). Once sampled, only the pack's sensitive
+// families are.
+func TestValuesWithheldUntilThePackIsKnown(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	s.Stop()
+	c, clk := monitored(t, s.URL(0))
+	redistest.Eventually(t, waitLong, "the first probe", func() bool { return !c.Status().Checked.IsZero() })
+	const secret, plain = "totp:security:secret:plain:alice", "no-family:at-all"
+	if !c.Sensitive(5, secret) || !c.Sensitive(5, plain) {
+		t.Fatal("a key of a server not sampled yet is not withheld")
+	}
+	s.Restart()
+	seedEIsland(t, s)
+	if ch := sampled(t, c, clk, probeEvery); !isPack(c, "eisland") {
+		t.Fatalf("sampling: %+v", ch)
+	}
+	if !c.Sensitive(5, secret) || c.Sensitive(5, plain) {
+		t.Fatalf("after sampling: secret %v, plain %v", c.Sensitive(5, secret), c.Sensitive(5, plain))
+	}
+}
