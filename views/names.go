@@ -31,6 +31,7 @@ const (
 // UTF-8 as \xNN, control and invisible formatting characters (bidi
 // overrides, zero-width spaces) escaped, and the backslash doubled so an
 // escape is never ambiguous with the same characters typed in a name.
+// route.UnescapeName reads it back.
 func EscapeName(s string) string {
 	out, _ := escapeName(s, -1)
 	return out
@@ -77,9 +78,15 @@ func escapeName(s string, limit int) (string, bool) {
 		case r != ' ' && !strconv.IsPrint(r):
 			// Invisible or layout-changing code points: C1 controls, bidi
 			// overrides, zero-width and non-ASCII spaces, line separators.
-			b.WriteString(`\u`)
+			// \uXXXX, or \UXXXXXXXX past U+FFFF: a fixed count of
+			// digits, so the character after it is never read as one.
+			esc, digits := `\u`, 4
+			if r > 0xffff {
+				esc, digits = `\U`, 8
+			}
+			b.WriteString(esc)
 			h := strconv.FormatInt(int64(r), 16)
-			for range 4 - len(h) {
+			for range digits - len(h) {
 				b.WriteByte('0')
 			}
 			b.WriteString(h)

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/a-h/templ"
+
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 func TestEscapeName(t *testing.T) {
@@ -25,6 +27,10 @@ func TestEscapeName(t *testing.T) {
 		{"李雷 é ok", "李雷 é ok"},
 		{"\ufffd", "\ufffd"},     // a real U+FFFD is not an escape
 		{"<b>&</b>", "<b>&</b>"}, // markup is templ's job, not this one's
+		// Past U+FFFF: eight digits, so no following character is read
+		// as one of them.
+		{"\U000f0000", `\U000f0000`},
+		{"\U000e0001a", `\U000e0001a`},
 	}
 	for _, tt := range tests {
 		if got := EscapeName(tt.in); got != tt.want {
@@ -34,6 +40,36 @@ func TestEscapeName(t *testing.T) {
 			t.Errorf("EscapeName(%q) is not UTF-8", tt.in)
 		}
 	}
+}
+
+// Two names never show the same: U+F000 then "0" and U+F0000 both showed
+// \uf0000 (five hex digits after \u for code points past U+FFFF), so
+// which one a page meant could not be told — nor typed back.
+func TestEscapeNameIsUnambiguous(t *testing.T) {
+	pairs := [][2]string{
+		{"\uf000" + "0", "\U000f0000"},
+		{"\ufff9" + "a", "\U000fff9a"},
+		{"\\" + "x41", "\x41"},
+	}
+	for _, p := range pairs {
+		if EscapeName(p[0]) == EscapeName(p[1]) {
+			t.Errorf("%q and %q both show as %q", p[0], p[1], EscapeName(p[0]))
+		}
+	}
+}
+
+// What a page shows, typed back with the escaped encoding, is the name's
+// bytes exactly (route.UnescapeName is EscapeName's inverse).
+func FuzzEscapeRoundTrip(f *testing.F) {
+	for _, s := range []string{"", "a\nb", "bad\xff", `C:\temp`, "evil\u202etxt", "\uf0000", "\U000f0000", "\x00\x7f", "李雷"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		back, err := route.UnescapeName(EscapeName(s))
+		if err != nil || back != s {
+			t.Fatalf("%q shows as %q, read back as %q (%v)", s, EscapeName(s), back, err)
+		}
+	})
 }
 
 func TestShortName(t *testing.T) {
