@@ -53,3 +53,57 @@ func TestKeyPageOffersNothingOnKeydecksOwnKeys(t *testing.T) {
 		t.Fatal("the key page offers actions on Keydeck's own key")
 	}
 }
+
+// A member no text field can carry — a newline, a byte that is not UTF-8 —
+// is removed through the key page by pasting it as the value table shows
+// it, with the form's argument encoding set to "escaped" (or as base64);
+// the page offers that choice, and a malformed escape is refused with a
+// clear error, not read as other bytes.
+func TestKeyPageRemovesAMemberNoTextFieldCanCarry(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	db := f.redis.Client(0)
+	odd := []string{"line\nbreak", "bad\xff byte", `back\slash`, " padded "}
+	db.SAdd(ctx, "plain:set", "keep", odd[0], odd[1], odd[2], odd[3])
+	br := newBrowser(t, f.srv.URL)
+	br.login("ada", "right-password")
+	_, _, page := br.do(http.MethodGet, route.KeyURL("main", 0, "plain:set"), nil)
+	if !strings.Contains(page, `name="enc"`) || !strings.Contains(page, `value="escaped"`) {
+		t.Fatal("the remove form offers no argument encoding")
+	}
+	tok := csrfRe.FindStringSubmatch(page)[1]
+	remove := func(enc, member string) (int, string) {
+		code, _, body := br.do(http.MethodPost, route.Action{Conn: "main", DB: 0, Key: "plain:set"}.PreviewURL(),
+			url.Values{"_csrf": {tok}, "kind": {"remove-set-member"}, "enc": {enc}, "arg.member": {member}})
+		conf := regexpToken.FindStringSubmatch(body)
+		if code != http.StatusOK || conf == nil {
+			return code, body
+		}
+		code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {conf[1]}})
+		return code, body
+	}
+	for _, c := range []struct{ enc, typed string }{
+		{"escaped", `line\nbreak`},
+		{"escaped", `bad\xff byte`},
+		{"escaped", `back\\slash`},
+		{"base64", "IHBhZGRlZCA"}, // " padded ", URL-safe and unpadded
+	} {
+		if code, body := remove(c.enc, c.typed); code != http.StatusOK {
+			t.Fatalf("%s %q: %d %.300s", c.enc, c.typed, code, body)
+		}
+	}
+	if got := db.SMembers(ctx, "plain:set").Val(); len(got) != 1 || got[0] != "keep" {
+		t.Fatalf("set is now %q", got)
+	}
+	for _, c := range []struct{ enc, typed, why string }{
+		{"escaped", `dangling\`, "lone backslash"},
+		{"escaped", `\q`, "not an escape"},
+		{"escaped", `\xZZ`, "hexadecimal"},
+		{"base64", "!!", "base64"},
+		{"rot13", "keep", "encoding"},
+	} {
+		if code, body := remove(c.enc, c.typed); code != http.StatusBadRequest || !strings.Contains(body, c.why) {
+			t.Errorf("%s %q: %d, want 400 saying %q: %.400s", c.enc, c.typed, code, c.why, body)
+		}
+	}
+}

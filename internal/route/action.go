@@ -34,7 +34,8 @@ func (a Action) PreviewURL() string {
 // Arguments are bytes like key names (a member, a field, a banned name):
 // they are taken exactly as sent, never trimmed; "twin " is not "twin".
 // A kind that reads a value from one (a TTL) parses it itself. An
-// argument given twice (in the query and the body, say) is refused.
+// argument given twice (in the query and the body, say) is refused. The
+// form's enc field says how the arguments are written (decodeArgs).
 func ParseAction(form url.Values) (Action, error) {
 	db, err := ParseDB(form.Get("db"))
 	if err != nil {
@@ -52,5 +53,43 @@ func ParseAction(form url.Values) (Action, error) {
 			a.Args[arg] = vals[0]
 		}
 	}
-	return a, nil
+	return a, decodeArgs(form.Get("enc"), a.Args)
+}
+
+// Argument encodings of an action form (its enc field): a text field
+// carries only what a person can type as UTF-8 on one line, so a name with
+// a newline or a byte that is not UTF-8 is pasted as the pages show it
+// (escaped) or as base64.
+const (
+	ArgsAsTyped = "text"
+	ArgsEscaped = "escaped"
+	ArgsBase64  = "base64"
+)
+
+// decodeArgs turns the arguments, as sent in the encoding enc ("" is as
+// typed), into their bytes.
+func decodeArgs(enc string, args map[string]string) error {
+	switch enc {
+	case "", ArgsAsTyped:
+		return nil
+	case ArgsEscaped:
+		for name, v := range args {
+			b, err := UnescapeName(v)
+			if err != nil {
+				return badParam("The argument %q is not escaped as the pages show names: %v.", name, err)
+			}
+			args[name] = b
+		}
+	case ArgsBase64:
+		for name, v := range args {
+			b, ok := decodeB64(v)
+			if !ok {
+				return badParam("The argument %q is not base64 (standard or URL-safe, padded or not).", name)
+			}
+			args[name] = b
+		}
+	default:
+		return badParam("The argument encoding %q is none of text, escaped and base64.", enc)
+	}
+	return nil
 }
