@@ -121,6 +121,9 @@ type Config struct {
 	// steps and QuotaLinger how long it outlives its last viewer (defaults
 	// 1s and 1m).
 	LimitsLinger, QuotaInterval, QuotaLinger time.Duration
+	// LimitsBudget is each connection's limit sweep budget (zero fields:
+	// limits.DefaultBudget's).
+	LimitsBudget limits.Budget
 
 	// Clock is the one clock every background worker runs on: connection
 	// monitors and pack detection, the live hub, the statistics sweepers,
@@ -237,7 +240,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	// keeps running LimitsLinger after the last viewer leaves, so flipping
 	// between the two pages does not restart it. The quotas pages read one
 	// walk per connection the same way.
-	s.limits = limits.NewPool(s.ctx, limits.DefaultBudget, cfg.LimitsLinger, limits.WithClock(cfg.Clock))
+	s.limits = limits.NewPool(s.ctx, cfg.LimitsBudget, cfg.LimitsLinger, limits.WithClock(cfg.Clock))
 	s.quotas = quotas.NewWalkers(s.ctx, quotas.DefaultBudget, cfg.QuotaInterval, cfg.QuotaLinger, cfg.Now, quotas.WithClock(cfg.Clock))
 	// Keyspace notifications (where the server publishes them) refresh the
 	// live views of a key at once instead of at their next tick.
