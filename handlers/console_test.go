@@ -16,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/scanbudget"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
@@ -35,7 +36,9 @@ type console struct {
 
 // startConsole builds cfg's console on rs. Unless cfg names them, its one
 // connection is "main" (rs's database 0, eisland pack); the audit log and
-// sign-in state live in rs's database 15; live views poll every 100 ms.
+// sign-in state live in rs's database 15; live views poll every 100 ms,
+// the limit sweep re-reads every 200 ms and quota walkers step every
+// 100 ms.
 func startConsole(t *testing.T, rs *redistest.Server, cfg server.Config, log *slog.Logger) *console {
 	t.Helper()
 	if cfg.Conns == nil {
@@ -58,6 +61,15 @@ func startConsole(t *testing.T, rs *redistest.Server, cfg server.Config, log *sl
 	}
 	if cfg.SweepLinger == 0 {
 		cfg.SweepLinger = time.Second
+	}
+	// The limit sweep re-reads its kept rows, and a quota walker steps,
+	// ten times as often as in production: a test that waits for a change
+	// to show waits a tenth as long.
+	if cfg.LimitsBudget.Refresh == 0 {
+		cfg.LimitsBudget.Refresh = limits.DefaultBudget.Refresh / 10
+	}
+	if cfg.QuotaInterval == 0 {
+		cfg.QuotaInterval = 100 * time.Millisecond
 	}
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -24,6 +24,7 @@ import (
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
@@ -94,7 +95,10 @@ func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string
 	t.Helper()
 	crawled = crawlCounts{}
 	rs := redistest.Start(t)
-	f := startConsole(t, rs, server.Config{Demo: true, Conns: conns, PackFor: packFor, Sweep: stats.SweepBudget{KeysPerSec: 1_000_000, Count: 1000}}, nil).up(t)
+	f := startConsole(t, rs, server.Config{Demo: true, Conns: conns, PackFor: packFor, Sweep: stats.SweepBudget{KeysPerSec: 1_000_000, Count: 1000},
+		// Production cadence: the crawl waits for no change to show, and faster
+		// background reads would only take CPU from its requests.
+		LimitsBudget: limits.DefaultBudget, QuotaInterval: time.Second}, nil).up(t)
 	ctx := context.Background()
 	families, keyPages := 0, 0
 	for i, dc := range conns {

@@ -27,6 +27,7 @@ import (
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
@@ -127,7 +128,10 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	}
 	f := startConsole(t, ei, server.Config{Conns: conns, PackFor: packFor, Packs: packs,
 		Vertique: handlers.VertiqueSecret{Secret: []byte(demo.DemoSecret), From: "the crawl"},
-		Sweep:    stats.SweepBudget{KeysPerSec: 1_000_000, Count: 1000}}, nil).up(t)
+		Sweep:    stats.SweepBudget{KeysPerSec: 1_000_000, Count: 1000},
+		// Production cadence: the crawl waits for no change to show, and faster
+		// background reads would only add MONITOR lines and take CPU.
+		LimitsBudget: limits.DefaultBudget, QuotaInterval: time.Second}, nil).up(t)
 	for i := range conns {
 		waitFor(t, conns[i].Name+" up", func() bool { return f.reg.All()[i].Status().Up })
 	}

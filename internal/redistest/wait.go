@@ -11,16 +11,25 @@ import (
 // Eventually polls cond until it holds, failing t when d passes first:
 // the deadline only bounds a failure, it never decides a pass. It is the
 // one place tests wait for something another goroutine or a server does.
+// It checks often at first and less often the longer it waits (5 ms,
+// doubling up to eventuallyMaxGap): many conditions are an HTTP request
+// of a page under -race, and checking them every 5 ms for seconds took
+// the CPU the console needed to get there.
 func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
+	gap := 5 * time.Millisecond
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("not within %v: %s", d, what)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(gap)
+		gap = min(2*gap, eventuallyMaxGap)
 	}
 }
+
+// eventuallyMaxGap is the longest Eventually waits between two checks.
+const eventuallyMaxGap = 40 * time.Millisecond
 
 // Never checks that cond stays false while d passes, failing t as soon as
 // it holds: an absence check (no poll after the last viewer left). Real

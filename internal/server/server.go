@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/internal/metrics"
 	"github.com/keydeck/keydeck/internal/people"
@@ -40,9 +41,12 @@ import (
 	"github.com/keydeck/keydeck/redisview/vertique"
 )
 
-// limitsLinger is how long a connection's limit sweep outlives its last
-// viewer.
-const limitsLinger = 30 * time.Second
+// The defaults of the workers' intervals (Config).
+const (
+	defaultLimitsLinger  = 30 * time.Second
+	defaultQuotaInterval = time.Second
+	defaultQuotaLinger   = time.Minute
+)
 
 // Config is one console: the connections, who may sign in, and the options.
 // Zero values take the defaults noted.
@@ -112,13 +116,42 @@ type Config struct {
 	MetricsBans, MetricsKeep bool
 	MetricsInterval          time.Duration
 
+	// LimitsLinger is how long a connection's limit sweep outlives its
+	// last viewer (default 30s); QuotaInterval how often a quota walker
+	// steps and QuotaLinger how long it outlives its last viewer (defaults
+	// 1s and 1m).
+	LimitsLinger, QuotaInterval, QuotaLinger time.Duration
+	// LimitsBudget is each connection's limit sweep budget (zero fields:
+	// limits.DefaultBudget's).
+	LimitsBudget limits.Budget
+
+	// Clock is the one clock every background worker runs on: connection
+	// monitors and pack detection, the live hub, the statistics sweepers,
+	// the limit sweeps' pool, the quota walkers, the scan budgets, the
+	// metrics keeper, sign-in limits, sessions and tokens (default: the
+	// wall clock). Tests give a clock.Fake and advance it instead of
+	// waiting.
+	Clock clock.Clock
 	// Now is the clock of actions (preview age, audit times, what an undo
-	// would bring back after its TTL) and of sign-in sessions; default
-	// time.Now. Tests inject one instead of sleeping.
+	// would bring back after its TTL), of sign-in sessions and of the
+	// pages' times; default Clock.Now.
 	Now func() time.Time
 }
 
 func (c Config) withDefaults() Config {
+	c.Clock = clock.Or(c.Clock)
+	if c.Now == nil {
+		c.Now = c.Clock.Now
+	}
+	if c.LimitsLinger <= 0 {
+		c.LimitsLinger = defaultLimitsLinger
+	}
+	if c.QuotaInterval <= 0 {
+		c.QuotaInterval = defaultQuotaInterval
+	}
+	if c.QuotaLinger <= 0 {
+		c.QuotaLinger = defaultQuotaLinger
+	}
 	if c.Packs == nil {
 		c.Packs = schema.Builtin()
 	}
@@ -177,7 +210,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if len(cfg.Conns) == 0 {
 		return nil, errors.New("no Redis connection to watch")
 	}
-	reg, err := redisview.NewRegistry(cfg.Conns, log)
+	reg, err := redisview.NewRegistry(cfg.Conns, log, redisview.WithClock(cfg.Clock))
 	if err != nil {
 		return nil, err
 	}
@@ -198,17 +231,17 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if auth.Users != nil && cfg.UsersFile != "" {
 		s.bg.Go(func() { auth.Users.Watch(s.ctx, time.Second, cfg.ReloadUsers, log.With("component", "users")) })
 	}
-	s.hub = live.New(s.ctx, log.With("component", "hub"), cfg.PollInterval)
+	s.hub = live.New(s.ctx, log.With("component", "hub"), cfg.PollInterval, live.WithClock(cfg.Clock))
 	// Keyspace notifications may kick a topic; it still polls at most this often.
 	s.hub.MinGap = cfg.MinGap
-	s.sweepers = stats.NewSweepers(s.ctx, cfg.Sweep, cfg.SweepLinger, log.With("component", "sweep"))
+	s.sweepers = stats.NewSweepers(s.ctx, cfg.Sweep, cfg.SweepLinger, log.With("component", "sweep"), stats.WithClock(cfg.Clock))
 	s.boards = leaderboard.NewIndex(s.ctx)
 	// The Rate limits and Locks pages read one sweep per connection; it
-	// keeps running limitsLinger after the last viewer leaves, so flipping
+	// keeps running LimitsLinger after the last viewer leaves, so flipping
 	// between the two pages does not restart it. The quotas pages read one
 	// walk per connection the same way.
-	s.limits = limits.NewPool(s.ctx, limits.DefaultBudget, limitsLinger)
-	s.quotas = quotas.NewWalkers(s.ctx, quotas.DefaultBudget, time.Second, time.Minute, cfg.Now)
+	s.limits = limits.NewPool(s.ctx, cfg.LimitsBudget, cfg.LimitsLinger, limits.WithClock(cfg.Clock))
+	s.quotas = quotas.NewWalkers(s.ctx, quotas.DefaultBudget, cfg.QuotaInterval, cfg.QuotaLinger, cfg.Now, quotas.WithClock(cfg.Clock))
 	// Keyspace notifications (where the server publishes them) refresh the
 	// live views of a key at once instead of at their next tick.
 	s.watch = &redisview.KeyWatch{}
@@ -220,7 +253,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	// that each identity's account survives its reconnects.
 	budgets := map[string]*scanbudget.Budget{}
 	for _, c := range reg.All() {
-		budgets[c.Name] = scanbudget.New(float64(cfg.SearchRate), nil)
+		budgets[c.Name] = scanbudget.New(float64(cfg.SearchRate), cfg.Clock)
 	}
 
 	s.handler = echo.New()
@@ -248,7 +281,7 @@ func (s *Server) startMetrics() {
 		return
 	}
 	k := &metrics.Keeper{Conns: s.reg, Sweeps: s.sweepers, Limits: s.limits, Quotas: s.quotas, Bans: bans,
-		Hold: s.cfg.MetricsKeep, Interval: s.cfg.MetricsInterval}
+		Hold: s.cfg.MetricsKeep, Interval: s.cfg.MetricsInterval, Clock: s.cfg.Clock}
 	// Awaited before the pools it acquires from (see Close).
 	s.keeper.Go(func() { k.Run(s.ctx) })
 }
@@ -358,16 +391,16 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 		auth.Secret = secret
 	}
 	if auth.Limiter == nil {
-		auth.Limiter = people.NewLoginLimiter(audit, people.DefaultLoginPolicy)
+		auth.Limiter = people.NewLoginLimiter(audit, people.DefaultLoginPolicy, people.WithClock(cfg.Clock))
 	}
 	if auth.Sessions == nil {
 		// Ended sessions are recorded beside the login counters, so a
 		// sign-out on one replica holds on all of them.
-		auth.Sessions = people.NewSessionStore(audit)
+		auth.Sessions = people.NewSessionStore(audit, people.WithClock(cfg.Clock))
 	}
 	if auth.Tokens == nil && auth.Users != nil {
 		// API tokens beside the sessions: revoked on every replica alike.
-		auth.Tokens = people.NewTokenStore(audit)
+		auth.Tokens = people.NewTokenStore(audit, people.WithClock(cfg.Clock))
 	}
 	return auth, audit, nil
 }
