@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/keydeck/keydeck/views/format"
 	"net/http"
 	"sync"
 	"time"
@@ -253,7 +254,7 @@ func (a *App) apiKey(ctx context.Context, c echo.Context, in *apiKeyPageIn) (*ap
 			f := m.Family
 			id, role := f.ID, string(f.Role)
 			k.Family, k.Role, k.Sensitive = &id, &role, f.Sensitive
-			for _, v := range []string{f.TypeViolation(info.Type), f.TTL.Violation(info.TTL)} {
+			for _, v := range []string{f.TypeViolation(info.Type), format.TTLViolation(f.TTL.Violation(info.TTL))} {
 				if v != "" {
 					k.Violations = append(k.Violations, v)
 				}

@@ -294,7 +294,7 @@ func familyRows(d stats.DBDetail) []views.FamilyRow {
 	for i, f := range d.Families {
 		rows = append(rows, views.FamilyRow{
 			ID: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), Type: f.Family.Type,
-			TTLPolicy: f.Family.TTL.String(), Sensitive: f.Family.Sensitive, Pattern: f.Family.Pattern.String(),
+			TTLPolicy: format.TTLPolicy(f.Family.TTL), Sensitive: f.Family.Sensitive, Pattern: f.Family.Pattern.String(),
 			Keys: format.Count(f.Count), KeysPct: fkPct[i],
 			Memory: memString(f.Memory, d.MemoryWhy), MemPct: fmPct[i],
 			Violations: format.Count(f.Violations), HasViol: f.Violations > 0,

@@ -194,7 +194,7 @@ func (a *App) keyView(ctx context.Context, conn *redisview.Conn, db int, key str
 			if v := fam.TypeViolation(info.Type); v != "" {
 				vm.Violations = append(vm.Violations, v)
 			}
-			if v := fam.TTL.Violation(info.TTL); v != "" {
+			if v := format.TTLViolation(fam.TTL.Violation(info.TTL)); v != "" {
 				vm.Violations = append(vm.Violations, v)
 			}
 		}

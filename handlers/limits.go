@@ -282,31 +282,11 @@ func appendLink(list []views.ActionLink, l views.ActionLink) []views.ActionLink 
 	return append(list, l)
 }
 
-// limitText is the pack's limit of a family, in words.
+// limitText is the pack's limit of a family, in words: its role's
+// presenter says it.
 func limitText(f *schema.Family) string {
-	if f.Role == schema.RoleBucket4j {
-		return "Bucket4j buckets: each state carries its own bandwidths (the limiting one is shown)"
-	}
-	switch p := f.Params.(type) {
-	case *schema.TokenBucketParams:
-		return fmt.Sprintf("capacity %s, refills %s/s (full in %s)", num(p.Capacity), num(p.RefillPerSec), format.Duration(p.Window))
-	case *schema.CounterWindowParams:
-		if p.Calendar != "" {
-			return fmt.Sprintf("limit %d per calendar %s (%s)", p.Limit, p.Calendar, p.Location())
-		}
-		return fmt.Sprintf("limit %d per %s (fixed window)", p.Limit, format.Duration(p.Window))
-	case *schema.CounterParams:
-		s := fmt.Sprintf("limit %d (a counter whose lifetime the application sets)", p.Limit)
-		if p.OnExceed != "" {
-			s += "; past it: " + p.OnExceed
-		}
-		return s
-	case *schema.SlidingWindowParams:
-		s := fmt.Sprintf("limit %d per %s (sliding)", p.Limit, format.Duration(p.Window))
-		if p.Lock != nil {
-			s += fmt.Sprintf("; exceeding it locks for %s", format.Duration(p.LockFor))
-		}
-		return s
+	if p, ok := presenterFor(limitPresenters, f); ok && p.limit != nil {
+		return p.limit(f)
 	}
 	return ""
 }
@@ -330,7 +310,7 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 	}
 	switch {
 	case !hasClass(pc.Pack, decode.ClassLimit):
-		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role token-bucket, counter-window, sliding-window, bucket4j or counter with a limit."
+		vm.Empty = "No rate-limit family in this pack (" + pc.Pack.Name + "): no family of role " + roleList(limitPresenters) + " with a limit."
 		return vm
 	case snap.Pack != pc.Pack:
 		vm.Status, vm.Reading = "", startingLine(pc.Pack, decode.ClassLimit)
@@ -404,19 +384,8 @@ func limitRow(conn string, r *limits.Row, st limits.State, act bool) views.Limit
 		row.Err = "not readable as its role says: " + r.Err
 		return row
 	}
-	switch p := r.Family.Params.(type) {
-	case nil:
-		if r.Family.Role == schema.RoleBucket4j {
-			row.Level = fmt.Sprintf("%s of %s tokens left", num(st.Tokens), num(st.Limit))
-		}
-	case *schema.TokenBucketParams:
-		row.Level = fmt.Sprintf("%s of %s tokens left", num(float64(int64(st.Tokens))), num(p.Capacity))
-	case *schema.CounterWindowParams:
-		row.Level = usedLeft(st.Count, p.Limit, "")
-	case *schema.CounterParams:
-		row.Level = usedLeft(st.Count, p.Limit, "")
-	case *schema.SlidingWindowParams:
-		row.Level = usedLeft(st.Count, p.Limit, " in the last "+format.Duration(p.Window))
+	if p, ok := presenterFor(limitPresenters, r.Family); ok && p.level != nil {
+		row.Level = p.level(r.Family, st)
 	}
 	switch {
 	case st.Locked && !st.Until.IsZero():

@@ -42,20 +42,13 @@ func shortLine(snap limits.Snapshot) string {
 		", new ones found at the sweep's pace) may be missed: " + why + "."
 }
 
+// lockValueText says what a family's value holds: its role's presenter
+// says it.
 func lockValueText(f *schema.Family) string {
-	if f.Role == schema.RoleCooldown {
-		return "cooldown: blocks the action while it exists"
+	if p, ok := presenterFor(lockPresenters, f); ok && p.value != nil {
+		return p.value(f)
 	}
-	lp, _ := f.Params.(*schema.LockParams)
-	switch {
-	case lp == nil:
-		return "lock"
-	case lp.Value == "uuid":
-		return "lock; the value is the holder's id (UUID)"
-	case lp.Value == "epoch-ms":
-		return "lock; the value is the unlock time (epoch ms)"
-	}
-	return "lock; the value (\"" + lp.Value + "\") does not name its holder"
+	return "lock"
 }
 
 func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Time) views.LocksVM {
@@ -73,7 +66,7 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 	}
 	switch {
 	case !hasClass(pc.Pack, decode.ClassLock):
-		vm.Empty = "No lock family in this pack (" + pc.Pack.Name + "): no family of role lock or cooldown."
+		vm.Empty = "No lock family in this pack (" + pc.Pack.Name + "): no family of role " + roleList(lockPresenters) + "."
 		return vm
 	case snap.Pack != pc.Pack:
 		vm.Status, vm.Reading = "", startingLine(pc.Pack, decode.ClassLock)
@@ -109,8 +102,8 @@ func holdText(f *schema.Family) string {
 	if f.TTL.Max > 0 {
 		s = "taken with a TTL of up to " + format.Duration(f.TTL.Max) + " (age is counted from it)"
 	}
-	if lp, ok := f.Params.(*schema.LockParams); ok && lp.Hold > 0 {
-		return s + "; expected hold ≤ " + format.Duration(lp.Hold)
+	if hold := expectedHold(f); hold > 0 {
+		return s + "; expected hold ≤ " + format.Duration(hold)
 	}
 	return s + "; the pack gives no expected hold time"
 }
@@ -120,7 +113,7 @@ func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRo
 	if st.OverMax {
 		row.Violation = "TTL " + format.Duration(st.TTL) + " above the pack's maximum " + format.Duration(r.Family.TTL.Max)
 	}
-	if lp, ok := r.Family.Params.(*schema.LockParams); ok && lp.Hold > 0 && st.Age > lp.Hold {
+	if hold := expectedHold(r.Family); hold > 0 && st.Age > hold {
 		row.TooLong = true
 	}
 	switch {
@@ -130,13 +123,8 @@ func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRo
 		row.Holder = "(value not shown: sensitive)"
 	case !st.Until.IsZero():
 		row.Holder = "unlocks at " + format.Time(st.Until)
-	case r.Family.Role == schema.RoleCooldown:
-		row.Holder = st.Holder
 	default:
-		row.Holder = st.Holder
-		if st.HolderCut {
-			row.Holder += "…"
-		}
+		row.Holder = lockHolder(r.Family, st)
 	}
 	if !st.NoTTL {
 		row.TTL = format.Duration(st.TTL)
@@ -154,4 +142,13 @@ func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRo
 	}
 	row.Actions = appendFix(row.Actions, action.Fix(r.Family, action.FixState{}), conn, r.DB, r.Key)
 	return row
+}
+
+// lockHolder is a row's holder as its role's presenter says it; the start
+// of the value as read when the role has none.
+func lockHolder(f *schema.Family, st limits.State) string {
+	if p, ok := presenterFor(lockPresenters, f); ok && p.holder != nil {
+		return p.holder(st)
+	}
+	return st.Holder
 }

@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"github.com/keydeck/keydeck/views/format"
 
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
@@ -33,7 +34,7 @@ func missingKey(conn *redisview.Conn, db int, key, what string) error {
 	}
 	switch {
 	case fam != nil && fam.TTL.Kind == schema.TTLRequired:
-		msg += fmt.Sprintf(": keys of %s expire (TTL %s), so it has most likely expired since the link to it was made.", fam.ID, fam.TTL)
+		msg += fmt.Sprintf(": keys of %s expire (TTL %s), so it has most likely expired since the link to it was made.", fam.ID, format.TTLPolicy(fam.TTL))
 	default:
 		msg += ": it never existed, or it expired or was deleted since the link to it was made."
 	}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"github.com/keydeck/keydeck/redisview/limits"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,14 @@ import (
 
 func init() {
 	presenters[schema.RoleBucket4j] = presentBucket4j
+	limitPresenters[schema.RoleBucket4j] = limitPresenter{
+		limit: func(*schema.Family) string {
+			return "Bucket4j buckets: each state carries its own bandwidths (the limiting one is shown)"
+		},
+		level: func(_ *schema.Family, st limits.State) string {
+			return fmt.Sprintf("%s of %s tokens left", num(st.Tokens), num(st.Limit))
+		},
+	}
 }
 
 // presentBucket4j shows a decode.Bucket4j.

@@ -2,12 +2,17 @@ package handlers
 
 import (
 	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views/format"
 )
 
 func init() {
 	presenters[schema.RoleCooldown] = presentCooldown
+	lockPresenters[schema.RoleCooldown] = lockPresenter{
+		value:  func(*schema.Family) string { return "cooldown: blocks the action while it exists" },
+		holder: func(st limits.State) string { return st.Holder },
+	}
 }
 
 // presentCooldown shows a decode.Cooldown.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"github.com/keydeck/keydeck/redisview/limits"
 
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -10,6 +11,28 @@ import (
 
 func init() {
 	presenters[schema.RoleCounter] = presentCounter
+	// A counter is a rate limit only when the pack gives its limit
+	// (decode's class), so its params are there on the Rate limits page.
+	limitPresenters[schema.RoleCounter] = limitPresenter{
+		limit: func(f *schema.Family) string {
+			p, ok := f.Params.(*schema.CounterParams)
+			if !ok {
+				return ""
+			}
+			s := fmt.Sprintf("limit %d (a counter whose lifetime the application sets)", p.Limit)
+			if p.OnExceed != "" {
+				s += "; past it: " + p.OnExceed
+			}
+			return s
+		},
+		level: func(f *schema.Family, st limits.State) string {
+			p, ok := f.Params.(*schema.CounterParams)
+			if !ok {
+				return ""
+			}
+			return usedLeft(st.Count, p.Limit, "")
+		},
+	}
 }
 
 // presentCounter shows a decode.Counter.

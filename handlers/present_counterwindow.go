@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"github.com/keydeck/keydeck/redisview/limits"
 
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -10,6 +11,25 @@ import (
 
 func init() {
 	presenters[schema.RoleCounterWindow] = presentCounterWindow
+	limitPresenters[schema.RoleCounterWindow] = limitPresenter{
+		limit: func(f *schema.Family) string {
+			p, ok := f.Params.(*schema.CounterWindowParams)
+			if !ok {
+				return ""
+			}
+			if p.Calendar != "" {
+				return fmt.Sprintf("limit %d per calendar %s (%s)", p.Limit, p.Calendar, p.Location())
+			}
+			return fmt.Sprintf("limit %d per %s (fixed window)", p.Limit, format.Duration(p.Window))
+		},
+		level: func(f *schema.Family, st limits.State) string {
+			p, ok := f.Params.(*schema.CounterWindowParams)
+			if !ok {
+				return ""
+			}
+			return usedLeft(st.Count, p.Limit, "")
+		},
+	}
 }
 
 // presentCounterWindow shows a decode.CounterWindow.

@@ -2,13 +2,41 @@ package handlers
 
 import (
 	"github.com/keydeck/keydeck/redisview/decode"
+	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
+	"time"
 )
 
 func init() {
 	presenters[schema.RoleLock] = presentLock
+	lockPresenters[schema.RoleLock] = lockPresenter{
+		value: func(f *schema.Family) string {
+			lp, _ := f.Params.(*schema.LockParams)
+			switch {
+			case lp == nil:
+				return "lock"
+			case lp.Value == "uuid":
+				return "lock; the value is the holder's id (UUID)"
+			case lp.Value == "epoch-ms":
+				return "lock; the value is the unlock time (epoch ms)"
+			}
+			return "lock; the value (\"" + lp.Value + "\") does not name its holder"
+		},
+		holder: func(st limits.State) string {
+			if st.HolderCut {
+				return st.Holder + "…"
+			}
+			return st.Holder
+		},
+		hold: func(f *schema.Family) time.Duration {
+			if lp, ok := f.Params.(*schema.LockParams); ok {
+				return lp.Hold
+			}
+			return 0
+		},
+	}
 }
 
 // presentLock shows a decode.Lock.

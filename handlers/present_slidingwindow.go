@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"github.com/keydeck/keydeck/redisview/limits"
 
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -11,6 +12,26 @@ import (
 
 func init() {
 	presenters[schema.RoleSlidingWindow] = presentSlidingWindow
+	limitPresenters[schema.RoleSlidingWindow] = limitPresenter{
+		limit: func(f *schema.Family) string {
+			p, ok := f.Params.(*schema.SlidingWindowParams)
+			if !ok {
+				return ""
+			}
+			s := fmt.Sprintf("limit %d per %s (sliding)", p.Limit, format.Duration(p.Window))
+			if p.Lock != nil {
+				s += fmt.Sprintf("; exceeding it locks for %s", format.Duration(p.LockFor))
+			}
+			return s
+		},
+		level: func(f *schema.Family, st limits.State) string {
+			p, ok := f.Params.(*schema.SlidingWindowParams)
+			if !ok {
+				return ""
+			}
+			return usedLeft(st.Count, p.Limit, " in the last "+format.Duration(p.Window))
+		},
+	}
 }
 
 // presentSlidingWindow shows a decode.SlidingWindow.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"github.com/keydeck/keydeck/redisview/limits"
 	"strconv"
 	"time"
 
@@ -12,6 +13,22 @@ import (
 
 func init() {
 	presenters[schema.RoleTokenBucket] = presentTokenBucket
+	limitPresenters[schema.RoleTokenBucket] = limitPresenter{
+		limit: func(f *schema.Family) string {
+			p, ok := f.Params.(*schema.TokenBucketParams)
+			if !ok {
+				return ""
+			}
+			return fmt.Sprintf("capacity %s, refills %s/s (full in %s)", num(p.Capacity), num(p.RefillPerSec), format.Duration(p.Window))
+		},
+		level: func(f *schema.Family, st limits.State) string {
+			p, ok := f.Params.(*schema.TokenBucketParams)
+			if !ok {
+				return ""
+			}
+			return fmt.Sprintf("%s of %s tokens left", num(float64(int64(st.Tokens))), num(p.Capacity))
+		},
+	}
 }
 
 // presentTokenBucket shows a decode.TokenBucket.

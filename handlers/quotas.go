@@ -223,7 +223,7 @@ func quotaRowVM(conn string, subject quotas.Subject, r quotas.Row) views.QuotaRo
 	} else {
 		v.Amount = views.EscapeName(r.Amount)
 	}
-	if viol := r.Family.TTL.Violation(r.TTL); viol != "" && !r.NoTTL {
+	if viol := format.TTLViolation(r.Family.TTL.Violation(r.TTL)); viol != "" && !r.NoTTL {
 		v.Flags = append(v.Flags, viol)
 	}
 	return v

@@ -169,7 +169,7 @@ func quotaRow(subject quotas.Subject, r quotas.Row) QuotaRow {
 		v.Hidden = true
 		return v
 	}
-	v.TTLViolation = !r.NoTTL && r.Family.TTL.Violation(r.TTL) != ""
+	v.TTLViolation = !r.NoTTL && r.Family.TTL.Violation(r.TTL).Broken()
 	if r.Note != "" || r.Gone {
 		v.Error = r.Note
 		return v

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -67,19 +68,18 @@ func (k ResetLimit) Plan(ctx context.Context, env Env, req Request) (Plan, error
 	}
 	p := &limitPlan{now: env.Now, keys: []limitKey{{key: req.Key, fam: m.Family}}}
 	p.keys = append(p.keys, limitCompanions(cls, req.DB, m, req.Key)...)
-	if tb, ok := m.Family.Params.(*schema.TokenBucketParams); ok && !m.Family.Sensitive {
-		p.keys[0].tokens, p.keys[0].tokensVerdict = readTokens(ctx, env.Conn.DB(req.DB), req.Key, tb, env.Now)
+	if d, _ := decode.ResetOf(m.Family); d.Read != nil {
+		p.keys[0].extra = d.Read(ctx, env.Conn.DB(req.DB), req.Key, m.Family, env.Now)
 	}
 	return p, nil
 }
 
 type limitKey struct {
-	tokensVerdict verdict
-	key           string
-	fam           *schema.Family
-	lock          bool   // the lock of the first key's window
-	window        bool   // a window that sets the first key, a lock
-	tokens        string // token bucket: "3 of 12 tokens left", or "" unknown
+	key    string
+	fam    *schema.Family
+	lock   bool // the lock of the first key's window
+	window bool // a window that sets the first key, a lock
+	extra  any  // what the role's own Read found (decode.Reset.Read)
 }
 
 type limitPlan struct {
@@ -155,99 +155,73 @@ const (
 	reached    = decode.Reached
 )
 
-func reachedIf(yes bool) verdict {
-	if yes {
-		return reached
-	}
-	return notReached
-}
-
-// detail says what the limit stands at, from what State holds (a string's
-// excerpt, a collection's size) and the pack's params.
+// detail says what the limit stands at: the role's reset descriptor
+// reads it from State (a string's excerpt, a collection's size) and the
+// pack's params, as numbers; levelText writes them.
 func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
-	count := func() (int64, bool) {
-		if s.Truncated || s.Excerpt == "" {
-			return 0, false
-		}
-		n, err := strconv.ParseInt(s.Excerpt, 10, 64)
-		return n, err == nil
-	}
-	switch params := lk.fam.Params.(type) {
-	case *schema.CounterWindowParams:
-		per := format.Duration(params.Window)
-		if params.Calendar != "" {
-			per = params.Calendar + " (" + params.Location().String() + ")"
-		}
-		lim := fmt.Sprintf("limit %d per %s", params.Limit, per)
-		if n, ok := count(); ok {
-			return fmt.Sprintf("count %d, %s%s", n, lim, exceeded(n >= params.Limit)), reachedIf(n >= params.Limit)
-		}
-		return lim, unknown
-	case *schema.CounterParams:
-		lim := ""
-		if params.Limit > 0 {
-			lim = fmt.Sprintf("limit %d", params.Limit)
-		}
-		n, ok := count()
-		switch {
-		case ok && lim != "":
-			return fmt.Sprintf("count %d, %s%s", n, lim, exceeded(n >= params.Limit)), reachedIf(n >= params.Limit)
-		case ok:
-			return fmt.Sprintf("count %d", n), unknown
-		}
-		return lim, unknown
-	case *schema.TokenBucketParams:
-		capacity := fmt.Sprintf("capacity %s, refilled in %s", strconv.FormatFloat(params.Capacity, 'f', -1, 64), format.Duration(params.Window))
-		if lk.tokens != "" {
-			return lk.tokens + ", " + capacity, lk.tokensVerdict
-		}
-		return capacity, unknown
-	case *schema.SlidingWindowParams:
-		lim := fmt.Sprintf("limit %d per %s", params.Limit, format.Duration(params.Window))
-		if s.Size >= 0 {
-			return fmt.Sprintf("%d recorded, %s%s", s.Size, lim, exceeded(s.Size >= params.Limit)), reachedIf(s.Size >= params.Limit)
-		}
-		return lim, unknown
-	case *schema.LockParams: // a limit lock: the value is the unlock time
-		if ms, ok := count(); ok && ms > 0 {
-			until := time.UnixMilli(ms).UTC()
-			left := ""
-			if d := until.Sub(p.now); d > 0 {
-				left = ", in " + format.Duration(d.Round(time.Second))
-			}
-			return "locked until " + until.Format("2006-01-02 15:04:05") + " UTC" + left, reached
-		}
-		return "locked", reached
-	}
-	// A role whose key the preview does not read says what its key means.
-	if d, ok := decode.ResetOf(lk.fam); ok && d.Present != "" {
+	d, ok := decode.ResetOf(lk.fam)
+	switch {
+	case !ok:
+		return "", unknown
+	case d.Level == nil:
+		// A role whose key the preview does not read says what its key means.
 		return d.Present, d.Refuses
 	}
-	return "", unknown
+	l, v := d.Level(lk.fam, decode.ResetRead{Value: s.Excerpt, Cut: s.Truncated, Size: s.Size, Extra: lk.extra, Now: p.now})
+	return levelText(l, p.now), v
 }
+
+// levelText writes a limit's level in the preview's words: "count 5,
+// limit 5 per 10m (reached)", "3 of 12 tokens left, capacity 12, refilled
+// in 1m", "locked until 2026-01-01 10:00:00 UTC, in 9m".
+func levelText(l decode.LimitLevel, now time.Time) string {
+	if l.Locked {
+		if l.Until.IsZero() {
+			return "locked"
+		}
+		left := ""
+		if d := l.Until.Sub(now); d > 0 {
+			left = ", in " + format.Duration(d.Round(time.Second))
+		}
+		return "locked until " + l.Until.Format("2006-01-02 15:04:05") + " UTC" + left
+	}
+	var parts []string
+	if l.HasTokens {
+		t := fmt.Sprintf("%s of %s tokens left", number(math.Floor(l.Tokens)), number(l.Capacity))
+		if l.Refused {
+			t += fmt.Sprintf(" (a request takes %s: refused)", number(l.Requested))
+		}
+		parts = append(parts, t)
+	}
+	if l.Capacity > 0 {
+		parts = append(parts, fmt.Sprintf("capacity %s, refilled in %s", number(l.Capacity), format.Duration(l.Refill)))
+	}
+	switch {
+	case l.Counted && l.Entries:
+		parts = append(parts, fmt.Sprintf("%d recorded", l.Count))
+	case l.Counted:
+		parts = append(parts, fmt.Sprintf("count %d", l.Count))
+	}
+	if l.Limit > 0 {
+		lim := fmt.Sprintf("limit %d", l.Limit)
+		switch {
+		case l.Calendar != "":
+			lim += " per " + l.Calendar + " (" + l.Zone + ")"
+		case l.Window > 0:
+			lim += " per " + format.Duration(l.Window)
+		}
+		parts = append(parts, lim+exceeded(l.Reached()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func exceeded(yes bool) string {
 	if yes {
 		return " (reached)"
 	}
 	return ""
-}
-
-// readTokens reads a token bucket's fields (one HMGET, not under WATCH: a
-// change after it changes the fingerprint, and the action is refused) and
-// says how many tokens it holds now, and whether a request is refused. ""
-// when it cannot tell.
-func readTokens(ctx context.Context, c redis.Cmdable, key string, tb *schema.TokenBucketParams, now time.Time) (string, verdict) {
-	b, err := decode.ReadTokenBucket(ctx, c, key, tb, now)
-	if err != nil {
-		return "", unknown
-	}
-	out := fmt.Sprintf("%s of %s tokens left", strconv.FormatFloat(math.Floor(b.Tokens), 'f', -1, 64), strconv.FormatFloat(tb.Capacity, 'f', -1, 64))
-	if b.Refused {
-		out += fmt.Sprintf(" (a request takes %s: refused)", strconv.FormatFloat(tb.Requested, 'f', -1, 64))
-		return out, reached
-	}
-	return out, notReached
 }
 
 // limitCompanions are the other keys of the limit key m belongs to: the

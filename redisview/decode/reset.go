@@ -1,8 +1,13 @@
 package decode
 
 import (
+	"context"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -38,6 +43,77 @@ type Reset struct {
 	// the family's params and the key's state.
 	Present string
 	Refuses Verdict
+	// Read, for a role whose level needs more than the preview's read of
+	// the key (a token bucket's fields), reads it when the action is
+	// planned; its answer is ResetRead.Extra (nil: unknown).
+	Read func(ctx context.Context, c redis.Cmdable, key string, f *schema.Family, now time.Time) any
+	// Level says where a present key's limit stands, from what the
+	// preview read and the family's params, and whether it refuses the
+	// user now. nil: Present says it.
+	Level func(f *schema.Family, r ResetRead) (LimitLevel, Verdict)
+}
+
+// ResetRead is what a reset preview read of a present key: the start of a
+// string's value (Cut: not the whole value), a collection's size (-1 not
+// known), the role's own Read, and when.
+type ResetRead struct {
+	Value string
+	Cut   bool
+	Size  int64
+	Extra any
+	Now   time.Time
+}
+
+// Count is the value as a whole integer, false when it is not one (or
+// only its start was read).
+func (r ResetRead) Count() (int64, bool) {
+	if r.Cut || r.Value == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(r.Value, 10, 64)
+	return n, err == nil
+}
+
+// LimitLevel is what a reset preview knows of a limit, as numbers and
+// durations (the preview writes them; zero fields are not known or do
+// not apply).
+type LimitLevel struct {
+	// Count is a counter's value or a window's entries (Entries);
+	// Counted: it is known.
+	Count   int64
+	Counted bool
+	Entries bool
+	// Limit is the pack's limit (0: none), per Window or per calendar
+	// Calendar in Zone.
+	Limit    int64
+	Window   time.Duration
+	Calendar string
+	Zone     string
+	// A token bucket: its capacity, refilled from empty in Refill; the
+	// tokens left now and a request's cost (HasTokens: they were read).
+	Capacity  float64
+	Refill    time.Duration
+	HasTokens bool
+	Tokens    float64
+	Requested float64
+	Refused   bool
+	// Locked: a lock, until Until (zero: not known).
+	Locked bool
+	Until  time.Time
+}
+
+// Reached: the count is known and at or past the limit.
+func (l LimitLevel) Reached() bool { return l.Counted && l.Limit > 0 && l.Count >= l.Limit }
+
+// reachedIf is Reached for a known count, Unknown else.
+func (l LimitLevel) verdict() Verdict {
+	switch {
+	case l.Reached():
+		return Reached
+	case l.Counted && l.Limit > 0:
+		return NotReached
+	}
+	return Unknown
 }
 
 var resetRegistry = map[schema.Role]Reset{}

@@ -34,7 +34,14 @@ func init() {
 		return &Counter{Value: n, Limit: p.Limit, OnExceed: onExceed, TTL: d, Reached: p.Limit > 0 && n >= p.Limit}, nil
 	}))
 	registerRow(schema.RoleCounter, readCountRow(func(n int64) RowState { return CounterRow{Count: n} }), nil)
-	registerReset(schema.RoleCounter, Reset{})
+	registerReset(schema.RoleCounter, Reset{Level: func(f *schema.Family, r ResetRead) (LimitLevel, Verdict) {
+		var l LimitLevel
+		if p, ok := f.Params.(*schema.CounterParams); ok {
+			l.Limit = p.Limit
+		}
+		l.Count, l.Counted = r.Count()
+		return l, l.verdict()
+	}})
 }
 
 // CounterRow is a counter with a limit as the limits sweep read it.

@@ -40,7 +40,17 @@ func init() {
 		return &cw, nil
 	}))
 	registerRow(schema.RoleCounterWindow, readCountRow(func(n int64) RowState { return WindowRow{Count: n} }), nil)
-	registerReset(schema.RoleCounterWindow, Reset{})
+	registerReset(schema.RoleCounterWindow, Reset{Level: func(f *schema.Family, r ResetRead) (LimitLevel, Verdict) {
+		var l LimitLevel
+		if p, ok := f.Params.(*schema.CounterWindowParams); ok {
+			l.Limit, l.Window = p.Limit, p.Window
+			if p.Calendar != "" {
+				l.Calendar, l.Zone = p.Calendar, p.Location().String()
+			}
+		}
+		l.Count, l.Counted = r.Count()
+		return l, l.verdict()
+	}})
 }
 
 // WindowRow is a fixed window as the limits sweep read it: its count; the

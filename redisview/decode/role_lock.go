@@ -42,7 +42,15 @@ func init() {
 	}))
 	registerRow(schema.RoleLock, readHeldRow, HeldRow{})
 	// Only a lock holding its unlock time is a limit (see HoldsUnlockTime).
-	registerReset(schema.RoleLock, Reset{Applies: HoldsUnlockTime, Names: "a lock holding an unlock time"})
+	registerReset(schema.RoleLock, Reset{Applies: HoldsUnlockTime, Names: "a lock holding an unlock time",
+		// A limit lock's value is its unlock time in epoch ms.
+		Level: func(_ *schema.Family, r ResetRead) (LimitLevel, Verdict) {
+			l := LimitLevel{Locked: true}
+			if ms, ok := r.Count(); ok && ms > 0 {
+				l.Until = time.UnixMilli(ms).UTC()
+			}
+			return l, Reached
+		}})
 }
 
 // HoldsUnlockTime reports a lock whose value is its unlock time (LockParams

@@ -27,7 +27,16 @@ type SlidingWindow struct {
 func init() {
 	register(schema.RoleSlidingWindow, paramsClass[*schema.SlidingWindowParams](ClassLimit), readSlidingWindow)
 	registerRow(schema.RoleSlidingWindow, readSlidingRow, nil)
-	registerReset(schema.RoleSlidingWindow, Reset{})
+	registerReset(schema.RoleSlidingWindow, Reset{Level: func(f *schema.Family, r ResetRead) (LimitLevel, Verdict) {
+		l := LimitLevel{Entries: true}
+		if p, ok := f.Params.(*schema.SlidingWindowParams); ok {
+			l.Limit, l.Window = p.Limit, p.Window
+		}
+		if r.Size >= 0 {
+			l.Count, l.Counted = r.Size, true
+		}
+		return l, l.verdict()
+	}})
 }
 
 func readSlidingWindow(ctx context.Context, pipe redis.Pipeliner, in *Input) finish {

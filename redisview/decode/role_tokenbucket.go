@@ -50,7 +50,34 @@ func init() {
 		}
 	})
 	registerRow(schema.RoleTokenBucket, readBucketRow, nil)
-	registerReset(schema.RoleTokenBucket, Reset{})
+	registerReset(schema.RoleTokenBucket, Reset{
+		Read: func(ctx context.Context, c redis.Cmdable, key string, f *schema.Family, now time.Time) any {
+			p, ok := f.Params.(*schema.TokenBucketParams)
+			if !ok || f.Sensitive {
+				return nil
+			}
+			b, err := ReadTokenBucket(ctx, c, key, p, now)
+			if err != nil {
+				return nil
+			}
+			return &b
+		},
+		Level: func(f *schema.Family, r ResetRead) (LimitLevel, Verdict) {
+			var l LimitLevel
+			if p, ok := f.Params.(*schema.TokenBucketParams); ok {
+				l.Capacity, l.Refill = p.Capacity, p.Window
+			}
+			b, ok := r.Extra.(*TokenBucket)
+			if !ok {
+				return l, Unknown
+			}
+			l.HasTokens, l.Tokens, l.Requested, l.Refused = true, b.Tokens, b.Requested, b.Refused
+			if b.Refused {
+				return l, Reached
+			}
+			return l, NotReached
+		},
+	})
 }
 
 // BucketRow is a token bucket as the limits sweep read it: its stored

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -484,11 +483,11 @@ func TestLockTTLAboveItsMaximum(t *testing.T) {
 	if !ivan.OverMax || ivan.NoTTL || ivan.TTL <= 14*time.Minute || ivan.Age != 0 {
 		t.Fatalf("ivan: %+v", ivan)
 	}
-	if v := locks.Family.TTL.Violation(ivan.TTL); !strings.Contains(v, "above the expected maximum 15s") {
-		t.Fatalf("ivan's violation %q", v)
+	if v := locks.Family.TTL.Violation(ivan.TTL); v.Fault != schema.TTLAboveMax || v.Bound != 15*time.Second {
+		t.Fatalf("ivan's violation %+v", v)
 	}
 	gina := row(t, locks, "payment:lock:create:pro-month:gina").At(now)
-	if gina.OverMax || locks.Family.TTL.Violation(gina.TTL) != "" {
+	if gina.OverMax || locks.Family.TTL.Violation(gina.TTL).Broken() {
 		t.Fatalf("gina: %+v", gina)
 	}
 	rows := append([]limits.Row(nil), locks.Rows...)

@@ -420,13 +420,13 @@ func TestBuiltinPacks(t *testing.T) {
 		t.Errorf("q:rps ttl %v", rps.TTL)
 	}
 	res := g.Family("reservation")
-	if v := res.TTL.Violation(-1); v != "no TTL, pack requires one" {
-		t.Errorf("q:reserved without TTL: %q", v)
+	if v := res.TTL.Violation(-1); v.Fault != TTLMissing {
+		t.Errorf("q:reserved without TTL: %+v", v)
 	}
-	if v := res.TTL.Violation(4 * time.Minute); v != "" {
-		t.Errorf("q:reserved with TTL: %q", v)
+	if v := res.TTL.Violation(4 * time.Minute); v.Broken() {
+		t.Errorf("q:reserved with TTL: %+v", v)
 	}
-	if v := g.Family("routing-version").TTL.Violation(time.Second); v == "" {
+	if v := g.Family("routing-version").TTL.Violation(time.Second); !v.Broken() {
 		t.Error("cfg:routing:version with a TTL: no violation")
 	}
 	if g.Family("reservation").Params.(*ReservationParams).Budget.Family.ID != "monthly-tokens" {
@@ -470,21 +470,21 @@ func TestWith(t *testing.T) {
 
 func TestTTLPolicy(t *testing.T) {
 	r := TTLPolicy{Kind: TTLRequired, Min: 10 * time.Second, Max: 15 * time.Second}
-	for pttl, want := range map[time.Duration]string{
-		-1:               "no TTL, pack requires one",
-		12 * time.Second: "",
-		20 * time.Second: "TTL 20s above the expected maximum 15s",
-		5 * time.Second:  "TTL 5s below the expected minimum 10s",
+	for pttl, want := range map[time.Duration]TTLViolation{
+		-1:               {Fault: TTLMissing, TTL: -1},
+		12 * time.Second: {},
+		20 * time.Second: {Fault: TTLAboveMax, TTL: 20 * time.Second, Bound: 15 * time.Second},
+		5 * time.Second:  {Fault: TTLBelowMin, TTL: 5 * time.Second, Bound: 10 * time.Second},
 	} {
-		if got := r.Violation(pttl); got != want {
-			t.Errorf("Violation(%v) = %q, want %q", pttl, got, want)
+		if got := r.Violation(pttl); got != want || got.Broken() != (pttl != 12*time.Second) {
+			t.Errorf("Violation(%v) = %+v, want %+v", pttl, got, want)
 		}
 	}
-	if (TTLPolicy{Kind: TTLNone}).Violation(-1) != "" || (TTLPolicy{Kind: TTLAny}).Violation(time.Hour) != "" {
+	if (TTLPolicy{Kind: TTLNone}).Violation(-1).Broken() || (TTLPolicy{Kind: TTLAny}).Violation(time.Hour).Broken() {
 		t.Error("none/any")
 	}
-	if s := (TTLPolicy{Kind: TTLRequired, Max: 30 * 24 * time.Hour}).String(); s != "≤ 30d" {
-		t.Errorf("String %q", s)
+	if v := (TTLPolicy{Kind: TTLNone}).Violation(time.Minute); v != (TTLViolation{Fault: TTLUnwanted, TTL: time.Minute}) {
+		t.Errorf("none with a TTL: %+v", v)
 	}
 	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "90s": 90 * time.Second, "1h30m": 90 * time.Minute, "0": 0} {
 		if got, err := parseDuration(in); err != nil || got != want {

@@ -25,44 +25,49 @@ type TTLPolicy struct {
 	Max  time.Duration // 0: no upper bound
 }
 
-func (p TTLPolicy) String() string {
-	switch p.Kind {
-	case TTLNone:
-		return "none"
-	case TTLAny:
-		return "any"
-	}
-	switch {
-	case p.Min == 0 && p.Max == 0:
-		return "required"
-	case p.Min == 0:
-		return "≤ " + formatDuration(p.Max)
-	case p.Max == 0:
-		return "≥ " + formatDuration(p.Min)
-	}
-	return formatDuration(p.Min) + "–" + formatDuration(p.Max)
+// TTLFault is how a key's remaining TTL breaks its family's policy.
+type TTLFault uint8
+
+const (
+	TTLObeyed   TTLFault = iota // no fault
+	TTLUnwanted                 // it has a TTL; the pack says persistent
+	TTLMissing                  // no TTL; the pack requires one
+	TTLAboveMax                 // the TTL is above the policy's Max
+	TTLBelowMin                 // the TTL is below the policy's Min
+)
+
+// TTLViolation is a key's TTL against its family's policy: the fault, the
+// TTL read and the bound it crosses (Max or Min). The zero value obeys.
+// views/format writes it for people.
+type TTLViolation struct {
+	Fault TTLFault
+	TTL   time.Duration
+	Bound time.Duration
 }
 
+// Broken: the key's TTL breaks the policy.
+func (v TTLViolation) Broken() bool { return v.Fault != TTLObeyed }
+
 // Violation checks a key's remaining TTL as PTTL reports it (negative: no
-// expiry) and says what is wrong, or "" when the key obeys the policy.
-func (p TTLPolicy) Violation(pttl time.Duration) string {
+// expiry) against the policy; the zero TTLViolation when the key obeys.
+func (p TTLPolicy) Violation(pttl time.Duration) TTLViolation {
 	persistent := pttl < 0
 	switch p.Kind {
 	case TTLNone:
 		if !persistent {
-			return "has a TTL (" + formatDuration(pttl) + "), pack says persistent"
+			return TTLViolation{Fault: TTLUnwanted, TTL: pttl}
 		}
 	case TTLRequired:
 		switch {
 		case persistent:
-			return "no TTL, pack requires one"
+			return TTLViolation{Fault: TTLMissing, TTL: pttl}
 		case p.Max > 0 && pttl > p.Max:
-			return "TTL " + formatDuration(pttl) + " above the expected maximum " + formatDuration(p.Max)
+			return TTLViolation{Fault: TTLAboveMax, TTL: pttl, Bound: p.Max}
 		case p.Min > 0 && pttl < p.Min:
-			return "TTL " + formatDuration(pttl) + " below the expected minimum " + formatDuration(p.Min)
+			return TTLViolation{Fault: TTLBelowMin, TTL: pttl, Bound: p.Min}
 		}
 	}
-	return ""
+	return TTLViolation{}
 }
 
 // parseDuration is time.ParseDuration plus a whole-day unit ("30d"), since
@@ -90,7 +95,9 @@ func parseDuration(s string) (time.Duration, error) {
 }
 
 // formatDuration prints whole days as "30d" and drops Go's zero units
-// ("5m", not "5m0s").
+// ("5m", not "5m0s"): pack notation, the inverse of parseDuration. It is
+// for the loader's errors only (they quote the pack back in its own
+// notation); what a page shows of a duration is views/format's.
 func formatDuration(d time.Duration) string {
 	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
 		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"github.com/keydeck/keydeck/views/format"
 	"slices"
 	"strings"
 	"time"
@@ -180,7 +181,7 @@ func violations(f *schema.Family, k KeyInfo) []string {
 	if v := f.TypeViolation(k.Type); v != "" {
 		out = append(out, v)
 	}
-	if v := f.TTL.Violation(k.TTL); v != "" {
+	if v := format.TTLViolation(f.TTL.Violation(k.TTL)); v != "" {
 		out = append(out, v)
 	}
 	return out

@@ -13,8 +13,10 @@
 //
 // It is the one formatter: the domain's own texts (action previews and
 // the audit's summaries, size limits in errors) call Duration and Bytes
-// too, so a preview and a page never round one figure two ways. It imports
-// nothing of Keydeck's, so the domain can use it without seeing a view.
+// too, so a preview and a page never round one figure two ways. Of
+// Keydeck's it imports only redisview/schema's plain types (a TTL rule and
+// its violation, which the pack's loader defines and this writes), so the
+// domain can use it without seeing a view.
 package format
 
 import (
@@ -22,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // Duration renders a length of time to two units at most ("4m 10s",
@@ -229,6 +233,42 @@ func group(digits string) string {
 func sign(neg bool) string {
 	if neg {
 		return "-"
+	}
+	return ""
+}
+
+// TTLPolicy writes a family's TTL rule: "none", "any", "required",
+// "≤ 30d", "≥ 1m", "10s–15s".
+func TTLPolicy(p schema.TTLPolicy) string {
+	switch p.Kind {
+	case schema.TTLNone:
+		return "none"
+	case schema.TTLAny:
+		return "any"
+	}
+	switch {
+	case p.Min == 0 && p.Max == 0:
+		return "required"
+	case p.Min == 0:
+		return "≤ " + Duration(p.Max)
+	case p.Max == 0:
+		return "≥ " + Duration(p.Min)
+	}
+	return Duration(p.Min) + "–" + Duration(p.Max)
+}
+
+// TTLViolation writes how a key's TTL breaks its family's rule, "" when
+// it does not.
+func TTLViolation(v schema.TTLViolation) string {
+	switch v.Fault {
+	case schema.TTLUnwanted:
+		return "has a TTL (" + Duration(v.TTL) + "), pack says persistent"
+	case schema.TTLMissing:
+		return "no TTL, pack requires one"
+	case schema.TTLAboveMax:
+		return "TTL " + Duration(v.TTL) + " above the expected maximum " + Duration(v.Bound)
+	case schema.TTLBelowMin:
+		return "TTL " + Duration(v.TTL) + " below the expected minimum " + Duration(v.Bound)
 	}
 	return ""
 }

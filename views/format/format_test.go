@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 func TestDuration(t *testing.T) {
@@ -209,6 +211,34 @@ func TestTimesAreUTC(t *testing.T) {
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// A TTL rule and its violations, as the domain returns them, written with
+// the one duration writer ("1m 30s", not Go's "1m30s").
+func TestTTLPolicyAndViolation(t *testing.T) {
+	for p, want := range map[schema.TTLPolicy]string{
+		{Kind: schema.TTLNone}:                                                   "none",
+		{Kind: schema.TTLAny}:                                                    "any",
+		{Kind: schema.TTLRequired}:                                               "required",
+		{Kind: schema.TTLRequired, Max: 30 * 24 * time.Hour}:                     "≤ 30d",
+		{Kind: schema.TTLRequired, Min: time.Minute}:                             "≥ 1m",
+		{Kind: schema.TTLRequired, Min: 10 * time.Second, Max: 90 * time.Second}: "10s–1m 30s",
+	} {
+		if got := TTLPolicy(p); got != want {
+			t.Errorf("TTLPolicy(%+v) = %q, want %q", p, got, want)
+		}
+	}
+	for v, want := range map[schema.TTLViolation]string{
+		{}: "",
+		{Fault: schema.TTLUnwanted, TTL: time.Hour}:                                 "has a TTL (1h), pack says persistent",
+		{Fault: schema.TTLMissing, TTL: -1}:                                         "no TTL, pack requires one",
+		{Fault: schema.TTLAboveMax, TTL: 20 * time.Second, Bound: 15 * time.Second}: "TTL 20s above the expected maximum 15s",
+		{Fault: schema.TTLBelowMin, TTL: 5 * time.Second, Bound: 10 * time.Second}:  "TTL 5s below the expected minimum 10s",
+	} {
+		if got := TTLViolation(v); got != want {
+			t.Errorf("TTLViolation(%+v) = %q, want %q", v, got, want)
 		}
 	}
 }
