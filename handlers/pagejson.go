@@ -62,6 +62,10 @@ func (a *App) pageJSON(e *echo.Echo, r Route) echo.MiddlewareFunc {
 				return next(c)
 			}
 			c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
+			if r.LegacyJSON {
+				c.Set(ctxLegacyJSON, true)
+				return next(c)
+			}
 			t := r.twin
 			if t != nil && t.pick != nil {
 				if other := t.pick(c.QueryParams()); other != nil {

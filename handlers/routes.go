@@ -30,9 +30,12 @@ type Route struct {
 	API    string
 	NoJSON string
 
-	twin    *apiTwin
-	handler echo.HandlerFunc
-	mw      []echo.MiddlewareFunc
+	twin *apiTwin
+	// LegacyJSON: the page still answers its view model (viewJSON) until
+	// its tests move to its twin's shapes; then it gets json(…, twin).
+	LegacyJSON bool
+	handler    echo.HandlerFunc
+	mw         []echo.MiddlewareFunc
 }
 
 // RouteTable is every route of the console, in one place: Routes registers
@@ -65,8 +68,8 @@ func (a *App) RouteTable() []Route {
 	// where their data is.
 	json := func(r Route, t *apiTwin) Route { r.twin, r.API = t, t.path; return r }
 	htmlOnly := func(r Route, where string) Route { r.NoJSON = where; return r }
+	legacy := func(r Route, _ *apiTwin) Route { r.LegacyJSON = true; return r }
 	probe := func(r Route) Route { r.Probe = true; return r }
-	actions := "Actions are previewed, executed and undone with POST " + route.APIPreview + ", " + route.APIExecute + " and " + route.APIUndo + "."
 	const get, post = http.MethodGet, http.MethodPost
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
 	assets.Asset = true
@@ -81,10 +84,10 @@ func (a *App) RouteTable() []Route {
 
 		json(view(get, route.Home, a.home), twin(route.APIConnections, nil)),
 		json(view(get, route.Overview, a.overview), twin(route.APIOverview, nil)),
-		json(view(get, route.Database, a.dbPage), twin(route.APIDBStats, nil)),
-		json(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
-		json(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "at": "at"})),
-		json(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil)),
+		legacy(view(get, route.Database, a.dbPage), twin(route.APIDBStats, nil)),
+		legacy(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
+		legacy(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "at": "at"})),
+		legacy(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil)),
 		htmlOnly(view(get, route.Leaderboards, a.leaderboardList), "A leaderboard family's keys are listed by GET "+route.APIKeys+"?family=ID; a board's entries by GET "+route.APILeaderboard+"."),
 		json(view(get, route.Leaderboard, a.leaderboardPage), leaderboardTwin()),
 		htmlOnly(view(get, route.Live, a.websocket), "It is the pages' websocket; the API's operations ("+route.APIOpenAPI+") answer the same data."),
@@ -92,26 +95,26 @@ func (a *App) RouteTable() []Route {
 		account(view(get, route.AccountTokens, a.tokensPage)),
 		account(view(post, route.AccountTokens, a.createToken)),
 		account(view(post, route.RevokeToken, a.revokeToken)),
-		json(view(get, route.Search, a.searchPage), twin(route.APISearch, nil)),
-		json(view(get, route.Quotas, a.quotasPage), twin(route.APIQuotas, nil)),
-		json(view(get, route.GatewayKey, a.gatewayKeyPage), twin(route.APIGatewayKey, nil)),
-		json(view(get, route.Vertique, a.vertiquePage), vertiqueTwin()),
-		json(view(get, route.Bans, a.bansPage), bansTwin()),
-		json(view(get, route.Limits, a.limitsPage), twin(route.APILimits, nil)),
-		json(view(get, route.Locks, a.locksPage), twin(route.APILocks, nil)),
-		htmlOnly(view(get, route.Violations, a.violationsPage), "A database's violations are in GET "+route.APIDBStats+" (violations)."),
-		json(view(get, route.User, a.userPage), twin(route.APIUser, nil)),
+		legacy(view(get, route.Search, a.searchPage), twin(route.APISearch, nil)),
+		legacy(view(get, route.Quotas, a.quotasPage), twin(route.APIQuotas, nil)),
+		legacy(view(get, route.GatewayKey, a.gatewayKeyPage), twin(route.APIGatewayKey, nil)),
+		legacy(view(get, route.Vertique, a.vertiquePage), vertiqueTwin()),
+		legacy(view(get, route.Bans, a.bansPage), bansTwin()),
+		legacy(view(get, route.Limits, a.limitsPage), twin(route.APILimits, nil)),
+		legacy(view(get, route.Locks, a.locksPage), twin(route.APILocks, nil)),
+		legacy(view(get, route.Violations, a.violationsPage), nil),
+		legacy(view(get, route.User, a.userPage), twin(route.APIUser, nil)),
 		account(view(post, route.SignOutEverywhere, a.signOutEverywhere)),
 		account(admin(post, route.ClearLockout, a.clearLockout)),
 
-		htmlOnly(act(post, route.Preview, a.previewAction), actions),
+		legacy(act(post, route.Preview, a.previewAction), nil),
 		// A preview changes nothing, so links may open it, but only from
 		// this console: it reads the keys it names, which a cross-site page
 		// must not be able to make a signed-in admin do.
-		htmlOnly(act(get, route.Preview, a.previewAction, sameSiteNavigation), actions),
-		htmlOnly(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), actions),
-		htmlOnly(act(post, route.Execute, a.executeAction), actions),
-		htmlOnly(act(post, route.BansRebuild, a.rebuildBans), "Rebuilding a bloom is an action: POST "+route.APIPreview+" (kind rebuild-bloom), then "+route.APIExecute+"."),
+		legacy(act(get, route.Preview, a.previewAction, sameSiteNavigation), nil),
+		legacy(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), nil),
+		legacy(act(post, route.Execute, a.executeAction), nil),
+		legacy(act(post, route.BansRebuild, a.rebuildBans), nil),
 	}
 }
 
