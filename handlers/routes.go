@@ -87,7 +87,7 @@ func (a *App) RouteTable() []Route {
 		legacy(view(get, route.Database, a.dbPage), twin(route.APIDBStats, nil)),
 		legacy(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
 		legacy(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "at": "at"})),
-		legacy(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil)),
+		json(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil)),
 		htmlOnly(view(get, route.Leaderboards, a.leaderboardList), "A leaderboard family's keys are listed by GET "+route.APIKeys+"?family=ID; a board's entries by GET "+route.APILeaderboard+"."),
 		json(view(get, route.Leaderboard, a.leaderboardPage), leaderboardTwin()),
 		htmlOnly(view(get, route.Live, a.websocket), "It is the pages' websocket; the API's operations ("+route.APIOpenAPI+") answer the same data."),
