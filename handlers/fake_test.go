@@ -144,27 +144,32 @@ func TestAuditPageWithFakeLog(t *testing.T) {
 		}
 	}
 
-	// The same page as JSON: its view model, the key that is not UTF-8 as
-	// {"b64": …}; a bad filter is the same 400, as JSON.
+	// The same page as JSON: the API's list-audit (the filter applied),
+	// the key that is not UTF-8 as {"b64": …}; a bad filter is the same
+	// 400, as a problem.
 	rec := serve(e, http.MethodGet, "/audit?user=ada", "Accept", "application/json")
 	var vm struct {
-		User string
-		Rows []struct {
-			ID, Action, Where string
-			Keys              []json.RawMessage
+		Entries struct {
+			Items []struct {
+				ID    string
+				Actor struct{ User string }
+				Conn  string
+				DB    int
+				Keys  []json.RawMessage
+			}
+			Next *string
 		}
-		Next string
-		Err  string
 	}
 	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &vm) != nil {
 		t.Fatalf("JSON: %d %.300s", rec.Code, rec.Body)
 	}
-	if vm.User != "ada" || len(vm.Rows) != 2 || vm.Rows[0].ID != "7-0" || vm.Rows[0].Where != "main · db3" ||
-		string(vm.Rows[0].Keys[0]) != `{"b64":"Y29uZjr/"}` || vm.Next != (route.AuditFilter{User: "ada", Before: "5-0"}).URL() {
-		t.Errorf("JSON view model: %s", rec.Body)
+	items := vm.Entries.Items
+	if len(items) != 2 || items[0].ID != "7-0" || items[0].Actor.User != "ada" || items[1].Actor.User != "ada" || items[0].Conn != "main" || items[0].DB != 3 ||
+		string(items[0].Keys[0]) != `{"b64":"Y29uZjr/"}` || vm.Entries.Next == nil || *vm.Entries.Next != "5-0" {
+		t.Errorf("JSON: %s", rec.Body)
 	}
 	if rec := serve(e, http.MethodGet, "/audit?since=yesterday", "Accept", "application/json"); rec.Code != http.StatusBadRequest ||
-		!strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || !strings.Contains(rec.Body.String(), `"Code":400`) {
+		!strings.HasPrefix(rec.Header().Get("Content-Type"), "application/problem+json") || !strings.Contains(rec.Body.String(), `"status":400`) {
 		t.Errorf("bad filter as JSON: %d %s", rec.Code, rec.Body)
 	}
 }

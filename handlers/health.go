@@ -9,19 +9,18 @@ import (
 
 // Probe is what /healthz and /readyz say, as JSON when asked.
 type Probe struct {
-	Status string   // "ok", "ready", "not ready"
-	Down   []string // which connections are down, since when (when told)
+	Status string   `json:"status"` // "ok", "ready", "not ready"
+	Down   []string `json:"down"`   // which connections are down, since when (when told)
 }
 
 // probe answers a probe in text (what load balancers read) or JSON.
 func probe(c echo.Context, status int, p Probe) error {
 	c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
 	if wantsJSON(c.Request()) {
-		b, err := viewJSON(p)
-		if err != nil {
-			return err
+		if p.Down == nil {
+			p.Down = []string{}
 		}
-		return c.JSONBlob(status, b)
+		return c.JSON(status, p)
 	}
 	lines := append([]string{p.Status}, p.Down...)
 	return c.String(status, strings.Join(lines, "\n")+"\n")

@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +22,14 @@ import (
 )
 
 // Every GET route of the route table answers Accept: application/json,
-// for every role, with the status its HTML answers (the same role checks,
-// the same errors) and the same redirect; the JSON is valid UTF-8 and
-// carries names that are not UTF-8 as {"b64": …}.
+// for every role: a page with an API twin (Route.API) answers exactly what
+// the twin operation answers the same person for the same request (the
+// same status, the same body, the same problem details), and that answer
+// validates against the OpenAPI document; a page without one answers 406,
+// a problem naming where its data is; a probe answers its own JSON with
+// its HTML's status. No JSON answer is a redirect to sign in; every one is
+// valid UTF-8 JSON, varies on Accept, shows no sensitive value and carries
+// names that are not UTF-8 as {"b64": …}.
 func TestEveryGETRouteAnswersJSON(t *testing.T) {
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
@@ -46,34 +55,47 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	lb := route.Window{Conn: "main", DB: 14, Key: board, N: route.DefaultRows}
-	examples := map[string][]string{
-		route.Healthz:      {"/healthz"},
-		route.Readyz:       {"/readyz"},
-		route.Login:        {"/login", "/login?next=%2Fc%2Fmain"},
-		route.Home:         {"/"},
-		route.Overview:     {"/c/main", "/c/nope"},
-		route.Database:     {"/c/main/db/3", "/c/main/db/5", "/c/main/db/x"},
-		route.Keys:         {route.FamilyKeysURL("main", 5, "totp-secret-plain"), route.PrefixKeysURL("main", 0, "conf:"), route.FamilyKeysURL("main", 3, "nope")},
-		route.Key:          {route.KeyURL("main", 3, key), route.KeyURL("main", 0, bad), route.KeyURL("main", 5, totp), route.KeyPath("main", 3)},
-		route.Audit:        {"/audit", "/audit?since=yesterday"},
-		route.Leaderboards: {"/leaderboards"},
-		route.Leaderboard:  {lb.URL(), lb.URL() + "&member=fine", route.Window{Conn: "main", DB: 5, Key: totp, N: 10}.URL(), route.LeaderboardPath("main", 14) + "?n=0"},
-		route.Live:         {route.LiveURL(handlers.OverviewTopic{Conn: "main"}.String()), route.LiveURL("bogus")},
-		route.Account:      {"/account"},
-		route.User:         {route.UserURL("main", "alice"), route.UserPath("main"), "/c/nope/user?name=x"},
-		route.Search:       {route.SearchURL("main", "alice"), route.SearchURL("main", ""), route.SearchURL("main", "totp:*"), route.SearchURL("main", totp), "/c/nope/search?q=x"},
-		route.Preview: {route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 3, Key: key}.PreviewURL(),
-			route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 5, Key: totp}.PreviewURL()},
-		route.UndoPreview: {route.Undo{Conn: "main", DB: 3, Record: out.ID}.URL()},
-		route.Quotas:      {route.QuotasURL("main"), route.QuotasURL("nope")},
-		route.GatewayKey:  {route.GatewayKeyURL("main", "gk_\xff"), route.GatewayKeyPath("main")},
-		route.Vertique:    {route.VertiqueURL("main"), route.VertiqueURL("main") + "?policy=p"},
-		route.Bans:        {route.BanCheckURL("main", "m\xfe<b>"), route.BansURL("main"), route.BansURL("main") + "?cursor=x", "/c/nope/bans"},
-		route.Limits:      {route.LimitsURL("main"), route.LimitsURL("main") + "?q=alice", route.LimitsURL("nope")},
-		route.Locks:       {route.LocksURL("main"), route.LocksURL("nope")},
-		route.Violations:  {route.ViolationsURL("main"), route.ViolationsURL("nope")},
+	const api = "/api/v1/connections/"
+	// page: the page's URL; twin: the API request it is the same as ("":
+	// the page has no twin, 406; "probe": a probe's own JSON). A route
+	// still marked LegacyJSON answers its view model: its example's twin
+	// is the API request it is to answer (the HTML's status is checked).
+	type ex struct{ page, twin string }
+	examples := map[string][]ex{
+		route.Healthz:  {{"/healthz", "probe"}},
+		route.Readyz:   {{"/readyz", "probe"}},
+		route.Login:    {{"/login", ""}, {"/login?next=%2Fc%2Fmain", ""}},
+		route.Home:     {{"/", "/api/v1/connections"}},
+		route.Overview: {{"/c/main", api + "main/overview"}, {"/c/nope", api + "nope/overview"}},
+		route.Database: {{"/c/main/db/3", api + "main/db/3/stats"}, {"/c/main/db/5", api + "main/db/5/stats"}, {"/c/main/db/x", api + "main/db/x/stats"}},
+		route.Keys: {{route.FamilyKeysURL("main", 5, "totp-secret-plain"), api + "main/db/5/keys" + q("family", "totp-secret-plain")},
+			{route.PrefixKeysURL("main", 0, "conf:"), api + "main/db/0/keys" + q("prefix", "conf:")},
+			{route.FamilyKeysURL("main", 3, "nope"), api + "main/db/3/keys" + q("family", "nope")}},
+		route.Key: {{route.KeyURL("main", 3, key), api + "main/db/3/key" + q("key", key)}, {route.KeyURL("main", 0, bad), api + "main/db/0/key" + q("key", bad)},
+			{route.KeyURL("main", 5, totp), api + "main/db/5/key" + q("key", totp)}, {route.KeyPath("main", 3), api + "main/db/3/key"}},
+		route.Audit:        {{"/audit", "/api/v1/audit"}, {"/audit?since=yesterday", "/api/v1/audit?since=yesterday"}},
+		route.Leaderboards: {{"/leaderboards", ""}},
+		route.Leaderboard: {{lb.URL(), api + "main/db/14/leaderboard" + q("key", board, "start", "0", "count", strconv.Itoa(route.DefaultRows))},
+			{route.Window{Conn: "main", DB: 5, Key: totp, N: 10}.URL(), api + "main/db/5/leaderboard" + q("key", totp, "start", "0", "count", "10")},
+			{route.LeaderboardPath("main", 14) + "?n=0", api + "main/db/14/leaderboard?count=0"}},
+		route.Live:          {{route.LiveURL(handlers.OverviewTopic{Conn: "main"}.String()), ""}, {route.LiveURL("bogus"), ""}},
+		route.Account:       {{"/account", ""}},
+		route.AccountTokens: {{"/account/tokens", ""}},
+		route.User:          {{route.UserURL("main", "alice"), api + "main/user?name=alice"}, {route.UserPath("main"), api + "main/user"}, {"/c/nope/user?name=x", api + "nope/user?name=x"}},
+		route.Search: {{route.SearchURL("main", "alice"), api + "main/search?q=alice"}, {route.SearchURL("main", ""), api + "main/search?q="},
+			{route.SearchURL("main", "totp:*"), api + "main/search" + q("q", "totp:*")}, {route.SearchURL("main", totp), api + "main/search" + q("q", totp)}, {"/c/nope/search?q=x", api + "nope/search?q=x"}},
+		route.Preview: {{route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 3, Key: key}.PreviewURL(), "legacy"},
+			{route.Action{Kind: action.KindDeleteKey, Conn: "main", DB: 5, Key: totp}.PreviewURL(), "legacy"}},
+		route.UndoPreview: {{route.Undo{Conn: "main", DB: 3, Record: out.ID}.URL(), "legacy"}},
+		route.Quotas:      {{route.QuotasURL("main"), api + "main/quotas"}, {route.QuotasURL("nope"), api + "nope/quotas"}},
+		route.GatewayKey:  {{route.GatewayKeyURL("main", "gk_\xff"), api + "main/gateway-key" + q("id", "gk_\xff")}, {route.GatewayKeyPath("main"), api + "main/gateway-key"}},
+		route.Vertique:    {{route.VertiqueURL("main"), api + "main/vertique"}, {route.VertiqueURL("main") + "?policy=p", api + "main/vertique/bucket?policy=p"}},
+		route.Bans: {{route.BanCheckURL("main", "m\xfe<b>"), api + "main/ban-check" + q("name", "m\xfe<b>")}, {route.BansURL("main"), api + "main/bans"},
+			{route.BansURL("main") + "?cursor=x", api + "main/bans?cursor=x"}, {"/c/nope/bans", api + "nope/bans"}},
+		route.Limits:     {{route.LimitsURL("main"), api + "main/limits"}, {route.LimitsURL("main") + "?q=alice", api + "main/limits?q=alice"}, {route.LimitsURL("nope"), api + "nope/limits"}},
+		route.Locks:      {{route.LocksURL("main"), api + "main/locks"}, {route.LocksURL("nope"), api + "nope/locks"}},
+		route.Violations: {{route.ViolationsURL("main"), "legacy"}, {route.ViolationsURL("nope"), "legacy"}},
 	}
-	examples[route.AccountTokens] = []string{"/account/tokens"}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))
 	for i := range browsers {
@@ -84,6 +106,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 			}
 		}
 	}
+	k := newContract(t, &apiClient{t: t, b: browsers[3]})
 	var matrix strings.Builder
 	seen := map[string]bool{}
 	for _, r := range f.routes {
@@ -96,30 +119,57 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 			t.Errorf("GET %s has no example: add one to this test", r.Path)
 			continue
 		}
-		for _, u := range urls {
-			row := u
+		for _, e := range urls {
+			if r.LegacyJSON {
+				e.twin = "legacy"
+			}
+			if e.twin != "legacy" && (e.twin == "") != (r.API == "" && !r.Probe) {
+				t.Errorf("GET %s: the route table's twin is %q, the example's %q", r.Path, r.API, e.twin)
+			}
+			row := e.page
 			for i, b := range browsers {
-				hc, hh, _ := b.do(http.MethodGet, u, nil)
-				jc, jh, jb := b.do(http.MethodGet, u, nil, "Accept", "application/json")
-				row += " " + who[i] + "=" + http.StatusText(jc)
-				if hc != jc {
-					t.Errorf("GET %s as %s: HTML %d, JSON %d", u, who[i], hc, jc)
-					continue
-				}
-				if jc >= 300 && jc < 400 {
-					if hh.Get("Location") != jh.Get("Location") {
-						t.Errorf("GET %s as %s: HTML goes to %q, JSON to %q", u, who[i], hh.Get("Location"), jh.Get("Location"))
-					}
-					continue
-				}
-				if ct := jh.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") || !strings.Contains(hh.Get("Vary"), "Accept") {
-					t.Errorf("GET %s as %s: Content-Type %q, Vary %q", u, who[i], ct, hh.Get("Vary"))
-				}
-				if !json.Valid([]byte(jb)) || !utf8.ValidString(jb) {
-					t.Errorf("GET %s as %s: not valid JSON: %.200q", u, who[i], jb)
+				hc, _, _ := b.do(http.MethodGet, e.page, nil)
+				jc, jh, jb := b.do(http.MethodGet, e.page, nil, "Accept", "application/json")
+				row += " " + who[i] + "=" + strconv.Itoa(jc)
+				ct := jh.Get("Content-Type")
+				legacyRedirect := e.twin == "legacy" && jc >= 300 && jc < 400 // a legacy page still sends to sign in
+				if !strings.Contains(jh.Get("Vary"), "Accept") && !legacyRedirect || !legacyRedirect && (!json.Valid([]byte(jb)) || !utf8.ValidString(jb)) {
+					t.Errorf("GET %s as %s: Vary %q, not valid UTF-8 JSON: %.200q", e.page, who[i], jh.Get("Vary"), jb)
 				}
 				if strings.Contains(jb, seed) {
-					t.Errorf("GET %s as %s: the JSON shows a sensitive value", u, who[i])
+					t.Errorf("GET %s as %s: the JSON shows a sensitive value", e.page, who[i])
+				}
+				switch e.twin {
+				case "legacy":
+					hc2, hh, _ := b.do(http.MethodGet, e.page, nil)
+					if hc2 != jc || hc2 >= 300 && hc2 < 400 && hh.Get("Location") != jh.Get("Location") {
+						t.Errorf("GET %s as %s: HTML %d, JSON %d", e.page, who[i], hc2, jc)
+					}
+				case "probe":
+					if hc != jc || !strings.HasPrefix(ct, "application/json") {
+						t.Errorf("GET %s as %s: HTML %d, JSON %d %s", e.page, who[i], hc, jc, ct)
+					}
+				case "":
+					if jc != http.StatusNotAcceptable || !strings.HasPrefix(ct, "application/problem+json") || !strings.Contains(jb, "/api/v1/") {
+						t.Errorf("GET %s as %s: %d %s %.300s, want a 406 problem naming the API", e.page, who[i], jc, ct, jb)
+					}
+				default:
+					ac, ah, ab := b.do(http.MethodGet, e.twin, nil, "Accept", "application/json")
+					if jc != ac || ct != ah.Get("Content-Type") {
+						t.Errorf("GET %s as %s: %d %s; its twin %s: %d %s", e.page, who[i], jc, ct, e.twin, ac, ah.Get("Content-Type"))
+						continue
+					}
+					if d := jsonDiff([]byte(jb), []byte(ab)); d != "" {
+						t.Errorf("GET %s as %s: not its twin's answer (%s):\n%.400s\n%.400s", e.page, who[i], d, jb, ab)
+					}
+					if jc == http.StatusUnauthorized && i > 0 || i == 0 && jc != http.StatusUnauthorized {
+						t.Errorf("GET %s as %s: %d", e.page, who[i], jc)
+					}
+					ctype := "application/json"
+					if jc >= 400 {
+						ctype = "application/problem+json"
+					}
+					k.check(opOf(t, k, e.twin), jc, ctype, []byte(jb))
 				}
 			}
 			matrix.WriteString(row + "\n")
@@ -132,7 +182,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 	}
 	t.Logf("JSON matrix:\n%s", matrix.String())
 
-	// What the JSON says, for a few pages.
+	// What the JSON says, for a few pages: the API's shapes.
 	ada := browsers[3]
 	get := func(u string, v any) {
 		t.Helper()
@@ -144,6 +194,8 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 			t.Fatalf("GET %s: %v", u, err)
 		}
 	}
+	// The key page still answers its view model (LegacyJSON); its twin
+	// answers the API's key.
 	var keyPage struct {
 		Key  map[string]string
 		Type string
@@ -154,15 +206,15 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		t.Errorf("key page of %q: %+v", bad, keyPage)
 	}
 	var board1 struct {
-		Key  string
-		Rows []struct {
-			Rank   string
+		Key   string
+		Items []struct {
+			Rank   int64
 			Member json.RawMessage
-			Score  string
+			Score  float64
 		}
 	}
 	get(lb.URL(), &board1)
-	if board1.Key != board || len(board1.Rows) != 2 || string(board1.Rows[0].Member) != `{"b64":"bf4="}` || board1.Rows[0].Rank != "1" || board1.Rows[1].Score != "3" {
+	if board1.Key != board || len(board1.Items) != 2 || string(board1.Items[0].Member) != `{"b64":"bf4="}` || board1.Items[0].Rank != 1 || board1.Items[1].Score != 3 {
 		t.Errorf("leaderboard: %+v", board1)
 	}
 	var confirm map[string]any
@@ -170,17 +222,131 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 	if _, leaks := confirm["Token"]; leaks || confirm["Title"] == "" {
 		t.Errorf("confirmation: %v", confirm)
 	}
-	var probe handlers.Probe
+	var probe struct{ Status string }
 	get("/readyz", &probe)
 	if probe.Status != "ready" {
 		t.Errorf("readyz: %+v", probe)
 	}
 	code, _, body := ada.do(http.MethodGet, "/c/nope", nil, "Accept", "application/json")
 	var e struct {
-		Code          int
+		Status        int
 		Title, Detail string
 	}
-	if err := json.Unmarshal([]byte(body), &e); err != nil || code != http.StatusNotFound || e.Code != code || e.Title != "No such connection" {
+	if err := json.Unmarshal([]byte(body), &e); err != nil || code != http.StatusNotFound || e.Status != code || e.Title != "No such connection" {
 		t.Errorf("unknown connection: %d %s", code, body)
 	}
+}
+
+// A page's POST asked for JSON is refused before it runs, as a problem:
+// 406 (its data and actions are the API's), or 403 when the form is not
+// this console's (no CSRF token) — never the page's own answer.
+func TestPagePOSTAskedForJSONIsRefused(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ada := newBrowser(t, f.srv.URL)
+	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", code)
+	}
+	for _, r := range f.routes {
+		if r.Method != http.MethodPost || r.LegacyJSON {
+			continue
+		}
+		code, hdr, body := ada.do(http.MethodPost, strings.ReplaceAll(r.Path, ":conn", "main"), nil, "Accept", "application/json")
+		if code != http.StatusNotAcceptable && code != http.StatusForbidden || !strings.HasPrefix(hdr.Get("Content-Type"), "application/problem+json") {
+			t.Errorf("POST %s: %d %s %.200s, want a 406 problem", r.Path, code, hdr.Get("Content-Type"), body)
+		}
+	}
+}
+
+// opOf is the document's operation ("GET /api/v1/…{conn}…") of a request
+// path of the API.
+func opOf(t *testing.T, k *contract, target string) string {
+	t.Helper()
+	path, _, _ := strings.Cut(target, "?")
+	segs := strings.Split(path, "/")
+	for op := range k.ops {
+		method, tmpl, _ := strings.Cut(op, " ")
+		ts := strings.Split(tmpl, "/")
+		if method != http.MethodGet || len(ts) != len(segs) {
+			continue
+		}
+		ok := true
+		for i := range ts {
+			if ts[i] != segs[i] && !strings.HasPrefix(ts[i], "{") {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return op
+		}
+	}
+	t.Fatalf("no operation of the document serves %s", target)
+	return ""
+}
+
+// jsonDiff says where two answers differ ("" when they do not): figures
+// that age between the two requests (…_ms, times, ages) may differ a
+// little, nothing else.
+func jsonDiff(a, b []byte) string {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return "not JSON"
+	}
+	return diffAt("$", "", x, y)
+}
+
+var digits = regexp.MustCompile(`[0-9.]+`)
+
+func diffAt(path, name string, x, y any) string {
+	switch xv := x.(type) {
+	case map[string]any:
+		yv, ok := y.(map[string]any)
+		if !ok || len(xv) != len(yv) {
+			return path + ": different fields"
+		}
+		for k, v := range xv {
+			if d := diffAt(path+"."+k, k, v, yv[k]); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		yv, ok := y.([]any)
+		if !ok || len(xv) != len(yv) {
+			return path + ": different lengths"
+		}
+		for i := range xv {
+			if d := diffAt(path+"["+strconv.Itoa(i)+"]", name, xv[i], yv[i]); d != "" {
+				return d
+			}
+		}
+		return ""
+	case float64:
+		yv, ok := y.(float64)
+		aging := strings.HasSuffix(name, "_ms") || strings.Contains(name, "age") || strings.Contains(name, "ttl")
+		if !ok || xv != yv && !(aging && math.Abs(xv-yv) <= 5000) {
+			return fmt.Sprintf("%s: %v ≠ %v", path, x, y)
+		}
+		return ""
+	case string:
+		yv, ok := y.(string)
+		if !ok {
+			return path + ": different types"
+		}
+		if xv != yv && strings.Contains(path, "violations") && digits.ReplaceAllString(xv, "#") == digits.ReplaceAllString(yv, "#") {
+			return "" // a TTL violation names the TTL as it ages
+		}
+		if xv != yv {
+			tx, e1 := time.Parse(time.RFC3339Nano, xv)
+			ty, e2 := time.Parse(time.RFC3339Nano, yv)
+			if e1 != nil || e2 != nil || tx.Sub(ty).Abs() > 5*time.Second {
+				return fmt.Sprintf("%s: %q ≠ %q", path, xv, yv)
+			}
+		}
+		return ""
+	}
+	if fmt.Sprint(x) != fmt.Sprint(y) {
+		return fmt.Sprintf("%s: %v ≠ %v", path, x, y)
+	}
+	return ""
 }

@@ -15,11 +15,10 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 )
 
-// Every page also answers Accept: application/json with its view model, so
-// that scripts and chat bots see what a person would: the same role
-// checks, the same status codes, the same figures in the same words.
-// Sensitive values are never in a view model (pages never read them), and
-// fields that only the page's own forms need are tagged json:"-".
+// A page asked for JSON answers its API twin's answer (pageJSON). Until
+// every page has one, a page the route table marks LegacyJSON still
+// answers its view model (viewJSON) — a migration, not a format: those
+// pages' tests still read view-model names; each moves to its twin.
 
 // wantsJSON reports a request that prefers JSON to HTML: application/json
 // is accepted with a higher quality than text/html, or as high and listed

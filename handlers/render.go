@@ -2,27 +2,34 @@ package handlers
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/internal/apiv1"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/views"
 )
 
-// render answers with the page t, or, when the client asks for JSON
-// (wantsJSON), with its view model vm (viewJSON). A page renders into a
-// pooled buffer first, so a failing component never leaves a half-written
-// page behind a 200. The page is always valid UTF-8 (see validUTF8);
-// requestLog warns when it had to be made so.
+// render answers with the page t. Its view model vm is the page's alone:
+// it is never answered as JSON, but on a route still marked LegacyJSON. A JSON request is
+// answered before the page by its API twin (pageJSON); one that reaches
+// render all the same is refused (406), never given the view model. A
+// page renders into a pooled buffer first, so a failing component never
+// leaves a half-written page behind a 200. The page is always valid UTF-8
+// (see validUTF8); requestLog warns when it had to be made so.
 func render(c echo.Context, status int, vm any, t templ.Component) error {
 	c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
 	if wantsJSON(c.Request()) {
-		b, err := viewJSON(vm)
-		if err != nil {
-			return err
+		if c.Get(ctxLegacyJSON) != nil {
+			b, err := viewJSON(vm)
+			if err != nil {
+				return err
+			}
+			return c.JSONBlob(status, b)
 		}
-		return c.JSONBlob(status, b)
+		return apiv1.NewProblem(http.StatusNotAcceptable, "", "This page answers HTML only; scripts use the API ("+route.APIOpenAPI+").")
 	}
 	buf := templ.GetBuffer()
 	defer templ.ReleaseBuffer(buf)
@@ -35,6 +42,9 @@ func render(c echo.Context, status int, vm any, t templ.Component) error {
 	}
 	return c.HTMLBlob(status, page)
 }
+
+// ctxLegacyJSON marks a JSON request of a route marked LegacyJSON.
+const ctxLegacyJSON = "kd.legacy-json"
 
 // ctxEscapedUTF8 marks a response whose bytes render had to escape.
 const ctxEscapedUTF8 = "kd.escaped-utf8"

@@ -1,7 +1,10 @@
 package handlers
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,9 +22,20 @@ type Route struct {
 	// Asset: the route serves files, not a page or a probe, and never
 	// answers JSON.
 	Asset bool
+	// Probe: the route answers its own JSON (a health probe, not a page).
+	Probe bool
+	// API is the page's twin operation (route.API…): asked for JSON, the
+	// page answers exactly what it answers (pageJSON). A page without one
+	// answers 406, NoJSON saying where its data is in the API.
+	API    string
+	NoJSON string
 
-	handler echo.HandlerFunc
-	mw      []echo.MiddlewareFunc
+	twin *apiTwin
+	// LegacyJSON: the page still answers its view model (viewJSON) until
+	// its tests move to its twin's shapes; then it gets json(…, twin).
+	LegacyJSON bool
+	handler    echo.HandlerFunc
+	mw         []echo.MiddlewareFunc
 }
 
 // RouteTable is every route of the console, in one place: Routes registers
@@ -45,53 +59,121 @@ func (a *App) RouteTable() []Route {
 	}
 	// Accounts, sessions and tokens are managed by people, never by an
 	// API token.
-	account := func(r Route) Route { r.mw = append(r.mw, notByToken); return r }
+	account := func(r Route) Route {
+		r.mw = append(r.mw, notByToken)
+		r.NoJSON = "Accounts and tokens are for people; a script uses its token with the API (" + route.APIOpenAPI + ")."
+		return r
+	}
+	// A page's JSON is its API twin's answer (pageJSON); the others say
+	// where their data is.
+	json := func(r Route, t *apiTwin) Route { r.twin, r.API = t, t.path; return r }
+	htmlOnly := func(r Route, where string) Route { r.NoJSON = where; return r }
+	legacy := func(r Route, _ *apiTwin) Route { r.LegacyJSON = true; return r }
+	probe := func(r Route) Route { r.Probe = true; return r }
 	const get, post = http.MethodGet, http.MethodPost
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
 	assets.Asset = true
 	return []Route{
 		// Public: probes, assets, signing in and out.
-		public(get, route.Healthz, a.healthz),
-		public(get, route.Readyz, a.readyz),
+		probe(public(get, route.Healthz, a.healthz)),
+		probe(public(get, route.Readyz, a.readyz)),
 		assets,
-		public(get, route.Login, a.loginPage),
+		htmlOnly(public(get, route.Login, a.loginPage), "Scripts sign in with an API token (Authorization: Bearer kdt_…), made on "+route.AccountTokens+", with the API ("+route.APIOpenAPI+")."),
 		account(public(post, route.Login, a.login)),
 		account(public(post, route.Logout, a.logout)),
 
-		view(get, route.Home, a.home),
-		view(get, route.Overview, a.overview),
-		view(get, route.Database, a.dbPage),
-		view(get, route.Keys, a.keysPage),
-		view(get, route.Key, a.keyPage),
-		view(get, route.Audit, a.auditPage),
-		view(get, route.Leaderboards, a.leaderboardList),
-		view(get, route.Leaderboard, a.leaderboardPage),
-		view(get, route.Live, a.websocket),
+		json(view(get, route.Home, a.home), twin(route.APIConnections, nil)),
+		json(view(get, route.Overview, a.overview), twin(route.APIOverview, nil)),
+		legacy(view(get, route.Database, a.dbPage), twin(route.APIDBStats, nil)),
+		legacy(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
+		legacy(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "at": "at"})),
+		json(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil)),
+		htmlOnly(view(get, route.Leaderboards, a.leaderboardList), "A leaderboard family's keys are listed by GET "+route.APIKeys+"?family=ID; a board's entries by GET "+route.APILeaderboard+"."),
+		json(view(get, route.Leaderboard, a.leaderboardPage), leaderboardTwin()),
+		htmlOnly(view(get, route.Live, a.websocket), "It is the pages' websocket; the API's operations ("+route.APIOpenAPI+") answer the same data."),
 		account(view(get, route.Account, a.accountPage)),
 		account(view(get, route.AccountTokens, a.tokensPage)),
 		account(view(post, route.AccountTokens, a.createToken)),
 		account(view(post, route.RevokeToken, a.revokeToken)),
-		view(get, route.Search, a.searchPage),
-		view(get, route.Quotas, a.quotasPage),
-		view(get, route.GatewayKey, a.gatewayKeyPage),
-		view(get, route.Vertique, a.vertiquePage),
-		view(get, route.Bans, a.bansPage),
-		view(get, route.Limits, a.limitsPage),
-		view(get, route.Locks, a.locksPage),
-		view(get, route.Violations, a.violationsPage),
-		view(get, route.User, a.userPage),
+		legacy(view(get, route.Search, a.searchPage), twin(route.APISearch, nil)),
+		legacy(view(get, route.Quotas, a.quotasPage), twin(route.APIQuotas, nil)),
+		legacy(view(get, route.GatewayKey, a.gatewayKeyPage), twin(route.APIGatewayKey, nil)),
+		legacy(view(get, route.Vertique, a.vertiquePage), vertiqueTwin()),
+		legacy(view(get, route.Bans, a.bansPage), bansTwin()),
+		legacy(view(get, route.Limits, a.limitsPage), twin(route.APILimits, nil)),
+		legacy(view(get, route.Locks, a.locksPage), twin(route.APILocks, nil)),
+		legacy(view(get, route.Violations, a.violationsPage), nil),
+		legacy(view(get, route.User, a.userPage), twin(route.APIUser, nil)),
 		account(view(post, route.SignOutEverywhere, a.signOutEverywhere)),
 		account(admin(post, route.ClearLockout, a.clearLockout)),
 
-		act(post, route.Preview, a.previewAction),
+		legacy(act(post, route.Preview, a.previewAction), nil),
 		// A preview changes nothing, so links may open it, but only from
 		// this console: it reads the keys it names, which a cross-site page
 		// must not be able to make a signed-in admin do.
-		act(get, route.Preview, a.previewAction, sameSiteNavigation),
-		act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation),
-		act(post, route.Execute, a.executeAction),
-		act(post, route.BansRebuild, a.rebuildBans),
+		legacy(act(get, route.Preview, a.previewAction, sameSiteNavigation), nil),
+		legacy(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), nil),
+		legacy(act(post, route.Execute, a.executeAction), nil),
+		legacy(act(post, route.BansRebuild, a.rebuildBans), nil),
 	}
+}
+
+// leaderboardTwin: the page's ?k= (or ?kq=, its key query-escaped once
+// more by the page's forms), ?start= and ?n= are the API's key, start
+// and count.
+func leaderboardTwin() *apiTwin {
+	t := twin(route.APILeaderboard, map[string]string{"k": "key", "start": "start", "n": "count"})
+	plain := t.query
+	t.query = func(page url.Values) (url.Values, error) {
+		if page.Has("kq") {
+			page = maps.Clone(page)
+			k, err := url.QueryUnescape(page.Get("kq"))
+			if err != nil {
+				return nil, fmt.Errorf("%w: kq: want a query-escaped key", route.ErrParam)
+			}
+			if !page.Has("k") {
+				page.Set("k", k)
+			}
+			page.Del("kq")
+		}
+		return plain(page)
+	}
+	return t
+}
+
+// bansTwin: the Bans page lists (list-bans), or checks a name (?check=:
+// ban-check).
+func bansTwin() *apiTwin {
+	t := twin(route.APIBans, nil)
+	check := twin(route.APIBanCheck, map[string]string{"check": "name"})
+	// ban-check takes the name alone.
+	only := check.query
+	check.query = func(page url.Values) (url.Values, error) {
+		return only(url.Values{"check": page["check"]})
+	}
+	t.pick = func(page url.Values) *apiTwin {
+		if page.Get("check") != "" {
+			return check
+		}
+		return nil
+	}
+	return t
+}
+
+// vertiqueTwin: vertique's page is its inventory (get-vertique), or with
+// a lookup (?policy=…) its finder (find-vertique-bucket).
+func vertiqueTwin() *apiTwin {
+	t := twin(route.APIVertique, nil)
+	find := twin(route.APIVertiqueBkt, nil)
+	t.pick = func(page url.Values) *apiTwin {
+		for _, p := range []string{"policy", "revision", "key", "enc"} {
+			if page.Get(p) != "" {
+				return find
+			}
+		}
+		return nil
+	}
+	return t
 }
 
 // Routes registers the route table.
@@ -102,6 +184,11 @@ func (a *App) Routes(e *echo.Echo) {
 		mw := r.mw
 		if !r.Public {
 			mw = append([]echo.MiddlewareFunc{a.requireLevel(r.Level)}, mw...)
+		}
+		if !r.Asset && !r.Probe {
+			// First: the twin's guard answers an anonymous or unfit JSON
+			// request as a problem, never a redirect to sign in.
+			mw = append([]echo.MiddlewareFunc{a.pageJSON(e, r)}, mw...)
 		}
 		e.Add(r.Method, r.Path, r.handler, mw...)
 	}

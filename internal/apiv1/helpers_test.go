@@ -92,6 +92,15 @@ var displayStrings = []string{"—", "≈", " ms\"", "m 0", "n/a", "not known", 
 // states is the one the mapper keeps.
 func conforms(t *testing.T, v any) {
 	t.Helper()
+	for _, e := range schemaErrors(t, v) {
+		t.Errorf("%T breaks its schema: %v", v, e)
+	}
+}
+
+// schemaErrors are the ways the JSON of v breaks the OpenAPI schema huma
+// produces from v's type.
+func schemaErrors(t *testing.T, v any) []error {
+	t.Helper()
 	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
 	s := reg.Schema(reflect.TypeOf(v), true, "")
 	var doc any
@@ -101,7 +110,5 @@ func conforms(t *testing.T, v any) {
 	pb := huma.NewPathBuffer(make([]byte, 0, 128), 0)
 	res := &huma.ValidateResult{}
 	huma.Validate(reg, s, pb, huma.ModeReadFromServer, doc, res)
-	for _, e := range res.Errors {
-		t.Errorf("%T breaks its schema: %v", v, e)
-	}
+	return res.Errors
 }

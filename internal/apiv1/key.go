@@ -1,6 +1,7 @@
 package apiv1
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -40,8 +41,9 @@ type Decoded struct {
 	Withheld bool   `json:"withheld" doc:"The family is sensitive: not read."`
 	Note     string `json:"note,omitempty" doc:"Why it was not decoded, or what is odd about the value."`
 	Error    string `json:"error,omitempty" doc:"The read failed: the state is unknown."`
-	// State is the role's state object (see StateOf).
-	State map[string]any `json:"state,omitempty" doc:"The role's state: snake_case fields, durations as integer …_ms, times RFC 3339 UTC, names as Name. Its fields are the role's (token-bucket: tokens, capacity, refill_per_s, to_full_ms …)."`
+	// State is the role's state object (see StateOf), of the type its
+	// role registered (registerState; the schema is Decoded.Schema's).
+	State map[string]any `json:"state,omitempty"`
 }
 
 // Value is one bounded page of a key's value.
@@ -169,6 +171,9 @@ func DecodedOf(f *schema.Family, typ string, read bool, res decode.Result, errTe
 		d.Error = errText
 	case res.Note != "":
 		d.Note = "not decoded: " + res.Note
+	case res.State != nil && !stateIs(f.Role, res.State):
+		// The contract describes each role's registered state only.
+		d.Error = fmt.Sprintf("the %s reader answered a %T, not its registered state", f.Role, res.State)
 	default:
 		d.State = StateOf(res.State)
 	}

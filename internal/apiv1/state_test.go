@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/keydeck/keydeck/redisview/bans"
+	"github.com/keydeck/keydeck/redisview/decode"
 )
 
 func TestSnake(t *testing.T) {
@@ -83,5 +85,31 @@ func TestBanCheckOfUnreadIsNotFalse(t *testing.T) {
 		if str(got.Banned) != tc.banned || len(got.Unread) != tc.unread {
 			t.Errorf("%s: banned %s, %d unread; want %s, %d", tc.name, str(got.Banned), len(got.Unread), tc.banned, tc.unread)
 		}
+	}
+}
+
+// Every role with a reader has a typed state in the contract: a role's
+// Decoded is its own variant (discriminated by role) whose state has the
+// role's fields, so a token bucket's state conforms and a lock's state
+// under the role token-bucket does not; a withheld key of any role
+// conforms without a state.
+func TestDecodedStateIsTypedPerRole(t *testing.T) {
+	for _, r := range decode.Roles() {
+		if _, ok := stateTypes[r]; !ok {
+			t.Errorf("role %s has a reader but no state type in the contract (registerState in internal/apiv1/state_%s.go)", r, strings.ReplaceAll(string(r), "-", ""))
+		}
+	}
+	tb := &decode.TokenBucket{Tokens: 2, Capacity: 10, RefillPerS: 1, ToFull: 8 * time.Second, LastRefill: t0}
+	good := Key{Violations: []string{}, Value: Value{Elements: []Element{}}, Decoded: &Decoded{Role: "token-bucket", State: StateOf(tb)}}
+	conforms(t, good)
+	bad := good
+	bad.Decoded = &Decoded{Role: "token-bucket", State: StateOf(&decode.Lock{Holder: "h", TTL: time.Second})}
+	if len(schemaErrors(t, bad)) == 0 {
+		t.Errorf("a lock's state passes as a token bucket's: %s", jsonOf(t, bad))
+	}
+	for _, role := range []string{"token-bucket", "secret"} {
+		w := good
+		w.Decoded = &Decoded{Role: role, Withheld: true}
+		conforms(t, w)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -108,4 +109,14 @@ func paramsClass[P any](c Class) func(*schema.Family) Class {
 		}
 		return ClassNone
 	}
+}
+
+// Roles is every role with a reader, in name order.
+func Roles() []schema.Role {
+	out := make([]schema.Role, 0, len(registry))
+	for r := range registry {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
 }
