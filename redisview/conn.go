@@ -51,16 +51,16 @@ type Conn struct {
 	BaseDB  int
 
 	opts   *redis.Options
-	client *redis.Client // commands on BaseDB
+	client redis.UniversalClient // commands on BaseDB
 	// multi serves pipelines that SELECT across databases. Every pipeline on
 	// it begins with its own SELECT, so the session state it leaves behind
 	// never reaches a command that did not choose its database.
-	multi *redis.Client
+	multi redis.UniversalClient
 
 	mu        sync.Mutex
 	status    Status
 	onChange  []func(Status)
-	dbs       map[int]*redis.Client
+	dbs       map[int]redis.UniversalClient
 	hooks     []redis.Hook // AddHook's, for clients made later too
 	pack      PackChoice
 	detecting sync.Mutex // held while a pack detection runs
@@ -119,7 +119,7 @@ func open(cfg ConnConfig, log *slog.Logger, own *ownTraffic, clk clock.Clock) (*
 		Display: RedactURL(cfg.URL),
 		BaseDB:  opt.DB,
 		opts:    opt,
-		dbs:     map[int]*redis.Client{},
+		dbs:     map[int]redis.UniversalClient{},
 		log:     log.With("conn", cfg.Name),
 		status:  Status{Since: clk.Now()},
 		own:     own,
@@ -138,10 +138,10 @@ func (c *Conn) newClient(o *redis.Options) *redis.Client {
 }
 
 // Client is the client on the connection's own database.
-func (c *Conn) Client() *redis.Client { return c.client }
+func (c *Conn) Client() redis.UniversalClient { return c.client }
 
 // DB returns a client bound to database idx, created on first use.
-func (c *Conn) DB(idx int) *redis.Client {
+func (c *Conn) DB(idx int) redis.UniversalClient {
 	if idx == c.BaseDB {
 		return c.client
 	}

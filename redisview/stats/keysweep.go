@@ -63,7 +63,7 @@ const memorySamples = 5
 // runs it, and the pipelines where it does not (ACL, scripting disabled).
 type keySweep struct {
 	conn   *redisview.Conn // nil in tests that sweep a bare client
-	client *redis.Client
+	client redis.UniversalClient
 	count  int
 	cursor uint64
 	mem    memoryMode
@@ -76,7 +76,7 @@ type keySweep struct {
 	rtt         time.Duration // smoothed round trip of the script calls
 }
 
-func newKeySweep(conn *redisview.Conn, c *redis.Client, count int) *keySweep {
+func newKeySweep(conn *redisview.Conn, c redis.UniversalClient, count int) *keySweep {
 	if count <= 0 {
 		count = DefaultSweepBudget.Count
 	}
@@ -140,7 +140,7 @@ type memoryMode struct {
 // USAGE of the hashes and sets that hold at most bigTable elements. A
 // bigger one is marked needsEstimate: MEMORY USAGE would walk its hash
 // table's buckets (see bigTable).
-func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string) ([]KeyInfo, error) {
+func (m *memoryMode) inspect(ctx context.Context, c redis.UniversalClient, keys []string) ([]KeyInfo, error) {
 	batch, err := m.shapes(ctx, c, keys)
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func table(info KeyInfo) bool { return info.Type == "hash" || info.Type == "set"
 
 // shapes is the first trip: each key's type and TTL. In strict mode a
 // refused command fails the batch.
-func (m *memoryMode) shapes(ctx context.Context, c *redis.Client, keys []string) ([]KeyInfo, error) {
+func (m *memoryMode) shapes(ctx context.Context, c redis.UniversalClient, keys []string) ([]KeyInfo, error) {
 	batch := make([]KeyInfo, len(keys))
 	types := make([]*redis.StatusCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
@@ -203,7 +203,7 @@ func (m *memoryMode) shapes(ctx context.Context, c *redis.Client, keys []string)
 
 // lengths is the second trip: each key's O(1) length, with MEMORY USAGE of
 // every key but hashes and sets (mems, the commands as queued).
-func (m *memoryMode) lengths(ctx context.Context, c *redis.Client, keys []string, batch []KeyInfo) (mems []*redis.IntCmd, err error) {
+func (m *memoryMode) lengths(ctx context.Context, c redis.UniversalClient, keys []string, batch []KeyInfo) (mems []*redis.IntCmd, err error) {
 	lens := make([]*redis.IntCmd, len(keys))
 	mems = make([]*redis.IntCmd, len(keys))
 	withSamples := !m.noSamples
@@ -234,7 +234,7 @@ func (m *memoryMode) lengths(ctx context.Context, c *redis.Client, keys []string
 // known; and, when this batch taught that the server does not know SAMPLES
 // (withSamples: how the second trip queued), every key again without it,
 // so no key goes without memory.
-func (m *memoryMode) tables(ctx context.Context, c *redis.Client, keys []string, batch []KeyInfo, mems []*redis.IntCmd, withSamples bool) error {
+func (m *memoryMode) tables(ctx context.Context, c redis.UniversalClient, keys []string, batch []KeyInfo, mems []*redis.IntCmd, withSamples bool) error {
 	retry := withSamples && m.noSamples && !m.off
 	withSamples = !m.noSamples
 	again := make([]*redis.IntCmd, len(keys))
@@ -346,7 +346,7 @@ func InspectKey(ctx context.Context, c *redisview.Conn, db int, key string) (Key
 
 // estimateMemory estimates a big hash table's memory (sampleTable); it
 // returns 0 and why when it cannot sample (scripts refused).
-func estimateMemory(ctx context.Context, c *redisview.Conn, cl *redis.Client, key, typ string, n int64) (int64, string) {
+func estimateMemory(ctx context.Context, c *redisview.Conn, cl redis.UniversalClient, key, typ string, n int64) (int64, string) {
 	est, err := sampleTable(ctx, c.Scripts(), cl, key, typ, n)
 	if err != nil || est <= 0 {
 		return 0, "not measured: MEMORY USAGE walks a big hash table's buckets, and scripts, which sample it, are refused"
