@@ -86,7 +86,7 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	if c.PackChoice().Forced {
 		return nil
 	}
-	p := c.multi.Pipeline()
+	p := c.CrossDBPipeline()
 	scans := make([]*redis.ScanCmd, DefaultDatabases)
 	selects := make([]*redis.StatusCmd, DefaultDatabases)
 	for db := range scans {
