@@ -65,13 +65,14 @@ type keySweep struct {
 	conn   *redisview.Conn // nil in tests that sweep a bare client
 	client redis.UniversalClient
 	count  int
-	cursor uint64
+	cursor redisview.Cursor // on a cluster, one per primary
 	mem    memoryMode
 	// scripts is how this sweep's server runs the sweep script; kept per
 	// sweep, not per connection, so that a server running the leaderboard
 	// script but not this one (or the reverse) is read the best way for each.
 	scripts     redisview.Scripts
 	noScript    bool          // tests: read with pipelines only
+	cluster     bool          // a cluster: pipelines only (see newKeySweep)
 	scriptCount int           // SCAN COUNT of the next script call (adapts)
 	rtt         time.Duration // smoothed round trip of the script calls
 }
@@ -80,7 +81,11 @@ func newKeySweep(conn *redisview.Conn, c redis.UniversalClient, count int) *keyS
 	if count <= 0 {
 		count = DefaultSweepBudget.Count
 	}
-	return &keySweep{conn: conn, client: c, count: count, scriptCount: min(count, maxScriptCount)}
+	s := &keySweep{conn: conn, client: c, count: count, cursor: redisview.CursorStart, scriptCount: min(count, maxScriptCount)}
+	// The sweep script SCANs the one node it runs on: a cluster is walked
+	// with a cursor per primary, and its keys read where they live.
+	_, s.cluster = c.(*redis.ClusterClient)
+	return s
 }
 
 // path says how the sweep reads: "script", or "pipelines" and why.
@@ -97,18 +102,18 @@ func (s *keySweep) path() string {
 // step reads one batch. done is true when this step finished a full pass
 // (the cursor came back to 0); the next step starts a new pass.
 func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err error) {
-	if !s.noScript {
+	if !s.noScript && !s.cluster {
 		batch, done, ok, err := s.scriptStep(ctx)
 		if err != nil || ok {
 			return batch, done, err
 		}
 	}
-	keys, cursor, err := s.client.Scan(ctx, s.cursor, "", int64(s.count)).Result()
+	keys, cursor, err := redisview.ScanStep(ctx, s.client, s.cursor, "", int64(s.count), "")
 	if err != nil {
 		return nil, false, err
 	}
 	s.cursor = cursor
-	done = cursor == 0
+	done = cursor.Done()
 	if len(keys) == 0 {
 		return nil, done, nil
 	}
