@@ -42,6 +42,9 @@ func TestSweepCountsEveryPrimary(t *testing.T) {
 	if err := c.Detect(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if got := stats.TotalKeys(ctx, c, 0); !got.OK || got.V != sum {
+		t.Errorf("TotalKeys = %+v; DBSIZE over the primaries sums to %d", got, sum)
+	}
 	for _, script := range []bool{true, false} {
 		d, err := stats.SweepPass(ctx, c, 0, script)
 		if err != nil {
