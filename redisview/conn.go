@@ -51,16 +51,19 @@ type Conn struct {
 	BaseDB  int
 
 	opts   *redis.Options
-	client *redis.Client // commands on BaseDB
+	target target
+	client redis.UniversalClient // commands on BaseDB
 	// multi serves pipelines that SELECT across databases. Every pipeline on
 	// it begins with its own SELECT, so the session state it leaves behind
 	// never reaches a command that did not choose its database.
-	multi *redis.Client
+	multi redis.UniversalClient
 
 	mu        sync.Mutex
+	kind      Kind
+	detected  bool // the kind is settled (a redis:// server was asked)
 	status    Status
 	onChange  []func(Status)
-	dbs       map[int]*redis.Client
+	dbs       map[int]redis.UniversalClient
 	hooks     []redis.Hook // AddHook's, for clients made later too
 	pack      PackChoice
 	detecting sync.Mutex // held while a pack detection runs
@@ -94,10 +97,11 @@ func open(cfg ConnConfig, log *slog.Logger, own *ownTraffic, clk clock.Clock) (*
 	if !ValidName(cfg.Name) {
 		return nil, fmt.Errorf("connection name %q: use lowercase letters, digits, - and _ (max 32)", cfg.Name)
 	}
-	opt, err := ParseURL(cfg.URL)
+	tgt, err := parseTarget(cfg.URL)
 	if err != nil {
 		return nil, err
 	}
+	opt := tgt.opts
 	opt.DialTimeout = 2 * time.Second
 	opt.ReadTimeout = 2 * time.Second
 	opt.WriteTimeout = 2 * time.Second
@@ -119,34 +123,54 @@ func open(cfg ConnConfig, log *slog.Logger, own *ownTraffic, clk clock.Clock) (*
 		Display: RedactURL(cfg.URL),
 		BaseDB:  opt.DB,
 		opts:    opt,
-		dbs:     map[int]*redis.Client{},
+		target:  tgt,
+		dbs:     map[int]redis.UniversalClient{},
 		log:     log.With("conn", cfg.Name),
 		status:  Status{Since: clk.Now()},
 		own:     own,
 		clock:   clk,
+	}
+	switch {
+	case tgt.sentinels != nil:
+		c.kind, c.detected = Sentinel, true
+	case opt.Network == "unix":
+		c.detected = true // a cluster is not reached over a socket
 	}
 	c.client = c.newClient(opt)
 	c.multi = c.newClient(&multiOpt)
 	return c, nil
 }
 
-// newClient is a client whose commands count as Keydeck's own traffic.
+// newClient is a client whose commands count as Keydeck's own traffic: a
+// sentinel connection's follows the primary through failovers.
 func (c *Conn) newClient(o *redis.Options) *redis.Client {
-	cl := redis.NewClient(o)
+	var cl *redis.Client
+	if c.target.sentinels != nil {
+		cl = newFailoverClient(o, c.target)
+	} else {
+		cl = redis.NewClient(o)
+	}
 	cl.AddHook(ownHook{c.own})
 	return cl
 }
 
-// Client is the client on the connection's own database.
-func (c *Conn) Client() *redis.Client { return c.client }
-
-// DB returns a client bound to database idx, created on first use.
-func (c *Conn) DB(idx int) *redis.Client {
-	if idx == c.BaseDB {
-		return c.client
-	}
+// Client is the client on the connection's own database (on a cluster,
+// one that routes every key to its slot's node).
+func (c *Conn) Client() redis.UniversalClient {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.client
+}
+
+// DB returns a client bound to database idx, created on first use. A
+// cluster has database 0 only: other indexes get a client whose every
+// command fails (the server refuses SELECT), and CheckDB says why.
+func (c *Conn) DB(idx int) redis.UniversalClient {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if idx == c.BaseDB || c.kind == Cluster && idx == 0 {
+		return c.client
+	}
 	if cl, ok := c.dbs[idx]; ok {
 		return cl
 	}
@@ -168,7 +192,9 @@ func (c *Conn) AddHook(h redis.Hook) {
 	defer c.mu.Unlock()
 	c.hooks = append(c.hooks, h)
 	c.client.AddHook(h)
-	c.multi.AddHook(h)
+	if c.multi != c.client {
+		c.multi.AddHook(h)
+	}
 	for _, cl := range c.dbs {
 		cl.AddHook(h)
 	}
@@ -178,7 +204,11 @@ func (c *Conn) AddHook(h redis.Hook) {
 // SELECT, so one round trip can read several databases. Begin it with a
 // SELECT: a pipeline on it must not rely on the database an earlier one
 // left selected.
-func (c *Conn) CrossDBPipeline() redis.Pipeliner { return c.multi.Pipeline() }
+func (c *Conn) CrossDBPipeline() redis.Pipeliner {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.multi.Pipeline()
+}
 
 // Log is the connection's logger (its lines carry the connection name).
 func (c *Conn) Log() *slog.Logger { return c.log }
@@ -274,7 +304,7 @@ func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
 	defer t.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, interval)
-		err := c.client.Ping(pctx).Err()
+		err := c.detect(pctx)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -295,7 +325,10 @@ func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	errs := []error{c.client.Close(), c.multi.Close()}
+	errs := []error{c.client.Close()}
+	if c.multi != c.client {
+		errs = append(errs, c.multi.Close())
+	}
 	for _, cl := range c.dbs {
 		errs = append(errs, cl.Close())
 	}

@@ -23,7 +23,13 @@ func (e noDatabase) Unwrap() error { return ErrNoDatabase }
 // otherwise — also when SELECT is refused for another reason (ACL), which
 // says nothing about the database and leaves the page to report its reads.
 func (c *Conn) CheckDB(ctx context.Context, db int) error {
-	p := c.multi.Pipeline()
+	if c.IsCluster() {
+		if db == 0 {
+			return nil
+		}
+		return noDatabase{fmt.Sprintf("Connection %s is a Redis Cluster: it has database 0 only.", c.Name)}
+	}
+	p := c.CrossDBPipeline()
 	sel := p.Select(ctx, db)
 	cfg := p.ConfigGet(ctx, "databases")
 	_, err := p.Exec(ctx)

@@ -122,7 +122,7 @@ func (c *Conn) KeyspaceFlags(ctx context.Context) (flags, refused string, err er
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	m, err := c.client.ConfigGet(cctx, "notify-keyspace-events").Result()
+	m, err := c.Client().ConfigGet(cctx, "notify-keyspace-events").Result()
 	if err != nil {
 		if IsConnErr(err) {
 			return "", "", err
@@ -204,7 +204,7 @@ func (c *Conn) keyspaceEventsOn(ctx context.Context) bool {
 const subscribePing = 3 * time.Second
 
 func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string)) error {
-	ps := c.client.PSubscribe(ctx, "__keyspace@*__:*")
+	ps := c.Client().PSubscribe(ctx, "__keyspace@*__:*")
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
 		return err

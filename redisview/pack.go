@@ -86,36 +86,12 @@ func (c *Conn) DetectPack(ctx context.Context, packs []*schema.Pack) error {
 	if c.PackChoice().Forced {
 		return nil
 	}
-	p := c.multi.Pipeline()
-	scans := make([]*redis.ScanCmd, DefaultDatabases)
-	selects := make([]*redis.StatusCmd, DefaultDatabases)
-	for db := range scans {
-		selects[db] = p.Select(ctx, db)
-		scans[db] = p.Scan(ctx, 0, "", samplePerDB)
-	}
-	_, err := p.Exec(ctx)
+	sample, scanErr, err := c.sample(ctx)
 	if IsConnErr(err) {
 		c.mu.Lock()
 		c.backOffPack()
 		c.mu.Unlock()
 		return err
-	}
-	var (
-		sample  []schema.Key
-		scanErr error
-	)
-	for db, cmd := range scans {
-		if selects[db].Err() != nil {
-			break // fewer databases: the SCAN ran on the previous one
-		}
-		keys, _, err := cmd.Result()
-		if err != nil {
-			scanErr = err
-			continue
-		}
-		for _, k := range keys {
-			sample = append(sample, schema.Key{DB: db, Name: k})
-		}
 	}
 	best, score := schema.BestPack(packs, sample)
 	// An empty or unrecognised server is sampled again later: it may fill.
@@ -254,4 +230,44 @@ func packNames(packs []*schema.Pack) string {
 		names = append(names, p.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// sample is one SCAN page of every database (one pipelined round trip),
+// or on a cluster one page of database 0 on every primary. err is the
+// round trip's; scanErr a SCAN's that was refused.
+func (c *Conn) sample(ctx context.Context) (sample []schema.Key, scanErr, err error) {
+	if cl := c.Client(); c.IsCluster() {
+		keys, _, err := ScanStep(ctx, cl, CursorStart, "", samplePerDB, "")
+		if IsConnErr(err) {
+			return nil, nil, err
+		}
+		for _, k := range keys {
+			sample = append(sample, schema.Key{DB: 0, Name: k})
+		}
+		return sample, err, nil
+	}
+	p := c.CrossDBPipeline()
+	scans := make([]*redis.ScanCmd, DefaultDatabases)
+	selects := make([]*redis.StatusCmd, DefaultDatabases)
+	for db := range scans {
+		selects[db] = p.Select(ctx, db)
+		scans[db] = p.Scan(ctx, 0, "", samplePerDB)
+	}
+	if _, err := p.Exec(ctx); IsConnErr(err) {
+		return nil, nil, err
+	}
+	for db, cmd := range scans {
+		if selects[db].Err() != nil {
+			break // fewer databases: the SCAN ran on the previous one
+		}
+		keys, _, err := cmd.Result()
+		if err != nil {
+			scanErr = err
+			continue
+		}
+		for _, k := range keys {
+			sample = append(sample, schema.Key{DB: db, Name: k})
+		}
+	}
+	return sample, scanErr, nil
 }

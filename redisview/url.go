@@ -13,20 +13,27 @@ import (
 // ErrBadURL is returned for a connection URL Keydeck cannot use.
 var ErrBadURL = errors.New("invalid Redis URL")
 
-// ParseURL turns a redis://, rediss:// or unix:// URL into client options.
-// Errors never contain the password: they quote only the redacted URL.
+// ParseURL turns a redis://, rediss://, unix://, redis+sentinel:// or
+// rediss+sentinel:// URL into the options of the data nodes' clients (a
+// sentinel URL's: of the primary it names). Errors never contain the
+// password: they quote only the redacted URL.
 func ParseURL(raw string) (*redis.Options, error) {
-	u, err := url.Parse(raw)
+	t, err := parseTarget(raw)
 	if err != nil {
-		// url.Parse echoes its input; the input may hold a password.
-		return nil, fmt.Errorf("%w: not a URL", ErrBadURL)
+		return nil, err
 	}
+	return t.opts, nil
+}
+
+// parseServerURL checks and parses one server's URL (u is raw parsed,
+// perhaps rewritten: a sentinel URL's first sentinel with its credentials).
+func parseServerURL(raw string, u *url.URL) (*redis.Options, error) {
 	switch u.Scheme {
 	case "redis", "rediss", "unix":
 	case "":
-		return nil, fmt.Errorf("%w %q: missing scheme (want redis://, rediss:// or unix://)", ErrBadURL, RedactURL(raw))
+		return nil, fmt.Errorf("%w %q: missing scheme (want redis://, rediss://, unix:// or redis+sentinel://)", ErrBadURL, RedactURL(raw))
 	default:
-		return nil, fmt.Errorf("%w %q: scheme %q not supported (want redis://, rediss:// or unix://)", ErrBadURL, RedactURL(raw), u.Scheme)
+		return nil, fmt.Errorf("%w %q: scheme %q not supported (want redis://, rediss://, unix:// or redis+sentinel://)", ErrBadURL, RedactURL(raw), u.Scheme)
 	}
 	if u.Scheme != "unix" && u.Host == "" {
 		return nil, fmt.Errorf("%w %q: missing host", ErrBadURL, RedactURL(raw))
@@ -38,7 +45,7 @@ func ParseURL(raw string) (*redis.Options, error) {
 			return nil, fmt.Errorf("%w %q: port %d out of range (want 1–65535)", ErrBadURL, RedactURL(raw), n)
 		}
 	}
-	opt, err := redis.ParseURL(raw)
+	opt, err := redis.ParseURL(u.String())
 	if err != nil {
 		msg := err.Error()
 		if p, ok := u.User.Password(); ok && p != "" {

@@ -172,7 +172,7 @@ func defineFlags(prog string, cfg *Config) (*flag.FlagSet, *flagLists) {
 	fs.SetOutput(io.Discard)
 	fl := &flagLists{packFor: packForFlag{}}
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "HTTP listen address")
-	fs.Var(&fl.conns, "redis", "Redis connection NAME=URL (repeatable; redis://, rediss://, unix://)")
+	fs.Var(&fl.conns, "redis", "Redis connection NAME=URL (repeatable; redis://, rediss://, unix://; a cluster node's redis://h:p[?addr=h2:p2…]; redis+sentinel://[user:pw@]h:p[,h2:p2…]/MASTER[/DB][?sentinel_password=])")
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", time.Second, "how often live views read Redis (100ms–1m)")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn or error")

@@ -14,7 +14,7 @@ func TestKeysMapsAFamilyPage(t *testing.T) {
 	key := "verify:slider:rate:create:account:" + base64.StdEncoding.EncodeToString([]byte("alice"))
 	m := match(t, p, 4, key)
 	req := browse.Request{Family: m.Family, Classifier: p.Classifier()}
-	pg := browse.Page{Walk: browse.WalkOf(req), Scans: 3, Returned: 120, Next: browse.Cursor{Scan: 1234, Skip: 2},
+	pg := browse.Page{Walk: browse.WalkOf(req), Scans: 3, Returned: 120, Next: browse.Cursor{Scan: "1234", Skip: 2},
 		Keys: []browse.Key{
 			{Name: key, Match: m, Info: browse.Info{Type: "hash", TTL: 90 * time.Second, Size: 2}},
 			{Name: key + "x", Match: m, Info: browse.Info{Type: "hash", TTL: -1, Size: -1}},

@@ -35,6 +35,9 @@ type Server struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	args []string
+	// argv, when set, is the whole command line (a sentinel's: its
+	// config file first), used instead of the defaults and args.
+	argv []string
 }
 
 // Binary returns the redis-server binary tests use.
@@ -87,6 +90,9 @@ func (s *Server) start() {
 		"--databases", "16",
 	}
 	args = append(args, s.args...)
+	if s.argv != nil {
+		args = s.argv
+	}
 	cmd := exec.Command(s.bin, args...)
 	logf, err := os.Create(filepath.Join(s.dir, "redis.log"))
 	if err != nil {

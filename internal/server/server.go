@@ -421,7 +421,13 @@ func auditTarget(spec string, reg *redisview.Registry) (*redis.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--audit %s: %w", spec, err)
 	}
-	return c.DB(db), nil
+	// The audit stream, sessions and confirmations live on one server (a
+	// sentinel's primary is one): a cluster client cannot hold them.
+	cl, ok := c.DB(db).(*redis.Client)
+	if !ok {
+		return nil, fmt.Errorf("--audit %s: connection %q is a Redis Cluster; name a standalone or sentinel connection", spec, name)
+	}
+	return cl, nil
 }
 
 func isLoopback(host string) bool {

@@ -35,7 +35,7 @@ var ErrCursor = errors.New("bad page position")
 // reply may hold more keys than a page; asking the same cursor again gives
 // the same reply while the database does not change).
 type Cursor struct {
-	Scan uint64
+	Scan redisview.Cursor // "" at the start
 	Skip int
 }
 
@@ -43,12 +43,14 @@ type Cursor struct {
 // "" is the start.
 func (c Cursor) String() string {
 	switch {
+	case c.Skip > 0 && c.Scan.Done():
+		return "0." + strconv.Itoa(c.Skip)
 	case c.Skip > 0:
-		return strconv.FormatUint(c.Scan, 10) + "." + strconv.Itoa(c.Skip)
-	case c.Scan == 0:
+		return string(c.Scan) + "." + strconv.Itoa(c.Skip)
+	case c.Scan.Done():
 		return ""
 	default:
-		return strconv.FormatUint(c.Scan, 10)
+		return string(c.Scan)
 	}
 }
 
@@ -60,7 +62,7 @@ func ParseCursor(s string) (Cursor, error) {
 	scan, skip, dotted := strings.Cut(s, ".")
 	var c Cursor
 	var err error
-	if c.Scan, err = strconv.ParseUint(scan, 10, 64); err != nil {
+	if c.Scan, err = redisview.ParseCursor(scan); err != nil {
 		return Cursor{}, fmt.Errorf("%w %q", ErrCursor, s)
 	}
 	if dotted {
@@ -181,14 +183,7 @@ func List(ctx context.Context, conn *redisview.Conn, db int, req Request) (Page,
 	pg := Page{Walk: WalkOf(req)}
 	cur, skip := req.At.Scan, req.At.Skip
 	for pg.Scans < req.MaxScans {
-		var keys []string
-		var next uint64
-		var err error
-		if pg.Walk.Type != "" {
-			keys, next, err = c.ScanType(ctx, cur, pg.Walk.Match, int64(req.Count), pg.Walk.Type).Result()
-		} else {
-			keys, next, err = c.Scan(ctx, cur, pg.Walk.Match, int64(req.Count)).Result()
-		}
+		keys, next, err := redisview.ScanStep(ctx, c, cur, pg.Walk.Match, int64(req.Count), pg.Walk.Type)
 		if err != nil {
 			return Page{}, conn.WrapErr(redisview.ReadError("walking the database with SCAN", err))
 		}
@@ -210,8 +205,11 @@ func List(ctx context.Context, conn *redisview.Conn, db int, req Request) (Page,
 		}
 		pg.Keys = append(pg.Keys, matched...)
 		cur, skip = next, 0
+		if cur.Done() {
+			cur = ""
+		}
 		pg.Next = Cursor{Scan: cur}
-		if cur == 0 {
+		if cur == "" {
 			pg.End = true
 			return read(ctx, conn, db, pg)
 		}

@@ -306,7 +306,7 @@ func TestBudgetRespected(t *testing.T) {
 		t.Fatal(err)
 	}
 	scan1, keys := scanCalls(t, f)
-	if !pg.Budget || pg.End || pg.Scans != 3 || scan1-scan0 != 3 || len(pg.Keys) != 0 || pg.Next.Scan == 0 {
+	if !pg.Budget || pg.End || pg.Scans != 3 || scan1-scan0 != 3 || len(pg.Keys) != 0 || pg.Next.Scan.Done() {
 		t.Fatalf("page %+v after %d SCAN calls", pg, scan1-scan0)
 	}
 	if keys != 0 {
@@ -339,10 +339,10 @@ func TestParseCursor(t *testing.T) {
 		bad  bool
 	}{
 		{"", browse.Cursor{}, false},
-		{"123", browse.Cursor{Scan: 123}, false},
-		{"123.4", browse.Cursor{Scan: 123, Skip: 4}, false},
+		{"123", browse.Cursor{Scan: "123"}, false},
+		{"123.4", browse.Cursor{Scan: "123", Skip: 4}, false},
 		{"0.7", browse.Cursor{Skip: 7}, false},
-		{"18446744073709551615", browse.Cursor{Scan: 1<<64 - 1}, false},
+		{"18446744073709551615", browse.Cursor{Scan: "18446744073709551615"}, false},
 		{"x", browse.Cursor{}, true},
 		{"1.0", browse.Cursor{}, true},
 		{"1.-2", browse.Cursor{}, true},

@@ -66,7 +66,7 @@ func (s *keySweep) estimateTables(ctx context.Context, batch []KeyInfo) error {
 // the lengths of a few random elements (one read-only script, tableMemory).
 // It returns 0 without an error when scripts are refused or the key gave
 // no sample.
-func sampleTable(ctx context.Context, scripts *redisview.Scripts, c *redis.Client, key, typ string, n int64) (int64, error) {
+func sampleTable(ctx context.Context, scripts *redisview.Scripts, c redis.UniversalClient, key, typ string, n int64) (int64, error) {
 	var v []any
 	var err error
 	switch scripts.Mode(time.Now()) {

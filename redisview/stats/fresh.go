@@ -30,7 +30,7 @@ type signature struct {
 // readSignature reads db's signature in one INFO; ok is false when the
 // server does not report the dirty counter (the embedded demo, servers
 // with INFO restricted): then no pass is ever skipped.
-func readSignature(ctx context.Context, c *redis.Client, db int) (signature, error) {
+func readSignature(ctx context.Context, c redis.UniversalClient, db int) (signature, error) {
 	txt, err := c.Info(ctx, "persistence", "stats", "keyspace").Result()
 	if err != nil && !redisview.IsConnErr(err) {
 		// Servers before Redis 7 take one section: the default ones.

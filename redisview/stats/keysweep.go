@@ -63,24 +63,29 @@ const memorySamples = 5
 // runs it, and the pipelines where it does not (ACL, scripting disabled).
 type keySweep struct {
 	conn   *redisview.Conn // nil in tests that sweep a bare client
-	client *redis.Client
+	client redis.UniversalClient
 	count  int
-	cursor uint64
+	cursor redisview.Cursor // on a cluster, one per primary
 	mem    memoryMode
 	// scripts is how this sweep's server runs the sweep script; kept per
 	// sweep, not per connection, so that a server running the leaderboard
 	// script but not this one (or the reverse) is read the best way for each.
 	scripts     redisview.Scripts
 	noScript    bool          // tests: read with pipelines only
+	cluster     bool          // a cluster: pipelines only (see newKeySweep)
 	scriptCount int           // SCAN COUNT of the next script call (adapts)
 	rtt         time.Duration // smoothed round trip of the script calls
 }
 
-func newKeySweep(conn *redisview.Conn, c *redis.Client, count int) *keySweep {
+func newKeySweep(conn *redisview.Conn, c redis.UniversalClient, count int) *keySweep {
 	if count <= 0 {
 		count = DefaultSweepBudget.Count
 	}
-	return &keySweep{conn: conn, client: c, count: count, scriptCount: min(count, maxScriptCount)}
+	s := &keySweep{conn: conn, client: c, count: count, cursor: redisview.CursorStart, scriptCount: min(count, maxScriptCount)}
+	// The sweep script SCANs the one node it runs on: a cluster is walked
+	// with a cursor per primary, and its keys read where they live.
+	_, s.cluster = c.(*redis.ClusterClient)
+	return s
 }
 
 // path says how the sweep reads: "script", or "pipelines" and why.
@@ -97,18 +102,18 @@ func (s *keySweep) path() string {
 // step reads one batch. done is true when this step finished a full pass
 // (the cursor came back to 0); the next step starts a new pass.
 func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err error) {
-	if !s.noScript {
+	if !s.noScript && !s.cluster {
 		batch, done, ok, err := s.scriptStep(ctx)
 		if err != nil || ok {
 			return batch, done, err
 		}
 	}
-	keys, cursor, err := s.client.Scan(ctx, s.cursor, "", int64(s.count)).Result()
+	keys, cursor, err := redisview.ScanStep(ctx, s.client, s.cursor, "", int64(s.count), "")
 	if err != nil {
 		return nil, false, err
 	}
 	s.cursor = cursor
-	done = cursor == 0
+	done = cursor.Done()
 	if len(keys) == 0 {
 		return nil, done, nil
 	}
@@ -140,7 +145,7 @@ type memoryMode struct {
 // USAGE of the hashes and sets that hold at most bigTable elements. A
 // bigger one is marked needsEstimate: MEMORY USAGE would walk its hash
 // table's buckets (see bigTable).
-func (m *memoryMode) inspect(ctx context.Context, c *redis.Client, keys []string) ([]KeyInfo, error) {
+func (m *memoryMode) inspect(ctx context.Context, c redis.UniversalClient, keys []string) ([]KeyInfo, error) {
 	batch, err := m.shapes(ctx, c, keys)
 	if err != nil {
 		return nil, err
@@ -161,7 +166,7 @@ func table(info KeyInfo) bool { return info.Type == "hash" || info.Type == "set"
 
 // shapes is the first trip: each key's type and TTL. In strict mode a
 // refused command fails the batch.
-func (m *memoryMode) shapes(ctx context.Context, c *redis.Client, keys []string) ([]KeyInfo, error) {
+func (m *memoryMode) shapes(ctx context.Context, c redis.UniversalClient, keys []string) ([]KeyInfo, error) {
 	batch := make([]KeyInfo, len(keys))
 	types := make([]*redis.StatusCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
@@ -203,7 +208,7 @@ func (m *memoryMode) shapes(ctx context.Context, c *redis.Client, keys []string)
 
 // lengths is the second trip: each key's O(1) length, with MEMORY USAGE of
 // every key but hashes and sets (mems, the commands as queued).
-func (m *memoryMode) lengths(ctx context.Context, c *redis.Client, keys []string, batch []KeyInfo) (mems []*redis.IntCmd, err error) {
+func (m *memoryMode) lengths(ctx context.Context, c redis.UniversalClient, keys []string, batch []KeyInfo) (mems []*redis.IntCmd, err error) {
 	lens := make([]*redis.IntCmd, len(keys))
 	mems = make([]*redis.IntCmd, len(keys))
 	withSamples := !m.noSamples
@@ -234,7 +239,7 @@ func (m *memoryMode) lengths(ctx context.Context, c *redis.Client, keys []string
 // known; and, when this batch taught that the server does not know SAMPLES
 // (withSamples: how the second trip queued), every key again without it,
 // so no key goes without memory.
-func (m *memoryMode) tables(ctx context.Context, c *redis.Client, keys []string, batch []KeyInfo, mems []*redis.IntCmd, withSamples bool) error {
+func (m *memoryMode) tables(ctx context.Context, c redis.UniversalClient, keys []string, batch []KeyInfo, mems []*redis.IntCmd, withSamples bool) error {
 	retry := withSamples && m.noSamples && !m.off
 	withSamples = !m.noSamples
 	again := make([]*redis.IntCmd, len(keys))
@@ -346,7 +351,7 @@ func InspectKey(ctx context.Context, c *redisview.Conn, db int, key string) (Key
 
 // estimateMemory estimates a big hash table's memory (sampleTable); it
 // returns 0 and why when it cannot sample (scripts refused).
-func estimateMemory(ctx context.Context, c *redisview.Conn, cl *redis.Client, key, typ string, n int64) (int64, string) {
+func estimateMemory(ctx context.Context, c *redisview.Conn, cl redis.UniversalClient, key, typ string, n int64) (int64, string) {
 	est, err := sampleTable(ctx, c.Scripts(), cl, key, typ, n)
 	if err != nil || est <= 0 {
 		return 0, "not measured: MEMORY USAGE walks a big hash table's buckets, and scripts, which sample it, are refused"

@@ -121,7 +121,7 @@ func (s *keySweep) scriptStep(ctx context.Context) (batch []KeyInfo, done, ok bo
 		case s.mem.noSamples:
 			mem = "p"
 		}
-		args := []any{s.cursor, count, mem, memorySamples, bigTable}
+		args := []any{string(s.cursor), count, mem, memorySamples, bigTable}
 		t0 := time.Now()
 		var cmd *redis.Cmd
 		if mode == redisview.ScriptEvalRO {
@@ -140,7 +140,7 @@ func (s *keySweep) scriptStep(ctx context.Context) (batch []KeyInfo, done, ok bo
 				if s.conn != nil {
 					s.conn.ScriptCalls(calls)
 				}
-				s.cursor = cursor
+				s.cursor = redisview.CursorOf(cursor)
 				s.adapt(rtt)
 				return batch, cursor == 0, true, nil
 			}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/linger"
 	"github.com/keydeck/keydeck/redisview"
@@ -277,6 +279,10 @@ func (p *Sweepers) Wait() { p.pool.Wait() }
 // or DBSIZE where the server's INFO has no keyspace section.
 func TotalKeys(ctx context.Context, c *redisview.Conn, db int) redisview.Opt[int64] {
 	cl := c.DB(db)
+	if c.IsCluster() {
+		// INFO is one node's; a cluster client's DBSIZE sums the primaries.
+		return dbSize(cl.DBSize(ctx))
+	}
 	txt, err := cl.Info(ctx, "keyspace").Result()
 	if err == nil {
 		info := ParseInfo(txt)
@@ -286,7 +292,11 @@ func TotalKeys(ctx context.Context, c *redisview.Conn, db int) redisview.Opt[int
 	} else if redisview.IsConnErr(err) {
 		return redisview.None[int64](c.SafeErr(err))
 	}
-	n, err := cl.DBSize(ctx).Result()
+	return dbSize(cl.DBSize(ctx))
+}
+
+func dbSize(cmd *redis.IntCmd) redisview.Opt[int64] {
+	n, err := cmd.Result()
 	if err != nil {
 		return redisview.None[int64](redisview.Refusal("DBSIZE", err))
 	}

@@ -10,7 +10,7 @@ import (
 // runCommands does what the script does with plain commands, for servers
 // that refuse scripts: the same reply, but elements arrive whole and are
 // cut here.
-func runCommands(ctx context.Context, c *redis.Client, key string, w window) (reply, error) {
+func runCommands(ctx context.Context, c redis.UniversalClient, key string, w window) (reply, error) {
 	run := &commands{ctx: ctx, c: c, key: key, w: w}
 	var err error
 	switch w.mode {
@@ -32,7 +32,7 @@ func runCommands(ctx context.Context, c *redis.Client, key string, w window) (re
 // script would have given.
 type commands struct {
 	ctx context.Context
-	c   *redis.Client
+	c   redis.UniversalClient
 	key string
 	w   window
 	r   reply

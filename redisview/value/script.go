@@ -139,7 +139,7 @@ type reply struct {
 // otherwise by plain commands (elements cut after they arrive, and only
 // for a collection bounded() accepts). OBJECT ENCODING rides along in the
 // same round trip.
-func readWindow(ctx context.Context, conn *redisview.Conn, c *redis.Client, key, typ string, w window) (reply, error) {
+func readWindow(ctx context.Context, conn *redisview.Conn, c redis.UniversalClient, key, typ string, w window) (reply, error) {
 	st := conn.Scripts()
 	for {
 		mode := st.Mode(time.Now())
@@ -182,7 +182,7 @@ var errBadReply = errors.New("unexpected script reply")
 
 func badReply(what string) error { return fmt.Errorf("%w: %s", errBadReply, what) }
 
-func runScript(ctx context.Context, conn *redisview.Conn, c *redis.Client, key string, w window, mode redisview.ScriptMode) (reply, error) {
+func runScript(ctx context.Context, conn *redisview.Conn, c redis.UniversalClient, key string, w window, mode redisview.ScriptMode) (reply, error) {
 	args := append([]any{w.mode, MaxPart, PageSize}, w.args...)
 	keys := []string{key}
 	var enc *redis.StringCmd

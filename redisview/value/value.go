@@ -177,7 +177,7 @@ const (
 // measured exactly. A larger collection of another encoding cannot be
 // measured without walking it all; it is paged (its elements arrive whole,
 // then are cut).
-func bounded(ctx context.Context, c *redis.Client, key, typ string) (string, error) {
+func bounded(ctx context.Context, c redis.UniversalClient, key, typ string) (string, error) {
 	var enc *redis.StringCmd
 	n := redis.NewIntCmd(ctx, lengthCommand(typ), key)
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -293,7 +293,7 @@ func checkRequest(typ string, req Request) error {
 	return nil
 }
 
-func readString(ctx context.Context, c *redis.Client, key string, pg *Page) error {
+func readString(ctx context.Context, c redis.UniversalClient, key string, pg *Page) error {
 	var n *redis.IntCmd
 	var s, enc *redis.StringCmd
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {

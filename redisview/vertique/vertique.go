@@ -189,7 +189,7 @@ func Walk(ctx context.Context, conn *redisview.Conn, f *schema.Family, current s
 	return inv, nil
 }
 
-func count(ctx context.Context, c *redis.Client, cls *schema.Classifier, f *schema.Family, db int, keys []string, gens map[string]*Generation) error {
+func count(ctx context.Context, c redis.UniversalClient, cls *schema.Classifier, f *schema.Family, db int, keys []string, gens map[string]*Generation) error {
 	type q struct {
 		gen  *Generation
 		pttl *redis.DurationCmd

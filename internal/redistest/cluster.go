@@ -1,0 +1,232 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Cluster is a Redis Cluster of three primaries, each with one replica,
+// on loopback ports owned by a test.
+type Cluster struct {
+	t     testing.TB
+	Nodes []*Server // the first three are the primaries at creation
+}
+
+// clusterNodeTimeout is short so that a killed primary fails over within
+// a few seconds (the replica waits for the node timeout, then an election).
+const clusterNodeTimeout = "1000"
+
+// StartCluster starts six cluster-enabled redis-servers and joins them with
+// `redis-cli --cluster create … --cluster-replicas 1`, then waits until every
+// node says cluster_state:ok and every replica is linked. Everything is
+// stopped at test end.
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Fatal("redis-cli not found: install redis-tools (make deps does)")
+	}
+	c := &Cluster{t: t}
+	addrs := make([]string, 6)
+	for i := range addrs {
+		s := Start(t,
+			"--cluster-enabled", "yes",
+			"--cluster-config-file", "nodes.conf",
+			"--cluster-port", strconv.Itoa(FreePort(t)),
+			"--cluster-node-timeout", clusterNodeTimeout,
+			// A replica fails over however long it was cut off: tests kill
+			// primaries on purpose.
+			"--cluster-replica-validity-factor", "0",
+		)
+		c.Nodes = append(c.Nodes, s)
+		addrs[i] = s.Addr
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
+	out, err := exec.Command(cli, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	Eventually(t, 30*time.Second, "every cluster node reports cluster_state:ok, knows every node, and every replica is linked", func() bool {
+		for _, s := range c.Nodes {
+			if !nodeReady(ctx, s.Addr, len(c.Nodes)) {
+				return false
+			}
+		}
+		return true
+	})
+	return c
+}
+
+// nodeReady: the node says cluster_state:ok, knows n nodes, and (a replica)
+// has its link to the primary up.
+func nodeReady(ctx context.Context, addr string, n int) bool {
+	cl := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
+	defer cl.Close()
+	info, err := cl.ClusterInfo(ctx).Result()
+	if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(n)+"\r") {
+		return false
+	}
+	repl, err := cl.Info(ctx, "replication").Result()
+	if err != nil {
+		return false
+	}
+	return strings.Contains(repl, "role:master") || strings.Contains(repl, "master_link_status:up")
+}
+
+// URL is a redis:// URL of one node (a seed: the client discovers the rest).
+func (c *Cluster) URL() string { return "redis://" + c.Nodes[0].Addr }
+
+// Client is a cluster client on every node, closed at test end.
+func (c *Cluster) Client() *redis.ClusterClient {
+	addrs := make([]string, len(c.Nodes))
+	for i, s := range c.Nodes {
+		addrs[i] = s.Addr
+	}
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	c.t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// Primaries are the nodes that are primaries now (after failovers too),
+// as a live node sees them.
+func (c *Cluster) Primaries() []*Server {
+	c.t.Helper()
+	ctx := context.Background()
+	for _, s := range c.Nodes {
+		if !s.Running() {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: s.Addr})
+		txt, err := cl.ClusterNodes(ctx).Result()
+		cl.Close()
+		if err != nil {
+			continue
+		}
+		var out []*Server
+		for _, line := range strings.Split(txt, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 3 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
+				continue
+			}
+			addr, _, _ := strings.Cut(f[1], "@")
+			for _, n := range c.Nodes {
+				if n.Addr == addr {
+					out = append(out, n)
+				}
+			}
+		}
+		return out
+	}
+	c.t.Fatal("no cluster node answers CLUSTER NODES")
+	return nil
+}
+
+// NodeOf is the node whose slots hold key, as a live node sees it now.
+func (c *Cluster) NodeOf(key string) *Server {
+	c.t.Helper()
+	ctx := context.Background()
+	slot := Slot(key)
+	for _, s := range c.Nodes {
+		if !s.Running() {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: s.Addr})
+		slots, err := cl.ClusterSlots(ctx).Result()
+		cl.Close()
+		if err != nil {
+			continue
+		}
+		for _, r := range slots {
+			if r.Start <= slot && slot <= r.End && len(r.Nodes) > 0 {
+				for _, n := range c.Nodes {
+					if n.Addr == r.Nodes[0].Addr {
+						return n
+					}
+				}
+			}
+		}
+	}
+	c.t.Fatalf("no node holds slot %d", slot)
+	return nil
+}
+
+// KeyOn returns a key name starting with prefix whose slot is on node s.
+func (c *Cluster) KeyOn(s *Server, prefix string) string {
+	c.t.Helper()
+	for i := range 100000 {
+		k := prefix + strconv.Itoa(i)
+		if c.NodeOf(k) == s {
+			return k
+		}
+	}
+	c.t.Fatalf("no key %s… on %s", prefix, s.Addr)
+	return ""
+}
+
+// Slot is the cluster slot of key (CRC16 of the key or its {hash tag}, mod 16384).
+func Slot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	return int(crc16(key) % 16384)
+}
+
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// Running reports whether the server's process is up (not Stopped).
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
+}
+
+// WaitFailover waits until a replica has taken over every slot of the
+// stopped primary dead and every live node says cluster_state:ok.
+func (c *Cluster) WaitFailover(dead *Server, d time.Duration) {
+	c.t.Helper()
+	ctx := context.Background()
+	Eventually(c.t, d, fmt.Sprintf("a replica takes over from %s and the cluster is ok", dead.Addr), func() bool {
+		for _, s := range c.Nodes {
+			if !s.Running() {
+				continue
+			}
+			cl := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+			info, err := cl.ClusterInfo(ctx).Result()
+			slots, serr := cl.ClusterSlots(ctx).Result()
+			cl.Close()
+			if err != nil || serr != nil || !strings.Contains(info, "cluster_state:ok") {
+				return false
+			}
+			for _, r := range slots {
+				if len(r.Nodes) == 0 || r.Nodes[0].Addr == dead.Addr {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}

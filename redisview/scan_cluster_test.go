@@ -1,0 +1,87 @@
+package redisview_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
+)
+
+// loadCluster writes n keys "k:<i>" through a cluster client and returns
+// the sum of DBSIZE over the primaries.
+func loadCluster(t *testing.T, cl *redistest.Cluster, n int) int64 {
+	t.Helper()
+	ctx := context.Background()
+	cc := cl.Client()
+	p := cc.Pipeline()
+	for i := range n {
+		p.Set(ctx, fmt.Sprintf("k:%d", i), "v", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, s := range cl.Primaries() {
+		sz, err := s.Client(0).DBSize(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sz == 0 {
+			t.Fatalf("primary %s holds no key", s.Addr)
+		}
+		sum += sz
+	}
+	return sum
+}
+
+// TestScanStepWalksEveryPrimary: a walk with ScanStep on a cluster
+// connection sees every key of every primary (one cursor per primary,
+// three in the first step's position), as many as DBSIZE sums to.
+func TestScanStepWalksEveryPrimary(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	sum := loadCluster(t, cl, 3000)
+	ctx := context.Background()
+	c := openURL(t, cl.URL())
+	if err := c.Detect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	cur, steps := redisview.CursorStart, 0
+	for {
+		keys, next, err := redisview.ScanStep(ctx, c.Client(), cur, "k:*", 100, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if steps == 0 && strings.Count(string(next), ":") != 3 {
+			t.Errorf("the first step's position %q, want one cursor per primary", next)
+		}
+		if _, err := redisview.ParseCursor(string(next)); err != nil {
+			t.Fatalf("position %q does not parse: %v", next, err)
+		}
+		steps++
+		for _, k := range keys {
+			seen[k] = true
+		}
+		cur = next
+		if cur.Done() {
+			break
+		}
+		if steps > 1000 {
+			t.Fatal("the walk does not end")
+		}
+	}
+	if int64(len(seen)) != sum || sum != 3000 {
+		t.Fatalf("the walk saw %d keys; DBSIZE over the primaries sums to %d (3000 written)", len(seen), sum)
+	}
+	// A string type filter on every node too.
+	keys, _, err := redisview.ScanStep(ctx, c.Client(), redisview.CursorStart, "", 10000, "hash")
+	if err != nil || len(keys) != 0 {
+		t.Fatalf("TYPE hash: %d keys, %v", len(keys), err)
+	}
+	if _, _, err := redisview.ScanStep(ctx, c.Client(), "s1:x", "", 10, ""); err == nil {
+		t.Fatal("a malformed position: no error")
+	}
+}

@@ -1,0 +1,229 @@
+package redisview
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Kind is how a connection reaches its data.
+type Kind int
+
+const (
+	// Standalone: one server (or one whose kind is not known yet).
+	Standalone Kind = iota
+	// Cluster: a Redis Cluster; keys live on the primary of their slot.
+	Cluster
+	// Sentinel: a primary that sentinels name, followed through failovers.
+	Sentinel
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Cluster:
+		return "cluster"
+	case Sentinel:
+		return "sentinel"
+	}
+	return "standalone"
+}
+
+// Topology is what pages may know of a connection's deployment.
+type Topology struct {
+	Kind Kind
+	// Databases is how many databases may be chosen: 1 on a cluster (it
+	// has database 0 only); 0 where the server decides (CONFIG GET
+	// databases, see CheckDB).
+	Databases int
+	// Master is a sentinel connection's master name.
+	Master string
+}
+
+// target is a parsed connection URL.
+type target struct {
+	opts *redis.Options // credentials, database, TLS of the data nodes
+	// seeds are a cluster's addresses to discover it from: the URL's host
+	// and its ?addr= parameters (go-redis's cluster URL form).
+	seeds []string
+	// sentinel: the sentinels' addresses and the master's name.
+	sentinels   []string
+	master      string
+	sentinelPwd string
+}
+
+// parseTarget reads redis://, rediss:// (with ?addr= seeds), unix:// and
+// redis+sentinel:// / rediss+sentinel:// URLs. Errors never contain the
+// password.
+func parseTarget(raw string) (target, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return target{}, fmt.Errorf("%w: not a URL", ErrBadURL)
+	}
+	if base, ok := strings.CutSuffix(u.Scheme, "+sentinel"); ok && (base == "redis" || base == "rediss") {
+		return parseSentinel(raw, u, base)
+	}
+	var seeds []string
+	if q := u.Query(); q.Has("addr") && (u.Scheme == "redis" || u.Scheme == "rediss") {
+		for _, a := range q["addr"] {
+			if _, p, err := net.SplitHostPort(a); err != nil || !validPort(p) {
+				return target{}, fmt.Errorf("%w %q: addr %q is not host:port", ErrBadURL, RedactURL(raw), a)
+			}
+			seeds = append(seeds, a)
+		}
+		q.Del("addr")
+		u.RawQuery = q.Encode()
+	}
+	opt, err := parseServerURL(raw, u)
+	if err != nil {
+		return target{}, err
+	}
+	if u.Scheme != "unix" {
+		seeds = append([]string{opt.Addr}, seeds...)
+	}
+	return target{opts: opt, seeds: seeds}, nil
+}
+
+// parseSentinel reads [user:password@]h1:p1[,h2:p2…]/MASTER[/DB] with an
+// optional ?sentinel_password=; the other parameters are a redis:// URL's.
+func parseSentinel(raw string, u *url.URL, base string) (target, error) {
+	t := target{}
+	for _, a := range strings.Split(u.Host, ",") {
+		if _, p, err := net.SplitHostPort(a); err != nil || !validPort(p) {
+			return target{}, fmt.Errorf("%w %q: sentinel %q is not host:port", ErrBadURL, RedactURL(raw), a)
+		}
+		t.sentinels = append(t.sentinels, a)
+	}
+	path := strings.Trim(u.Path, "/")
+	master, db, _ := strings.Cut(path, "/")
+	if master == "" {
+		return target{}, fmt.Errorf("%w %q: missing master name (want %s+sentinel://host:port/MASTER_NAME[/DB])", ErrBadURL, RedactURL(raw), base)
+	}
+	t.master = master
+	q := u.Query()
+	t.sentinelPwd = q.Get("sentinel_password")
+	q.Del("sentinel_password")
+	node := url.URL{Scheme: base, User: u.User, Host: t.sentinels[0], RawQuery: q.Encode()}
+	if db != "" {
+		node.Path = "/" + db
+	}
+	opt, err := parseServerURL(raw, &node)
+	if err != nil {
+		return target{}, err
+	}
+	t.opts = opt
+	return t, nil
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
+}
+
+// newClusterClient is a cluster client with the options of one node.
+func newClusterClient(o *redis.Options, seeds []string) *redis.ClusterClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:           seeds,
+		ClientName:      o.ClientName,
+		Username:        o.Username,
+		Password:        o.Password,
+		TLSConfig:       o.TLSConfig,
+		Protocol:        o.Protocol,
+		MaxRetries:      o.MaxRetries,
+		DialTimeout:     o.DialTimeout,
+		DialerRetries:   o.DialerRetries,
+		ReadTimeout:     o.ReadTimeout,
+		WriteTimeout:    o.WriteTimeout,
+		PoolSize:        o.PoolSize,
+		MinIdleConns:    o.MinIdleConns,
+		DisableIdentity: o.DisableIdentity,
+	})
+}
+
+// newFailoverClient follows the primary the sentinels name.
+func newFailoverClient(o *redis.Options, t target) *redis.Client {
+	return redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName:       t.master,
+		SentinelAddrs:    t.sentinels,
+		SentinelPassword: t.sentinelPwd,
+		ClientName:       o.ClientName,
+		Username:         o.Username,
+		Password:         o.Password,
+		DB:               o.DB,
+		TLSConfig:        o.TLSConfig,
+		Protocol:         o.Protocol,
+		MaxRetries:       o.MaxRetries,
+		DialTimeout:      o.DialTimeout,
+		DialerRetries:    o.DialerRetries,
+		ReadTimeout:      o.ReadTimeout,
+		WriteTimeout:     o.WriteTimeout,
+		PoolSize:         o.PoolSize,
+		MinIdleConns:     o.MinIdleConns,
+		DisableIdentity:  o.DisableIdentity,
+	})
+}
+
+// Topology tells pages how the connection reaches its data.
+func (c *Conn) Topology() Topology {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := Topology{Kind: c.kind, Master: c.target.master}
+	if c.kind == Cluster {
+		t.Databases = 1
+	}
+	return t
+}
+
+// IsCluster reports a connection to a Redis Cluster.
+func (c *Conn) IsCluster() bool { return c.Topology().Kind == Cluster }
+
+// detect asks a redis:// server whether it is a cluster node (INFO
+// cluster), and if so moves the connection onto a cluster client that
+// discovers every node. It is the monitor's probe until it has answered.
+func (c *Conn) detect(ctx context.Context) error {
+	c.mu.Lock()
+	cl, done := c.client, c.detected
+	c.mu.Unlock()
+	if done {
+		return cl.Ping(ctx).Err()
+	}
+	txt, err := cl.Info(ctx, "cluster").Result()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.detected {
+		return nil
+	}
+	c.detected = true
+	if !strings.Contains(txt, "cluster_enabled:1") {
+		return nil
+	}
+	cc := newClusterClient(c.opts, c.target.seeds)
+	cc.AddHook(ownHook{c.own})
+	for _, h := range c.hooks {
+		cc.AddHook(h)
+	}
+	old := []redis.UniversalClient{c.client, c.multi}
+	for _, d := range c.dbs {
+		old = append(old, d)
+	}
+	c.client, c.multi, c.kind = cc, cc, Cluster
+	c.dbs = map[int]redis.UniversalClient{}
+	c.log.Info("redis cluster detected", "url", c.Display)
+	// Commands in flight on the standalone clients end with their own
+	// error; nothing new reaches them.
+	for _, o := range old {
+		_ = o.Close()
+	}
+	return nil
+}
+
+// Detect settles the connection's kind now (the monitor does it on its
+// first probe that reaches the server).
+func (c *Conn) Detect(ctx context.Context) error { return c.detect(ctx) }
