@@ -69,16 +69,21 @@ func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity
 	return id, nil
 }
 
-// bearerIdentity identifies a bearer request. Failed guesses count
-// against the client address like failed sign-ins (people.TokenGuesses):
-// a locked-out address is refused before its token is looked up.
+// bearerIdentity identifies a bearer request. Guesses count against the
+// client address like failed sign-ins (people.TokenGuesses), and are
+// counted before the lookup (people.Limiter.ReserveGuess): a locked-out
+// address, or one with as many lookups in flight as it has guesses left,
+// is refused before its token is looked up, so parallel guesses cannot
+// all pass.
 func (a *App) bearerIdentity(c echo.Context, secret string) (people.Identity, *tokenProblem) {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), tokenTimeout)
 	defer cancel()
 	ip := a.clientAddr(c)
-	if wait := a.auth.Limiter.Locked(ctx, people.TokenGuesses, ip); wait > 0 {
+	if wait := a.auth.Limiter.ReserveGuess(ctx, ip); wait > 0 {
 		return people.Identity{}, tooManyGuesses(wait)
 	}
+	// Released after the failure is counted: the guess is counted throughout.
+	defer a.auth.Limiter.ReleaseGuess(context.WithoutCancel(ctx), ip)
 	id, err := a.tokenIdentity(ctx, secret)
 	if err == nil {
 		return id, nil
