@@ -23,6 +23,8 @@ type Tokens interface {
 	Resolve(ctx context.Context, secret string) (people.Token, error)
 	List(ctx context.Context, owner string) ([]people.Token, error)
 	Revoke(ctx context.Context, owner, name string) error
+	// RevokeOwner revokes every token of owner: how many.
+	RevokeOwner(ctx context.Context, owner string) (int, error)
 }
 
 // tokenTimeout bounds a token's lookup (and the lock-out check before it).
@@ -64,7 +66,17 @@ func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity
 	}
 	id, ok := tok.Identity(a.auth.Users)
 	if !ok {
-		return people.Identity{}, fmt.Errorf("%w (its owner %s is no longer in the users file)", people.ErrTokenUnknown, tok.Owner)
+		// For good: the account coming back does not bring them back.
+		if _, known := a.auth.Users.Lookup(tok.Owner); !known {
+			if _, err := a.auth.Tokens.RevokeOwner(ctx, tok.Owner); err != nil {
+				a.log.Warn("the tokens of an account no longer in the users file could not be revoked", "owner", tok.Owner, "err", err)
+			}
+			return people.Identity{}, fmt.Errorf("%w (its owner %s is no longer in the users file)", people.ErrTokenUnknown, tok.Owner)
+		}
+		if err := a.auth.Tokens.Revoke(ctx, tok.Owner, tok.Name); err != nil && !errors.Is(err, people.ErrTokenUnknown) {
+			a.log.Warn("a token of a former account could not be revoked", "owner", tok.Owner, "err", err)
+		}
+		return people.Identity{}, fmt.Errorf("%w (it was made for %s before a new password or the account's re-creation)", people.ErrTokenUnknown, tok.Owner)
 	}
 	return id, nil
 }

@@ -39,6 +39,20 @@ type Users struct {
 	mu      sync.Mutex
 	seen    [sha256.Size]byte
 	readErr string
+	// onRemoved are told the accounts a reload removed (OnRemoved).
+	onRemoved []func(names []string)
+}
+
+// OnRemoved has f told, after each reload that removed accounts, their
+// names: what ends with an account (its API tokens) is ended for good,
+// even if the account comes back.
+func (u *Users) OnRemoved(f func(names []string)) {
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	u.onRemoved = append(u.onRemoved, f)
+	u.mu.Unlock()
 }
 
 // userSet is one version of the users file.
