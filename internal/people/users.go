@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -213,6 +214,19 @@ func (u *Users) Lookup(name string) (User, bool) {
 	}
 	x, ok := u.current().byName[name]
 	return x, ok
+}
+
+// Names are the accounts' names, sorted.
+func (u *Users) Names() []string {
+	if u == nil {
+		return nil
+	}
+	names := make([]string, 0, len(u.current().byName))
+	for n := range u.current().byName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Len is how many accounts the version in force holds.
