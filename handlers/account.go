@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -41,6 +42,14 @@ func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) erro
 	}
 	vm.Self = id.Via == "session"
 	vm.Admin = id.Level >= action.Admin
+	vm.Tokens = -1
+	if vm.Self && a.auth.Tokens != nil {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), tokenTimeout)
+		if list, err := a.auth.Tokens.List(ctx, id.User); err == nil {
+			vm.Tokens = len(list)
+		}
+		cancel()
+	}
 	if vm.Admin {
 		a.listLockouts(c, &vm)
 	}
@@ -82,11 +91,24 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 			Error: "Nothing was signed out: the session store (the audit Redis) cannot be reached. Try again in a moment."})
 	}
 	a.log.Warn("signed out everywhere", "user", target, "by", id.ActorName(), "remote", a.clientAddr(c))
+	revoked := ""
+	if c.FormValue("revoke_tokens") == "yes" && a.auth.Tokens != nil {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+		n, err := a.auth.Tokens.RevokeOwner(ctx, target)
+		cancel()
+		if err != nil {
+			a.log.Error("sign-out-everywhere: the API tokens could not be revoked; they stay valid", "user", target, "by", id.ActorName(), "err", err)
+			return a.renderAccount(c, http.StatusServiceUnavailable, views.AccountVM{Target: target,
+				Error: "Every session of " + target + " has ended, but its API tokens could not be revoked: the token store (the audit Redis) cannot be reached. Try again in a moment."})
+		}
+		a.log.Warn("API tokens revoked with sign-out-everywhere", "user", target, "tokens", n, "by", id.ActorName(), "remote", a.clientAddr(c))
+		revoked = fmt.Sprintf(" Its %d API tokens are revoked.", n)
+	}
 	if target == id.User && id.Via == "session" {
 		a.clearSession(c)
 		return c.Redirect(http.StatusSeeOther, route.Login)
 	}
-	msg := "Every session of " + target + " opened until " + format.Clock(at) + " has ended, on every replica."
+	msg := "Every session of " + target + " opened until " + format.Clock(at) + " has ended, on every replica." + revoked
 	if _, known := a.auth.Users.Lookup(target); !known {
 		msg += " (" + target + " is not in the users file.)"
 	}

@@ -54,8 +54,12 @@ func (a *App) apiLeaderboard(ctx context.Context, c echo.Context, in *apiLeaderb
 		return nil, err
 	}
 	w, err := leaderboard.Read(ctx, conn, db, key, in.Start, in.Count)
-	if err != nil {
+	if errors.Is(err, leaderboard.ErrSensitive) {
 		return nil, err
+	}
+	if err != nil {
+		// Unreachable or refused: a 502, not an error of Keydeck's.
+		return nil, conn.WrapErr(redisview.ReadError("reading the leaderboard", err))
 	}
 	if w.Size == 0 {
 		// Redis keeps no empty sorted set: the key is missing.

@@ -66,6 +66,7 @@ func (a *App) apiKeys(ctx context.Context, c echo.Context, in *apiKeysIn) (*apiK
 	if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
 		return nil, fmt.Errorf("%w: %s is %s: no key was read", redisview.ErrRead, conn.Name, statusText(st))
 	}
+	req.Budget = a.scanTap(conn.Name, identity(c).Holder()) // the caller's share, as searches
 	pg, err := browse.List(ctx, conn, db, req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the keys could not be listed: %s", redisview.ErrRead, conn.SafeErr(err))

@@ -22,7 +22,8 @@ func TestAPITokenBearerReadsAndViewerCannotAct(t *testing.T) {
 	rs := redistest.Start(t)
 	f := startConsole(t, rs, server.Config{Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}}, nil).up(t)
 	store := people.NewTokenStore(rs.Client(15))
-	vera, _, err := store.Create(context.Background(), people.User{Name: "vera", Level: action.Viewer}, "dashboard", action.Viewer, time.Time{})
+	owner, _ := testUsers().Lookup("vera") // a token is bound to its owner's account
+	vera, _, err := store.Create(context.Background(), owner, "dashboard", action.Viewer, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

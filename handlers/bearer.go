@@ -23,6 +23,8 @@ type Tokens interface {
 	Resolve(ctx context.Context, secret string) (people.Token, error)
 	List(ctx context.Context, owner string) ([]people.Token, error)
 	Revoke(ctx context.Context, owner, name string) error
+	// RevokeOwner revokes every token of owner: how many.
+	RevokeOwner(ctx context.Context, owner string) (int, error)
 }
 
 // tokenTimeout bounds a token's lookup (and the lock-out check before it).
@@ -64,21 +66,36 @@ func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity
 	}
 	id, ok := tok.Identity(a.auth.Users)
 	if !ok {
-		return people.Identity{}, fmt.Errorf("%w (its owner %s is no longer in the users file)", people.ErrTokenUnknown, tok.Owner)
+		// For good: the account coming back does not bring them back.
+		if _, known := a.auth.Users.Lookup(tok.Owner); !known {
+			if _, err := a.auth.Tokens.RevokeOwner(ctx, tok.Owner); err != nil {
+				a.log.Warn("the tokens of an account no longer in the users file could not be revoked", "owner", tok.Owner, "err", err)
+			}
+			return people.Identity{}, fmt.Errorf("%w (its owner %s is no longer in the users file)", people.ErrTokenUnknown, tok.Owner)
+		}
+		if err := a.auth.Tokens.Revoke(ctx, tok.Owner, tok.Name); err != nil && !errors.Is(err, people.ErrTokenUnknown) {
+			a.log.Warn("a token of a former account could not be revoked", "owner", tok.Owner, "err", err)
+		}
+		return people.Identity{}, fmt.Errorf("%w (it was made for %s before a new password or the account's re-creation)", people.ErrTokenUnknown, tok.Owner)
 	}
 	return id, nil
 }
 
-// bearerIdentity identifies a bearer request. Failed guesses count
-// against the client address like failed sign-ins (people.TokenGuesses):
-// a locked-out address is refused before its token is looked up.
+// bearerIdentity identifies a bearer request. Guesses count against the
+// client address like failed sign-ins (people.TokenGuesses), and are
+// counted before the lookup (people.Limiter.ReserveGuess): a locked-out
+// address, or one with as many lookups in flight as it has guesses left,
+// is refused before its token is looked up, so parallel guesses cannot
+// all pass.
 func (a *App) bearerIdentity(c echo.Context, secret string) (people.Identity, *tokenProblem) {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), tokenTimeout)
 	defer cancel()
 	ip := a.clientAddr(c)
-	if wait := a.auth.Limiter.Locked(ctx, people.TokenGuesses, ip); wait > 0 {
+	if wait := a.auth.Limiter.ReserveGuess(ctx, ip); wait > 0 {
 		return people.Identity{}, tooManyGuesses(wait)
 	}
+	// Released after the failure is counted: the guess is counted throughout.
+	defer a.auth.Limiter.ReleaseGuess(context.WithoutCancel(ctx), ip)
 	id, err := a.tokenIdentity(ctx, secret)
 	if err == nil {
 		return id, nil

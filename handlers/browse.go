@@ -147,6 +147,7 @@ func (a *App) keysPage(c echo.Context) error {
 		return show(http.StatusOK)
 	}
 	ctx := c.Request().Context()
+	req.Budget = a.scanTap(conn.Name, identity(c).Holder()) // the caller's share, as searches
 	pg, err := browse.List(ctx, conn, db, req)
 	if err != nil {
 		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {

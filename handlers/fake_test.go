@@ -61,6 +61,8 @@ func (noLimiter) Lockouts(context.Context, int) ([]people.Lockout, int, error) {
 }
 func (noLimiter) Clear(context.Context, string, string) error          { return nil }
 func (noLimiter) Locked(context.Context, string, string) time.Duration { return 0 }
+func (noLimiter) ReserveGuess(context.Context, string) time.Duration   { return 0 }
+func (noLimiter) ReleaseGuess(context.Context, string)                 {}
 
 // fakeConsole serves the App over fakes, in open mode.
 func fakeConsole(t *testing.T, audit handlers.AuditLog) *echo.Echo {

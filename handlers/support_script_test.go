@@ -24,8 +24,8 @@ import (
 // runs with the PATH as it is: the plain curl and jq.
 func supportCredentials(t *testing.T, f *console) string {
 	t.Helper()
-	tok, _, err := people.NewTokenStore(f.redis.Client(15)).Create(context.Background(),
-		people.User{Name: "sam", Level: action.Support}, "support-script", action.Support, time.Time{})
+	sam, _ := testUsers().Lookup("sam") // a token is bound to its owner's account
+	tok, _, err := people.NewTokenStore(f.redis.Client(15)).Create(context.Background(), sam, "support-script", action.Support, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,6 +76,22 @@ func (a *App) renderTokens(c echo.Context, status int, vm views.TokensVM) error 
 				Expires: expiryText(t.Expires), LastUsed: lastUseText(t.LastUsed)})
 		}
 	}
+	if id := identity(c); id.Level >= action.Admin && a.auth.Users != nil && a.auth.Tokens != nil {
+		vm.Admin = true
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+		for _, owner := range a.auth.Users.Names() {
+			list, err := a.auth.Tokens.List(ctx, owner)
+			if err != nil {
+				vm.EveryoneError = "Not every token could be listed: the audit Redis, where they are kept, cannot be read."
+				break
+			}
+			for _, t := range list {
+				vm.Everyone = append(vm.Everyone, views.TokenRow{Name: t.Name, Owner: t.Owner, Role: t.Level.String(), Created: format.Time(t.Created),
+					Expires: expiryText(t.Expires), LastUsed: lastUseText(t.LastUsed)})
+			}
+		}
+		cancel()
+	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, vm, views.TokensPage(a.page(c, "API tokens", ""), vm))
 }
@@ -150,27 +166,48 @@ func (a *App) checkTokenForm(u people.User, vm *views.TokensVM) (action.Level, t
 	return level, expires, vm.NameError == "" && vm.RoleError == "" && vm.ExpiresError == ""
 }
 
-// revokeToken ends one of the person's tokens, after a confirmation.
+// revokeToken ends one of the person's tokens, or for an admin anyone's
+// (the form's owner), after a confirmation; logged with who did it.
 func (a *App) revokeToken(c echo.Context) error {
-	u, why := a.tokenOwner(identity(c))
-	if why != "" {
+	id := identity(c)
+	u, why := a.tokenOwner(id)
+	if why != "" && id.Level < action.Admin {
 		return a.renderTokens(c, http.StatusForbidden, views.TokensVM{})
 	}
 	name := c.FormValue("name")
+	owner := c.FormValue("owner")
+	if owner == "" {
+		owner = u.Name
+	}
+	other := owner != u.Name
+	if other && id.Level < action.Admin {
+		return a.renderTokens(c, http.StatusForbidden, views.TokensVM{Expires: "30d", Error: "Only an admin may revoke another person's token."})
+	}
+	if owner == "" {
+		return a.renderTokens(c, http.StatusBadRequest, views.TokensVM{Expires: "30d", Error: "Name the token's owner."})
+	}
 	if c.FormValue("confirm") != "yes" {
-		return a.renderTokens(c, http.StatusOK, views.TokensVM{Expires: "30d", ConfirmRevoke: name})
+		vm := views.TokensVM{Expires: "30d", ConfirmRevoke: name}
+		if other {
+			vm.ConfirmRevokeOwner = owner
+		}
+		return a.renderTokens(c, http.StatusOK, vm)
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
-	err := a.auth.Tokens.Revoke(ctx, u.Name, name)
+	err := a.auth.Tokens.Revoke(ctx, owner, name)
 	cancel()
+	whose := "You have no token"
+	if other {
+		whose = views.EscapeName(owner) + " has no token"
+	}
 	switch {
 	case errors.Is(err, people.ErrTokenUnknown):
-		return a.renderTokens(c, http.StatusNotFound, views.TokensVM{Expires: "30d", Error: "You have no token called " + views.EscapeName(name) + " (it may have expired, or been revoked already)."})
+		return a.renderTokens(c, http.StatusNotFound, views.TokensVM{Expires: "30d", Error: whose + " called " + views.EscapeName(name) + " (it may have expired, or been revoked already)."})
 	case err != nil:
-		a.log.Error("API token not revoked: the token store cannot be written", "user", u.Name, "token", name, "err", err)
+		a.log.Error("API token not revoked: the token store cannot be written", "user", owner, "token", name, "by", id.ActorName(), "err", err)
 		return a.renderTokens(c, http.StatusServiceUnavailable, views.TokensVM{Expires: "30d",
 			Error: "The token may still work: the audit Redis, where tokens are kept, cannot be reached. Try again in a moment."})
 	}
-	a.log.Warn("API token revoked", "user", u.Name, "token", name, "remote", a.clientAddr(c))
+	a.log.Warn("API token revoked", "user", owner, "token", name, "by", id.ActorName(), "remote", a.clientAddr(c))
 	return a.renderTokens(c, http.StatusOK, views.TokensVM{Expires: "30d", Done: "The token " + views.EscapeName(name) + " is revoked: no replica accepts it any more."})
 }

@@ -85,3 +85,24 @@ func TestLocksEmptyAndUnread(t *testing.T) {
 	}
 	has(t, page, `"rows":[]`)
 }
+
+// A lock without a TTL says so (no_ttl, ttl_ms -1) whether or not its
+// value was read: a sensitive family's (never read) and one whose value
+// could not be read as a lock (the row carries why) alike.
+func TestLockWithoutTTLIsNoTTLWhateverItsValue(t *testing.T) {
+	p := pack(t, "eisland")
+	hidden := limitRowOf(t, p, 10, "payment:order:op-lock:T4")
+	hidden.Family, hidden.PTTL, hidden.State = sensitive(hidden.Family), -1, decode.HeldRow{}
+	broken := limitRowOf(t, p, 10, "payment:order:op-lock:T5")
+	broken.PTTL, broken.Err = -1, "WRONGTYPE Operation against a key holding the wrong kind of value"
+	for _, r := range []limits.Row{hidden, broken} {
+		snap := limitsSnap(p, limits.FamilySnap{Family: r.Family, DB: 10, Class: decode.ClassLock, Rows: []limits.Row{r}, Total: 1, Passes: 1, Read: true})
+		page := Locks("eisland", matched(p), up(), snap, "", t0)
+		if len(page.Families.Items) == 0 || len(page.Families.Items[0].Rows) != 1 {
+			t.Fatalf("%s: no row: %+v", r.Key, page.Families)
+		}
+		if row := page.Families.Items[0].Rows[0]; !row.NoTTL || row.TTLMs != -1 {
+			t.Errorf("%s: no_ttl %v ttl_ms %d, want true, -1", r.Key, row.NoTTL, row.TTLMs)
+		}
+	}
+}

@@ -12,8 +12,7 @@ type Limiter interface {
 	// verdict with a Wait refuses it.
 	Attempt(ctx context.Context, user, ip string) Verdict
 	// Locked tells how long the address is still locked out of user's
-	// account (or of every account); 0 when it may try. It counts nothing:
-	// API tokens check it first and count only failed guesses (Attempt).
+	// account (or of every account); 0 when it may try. It counts nothing.
 	Locked(ctx context.Context, user, ip string) time.Duration
 	// Succeeded clears the pair's count and returns the address's attempt.
 	Succeeded(ctx context.Context, user, ip string)
@@ -21,6 +20,13 @@ type Limiter interface {
 	Lockouts(ctx context.Context, limit int) ([]Lockout, int, error)
 	// Clear ends the lock-out of ip from user ("": from every account).
 	Clear(ctx context.Context, user, ip string) error
+	// ReserveGuess reserves an API token lookup from ip before it is
+	// made (0), or refuses it (how long to wait): lookups in flight count
+	// as failed guesses until ReleaseGuess ends them.
+	ReserveGuess(ctx context.Context, ip string) time.Duration
+	// ReleaseGuess ends a lookup ReserveGuess admitted (a failed one after
+	// its Attempt, so that it stays counted).
+	ReleaseGuess(ctx context.Context, ip string)
 }
 
 // TokenGuesses is the account failed API token guesses are counted

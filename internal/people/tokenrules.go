@@ -1,6 +1,8 @@
 package people
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -69,14 +71,27 @@ func ParseTokenExpiry(s string, now time.Time) (time.Time, error) {
 
 // Identity is who a token acts as: its owner, at the token's level or the
 // owner's present one, whichever is lower; false when the owner is no
-// longer in the users file (their tokens end with their account).
+// longer in the users file, or is not the account the token was made for
+// (a new password, or the account removed and made again): their tokens
+// end with their account.
 func (t Token) Identity(users *Users) (Identity, bool) {
 	if users == nil {
 		return Identity{}, false
 	}
 	u, ok := users.Lookup(t.Owner)
-	if !ok {
+	if !ok || t.binding != u.tokenBinding() {
 		return Identity{}, false
 	}
 	return Identity{User: u.Name, Level: min(t.Level, u.Level), Via: "token", Token: t.Name}, true
+}
+
+// tokenBinding names the account a token is made for: its name and
+// password hash (a new password, or an account removed and made again
+// with one, gives another), hashed, so that the token store holds no
+// password hash.
+func (x User) tokenBinding() string {
+	h := sha256.New()
+	h.Write([]byte("keydeck token owner\x00" + x.Name + "\x00"))
+	h.Write(x.hash)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
 }

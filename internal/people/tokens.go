@@ -48,13 +48,18 @@ type Token struct {
 	Created     time.Time
 	Expires     time.Time // zero: never
 	LastUsed    time.Time // zero: never used
+	// binding is the owner's account as it was when the token was made
+	// (User.tokenBinding): a token outlives neither its owner's password
+	// nor the account's re-creation.
+	binding string
 }
 
 // TokenStore keeps API tokens in the audit Redis beside the sessions'
 // revocations, under keydeck: (which actions refuse to touch):
 //
 //   - keydeck:token:{sha256 of the token, hex} — a hash: name, owner,
-//     level, created, expires, last_used (epoch ms; 0 none), expiring with
+//     level, created, expires, last_used (epoch ms; 0 none), binding (the
+//     owner's account when it was made: User.tokenBinding), expiring with
 //     the token;
 //   - keydeck:tokens:{owner} — a hash of the owner's token names to their
 //     digests (entries whose token is gone are pruned as they are met).
@@ -99,7 +104,7 @@ func wellFormed(secret string) bool {
 // createToken stores a token unless its owner has one of that name or
 // holds the most; the owner's index is pruned of tokens gone meanwhile.
 // KEYS: token, index; ARGV: name, owner, level, created, expires, max,
-// token key prefix, digest.
+// token key prefix, digest, binding.
 var createToken = redis.NewScript(`
 local cur = redis.call('HGET', KEYS[2], ARGV[1])
 if cur and redis.call('EXISTS', ARGV[7] .. cur) == 1 then return 'exists' end
@@ -109,7 +114,7 @@ for i = 1, #all, 2 do
   if redis.call('EXISTS', ARGV[7] .. all[i+1]) == 1 then n = n + 1 else redis.call('HDEL', KEYS[2], all[i]) end
 end
 if n >= tonumber(ARGV[6]) then return 'full' end
-redis.call('HSET', KEYS[1], 'name', ARGV[1], 'owner', ARGV[2], 'level', ARGV[3], 'created', ARGV[4], 'expires', ARGV[5], 'last_used', '0')
+redis.call('HSET', KEYS[1], 'name', ARGV[1], 'owner', ARGV[2], 'level', ARGV[3], 'created', ARGV[4], 'expires', ARGV[5], 'last_used', '0', 'binding', ARGV[9])
 if tonumber(ARGV[5]) > 0 then redis.call('PEXPIREAT', KEYS[1], ARGV[5]) end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[8])
 return 'ok'`)
@@ -135,7 +140,7 @@ func (s *TokenStore) Create(ctx context.Context, owner User, name string, level 
 	secret := TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
 	d := digest(secret)
 	res, err := createToken.Run(ctx, s.client, []string{s.tokenKey(d), s.ownerKey(owner.Name)},
-		name, owner.Name, level.String(), now.UnixMilli(), msOrZero(expires), MaxTokensPerOwner, s.tokenKey(""), d).Text()
+		name, owner.Name, level.String(), now.UnixMilli(), msOrZero(expires), MaxTokensPerOwner, s.tokenKey(""), d, owner.tokenBinding()).Text()
 	switch {
 	case err != nil:
 		return "", Token{}, fmt.Errorf("token store: %w", err)
@@ -144,7 +149,8 @@ func (s *TokenStore) Create(ctx context.Context, owner User, name string, level 
 	case res == "full":
 		return "", Token{}, ErrTokensFull
 	}
-	return secret, Token{Name: name, Owner: owner.Name, Level: level, Created: time.UnixMilli(now.UnixMilli()), Expires: fromMs(msOrZero(expires))}, nil
+	return secret, Token{Name: name, Owner: owner.Name, Level: level, Created: time.UnixMilli(now.UnixMilli()), Expires: fromMs(msOrZero(expires)),
+		binding: owner.tokenBinding()}, nil
 }
 
 func msOrZero(t time.Time) int64 {
@@ -164,8 +170,9 @@ func fromMs(ms int64) time.Time {
 // lookupToken reads a token's record unless it expired, and writes its
 // last use when the one stored is older than ARGV[2] ms.
 var lookupToken = redis.NewScript(`
-local v = redis.call('HMGET', KEYS[1], 'name', 'owner', 'level', 'created', 'expires', 'last_used')
+local v = redis.call('HMGET', KEYS[1], 'name', 'owner', 'level', 'created', 'expires', 'last_used', 'binding')
 if not v[1] then return false end
+v[7] = v[7] or ''
 local now = tonumber(ARGV[1])
 local exp = tonumber(v[5]) or 0
 if exp > 0 and exp <= now then return false end
@@ -188,35 +195,40 @@ func (s *TokenStore) Resolve(ctx context.Context, secret string) (Token, error) 
 	if errors.Is(err, redis.Nil) {
 		return Token{}, ErrTokenUnknown
 	}
-	if err != nil || len(v) != 6 {
+	if err != nil || len(v) != tokenFields {
 		return Token{}, errors.Join(errors.New("token store unreadable"), err)
 	}
 	return parseToken(v)
 }
 
-// parseToken reads name, owner, level, created, expires, last_used.
+// tokenFields is how many fields a token's record is read as.
+const tokenFields = 7
+
+// parseToken reads name, owner, level, created, expires, last_used,
+// binding.
 func parseToken(v []string) (Token, error) {
 	lvl, err := action.ParseLevel(v[2])
 	if err != nil {
 		return Token{}, err
 	}
 	ms := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
-	return Token{Name: v[0], Owner: v[1], Level: lvl, Created: fromMs(ms(v[3])), Expires: fromMs(ms(v[4])), LastUsed: fromMs(ms(v[5]))}, nil
+	return Token{Name: v[0], Owner: v[1], Level: lvl, Created: fromMs(ms(v[3])), Expires: fromMs(ms(v[4])), LastUsed: fromMs(ms(v[5])), binding: v[6]}, nil
 }
 
-// listTokens returns each live token's fields (six per token), pruning
+// listTokens returns each live token's fields (seven per token), pruning
 // the owner's index of tokens gone. KEYS: index; ARGV: token key prefix,
 // now.
 var listTokens = redis.NewScript(`
 local all = redis.call('HGETALL', KEYS[1])
 local out = {}
 for i = 1, #all, 2 do
-  local v = redis.call('HMGET', ARGV[1] .. all[i+1], 'name', 'owner', 'level', 'created', 'expires', 'last_used')
+  local v = redis.call('HMGET', ARGV[1] .. all[i+1], 'name', 'owner', 'level', 'created', 'expires', 'last_used', 'binding')
   local exp = tonumber(v[5]) or 0
   if not v[1] or (exp > 0 and exp <= tonumber(ARGV[2])) then
     redis.call('HDEL', KEYS[1], all[i])
   else
-    for j = 1, 6 do out[#out + 1] = v[j] end
+    v[7] = v[7] or ''
+    for j = 1, 7 do out[#out + 1] = v[j] end
   end
 end
 return out`)
@@ -228,8 +240,8 @@ func (s *TokenStore) List(ctx context.Context, owner string) ([]Token, error) {
 		return nil, fmt.Errorf("token store: %w", err)
 	}
 	var out []Token
-	for i := 0; i+6 <= len(v); i += 6 {
-		t, err := parseToken(v[i : i+6])
+	for i := 0; i+tokenFields <= len(v); i += tokenFields {
+		t, err := parseToken(v[i : i+tokenFields])
 		if err != nil {
 			return nil, err
 		}
@@ -258,4 +270,23 @@ func (s *TokenStore) Revoke(ctx context.Context, owner, name string) error {
 		return ErrTokenUnknown
 	}
 	return nil
+}
+
+// revokeOwner deletes every token of an owner, and the owner's index.
+// KEYS: index; ARGV: token key prefix.
+var revokeOwner = redis.NewScript(`
+local all = redis.call('HGETALL', KEYS[1])
+local n = 0
+for i = 1, #all, 2 do n = n + redis.call('DEL', ARGV[1] .. all[i+1]) end
+redis.call('DEL', KEYS[1])
+return n`)
+
+// RevokeOwner deletes every token of owner, on every replica from the
+// next request: how many there were.
+func (s *TokenStore) RevokeOwner(ctx context.Context, owner string) (int, error) {
+	n, err := revokeOwner.Run(ctx, s.client, []string{s.ownerKey(owner)}, s.tokenKey("")).Int()
+	if err != nil {
+		return 0, fmt.Errorf("token store: %w", err)
+	}
+	return n, nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,20 @@ type Users struct {
 	mu      sync.Mutex
 	seen    [sha256.Size]byte
 	readErr string
+	// onRemoved are told the accounts a reload removed (OnRemoved).
+	onRemoved []func(names []string)
+}
+
+// OnRemoved has f told, after each reload that removed accounts, their
+// names: what ends with an account (its API tokens) is ended for good,
+// even if the account comes back.
+func (u *Users) OnRemoved(f func(names []string)) {
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	u.onRemoved = append(u.onRemoved, f)
+	u.mu.Unlock()
 }
 
 // userSet is one version of the users file.
@@ -199,6 +214,19 @@ func (u *Users) Lookup(name string) (User, bool) {
 	}
 	x, ok := u.current().byName[name]
 	return x, ok
+}
+
+// Names are the accounts' names, sorted.
+func (u *Users) Names() []string {
+	if u == nil {
+		return nil
+	}
+	names := make([]string, 0, len(u.current().byName))
+	for n := range u.current().byName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Len is how many accounts the version in force holds.

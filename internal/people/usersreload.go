@@ -47,6 +47,11 @@ func (u *Users) Reload(force bool, log *slog.Logger) error {
 	added, removed, changed := diffUsers(old, set)
 	log.Info("users file reloaded", "path", u.path, "users", len(set.byName),
 		"added", added, "removed", removed, "changed", changed)
+	if len(removed) > 0 {
+		for _, f := range u.onRemoved {
+			f(removed)
+		}
+	}
 	return nil
 }
 

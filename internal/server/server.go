@@ -402,6 +402,22 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 		// API tokens beside the sessions: revoked on every replica alike.
 		auth.Tokens = people.NewTokenStore(audit, people.WithClock(cfg.Clock))
 	}
+	if auth.Tokens != nil && auth.Users != nil {
+		// An account removed from the users file loses its tokens for good.
+		tokens := auth.Tokens
+		auth.Users.OnRemoved(func(names []string) {
+			for _, n := range names {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				k, err := tokens.RevokeOwner(ctx, n)
+				cancel()
+				if err != nil {
+					log.Error("the API tokens of an account removed from the users file could not be revoked now; they are refused while it is absent and revoked at their next use", "user", n, "err", err)
+				} else if k > 0 {
+					log.Warn("API tokens revoked: their account left the users file", "user", n, "tokens", k)
+				}
+			}
+		})
+	}
 	return auth, audit, nil
 }
 

@@ -89,7 +89,23 @@ type Request struct {
 	At         Cursor
 	// Zero values take the defaults.
 	PageKeys, MaxScans, Count int
+	// Budget, when set, is the caller's share of the connection's scan
+	// budget: each SCAN call takes Count keys from it first, waiting at
+	// most BudgetWait (0: DefaultBudgetWait); the walk stops as on
+	// MaxScans when none came.
+	Budget     Budget
+	BudgetWait time.Duration
 }
+
+// Budget is one identity's share of a connection's scan budget
+// (scanbudget.Tap): Take returns once keys more may be scanned, or with
+// ctx's error, having taken nothing.
+type Budget interface {
+	Take(ctx context.Context, keys int64) error
+}
+
+// DefaultBudgetWait bounds a list's wait for scan budget per SCAN call.
+const DefaultBudgetWait = 2 * time.Second
 
 // Walk is how a list finds its keys: the MATCH pattern and TYPE sent with
 // every SCAN call.
@@ -182,7 +198,23 @@ func List(ctx context.Context, conn *redisview.Conn, db int, req Request) (Page,
 	c := conn.DB(db)
 	pg := Page{Walk: WalkOf(req)}
 	cur, skip := req.At.Scan, req.At.Skip
+	pg.Next = req.At
 	for pg.Scans < req.MaxScans {
+		if req.Budget != nil {
+			wait := req.BudgetWait
+			if wait <= 0 {
+				wait = DefaultBudgetWait
+			}
+			wctx, cancel := context.WithTimeout(ctx, wait)
+			err := req.Budget.Take(wctx, int64(req.Count))
+			cancel()
+			if ctx.Err() != nil {
+				return Page{}, redisview.ReadError("waiting for scan budget", ctx.Err())
+			}
+			if err != nil {
+				break // the budget's share is spent for now: continue later
+			}
+		}
 		keys, next, err := redisview.ScanStep(ctx, c, cur, pg.Walk.Match, int64(req.Count), pg.Walk.Type)
 		if err != nil {
 			return Page{}, conn.WrapErr(redisview.ReadError("walking the database with SCAN", err))

@@ -96,6 +96,17 @@ func registerRow(r schema.Role, read rowStep, ttlOnly RowState) {
 	rowRegistry[r] = rowRole{read: read, ttlOnly: ttlOnly}
 }
 
+// TTLState is what a row of family f is by its TTL alone, its value not
+// read (sensitive) or not readable as its role says (the row's Err): a
+// lock is still held, and without a TTL held past it. Nil for roles whose
+// rows say nothing without their value (a limit).
+func TTLState(f *schema.Family) RowState {
+	if f == nil {
+		return nil
+	}
+	return rowRegistry[f.Role].ttlOnly
+}
+
 // Row is one limit or lock key read by ReadRows.
 type Row struct {
 	PTTL  time.Duration // -2: the key is gone; -1: no expiry

@@ -77,10 +77,16 @@ func (s State) Severity() float64 {
 // window and a lock whose TTL ran on (its role's RowState says how).
 func (r Row) At(now time.Time) State {
 	s := decode.Since{Family: r.Family, ReadAt: r.ReadAt, PTTL: r.PTTL, Now: now}
-	if r.Err != "" || r.State == nil {
+	st := r.State
+	if r.Err != "" {
+		// The value is unreadable, its TTL is not: a lock without one is
+		// still held past its TTL.
+		st = decode.TTLState(r.Family)
+	}
+	if st == nil {
 		return State{Gone: s.Gone()}
 	}
-	return State(r.State.At(s))
+	return State(st.At(s))
 }
 
 // readRows reads rows (of one database) in one pipeline, each by its
