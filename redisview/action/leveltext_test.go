@@ -40,6 +40,11 @@ func TestResetLevelText(t *testing.T) {
 			decode.ResetRead{Value: "1767262140000", Size: -1}, "locked until 2026-01-01 10:09:00 UTC, in 9m", reached},
 		{"lock unreadable", &schema.Family{Role: schema.RoleLock, Params: &schema.LockParams{Value: "epoch-ms"}},
 			decode.ResetRead{Value: "x", Size: -1}, "locked", reached},
+		// A sliding window's companion lock whose value is not an unlock
+		// time (a custom pack's "1") is no limit of its own, but it locks
+		// the user out while it exists (it read "" and unknown once).
+		{"window's lock, value not a time", &schema.Family{Role: schema.RoleLock, Params: &schema.LockParams{Value: "1"}},
+			decode.ResetRead{Value: "1", Size: -1}, "locked", reached},
 		{"cooldown", &schema.Family{Role: schema.RoleCooldown}, decode.ResetRead{Value: "1", Size: -1}, "blocks the action while it exists", reached},
 	} {
 		p := &limitPlan{now: now}

@@ -159,7 +159,7 @@ const (
 // reads it from State (a string's excerpt, a collection's size) and the
 // pack's params, as numbers; levelText writes them.
 func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
-	d, ok := decode.ResetOf(lk.fam)
+	d, ok := decode.LevelOf(lk.fam)
 	switch {
 	case !ok:
 		return "", unknown

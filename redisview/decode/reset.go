@@ -140,6 +140,19 @@ func ResetOf(f *schema.Family) (Reset, bool) {
 	return d, true
 }
 
+// LevelOf is the reading of a role's key as a limit's level, whether or
+// not its reset applies to the family on its own: a sliding window's
+// companion lock is read as "locked" by a reset of the window even when
+// its value is not an unlock time (HoldsUnlockTime), which alone would not
+// make the lock a limit.
+func LevelOf(f *schema.Family) (Reset, bool) {
+	if f == nil {
+		return Reset{}, false
+	}
+	d, ok := resetRegistry[f.Role]
+	return d, ok
+}
+
 // ResettableKeys names the keys a reset applies to, for a message: the
 // roles reset whole, then those reset for some families.
 func ResettableKeys() string {

@@ -44,9 +44,10 @@ func init() {
 	// Only a lock holding its unlock time is a limit (see HoldsUnlockTime).
 	registerReset(schema.RoleLock, Reset{Applies: HoldsUnlockTime, Names: "a lock holding an unlock time",
 		// A limit lock's value is its unlock time in epoch ms.
-		Level: func(_ *schema.Family, r ResetRead) (LimitLevel, Verdict) {
+		// (A window's companion lock of another value is only "locked".)
+		Level: func(f *schema.Family, r ResetRead) (LimitLevel, Verdict) {
 			l := LimitLevel{Locked: true}
-			if ms, ok := r.Count(); ok && ms > 0 {
+			if ms, ok := r.Count(); ok && ms > 0 && HoldsUnlockTime(f) {
 				l.Until = time.UnixMilli(ms).UTC()
 			}
 			return l, Reached
