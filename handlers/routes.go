@@ -86,7 +86,7 @@ func (a *App) RouteTable() []Route {
 		json(view(get, route.Overview, a.overview), twin(route.APIOverview, nil)),
 		legacy(view(get, route.Database, a.dbPage), twin(route.APIDBStats, nil)),
 		legacy(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
-		legacy(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "at": "at"})),
+		json(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "m": "member"})),
 		json(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil)),
 		htmlOnly(view(get, route.Leaderboards, a.leaderboardList), "A leaderboard family's keys are listed by GET "+route.APIKeys+"?family=ID; a board's entries by GET "+route.APILeaderboard+"."),
 		json(view(get, route.Leaderboard, a.leaderboardPage), leaderboardTwin()),
