@@ -138,7 +138,7 @@ func (a *App) apiBanCheck(ctx context.Context, c echo.Context, in *apiBanCheckIn
 	if err != nil {
 		return nil, err
 	}
-	name, err := apiQueryName(c, "name", search.MaxQuery)
+	name, err := apiQueryName(c, "name", route.MaxCheckName)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (a *App) apiUser(ctx context.Context, c echo.Context, in *apiUserIn) (*apiU
 	if err != nil {
 		return nil, err
 	}
-	name, err := apiQueryName(c, "name", search.MaxQuery)
+	name, err := apiQueryName(c, "name", route.MaxCheckName)
 	if err != nil {
 		return nil, err
 	}

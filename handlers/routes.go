@@ -99,7 +99,7 @@ func (a *App) RouteTable() []Route {
 		legacy(view(get, route.Quotas, a.quotasPage), twin(route.APIQuotas, nil)),
 		legacy(view(get, route.GatewayKey, a.gatewayKeyPage), twin(route.APIGatewayKey, nil)),
 		legacy(view(get, route.Vertique, a.vertiquePage), vertiqueTwin()),
-		legacy(view(get, route.Bans, a.bansPage), bansTwin()),
+		json(view(get, route.Bans, a.bansPage), bansTwin()),
 		legacy(view(get, route.Limits, a.limitsPage), twin(route.APILimits, nil)),
 		legacy(view(get, route.Locks, a.locksPage), twin(route.APILocks, nil)),
 		legacy(view(get, route.Violations, a.violationsPage), nil),
