@@ -263,9 +263,11 @@ func (a *App) apiKey(ctx context.Context, c echo.Context, in *apiKeyPageIn) (*ap
 		return nil, fmt.Errorf("%w: %s", route.ErrParam, err.Error())
 	}
 	k := apiv1.KeyOf(conn.Name, db, info, memNote, pg, err)
+	var fam *schema.Family
 	if cls := conn.Classifier(); cls != nil {
 		if m, ok := cls.Match(db, key); ok {
 			f := m.Family
+			fam = f
 			id, role := f.ID, string(f.Role)
 			k.Family, k.Role, k.Sensitive = &id, &role, f.Sensitive
 			k.NameParts = apiv1.NamePartsOf(schema.NameParts(m))
@@ -277,6 +279,15 @@ func (a *App) apiKey(ctx context.Context, c echo.Context, in *apiKeyPageIn) (*ap
 			k.Decoded = a.apiDecode(ctx, conn, db, key, info.Type, m)
 		}
 	}
+	kinds, note := a.keyActions(actor(c), key, fam, info.Type)
+	for _, kd := range kinds {
+		ka := apiv1.KeyAction{Kind: kd.Name(), Title: kd.Title(), Requires: kd.Requires().String(), Args: []apiv1.ActionArg{}}
+		for _, arg := range kd.Args() {
+			ka.Args = append(ka.Args, apiv1.ActionArg{Name: arg.Name, Help: arg.Help})
+		}
+		k.Actions = append(k.Actions, ka)
+	}
+	k.ActionsNote = note
 	if member != "" {
 		if info.Type != "zset" {
 			return nil, fmt.Errorf("%w: member looks a member up in a sorted set; this key is a %s", route.ErrParam, info.Type)

@@ -23,18 +23,34 @@ type Key struct {
 	// TTLMs: −1 when the key has no expiry.
 	TTLMs int64 `json:"ttl_ms" doc:"Time to live in ms; -1: no expiry."`
 	// Size is the string's bytes or the collection's elements.
-	Size            *int64     `json:"size" doc:"A string's length in bytes, or a collection's elements; null when unknown."`
-	Memory          *int64     `json:"memory" doc:"Bytes in Redis's memory (MEMORY USAGE); null when the server will not say (memory_note)."`
-	MemoryEstimated bool       `json:"memory_estimated" doc:"memory is an estimate from a sample of a big collection."`
-	MemoryNote      string     `json:"memory_note,omitempty"`
-	Family          *string    `json:"family" doc:"The pack's family of the key; null when none."`
-	Role            *string    `json:"role" doc:"The family's role; null when none."`
-	Sensitive       bool       `json:"sensitive" doc:"The family is sensitive: value and state are never read."`
-	Violations      []string   `json:"violations" doc:"How the key breaks its family's schema (type, TTL)."`
-	NameParts       []NamePart `json:"name_parts,omitempty" doc:"What each placeholder of the family's pattern holds in this key's name; absent when none."`
-	Decoded         *Decoded   `json:"decoded,omitempty" doc:"The role's reading of the key; absent when no role reads it."`
-	Value           Value      `json:"value"`
-	Lookup          *Lookup    `json:"lookup,omitempty" doc:"The sorted-set member asked for with ?member=; absent when none was."`
+	Size            *int64      `json:"size" doc:"A string's length in bytes, or a collection's elements; null when unknown."`
+	Memory          *int64      `json:"memory" doc:"Bytes in Redis's memory (MEMORY USAGE); null when the server will not say (memory_note)."`
+	MemoryEstimated bool        `json:"memory_estimated" doc:"memory is an estimate from a sample of a big collection."`
+	MemoryNote      string      `json:"memory_note,omitempty"`
+	Family          *string     `json:"family" doc:"The pack's family of the key; null when none."`
+	Role            *string     `json:"role" doc:"The family's role; null when none."`
+	Sensitive       bool        `json:"sensitive" doc:"The family is sensitive: value and state are never read."`
+	Violations      []string    `json:"violations" doc:"How the key breaks its family's schema (type, TTL)."`
+	NameParts       []NamePart  `json:"name_parts,omitempty" doc:"What each placeholder of the family's pattern holds in this key's name; absent when none."`
+	Decoded         *Decoded    `json:"decoded,omitempty" doc:"The role's reading of the key; absent when no role reads it."`
+	Value           Value       `json:"value"`
+	Lookup          *Lookup     `json:"lookup,omitempty" doc:"The sorted-set member asked for with ?member=; absent when none was."`
+	Actions         []KeyAction `json:"actions" nullable:"false" doc:"The kinds of action the caller's role may run on this key (POST /api/v1/actions/preview with this key)."`
+	ActionsNote     string      `json:"actions_note,omitempty" doc:"Why there is no action: the console is read-only, the key is Keydeck's own, or the role has none."`
+}
+
+// KeyAction is one kind of action that applies to a key.
+type KeyAction struct {
+	Kind     string      `json:"kind"`
+	Title    string      `json:"title"`
+	Requires string      `json:"requires" doc:"The lowest role that may run it."`
+	Args     []ActionArg `json:"args" nullable:"false" doc:"The arguments it takes (args of the preview request)."`
+}
+
+// ActionArg is one argument of a kind of action.
+type ActionArg struct {
+	Name string `json:"name"`
+	Help string `json:"help,omitempty"`
 }
 
 // NamePart is one placeholder of a key's name (schema.NameParts).
@@ -134,7 +150,7 @@ type Element struct {
 // KeyOf maps the key page's reads: InspectKey's metadata and memNote,
 // value.Read's page (or its error).
 func KeyOf(conn string, db int, info stats.KeyInfo, memNote string, pg value.Page, pgErr error) Key {
-	k := Key{Conn: conn, DB: db, Key: Name(info.Name), Type: info.Type, TTLMs: Millis(info.TTL), Violations: []string{}, MemoryNote: memNote, MemoryEstimated: info.MemoryEstimated}
+	k := Key{Conn: conn, DB: db, Key: Name(info.Name), Type: info.Type, TTLMs: Millis(info.TTL), Violations: []string{}, Actions: []KeyAction{}, MemoryNote: memNote, MemoryEstimated: info.MemoryEstimated}
 	if info.Elements >= 0 {
 		k.Size = &info.Elements
 	}
