@@ -74,36 +74,47 @@ func (a *App) keyPage(c echo.Context) error {
 	}
 	// The form's body adds the kind and arguments.
 	vm.PreviewURL = route.Action{Conn: conn.Name, DB: db, Key: key}.PreviewURL()
-	act := actor(c)
+	forms, note := a.keyActions(actor(c), key, fam, vm.Type)
+	for _, k := range forms {
+		f := views.ActionForm{Kind: k.Name(), Title: k.Title(), Danger: k.Requires() == action.Admin}
+		for _, arg := range k.Args() {
+			f.Args = append(f.Args, views.ArgField{Name: arg.Name, Help: arg.Help})
+		}
+		vm.Actions = append(vm.Actions, f)
+	}
+	vm.ActionsNote = note
+	return render(c, http.StatusOK, vm, views.KeyPage(a.page(c, "Key", conn.Name), vm))
+}
+
+// keyActions are the kinds of action the actor may run on a key of
+// family fam (nil: none) and type typ, or a note saying why there are
+// none. The key page's forms and the API's key (actions) are these.
+func (a *App) keyActions(act action.Actor, key string, fam *schema.Family, typ string) ([]action.Kind, string) {
 	switch {
 	case a.auth.ReadOnly:
-		vm.ActionsNote = "This console is read-only."
+		return nil, "This console is read-only."
 	case a.actions == nil:
-		vm.ActionsNote = "Actions are not configured."
+		return nil, "Actions are not configured."
 	case a.actions.Protected(key):
-		vm.ActionsNote = "This key belongs to Keydeck itself (audit log, signing key or sign-in counters): no action may change it."
-	default:
-		for _, k := range a.actions.Kinds() {
-			if k.Name() == action.KindUndo || !a.actions.Allowed(act, k.Name()) {
-				continue
-			}
-			if ap, ok := k.(interface{ AppliesTo(*schema.Family) bool }); ok && !ap.AppliesTo(fam) {
-				continue
-			}
-			if kt, ok := k.(interface{ KeyType() string }); ok && kt.KeyType() != vm.Type {
-				continue // a member of a set is removed only from a set
-			}
-			f := views.ActionForm{Kind: k.Name(), Title: k.Title(), Danger: k.Requires() == action.Admin}
-			for _, arg := range k.Args() {
-				f.Args = append(f.Args, views.ArgField{Name: arg.Name, Help: arg.Help})
-			}
-			vm.Actions = append(vm.Actions, f)
-		}
-		if len(vm.Actions) == 0 {
-			vm.ActionsNote = "Your role (" + act.Level.String() + ") has no actions on this key."
-		}
+		return nil, "This key belongs to Keydeck itself (audit log, signing key or sign-in counters): no action may change it."
 	}
-	return render(c, http.StatusOK, vm, views.KeyPage(a.page(c, "Key", conn.Name), vm))
+	var out []action.Kind
+	for _, k := range a.actions.Kinds() {
+		if k.Name() == action.KindUndo || !a.actions.Allowed(act, k.Name()) {
+			continue
+		}
+		if ap, ok := k.(interface{ AppliesTo(*schema.Family) bool }); ok && !ap.AppliesTo(fam) {
+			continue
+		}
+		if kt, ok := k.(interface{ KeyType() string }); ok && kt.KeyType() != typ {
+			continue // a member of a set is removed only from a set
+		}
+		out = append(out, k)
+	}
+	if len(out) == 0 {
+		return nil, "Your role (" + act.Level.String() + ") has no actions on this key."
+	}
+	return out, ""
 }
 
 // sameSiteNavigation admits a GET only when the browser says it comes from

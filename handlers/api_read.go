@@ -16,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/bans"
+	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/search"
 	"github.com/keydeck/keydeck/redisview/stats"
 	"github.com/keydeck/keydeck/redisview/value"
@@ -138,7 +139,7 @@ func (a *App) apiBanCheck(ctx context.Context, c echo.Context, in *apiBanCheckIn
 	if err != nil {
 		return nil, err
 	}
-	name, err := apiQueryName(c, "name", search.MaxQuery)
+	name, err := apiQueryName(c, "name", route.MaxCheckName)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func (a *App) apiUser(ctx context.Context, c echo.Context, in *apiUserIn) (*apiU
 	if err != nil {
 		return nil, err
 	}
-	name, err := apiQueryName(c, "name", search.MaxQuery)
+	name, err := apiQueryName(c, "name", route.MaxCheckName)
 	if err != nil {
 		return nil, err
 	}
@@ -212,11 +213,17 @@ func (a *App) apiUser(ctx context.Context, c echo.Context, in *apiUserIn) (*apiU
 }
 
 type apiKeyPageIn struct {
-	Conn   string `path:"conn" doc:"The connection's name."`
-	N      string `path:"n" doc:"The database index, 0 to 255."`
-	Key    string `query:"key" doc:"The key, percent-encoded: any bytes."`
-	KeyB64 string `query:"key_b64" doc:"The key's bytes in base64 (standard or URL-safe, padded or not), instead of key."`
-	At     string `query:"at" doc:"Where the value's page starts: the next of the previous page."`
+	Conn      string `path:"conn" doc:"The connection's name."`
+	N         string `path:"n" doc:"The database index, 0 to 255."`
+	Key       string `query:"key" doc:"The key, percent-encoded: any bytes."`
+	KeyB64    string `query:"key_b64" doc:"The key's bytes in base64 (standard or URL-safe, padded or not), instead of key."`
+	At        string `query:"at" doc:"Where the value's page starts: the next of the previous page."`
+	Filter    string `query:"q" doc:"Keep the hash fields and set members containing this text (not a pattern)."`
+	Order     string `query:"order" enum:"asc,desc" doc:"A stream's order: asc (oldest first, the default) or desc."`
+	Min       string `query:"min" doc:"A sorted set's score window: the lowest score (a number, -inf, or ( before it for exclusive)."`
+	Max       string `query:"max" doc:"A sorted set's score window: the highest score."`
+	Member    string `query:"member" doc:"A sorted set's member to look up (its score and rank), percent-encoded: any bytes."`
+	MemberB64 string `query:"member_b64" doc:"The member's bytes in base64, instead of member."`
 }
 
 type apiKeyOut struct{ Body apiv1.Key }
@@ -233,7 +240,15 @@ func (a *App) apiKey(ctx context.Context, c echo.Context, in *apiKeyPageIn) (*ap
 	if err != nil {
 		return nil, err
 	}
-	at, err := route.ParseValue(map[string][]string{"at": {in.At}})
+	q := c.QueryParams()
+	win := map[string][]string{"at": {in.At}, "q": {in.Filter}, "order": {in.Order}, "min": {in.Min}, "max": {in.Max}}
+	var member string
+	if q.Has("member") || q.Has("member_b64") {
+		if member, err = apiQueryName(c, "member", route.MaxKey); err != nil {
+			return nil, err
+		}
+	}
+	at, err := route.ParseValue(win)
 	if err != nil {
 		return nil, err
 	}
@@ -244,16 +259,19 @@ func (a *App) apiKey(ctx context.Context, c echo.Context, in *apiKeyPageIn) (*ap
 	if info.Type == "" {
 		return nil, missingKey(conn, db, key, "key")
 	}
-	pg, err := value.Read(ctx, conn, db, key, value.Request{Type: info.Type, At: at.At})
+	pg, err := value.Read(ctx, conn, db, key, value.Request{Type: info.Type, At: at.At, Filter: at.Filter, Desc: at.Desc, Min: at.Min, Max: at.Max})
 	if errors.Is(err, value.ErrCursor) {
 		return nil, fmt.Errorf("%w: %s", route.ErrParam, err.Error())
 	}
 	k := apiv1.KeyOf(conn.Name, db, info, memNote, pg, err)
+	var fam *schema.Family
 	if cls := conn.Classifier(); cls != nil {
 		if m, ok := cls.Match(db, key); ok {
 			f := m.Family
+			fam = f
 			id, role := f.ID, string(f.Role)
 			k.Family, k.Role, k.Sensitive = &id, &role, f.Sensitive
+			k.NameParts = apiv1.NamePartsOf(schema.NameParts(m))
 			for _, v := range []string{f.TypeViolation(info.Type), format.TTLViolation(f.TTL.Violation(info.TTL))} {
 				if v != "" {
 					k.Violations = append(k.Violations, v)
@@ -261,6 +279,22 @@ func (a *App) apiKey(ctx context.Context, c echo.Context, in *apiKeyPageIn) (*ap
 			}
 			k.Decoded = a.apiDecode(ctx, conn, db, key, info.Type, m)
 		}
+	}
+	kinds, note := a.keyActions(actor(c), key, fam, info.Type)
+	for _, kd := range kinds {
+		ka := apiv1.KeyAction{Kind: kd.Name(), Title: kd.Title(), Requires: kd.Requires().String(), Args: []apiv1.ActionArg{}}
+		for _, arg := range kd.Args() {
+			ka.Args = append(ka.Args, apiv1.ActionArg{Name: arg.Name, Help: arg.Help})
+		}
+		k.Actions = append(k.Actions, ka)
+	}
+	k.ActionsNote = note
+	if member != "" {
+		if info.Type != "zset" {
+			return nil, fmt.Errorf("%w: member looks a member up in a sorted set; this key is a %s", route.ErrParam, info.Type)
+		}
+		m, err := value.Lookup(ctx, conn, db, key, member)
+		k.Lookup = apiv1.LookupOf(member, m, err)
 	}
 	return &apiKeyOut{Body: k}, nil
 }

@@ -67,8 +67,8 @@ func TestRebuildPreviewWritesNoKey(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(done, `data-testid="result-ok"`) {
 		t.Fatalf("execute %d %.600s", code, done)
 	}
-	if v := ada.bansJSON("/c/main/bans?check=" + url.QueryEscape("by hand")); v.Lists[userBan(t, v)].Check.Verdict != "listed" {
-		t.Fatalf("after the rebuild: %+v", v.Lists[userBan(t, v)].Check)
+	if v := ada.bansJSON("/c/main/bans?check=" + url.QueryEscape("by hand")); v.Lists[userBan(t, v)].Verdict != "listed" {
+		t.Fatalf("after the rebuild: %+v", v.Lists[userBan(t, v)])
 	}
 	recs, _, err := f.run.ReadAudit(ctx, action.Filter{Action: "rebuild-bloom"})
 	if err != nil || len(recs) == 0 {
@@ -163,7 +163,7 @@ func TestBloomFixOfferedToSupport(t *testing.T) {
 		t.Fatalf("execute %d %.600s", code, done)
 	}
 	v := vera.bansJSON("/c/main/bans?check=" + url.QueryEscape(hand))
-	if c := v.Lists[userBan(t, v)].Check; c.Verdict != "listed" {
+	if c := v.Lists[userBan(t, v)]; c.Verdict != "listed" {
 		t.Fatalf("after the fix: %+v", c)
 	}
 	for _, off := range redisview.BloomPositions(hand, 1000003, 6) {

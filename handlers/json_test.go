@@ -194,15 +194,14 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 			t.Fatalf("GET %s: %v", u, err)
 		}
 	}
-	// The key page still answers its view model (LegacyJSON); its twin
-	// answers the API's key.
+	// The key page answers the API's key: no TTL is ttl_ms −1.
 	var keyPage struct {
-		Key  map[string]string
-		Type string
-		TTL  string
+		Key   map[string]string
+		Type  string
+		TTLMs *int64 `json:"ttl_ms"`
 	}
 	get(route.KeyURL("main", 0, bad), &keyPage)
-	if b, _ := base64.StdEncoding.DecodeString(keyPage.Key["b64"]); string(b) != bad || keyPage.Type != "string" || keyPage.TTL != "none" {
+	if b, _ := base64.StdEncoding.DecodeString(keyPage.Key["b64"]); string(b) != bad || keyPage.Type != "string" || keyPage.TTLMs == nil || *keyPage.TTLMs != -1 {
 		t.Errorf("key page of %q: %+v", bad, keyPage)
 	}
 	var board1 struct {

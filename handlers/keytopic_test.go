@@ -216,7 +216,7 @@ func TestKeyTopicOnDemo(t *testing.T) {
 	}
 	code, _, body := get(t, f.srv.URL+route.KeyURL(dc.Name, 4, key), "Accept", "application/json")
 	var vm struct {
-		NameParts []struct{ Name, Class, Raw, Meaning, How string }
+		NameParts []struct{ Name, Class, Raw, Meaning, How string } `json:"name_parts"`
 	}
 	if err := json.Unmarshal([]byte(body), &vm); code != http.StatusOK || err != nil || len(vm.NameParts) != 1 ||
 		vm.NameParts[0].Name != "account" || vm.NameParts[0].Meaning != "<b>zoë</b>\x07" || vm.NameParts[0].Class != "base64" {

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -98,11 +99,11 @@ func TestKeyPageShowsValue(t *testing.T) {
 		t.Fatalf("sensitive page: %d, withheld note %v", code, strings.Contains(body, "value-withheld"))
 	}
 	code, _, body = br.do(http.MethodGet, route.KeyURL("main", 5, "totp:security:secret:plain:ada"), nil, "Accept", "application/json")
-	if code != http.StatusOK || strings.Contains(body, "JBSWY3DPEHPK3PXP") || !strings.Contains(body, `"Withheld":true`) {
+	if code != http.StatusOK || strings.Contains(body, "JBSWY3DPEHPK3PXP") || !strings.Contains(body, `"value":{"withheld":true`) {
 		t.Fatalf("sensitive JSON: %d %.400s", code, body)
 	}
 	code, _, body = br.do(http.MethodGet, route.KeyURL("main", 0, "board"), nil, "Accept", "application/json")
-	if code != http.StatusOK || !strings.Contains(body, `"Text":"\u003cb\u003ep000\u003c/b\u003e"`) {
+	if code != http.StatusOK || !strings.Contains(body, `"name":"\u003cb\u003ep000\u003c/b\u003e"`) {
 		t.Fatalf("zset JSON: %d %.600s", code, body)
 	}
 	for _, bad := range []string{"&at=x1", "&at=-1", "&view=raw"} {
@@ -159,9 +160,20 @@ func TestKeyPageWindowsAndErrors(t *testing.T) {
 	if !strings.Contains(res.Text(), "score 234, rank 234") || href != route.KeyValueURL("main", 0, "board", route.Value{At: "200"}) {
 		t.Fatalf("lookup: %q → %s", res.Text(), href)
 	}
-	if code, _, body := br.do(http.MethodGet, route.KeyValueURL("main", 0, "board", route.Value{Member: "p234"}), nil, "Accept", "application/json"); code != http.StatusOK ||
-		!strings.Contains(body, `"Lookup":{"Found":true`) || !strings.Contains(body, `"Encoding":"encoding: skiplist"`) {
-		t.Fatalf("lookup as JSON: %d %.300s", code, body)
+	lcode, _, lbody := br.do(http.MethodGet, route.KeyValueURL("main", 0, "board", route.Value{Member: "p234"}), nil, "Accept", "application/json")
+	var lk struct {
+		Value  struct{ Encoding string }
+		Lookup *struct {
+			Member string
+			Found  bool
+			Score  float64
+			Rank   int64
+			At     string
+		}
+	}
+	if err := json.Unmarshal([]byte(lbody), &lk); lcode != http.StatusOK || err != nil || lk.Lookup == nil || !lk.Lookup.Found || lk.Lookup.Member != "p234" ||
+		lk.Lookup.Score != 234 || lk.Lookup.Rank != 234 || lk.Lookup.At != "200" || lk.Value.Encoding != "skiplist" {
+		t.Fatalf("lookup as JSON: %d %.300s", lcode, lbody)
 	}
 	if res := get(route.Value{Member: "<nobody>"}, "board").Find(`[data-testid="value-lookup-result"]`).Text(); !strings.Contains(res, "No member “<nobody>”") {
 		t.Fatalf("lookup of a missing member: %q", res)

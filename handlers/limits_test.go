@@ -305,12 +305,12 @@ func TestLimitsActionsByRole(t *testing.T) {
 			// The key page of the window and of the lock offers Unlock login.
 			for db, key := range map[int]string{6: "auth:limit:login:failures:eve"} {
 				code, _, body := b.do("GET", route.KeyURL("main", db, key), nil, "Accept", "application/json")
-				if code != 200 || !strings.Contains(body, `"Kind":"`+action.KindUnlockLogin+`"`) {
+				if code != 200 || !strings.Contains(body, `"kind":"`+action.KindUnlockLogin+`"`) {
 					t.Fatalf("key page %s: %d %.2000s", key, code, body)
 				}
 			}
 			code, _, body := b.do("GET", route.KeyURL("main", 6, "auth:limit:login:lock:eve"), nil, "Accept", "application/json")
-			if code != 200 || !strings.Contains(body, `"Kind":"`+action.KindUnlockLogin+`"`) || strings.Contains(body, `"Kind":"`+action.KindForceUnlock+`"`) {
+			if code != 200 || !strings.Contains(body, `"kind":"`+action.KindUnlockLogin+`"`) || strings.Contains(body, `"kind":"`+action.KindForceUnlock+`"`) {
 				t.Fatalf("lock key page: %d %.2000s", code, body)
 			}
 		}

@@ -36,19 +36,26 @@ func TestKeyPageDecodesResponseCache(t *testing.T) {
 	}
 
 	code, _, js := get(t, f.srv.URL+route.KeyURL("gateway", 0, broken), "Accept", "application/json")
+	// "11 B broken JSON body, no TTL", alerted as not parsing and without
+	// a TTL: 11 bytes, checked and not valid, ttl_ms −1.
 	var page struct {
 		Decoded struct {
-			Role    string `json:"role"`
-			Summary string `json:"summary"`
-			Alert   string `json:"alert"`
+			Role  string `json:"role"`
+			State struct {
+				Bytes   *int64 `json:"bytes"`
+				TTLMs   *int64 `json:"ttl_ms"`
+				Content string `json:"content"`
+				Checked bool   `json:"checked"`
+				Valid   *bool  `json:"valid"`
+			} `json:"state"`
 		} `json:"decoded"`
 	}
 	if err := json.Unmarshal([]byte(js), &page); err != nil || code != http.StatusOK {
 		t.Fatalf("JSON: %d %v %s", code, err, js)
 	}
 	d := page.Decoded
-	if d.Role != "response-cache" || d.Summary != "11 B broken JSON body, no TTL" ||
-		!strings.Contains(d.Alert, "does not parse as JSON") || !strings.Contains(d.Alert, "No TTL") {
+	if d.Role != "response-cache" || d.State.Bytes == nil || *d.State.Bytes != 11 || d.State.Content != "json" || !d.State.Checked ||
+		d.State.Valid == nil || *d.State.Valid || d.State.TTLMs == nil || *d.State.TTLMs != -1 {
 		t.Fatalf("broken body: %+v", d)
 	}
 }

@@ -23,16 +23,90 @@ type Key struct {
 	// TTLMs: −1 when the key has no expiry.
 	TTLMs int64 `json:"ttl_ms" doc:"Time to live in ms; -1: no expiry."`
 	// Size is the string's bytes or the collection's elements.
-	Size            *int64   `json:"size" doc:"A string's length in bytes, or a collection's elements; null when unknown."`
-	Memory          *int64   `json:"memory" doc:"Bytes in Redis's memory (MEMORY USAGE); null when the server will not say (memory_note)."`
-	MemoryEstimated bool     `json:"memory_estimated" doc:"memory is an estimate from a sample of a big collection."`
-	MemoryNote      string   `json:"memory_note,omitempty"`
-	Family          *string  `json:"family" doc:"The pack's family of the key; null when none."`
-	Role            *string  `json:"role" doc:"The family's role; null when none."`
-	Sensitive       bool     `json:"sensitive" doc:"The family is sensitive: value and state are never read."`
-	Violations      []string `json:"violations" doc:"How the key breaks its family's schema (type, TTL)."`
-	Decoded         *Decoded `json:"decoded,omitempty" doc:"The role's reading of the key; absent when no role reads it."`
-	Value           Value    `json:"value"`
+	Size            *int64      `json:"size" doc:"A string's length in bytes, or a collection's elements; null when unknown."`
+	Memory          *int64      `json:"memory" doc:"Bytes in Redis's memory (MEMORY USAGE); null when the server will not say (memory_note)."`
+	MemoryEstimated bool        `json:"memory_estimated" doc:"memory is an estimate from a sample of a big collection."`
+	MemoryNote      string      `json:"memory_note,omitempty"`
+	Family          *string     `json:"family" doc:"The pack's family of the key; null when none."`
+	Role            *string     `json:"role" doc:"The family's role; null when none."`
+	Sensitive       bool        `json:"sensitive" doc:"The family is sensitive: value and state are never read."`
+	Violations      []string    `json:"violations" doc:"How the key breaks its family's schema (type, TTL)."`
+	NameParts       []NamePart  `json:"name_parts,omitempty" doc:"What each placeholder of the family's pattern holds in this key's name; absent when none."`
+	Decoded         *Decoded    `json:"decoded,omitempty" doc:"The role's reading of the key; absent when no role reads it."`
+	Value           Value       `json:"value"`
+	Lookup          *Lookup     `json:"lookup,omitempty" doc:"The sorted-set member asked for with ?member=; absent when none was."`
+	Actions         []KeyAction `json:"actions" nullable:"false" doc:"The kinds of action the caller's role may run on this key (POST /api/v1/actions/preview with this key)."`
+	ActionsNote     string      `json:"actions_note,omitempty" doc:"Why there is no action: the console is read-only, the key is Keydeck's own, or the role has none."`
+}
+
+// KeyAction is one kind of action that applies to a key.
+type KeyAction struct {
+	Kind     string      `json:"kind"`
+	Title    string      `json:"title"`
+	Requires string      `json:"requires" doc:"The lowest role that may run it."`
+	Args     []ActionArg `json:"args" nullable:"false" doc:"The arguments it takes (args of the preview request)."`
+}
+
+// ActionArg is one argument of a kind of action.
+type ActionArg struct {
+	Name string `json:"name"`
+	Help string `json:"help,omitempty"`
+}
+
+// NamePart is one placeholder of a key's name (schema.NameParts).
+type NamePart struct {
+	Name  string `json:"name" doc:"The placeholder's name in the pattern."`
+	Class string `json:"class" doc:"Its class: any, digits, base64url, hex, epoch …"`
+	Raw   Name   `json:"raw" doc:"As it appears in the key, byte-exact."`
+	// Meaning: the text a base64 placeholder encodes, an epoch's time …
+	Meaning *Name  `json:"meaning,omitempty" doc:"Its decoded reading (the text a base64 placeholder encodes, an epoch's UTC time, a period's month); absent when none."`
+	How     string `json:"how,omitempty" doc:"How meaning was read, or why raw is kept."`
+}
+
+// NamePartsOf maps schema.NameParts.
+func NamePartsOf(ps []schema.NamePart) []NamePart {
+	var out []NamePart
+	for _, p := range ps {
+		np := NamePart{Name: p.Name, Class: p.Class, Raw: Name(p.Raw), How: p.How}
+		if p.Meaning != "" {
+			m := Name(p.Meaning)
+			np.Meaning = &m
+		}
+		out = append(out, np)
+	}
+	return out
+}
+
+// Lookup is one sorted-set member looked up (value.Lookup).
+type Lookup struct {
+	Member    Name     `json:"member"`
+	Found     bool     `json:"found"`
+	Score     *float64 `json:"score,omitempty" doc:"Its score; absent when not found or infinite (score_text)."`
+	ScoreText string   `json:"score_text,omitempty" doc:"+inf or -inf for an infinite score."`
+	Rank      *int64   `json:"rank,omitempty" doc:"ZRANK's (0 is the lowest score); absent when not found."`
+	At        string   `json:"at,omitempty" doc:"The value page that holds it (give it as ?at=)."`
+	Error     string   `json:"error,omitempty" doc:"The lookup failed: whether it is there is unknown."`
+}
+
+// LookupOf maps value.Lookup's answer. A sensitive key's lookup reads
+// nothing: not found, withheld with the value.
+func LookupOf(member string, m value.Member, err error) *Lookup {
+	l := &Lookup{Member: Name(member)}
+	switch {
+	case err != nil:
+		l.Error = err.Error()
+	case m.Found && !m.Withheld:
+		l.Found, l.At = true, m.At
+		r := m.Rank
+		l.Rank = &r
+		if math.IsInf(m.Score, 0) {
+			l.ScoreText = strings.ToLower(strconv.FormatFloat(m.Score, 'g', -1, 64))
+		} else {
+			s := m.Score
+			l.Score = &s
+		}
+	}
+	return l
 }
 
 // Decoded is what a role makes of a key.
@@ -76,7 +150,7 @@ type Element struct {
 // KeyOf maps the key page's reads: InspectKey's metadata and memNote,
 // value.Read's page (or its error).
 func KeyOf(conn string, db int, info stats.KeyInfo, memNote string, pg value.Page, pgErr error) Key {
-	k := Key{Conn: conn, DB: db, Key: Name(info.Name), Type: info.Type, TTLMs: Millis(info.TTL), Violations: []string{}, MemoryNote: memNote, MemoryEstimated: info.MemoryEstimated}
+	k := Key{Conn: conn, DB: db, Key: Name(info.Name), Type: info.Type, TTLMs: Millis(info.TTL), Violations: []string{}, Actions: []KeyAction{}, MemoryNote: memNote, MemoryEstimated: info.MemoryEstimated}
 	if info.Elements >= 0 {
 		k.Size = &info.Elements
 	}
