@@ -61,7 +61,7 @@ func ParseCursor(s string) (Cursor, error) {
 // COUNT count [TYPE typ]; on a cluster, the same on every primary not
 // finished yet, in parallel, with count per node (the budget is per node).
 // An empty match or typ is left out.
-func ScanStep(ctx context.Context, c redis.UniversalClient, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
+func ScanStep(ctx context.Context, c redis.Cmdable, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
 	cc, ok := c.(*redis.ClusterClient)
 	if !ok {
 		n, ok := cur.Uint64()

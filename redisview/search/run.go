@@ -417,7 +417,7 @@ func (r *Result) scan(ctx context.Context, conn *redisview.Conn, cls *schema.Cla
 // moves the cursor on (Done when it is back at 0). waiting: the budget
 // had none left in time, and nothing was sent; sent: a SCAN went to the
 // server (st.Calls counts it).
-func (st *ScanState) scanStep(ctx context.Context, c redis.UniversalClient, count int64, budget Budget, deadline time.Time) (keys []string, sent, waiting bool, err error) {
+func (st *ScanState) scanStep(ctx context.Context, c redis.Cmdable, count int64, budget Budget, deadline time.Time) (keys []string, sent, waiting bool, err error) {
 	if budget != nil {
 		wctx, cancel := context.WithDeadline(ctx, deadline)
 		err := budget.Take(wctx, count)
