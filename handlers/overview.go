@@ -161,6 +161,7 @@ func keyspaceRows(vm *views.OverviewVM, ov stats.Overview) {
 	}
 	vm.TotalKeys = format.Count(total)
 	vm.KeyspaceNote = "Source: " + ov.KeyspaceSource
+	vm.OnlyDB0 = ov.Databases == 1
 	if ov.KeyspaceSource == stats.SourceSweep {
 		vm.KeyspaceNote += " (this server's INFO has no keyspace section)"
 	}

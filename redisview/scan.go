@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -61,7 +62,7 @@ func ParseCursor(s string) (Cursor, error) {
 // COUNT count [TYPE typ]; on a cluster, the same on every primary not
 // finished yet, in parallel, with count per node (the budget is per node).
 // An empty match or typ is left out.
-func ScanStep(ctx context.Context, c redis.UniversalClient, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
+func ScanStep(ctx context.Context, c redis.Cmdable, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
 	cc, ok := c.(*redis.ClusterClient)
 	if !ok {
 		n, ok := cur.Uint64()
@@ -126,6 +127,10 @@ func Primaries(ctx context.Context, cc *redis.ClusterClient) ([]Primary, error) 
 	if err != nil {
 		return nil, err
 	}
+	return primariesOf(ranges), nil
+}
+
+func primariesOf(ranges []redis.ClusterSlot) []Primary {
 	by := map[string]*Primary{}
 	for _, r := range ranges {
 		if len(r.Nodes) == 0 {
@@ -145,86 +150,142 @@ func Primaries(ctx context.Context, cc *redis.ClusterClient) ([]Primary, error) 
 		out = append(out, *p)
 	}
 	slices.SortFunc(out, func(a, b Primary) int { return a.FirstSlot - b.FirstSlot })
-	return out, nil
+	return out
 }
 
-// slotOwner is the primary serving slot.
-func slotOwner(ranges []redis.ClusterSlot, slot int) string {
-	for _, r := range ranges {
-		if int(r.Start) <= slot && slot <= int(r.End) && len(r.Nodes) > 0 {
-			return r.Nodes[0].Addr
+// slotMaps caches each cluster client's CLUSTER SLOTS for the start of
+// its walks (which primaries there are); a step after that sends SCANs
+// only. A step that fails on a node drops it, and it is read again at the
+// latest after slotMapAge.
+var slotMaps sync.Map // *redis.ClusterClient → slotMap
+
+const slotMapAge = 30 * time.Second
+
+type slotMap struct {
+	ranges []redis.ClusterSlot
+	read   time.Time
+}
+
+func clusterSlots(ctx context.Context, cc *redis.ClusterClient) ([]redis.ClusterSlot, error) {
+	if v, ok := slotMaps.Load(cc); ok {
+		if m := v.(slotMap); time.Since(m.read) < slotMapAge {
+			return m.ranges, nil
 		}
 	}
-	return ""
-}
-
-func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
 	ranges, err := cc.ClusterSlots(ctx).Result()
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	// pending: the node serving each position's slot now, and where it is.
-	pending := map[string]clusterPos{}
+	slotMaps.Store(cc, slotMap{ranges, time.Now()})
+	return ranges, nil
+}
+
+// scanCluster runs one step of a cluster walk. Each position goes to the
+// node serving its slot in the client's own slot map (MasterForKey: no
+// command; ForEachMaster would send CLUSTER SLOTS on every call), so a
+// step sends one SCAN per primary not finished and nothing else.
+func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
+	var ps []clusterPos
 	if cur.Done() {
-		prim, err := Primaries(ctx, cc)
+		ranges, err := clusterSlots(ctx, cc)
 		if err != nil {
 			return nil, "", err
 		}
-		for _, p := range prim {
-			pending[p.Addr] = clusterPos{slot: p.FirstSlot}
+		for _, p := range primariesOf(ranges) {
+			ps = append(ps, clusterPos{slot: p.FirstSlot})
 		}
 	} else {
-		ps, err := parseClusterCursor(cur)
-		if err != nil {
+		var err error
+		if ps, err = parseClusterCursor(cur); err != nil {
 			return nil, "", err
 		}
-		for _, p := range ps {
-			a := slotOwner(ranges, p.slot)
-			if _, dup := pending[a]; !dup {
-				pending[a] = p // "" when no node serves it: kept, retried
-			}
+	}
+	type job struct {
+		pos  clusterPos
+		node *redis.Client
+	}
+	var (
+		jobs []job
+		next []clusterPos
+		errs []error
+		by   = map[string]bool{}
+	)
+	for _, p := range ps {
+		node, err := cc.MasterForKey(ctx, keyForSlot(p.slot))
+		if err != nil { // no node serves it now (a failover): kept, retried
+			next = append(next, p)
+			errs = append(errs, fmt.Errorf("slot %d: %w", p.slot, err))
+			continue
+		}
+		if a := node.Options().Addr; !by[a] {
+			by[a] = true
+			jobs = append(jobs, job{p, node})
 		}
 	}
 	var (
 		mu   sync.Mutex
+		wg   sync.WaitGroup
 		keys []string
-		errs []error
-		next []clusterPos
-		seen = map[string]bool{}
 	)
-	err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		addr := node.Options().Addr
-		pos, ok := pending[addr]
-		if !ok {
-			return nil
-		}
-		got, n, err := scanOne(ctx, node, pos.cursor, match, count, typ)
-		mu.Lock()
-		defer mu.Unlock()
-		seen[addr] = true
-		if err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", addr, err))
-			next = append(next, pos)
-			return nil
-		}
-		keys = append(keys, got...)
-		if n != 0 {
-			next = append(next, clusterPos{pos.slot, n})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, "", err
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, n, err := scanOne(ctx, j.node, j.pos.cursor, match, count, typ)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("node %s: %w", j.node.Options().Addr, err))
+				next = append(next, j.pos)
+				return
+			}
+			keys = append(keys, got...)
+			if n != 0 {
+				next = append(next, clusterPos{j.pos.slot, n})
+			}
+		}()
 	}
-	// A position whose node the client does not list yet (a failover in
-	// progress) stays where it was.
-	for a, p := range pending {
-		if !seen[a] {
-			next = append(next, p)
-		}
-	}
+	wg.Wait()
 	if len(errs) > 0 {
+		slotMaps.Delete(cc) // the next walk reads CLUSTER SLOTS again
 		return keys, formatClusterCursor(next), errors.Join(errs...)
 	}
 	return keys, formatClusterCursor(next), nil
+}
+
+// keyForSlot is a key that hashes to slot (CRC16 mod 16384, as Redis
+// Cluster places keys), to ask the client which node serves the slot.
+func keyForSlot(slot int) string {
+	slotKeysOnce.Do(func() {
+		left := len(slotKeys)
+		for i := 0; left > 0; i++ {
+			k := strconv.Itoa(i)
+			if s := int(crc16(k)) % len(slotKeys); slotKeys[s] == "" {
+				slotKeys[s] = k
+				left--
+			}
+		}
+	})
+	return slotKeys[slot]
+}
+
+var (
+	slotKeysOnce sync.Once
+	slotKeys     [16384]string
+)
+
+// crc16 is CRC-16/XMODEM, Redis Cluster's key hash.
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
 }

@@ -85,3 +85,40 @@ func TestScanStepWalksEveryPrimary(t *testing.T) {
 		t.Fatal("a malformed position: no error")
 	}
 }
+
+// TestScanStepCostsOnlyScans: once a walk has begun, a step of a cluster
+// walk sends SCANs and nothing else — no CLUSTER SLOTS per step.
+func TestScanStepCostsOnlyScans(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	loadCluster(t, cl, 3000)
+	ctx := context.Background()
+	c := openURL(t, cl.URL())
+	if err := c.Detect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() (slots, scans int64) {
+		for _, s := range cl.Nodes {
+			m, err := s.CommandCalls(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slots += m["cluster|slots"]
+			scans += m["scan"]
+		}
+		return
+	}
+	_, cur, err := redisview.ScanStep(ctx, c.Client(), redisview.CursorStart, "", 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots0, scans0 := calls()
+	for range 5 {
+		if _, cur, err = redisview.ScanStep(ctx, c.Client(), cur, "", 10, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slots1, scans1 := calls()
+	if slots1 != slots0 || scans1-scans0 != 15 {
+		t.Fatalf("5 steps sent %d CLUSTER SLOTS and %d SCAN; want 0 and 15", slots1-slots0, scans1-scans0)
+	}
+}

@@ -93,7 +93,7 @@ func measure(ctx context.Context, admin *redis.Client, conn *redisview.Conn, q s
 	admin.Do(ctx, "SLOWLOG", "RESET")
 	query := search.Parse(q, conn.Pack())
 	var first, all totals
-	var cursors map[string]uint64
+	var cursors map[string]redisview.Cursor
 	for {
 		before, err := benchkit.Calls(ctx, admin)
 		if err != nil {

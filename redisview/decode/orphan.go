@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -107,12 +108,12 @@ func FindConcurrencySets(ctx context.Context, c redis.Cmdable, p *schema.Pack, d
 	seen := map[string]bool{}
 	for _, f := range fams {
 		match := schema.EscapeGlob(f.Pattern.LiteralPrefix()) + "*"
-		var cursor uint64
+		cursor := redisview.CursorStart
 		for {
 			if calls == ScanCalls {
 				return sets, false, nil
 			}
-			keys, next, err := c.Scan(ctx, cursor, match, ScanCount).Result()
+			keys, next, err := redisview.ScanStep(ctx, c, cursor, match, ScanCount, "")
 			if err != nil {
 				return nil, false, err
 			}
@@ -128,7 +129,7 @@ func FindConcurrencySets(ctx context.Context, c redis.Cmdable, p *schema.Pack, d
 				seen[k] = true
 				sets = append(sets, k)
 			}
-			if cursor = next; cursor == 0 {
+			if cursor = next; cursor.Done() {
 				break
 			}
 		}

@@ -94,9 +94,9 @@ scans:
 			}
 			scanned[dbKey{db, match}] = true
 			cl := c.DB(db)
-			var cursor uint64
+			cursor := redisview.CursorStart
 			for {
-				keys, next, err := cl.Scan(ctx, cursor, match, scanCount).Result()
+				keys, next, err := redisview.ScanStep(ctx, cl, cursor, match, scanCount, "")
 				if err != nil {
 					if redisview.IsOutOfRange(err) {
 						break // the server has fewer databases
@@ -116,7 +116,7 @@ scans:
 					out = append(out, Ref{DB: db, Key: k, Family: m.Family})
 				}
 				cursor = next
-				if cursor == 0 {
+				if cursor.Done() {
 					break
 				}
 			}

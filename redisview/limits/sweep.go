@@ -45,10 +45,10 @@ func (b Budget) withDefaults() Budget {
 type family struct {
 	fam    *schema.Family
 	db     int
-	match  string // SCAN MATCH: the literal prefix, escaped, then *
-	cursor uint64
-	seen   int64 // keys of the family found in the running pass
-	total  int64 // found in the last completed pass; -1 before one completed
+	match  string           // SCAN MATCH: the literal prefix, escaped, then *
+	cursor redisview.Cursor // on a cluster, one per primary
+	seen   int64            // keys of the family found in the running pass
+	total  int64            // found in the last completed pass; -1 before one completed
 	passes int
 	read   bool // scanned at least once: what it found so far is in rows
 	rows   map[string]*Row
@@ -210,7 +210,7 @@ func (s *Sweeper) run(ctx context.Context) {
 // found. It returns the keys examined plus the keys read.
 func (s *Sweeper) step(ctx context.Context, f *family) (int, error) {
 	cl := s.conn.DB(f.db)
-	keys, cursor, err := cl.Scan(ctx, f.cursor, f.match, int64(s.budget.Count)).Result()
+	keys, cursor, err := redisview.ScanStep(ctx, cl, f.cursor, f.match, int64(s.budget.Count), "")
 	if err != nil {
 		return 0, err
 	}
@@ -234,7 +234,7 @@ func (s *Sweeper) step(ctx context.Context, f *family) (int, error) {
 	f.seen += int64(len(rows))
 	f.cursor = cursor
 	f.read = true
-	if cursor == 0 {
+	if cursor.Done() {
 		f.total, f.seen = f.seen, 0
 		f.passes++
 	}

@@ -99,7 +99,7 @@ type walkState struct {
 	pack   *schema.Pack
 	dbs    []int // databases of the pass
 	dbIdx  int
-	cursor uint64
+	cursor redisview.Cursor // on a cluster, one per primary
 	seen   int64
 	keys   map[famKey]int64
 	found  map[famKey][]Row // the pass's best rows so far
@@ -184,7 +184,7 @@ func (w *Walker) step(ctx context.Context) error {
 			if st.dbs, err = w.databases(ctx, pack); err != nil {
 				return err
 			}
-			st.dbIdx, st.cursor, st.seen = 0, 0, 0
+			st.dbIdx, st.cursor, st.seen = 0, redisview.CursorStart, 0
 			st.keys, st.found = map[famKey]int64{}, map[famKey][]Row{}
 		}
 		if st.dbIdx >= len(st.dbs) {
@@ -194,7 +194,7 @@ func (w *Walker) step(ctx context.Context) error {
 		}
 		db := st.dbs[st.dbIdx]
 		c := w.conn.DB(db)
-		keys, next, err := c.Scan(ctx, st.cursor, "*", int64(w.budget.Count)).Result()
+		keys, next, err := redisview.ScanStep(ctx, c, st.cursor, "*", int64(w.budget.Count), "")
 		if err != nil {
 			return w.conn.WrapErr(redisview.ReadError("walking the database with SCAN", err))
 		}
@@ -203,7 +203,7 @@ func (w *Walker) step(ctx context.Context) error {
 			return err
 		}
 		st.cursor = next
-		if next == 0 {
+		if next.Done() {
 			st.dbIdx++
 			if st.dbIdx >= len(st.dbs) {
 				w.finishPass(now)

@@ -347,17 +347,27 @@ func TestGlobMatch(t *testing.T) {
 
 func TestCursors(t *testing.T) {
 	r := Result{Scans: []ScanState{
-		{Scan: Scan{ID: "4.0"}, Cursor: 123},
+		{Scan: Scan{ID: "4.0"}, Cursor: "123"},
 		{Scan: Scan{ID: "5.0"}, Done: true},
-		{Scan: Scan{ID: "8.1"}, Cursor: 0},
+		{Scan: Scan{ID: "8.1"}, Cursor: ""},
 	}}
 	s := r.Cursors()
 	if s != "4.0:123,8.1:0" {
 		t.Fatalf("Cursors %q", s)
 	}
 	m, err := ParseCursors(s)
-	if err != nil || len(m) != 2 || m["4.0"] != 123 || m["8.1"] != 0 {
+	if err != nil || len(m) != 2 || m["4.0"] != "123" || m["8.1"] != "" {
 		t.Fatalf("ParseCursors %v %v", m, err)
+	}
+	cl := Result{Scans: []ScanState{{Scan: Scan{ID: "0.0"}, Cursor: "s0:12,s5461:0"}}}
+	if s := cl.Cursors(); s != "0.0:s0:12_s5461:0" {
+		t.Fatalf("a cluster's Cursors %q", s)
+	}
+	if m, err := ParseCursors("0.0:s0:12_s5461:0"); err != nil || m["0.0"] != "s0:12,s5461:0" {
+		t.Fatalf("ParseCursors of a cluster's %v %v", m, err)
+	}
+	if _, err := ParseCursors("0.0:s0:12_sx:1"); err == nil {
+		t.Fatal("a malformed cluster cursor parsed")
 	}
 	if m, err := ParseCursors(""); m != nil || err != nil {
 		t.Fatal("empty is the first request")

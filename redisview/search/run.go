@@ -66,10 +66,10 @@ type ScanState struct {
 	Examined int64 // keys looked at, about: calls × COUNT (or the keys SCAN returned, when more), at most DBKeys; DBKeys once Done
 	Returned int64 // keys SCAN returned (MATCH applied)
 	Found    int
-	Cursor   uint64 // where a continue starts; 0 when Done
-	Done     bool   // the cursor came back to 0 (on this request or an earlier one)
-	Earlier  bool   // finished on an earlier request (a continue does not repeat it)
-	Started  bool   // false: the cap or the time budget stopped the search first
+	Cursor   redisview.Cursor // where a continue starts (on a cluster one per primary); "" or "0" when Done
+	Done     bool             // the cursor came back to 0 (on this request or an earlier one)
+	Earlier  bool             // finished on an earlier request (a continue does not repeat it)
+	Started  bool             // false: the cap or the time budget stopped the search first
 }
 
 // Result is one request's answer.
@@ -113,7 +113,7 @@ type hitKey struct {
 
 // Run answers q on conn. cursors is nil on a first request, else the
 // scans to continue (ParseCursors); scans it does not name are done.
-func Run(ctx context.Context, conn *redisview.Conn, q Query, cursors map[string]uint64, lim Limits) (Result, error) {
+func Run(ctx context.Context, conn *redisview.Conn, q Query, cursors map[string]redisview.Cursor, lim Limits) (Result, error) {
 	s := newSession(conn, q, lim, cursors)
 	return s.Step(ctx)
 }
@@ -127,7 +127,7 @@ func Run(ctx context.Context, conn *redisview.Conn, q Query, cursors map[string]
 type Session struct {
 	conn    *redisview.Conn
 	lim     Limits
-	cursors map[string]uint64
+	cursors map[string]redisview.Cursor
 	r       Result
 	plan    Plan
 	cls     *schema.Classifier
@@ -142,7 +142,7 @@ func NewSession(conn *redisview.Conn, q Query, lim Limits) *Session {
 	return newSession(conn, q, lim, nil)
 }
 
-func newSession(conn *redisview.Conn, q Query, lim Limits, cursors map[string]uint64) *Session {
+func newSession(conn *redisview.Conn, q Query, lim Limits, cursors map[string]redisview.Cursor) *Session {
 	return &Session{conn: conn, lim: lim, cursors: cursors, r: Result{Query: q, Continued: cursors != nil}}
 }
 
@@ -236,6 +236,19 @@ func (s *Session) start(ctx context.Context) error {
 		if ks.Keys > 0 {
 			r.Keyspace[idx] = ks.Keys
 			dbs = append(dbs, idx)
+		}
+	}
+	if conn.IsCluster() {
+		// INFO answered for one node, which may hold no key: a cluster's
+		// database 0 holds DBSIZE summed over the primaries.
+		n, err := conn.Client().DBSize(ctx).Result()
+		r.Commands++
+		if err != nil {
+			return redisview.ReadError("reading DBSIZE", err)
+		}
+		r.Keyspace, dbs = map[int]int64{}, nil
+		if n > 0 {
+			r.Keyspace[0], dbs = n, []int{0}
 		}
 	}
 	slices.Sort(dbs)
@@ -416,12 +429,12 @@ func (st *ScanState) scanStep(ctx context.Context, c redis.Cmdable, count int64,
 			return nil, false, true, nil
 		}
 	}
-	keys, next, err := c.Scan(ctx, st.Cursor, st.Match, count).Result()
+	keys, next, err := redisview.ScanStep(ctx, c, st.Cursor, st.Match, count, "")
 	st.Calls++
 	if err != nil {
 		return nil, true, false, redisview.ReadError(fmt.Sprintf("scanning db%d", st.DB), err)
 	}
-	st.Cursor, st.Done = next, next == 0
+	st.Cursor, st.Done = next, next.Done()
 	return keys, true, false, nil
 }
 

@@ -36,7 +36,7 @@ func seeded(t *testing.T) (*redistest.Server, *redisview.Conn) {
 	return rs, c
 }
 
-func run(t *testing.T, c *redisview.Conn, q string, cursors map[string]uint64, lim search.Limits) search.Result {
+func run(t *testing.T, c *redisview.Conn, q string, cursors map[string]redisview.Cursor, lim search.Limits) search.Result {
 	t.Helper()
 	r, err := search.Run(context.Background(), c, search.Parse(q, c.Pack()), cursors, lim)
 	if err != nil {

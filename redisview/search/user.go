@@ -82,7 +82,7 @@ type UserQuery struct {
 	// Scan runs the scans (resuming Cursors; nil starts them); false
 	// re-reads Known (keys earlier scans found) instead.
 	Scan    bool
-	Cursors map[string]uint64
+	Cursors map[string]redisview.Cursor
 	Known   []UserHit
 	// Reprobe checks every derived key; false re-reads only the derived
 	// keys in Known (a live tick: the keys found, not the ones that were
@@ -123,12 +123,12 @@ type UserResult struct {
 }
 
 // Cursors are the unfinished scans' cursors (nil when all are done).
-func (r UserResult) Cursors() map[string]uint64 {
-	var out map[string]uint64
+func (r UserResult) Cursors() map[string]redisview.Cursor {
+	var out map[string]redisview.Cursor
 	for _, s := range r.Scans {
 		if !s.Done {
 			if out == nil {
-				out = map[string]uint64{}
+				out = map[string]redisview.Cursor{}
 			}
 			out[s.ID] = s.Cursor
 		}

@@ -3,6 +3,8 @@ package search
 import (
 	"sync"
 	"time"
+
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // UserCadence is how often a live user page scans: it continues an
@@ -21,7 +23,7 @@ var DefaultUserCadence = UserCadence{Rescan: 30 * time.Second, Continue: 5 * tim
 // keys scans found and where the scans stand.
 type UserState struct {
 	Known   []UserHit
-	Cursors map[string]uint64
+	Cursors map[string]redisview.Cursor
 	Scanned time.Time   // the last read whose scans did not wait for budget
 	Probed  time.Time   // the last read that checked every derived key
 	Scans   []ScanState // the last read with scans: how far each got

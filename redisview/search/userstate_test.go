@@ -3,6 +3,8 @@ package search
 import (
 	"testing"
 	"time"
+
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // A user page scans when none ran for Rescan, continues an unfinished
@@ -12,7 +14,7 @@ func TestUserStatePlan(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	c := UserCadence{Rescan: 30 * time.Second, Continue: 5 * time.Second, Reprobe: 2 * time.Second}
 	known := []UserHit{{Hit: Hit{DB: 3, Key: "k"}}}
-	cur := map[string]uint64{"s": 42}
+	cur := map[string]redisview.Cursor{"s": "42"}
 	for _, tc := range []struct {
 		name           string
 		st             UserState
@@ -40,10 +42,10 @@ func TestUserStatePlan(t *testing.T) {
 func TestUserStateRecord(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	hits := []UserHit{{Hit: Hit{DB: 1, Key: "a"}}}
-	unfinished := []ScanState{{Scan: Scan{ID: "s"}, Cursor: 7}}
+	unfinished := []ScanState{{Scan: Scan{ID: "s"}, Cursor: "7"}}
 	var st UserState
 	st.Record(UserQuery{Scan: true, Reprobe: true}, UserResult{Hits: hits, Scans: unfinished, Waiting: true}, t0)
-	if !st.Scanned.IsZero() || !st.Probed.Equal(t0) || st.Cursors["s"] != 7 || len(st.Known) != 1 {
+	if !st.Scanned.IsZero() || !st.Probed.Equal(t0) || st.Cursors["s"] != "7" || len(st.Known) != 1 {
 		t.Fatalf("waiting read: %+v", st)
 	}
 	st.Record(UserQuery{Scan: true}, UserResult{Hits: hits, Scans: []ScanState{{Scan: Scan{ID: "s"}, Done: true}}}, t0.Add(time.Second))
@@ -57,9 +59,9 @@ func TestUserStateRecord(t *testing.T) {
 func TestUserHandoffs(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	h := NewUserHandoffs(5*time.Second, func() time.Time { return now })
-	st := UserState{Cursors: map[string]uint64{"s": 1}}
+	st := UserState{Cursors: map[string]redisview.Cursor{"s": "1"}}
 	h.Put("user:a", st)
-	if got := h.Take("user:a"); got.Cursors["s"] != 1 {
+	if got := h.Take("user:a"); got.Cursors["s"] != "1" {
 		t.Fatalf("taken %+v", got)
 	}
 	if got := h.Take("user:a"); got.Cursors != nil {

@@ -22,6 +22,9 @@ type Overview struct {
 	Server ServerStats
 	// DBs lists every database that holds keys, by index.
 	DBs []DBStats
+	// Databases is how many databases may be chosen: 1 on a cluster
+	// (database 0 only), 0 where the server decides (Topology).
+	Databases int
 	// KeyspaceSource says where per-database numbers came from.
 	KeyspaceSource string
 	// History holds recent samples for sparklines, oldest first.
@@ -142,7 +145,7 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.conn
-	ov := Overview{Conn: c.Name, Display: c.Display, Status: c.Status()}
+	ov := Overview{Conn: c.Name, Display: c.Display, Status: c.Status(), Databases: c.Topology().Databases}
 
 	var (
 		info  Info

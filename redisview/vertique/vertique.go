@@ -147,13 +147,13 @@ func Walk(ctx context.Context, conn *redisview.Conn, f *schema.Family, current s
 	match := schema.EscapeGlob(f.Pattern.LiteralPrefix()) + "*"
 	for _, db := range dbs {
 		c := conn.DB(db)
-		var cursor uint64
+		cursor := redisview.CursorStart
 		for {
 			if inv.Scans >= b.Scans {
 				inv.Complete = false
 				break
 			}
-			keys, next, err := c.ScanType(ctx, cursor, match, int64(b.Count), "string").Result()
+			keys, next, err := redisview.ScanStep(ctx, c, cursor, match, int64(b.Count), "string")
 			if err != nil {
 				return Inventory{}, conn.WrapErr(redisview.ReadError("walking the buckets with SCAN", err))
 			}
@@ -163,7 +163,7 @@ func Walk(ctx context.Context, conn *redisview.Conn, f *schema.Family, current s
 				return Inventory{}, conn.WrapErr(redisview.ReadError("reading the buckets", err))
 			}
 			cursor = next
-			if cursor == 0 {
+			if cursor.Done() {
 				break
 			}
 		}
