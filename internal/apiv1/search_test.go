@@ -16,7 +16,7 @@ func TestSearchMapsHitsScansAndCursor(t *testing.T) {
 			{DB: 6, Key: "misc:alice\xff", Type: "set", TTL: -1, Scan: true},
 		},
 		Scans: []search.ScanState{
-			{Scan: search.Scan{ID: "db.6", DB: 6, Match: "*alice\xff*"}, DBKeys: 40, Calls: 2, Examined: 40, Found: 1, Started: true, Cursor: 88},
+			{Scan: search.Scan{ID: "db.6", DB: 6, Match: "*alice\xff*"}, DBKeys: 40, Calls: 2, Examined: 40, Found: 1, Started: true, Cursor: "88"},
 			{Scan: search.Scan{ID: "db.7", DB: 7, Match: "*alice*"}, DBKeys: 0, Done: true, Started: true},
 		}}
 	page := Search("eisland", matched(p), r, search.DefaultLimits)

@@ -100,7 +100,7 @@ func TestDecodedStateIsTypedPerRole(t *testing.T) {
 		}
 	}
 	tb := &decode.TokenBucket{Tokens: 2, Capacity: 10, RefillPerS: 1, ToFull: 8 * time.Second, LastRefill: t0}
-	good := Key{Violations: []string{}, Value: Value{Elements: []Element{}}, Decoded: &Decoded{Role: "token-bucket", State: StateOf(tb)}}
+	good := Key{Violations: []string{}, Actions: []KeyAction{}, Value: Value{Elements: []Element{}}, Decoded: &Decoded{Role: "token-bucket", State: StateOf(tb)}}
 	conforms(t, good)
 	bad := good
 	bad.Decoded = &Decoded{Role: "token-bucket", State: StateOf(&decode.Lock{Holder: "h", TTL: time.Second})}
