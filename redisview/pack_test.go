@@ -202,3 +202,33 @@ func TestValuesWithheldUntilThePackIsKnown(t *testing.T) {
 		t.Fatalf("after sampling: secret %v, plain %v", c.Sensitive(5, secret), c.Sensitive(5, plain))
 	}
 }
+
+// A least-privilege user allowed PING but not INFO (see
+// TestOverviewFallbackForRestrictedUser): the monitor's first probe asks
+// INFO cluster, which is refused; the connection is settled as standalone
+// and stays up on PING, so its pack is sampled (it was "down" forever,
+// every value withheld).
+func TestMonitorKeepsUpAUserRefusedInfo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := redistest.Start(t)
+	seedEIsland(t, s)
+	if err := s.Client(0).Do(ctx, "ACL", "SETUSER", "viewer", "on", ">pw", "~*", "+@read", "+@connection", "+select", "-info", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c, clk := monitored(t, "redis://viewer:pw@"+s.Addr+"/0")
+	redistest.Eventually(t, waitLong, "the first probe", func() bool { return !c.Status().Checked.IsZero() })
+	if st := c.Status(); !st.Up {
+		t.Fatalf("a user refused INFO is reported down: %+v", st)
+	}
+	if top := c.Topology(); top.Kind != redisview.Standalone {
+		t.Fatalf("topology %+v", top)
+	}
+	if ch := sampled(t, c, clk, probeEvery); !isPack(c, "eisland") {
+		t.Fatalf("sampling: %+v", ch)
+	}
+	advance(t, c, clk, probeEvery)
+	if st := c.Status(); !st.Up {
+		t.Fatalf("down on a later probe: %+v", st)
+	}
+}
