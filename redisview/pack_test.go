@@ -224,11 +224,41 @@ func TestMonitorKeepsUpAUserRefusedInfo(t *testing.T) {
 	if top := c.Topology(); top.Kind != redisview.Standalone {
 		t.Fatalf("topology %+v", top)
 	}
-	if ch := sampled(t, c, clk, probeEvery); !isPack(c, "eisland") {
-		t.Fatalf("sampling: %+v", ch)
-	}
+	// The first good probe starts the sampling.
+	redistest.Eventually(t, waitLong, "the pack sampled", func() bool { return isPack(c, "eisland") })
 	advance(t, c, clk, probeEvery)
 	if st := c.Status(); !st.Up {
 		t.Fatalf("down on a later probe: %+v", st)
+	}
+}
+
+// Packs offered and no sampling run yet: values are withheld whether or
+// not a monitor runs (a request served before the monitor started, or
+// after it ended, saw them).
+func TestValuesWithheldWithoutAMonitorUntilSampled(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "x", URL: s.URL(0)}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	c, _ := reg.Get("x")
+	const secret, plain = "totp:security:secret:plain:alice", "no-family:at-all"
+	if c.Sensitive(5, secret) || c.Sensitive(5, plain) {
+		t.Fatal("a connection offered no packs withholds values")
+	}
+	if err := reg.UsePacks(schema.Builtin(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Sensitive(5, secret) || !c.Sensitive(5, plain) {
+		t.Fatal("a key of a connection not sampled yet, no monitor running, is not withheld")
+	}
+	seedEIsland(t, s)
+	if err := c.DetectPack(context.Background(), schema.Builtin()); err != nil || !isPack(c, "eisland") {
+		t.Fatalf("sampling: %+v, %v", c.PackChoice(), err)
+	}
+	if !c.Sensitive(5, secret) || c.Sensitive(5, plain) {
+		t.Fatalf("after sampling: secret %v, plain %v", c.Sensitive(5, secret), c.Sensitive(5, plain))
 	}
 }
