@@ -52,12 +52,14 @@ func (c *Conn) Classifier() *schema.Classifier {
 // sent. A view that reads any key it is named (a leaderboard page reads any
 // sorted set) must ask.
 //
-// On a monitored connection not sampled yet, no key's family is known:
-// every key is treated as sensitive until the first sampling decides (a
-// server that turns out to hold no pack then shows its values).
+// On a connection offered packs (Registry.UsePacks) or monitored, and not
+// sampled yet, no key's family is known: every key is treated as
+// sensitive until the first sampling decides (a server that turns out to
+// hold no pack then shows its values), whether or not a monitor runs yet
+// (or still).
 func (c *Conn) Sensitive(db int, key string) bool {
 	c.mu.Lock()
-	ch, pending := c.pack, c.detectCtx != nil
+	ch, pending := c.pack, len(c.packs) > 0 || c.detectCtx != nil
 	c.mu.Unlock()
 	if ch.Pack == nil {
 		return pending && !ch.Sampled

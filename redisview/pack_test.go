@@ -202,3 +202,63 @@ func TestValuesWithheldUntilThePackIsKnown(t *testing.T) {
 		t.Fatalf("after sampling: secret %v, plain %v", c.Sensitive(5, secret), c.Sensitive(5, plain))
 	}
 }
+
+// A least-privilege user allowed PING but not INFO (see
+// TestOverviewFallbackForRestrictedUser): the monitor's first probe asks
+// INFO cluster, which is refused; the connection is settled as standalone
+// and stays up on PING, so its pack is sampled (it was "down" forever,
+// every value withheld).
+func TestMonitorKeepsUpAUserRefusedInfo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := redistest.Start(t)
+	seedEIsland(t, s)
+	if err := s.Client(0).Do(ctx, "ACL", "SETUSER", "viewer", "on", ">pw", "~*", "+@read", "+@connection", "+select", "-info", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c, clk := monitored(t, "redis://viewer:pw@"+s.Addr+"/0")
+	redistest.Eventually(t, waitLong, "the first probe", func() bool { return !c.Status().Checked.IsZero() })
+	if st := c.Status(); !st.Up {
+		t.Fatalf("a user refused INFO is reported down: %+v", st)
+	}
+	if top := c.Topology(); top.Kind != redisview.Standalone {
+		t.Fatalf("topology %+v", top)
+	}
+	// The first good probe starts the sampling.
+	redistest.Eventually(t, waitLong, "the pack sampled", func() bool { return isPack(c, "eisland") })
+	advance(t, c, clk, probeEvery)
+	if st := c.Status(); !st.Up {
+		t.Fatalf("down on a later probe: %+v", st)
+	}
+}
+
+// Packs offered and no sampling run yet: values are withheld whether or
+// not a monitor runs (a request served before the monitor started, or
+// after it ended, saw them).
+func TestValuesWithheldWithoutAMonitorUntilSampled(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "x", URL: s.URL(0)}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	c, _ := reg.Get("x")
+	const secret, plain = "totp:security:secret:plain:alice", "no-family:at-all"
+	if c.Sensitive(5, secret) || c.Sensitive(5, plain) {
+		t.Fatal("a connection offered no packs withholds values")
+	}
+	if err := reg.UsePacks(schema.Builtin(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Sensitive(5, secret) || !c.Sensitive(5, plain) {
+		t.Fatal("a key of a connection not sampled yet, no monitor running, is not withheld")
+	}
+	seedEIsland(t, s)
+	if err := c.DetectPack(context.Background(), schema.Builtin()); err != nil || !isPack(c, "eisland") {
+		t.Fatalf("sampling: %+v, %v", c.PackChoice(), err)
+	}
+	if !c.Sensitive(5, secret) || c.Sensitive(5, plain) {
+		t.Fatalf("after sampling: secret %v, plain %v", c.Sensitive(5, secret), c.Sensitive(5, plain))
+	}
+}

@@ -2,6 +2,7 @@ package redisview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -192,18 +193,25 @@ func (c *Conn) detect(ctx context.Context) error {
 		return cl.Ping(ctx).Err()
 	}
 	txt, err := cl.Info(ctx, "cluster").Result()
-	if err != nil {
+	if err != nil && !infoRefused(err) {
 		return err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.detected {
+		c.mu.Unlock()
 		return nil
 	}
 	c.detected = true
-	if !strings.Contains(txt, "cluster_enabled:1") {
+	if err != nil || !strings.Contains(txt, "cluster_enabled:1") {
+		// A user refused INFO (ACL -info, or INFO renamed away) may still
+		// PING: the connection is standalone, and up when PING answers.
+		c.mu.Unlock()
+		if err != nil {
+			return cl.Ping(ctx).Err()
+		}
 		return nil
 	}
+	defer c.mu.Unlock()
 	cc := newClusterClient(c.opts, c.target.seeds)
 	cc.AddHook(ownHook{c.own})
 	for _, h := range c.hooks {
@@ -222,6 +230,17 @@ func (c *Conn) detect(ctx context.Context) error {
 		_ = o.Close()
 	}
 	return nil
+}
+
+// infoRefused tells a server's refusal of INFO (NOPERM, or an unknown
+// command) from an error reaching it.
+func infoRefused(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	return strings.HasPrefix(msg, "NOPERM") || strings.Contains(strings.ToLower(msg), "unknown command")
 }
 
 // Detect settles the connection's kind now (the monitor does it on its

@@ -50,7 +50,11 @@ func StartCluster(t testing.TB) *Cluster {
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
 	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
-	out, err := exec.Command(cli, args...).CombinedOutput()
+	// Bounded: a hung create must not outlive the test (no Cleanup runs
+	// on a go test timeout).
+	cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	out, err := exec.CommandContext(cctx, cli, args...).CombinedOutput()
+	cancel()
 	if err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}

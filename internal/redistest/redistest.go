@@ -74,8 +74,10 @@ func Start(t testing.TB, extra ...string) *Server {
 	}
 	s := &Server{t: t, bin: bin, dir: t.TempDir(), Port: FreePort(t), args: extra}
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
-	s.start()
+	// Registered before start waits for it: a start that fails still
+	// kills the process.
 	t.Cleanup(s.Stop)
+	s.start()
 	return s
 }
 

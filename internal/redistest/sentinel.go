@@ -34,8 +34,9 @@ func StartSentinel(t testing.TB) *Sentinel {
 	ctx := context.Background()
 	s := &Sentinel{t: t, Primary: Start(t)}
 	s.Replica = Start(t, "--replicaof", "127.0.0.1", strconv.Itoa(s.Primary.Port))
+	rc := s.Replica.Client(0) // one client, not one per poll
 	Eventually(t, 20*time.Second, "the replica's link to the primary is up", func() bool {
-		txt, err := s.Replica.Client(0).Info(ctx, "replication").Result()
+		txt, err := rc.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(txt, "master_link_status:up")
 	})
 
@@ -58,20 +59,21 @@ sentinel parallel-syncs %[3]s 1
 		t.Fatal(err)
 	}
 	sn.argv = []string{conf, "--sentinel"}
+	t.Cleanup(sn.Stop) // before start waits: a failed start is killed too
 	sn.start()
-	t.Cleanup(sn.Stop)
 	s.Sentinel = sn
 	Eventually(t, 20*time.Second, "the sentinel knows the replica", func() bool {
-		reps, err := s.sentinelClient().Replicas(ctx, MasterName).Result()
+		c := s.sentinelClient()
+		defer c.Close()
+		reps, err := c.Replicas(ctx, MasterName).Result()
 		return err == nil && len(reps) == 1
 	})
 	return s
 }
 
+// sentinelClient is a client of the sentinel; the caller closes it.
 func (s *Sentinel) sentinelClient() *redis.SentinelClient {
-	c := redis.NewSentinelClient(&redis.Options{Addr: s.Sentinel.Addr})
-	s.t.Cleanup(func() { _ = c.Close() })
-	return c
+	return redis.NewSentinelClient(&redis.Options{Addr: s.Sentinel.Addr})
 }
 
 // URL is a redis+sentinel:// URL of database db through the sentinel.
@@ -82,7 +84,9 @@ func (s *Sentinel) URL(db int) string {
 // PrimaryAddr is the primary's address as the sentinel names it now.
 func (s *Sentinel) PrimaryAddr() string {
 	s.t.Helper()
-	a, err := s.sentinelClient().GetMasterAddrByName(context.Background(), MasterName).Result()
+	c := s.sentinelClient()
+	defer c.Close()
+	a, err := c.GetMasterAddrByName(context.Background(), MasterName).Result()
 	if err != nil || len(a) != 2 {
 		s.t.Fatalf("SENTINEL GET-MASTER-ADDR-BY-NAME: %v", err)
 	}
@@ -101,7 +105,9 @@ func (s *Sentinel) KillPrimary(d time.Duration) {
 	}
 	ctx := context.Background()
 	Eventually(s.t, d, "the sentinel promotes the replica", func() bool {
-		a, err := s.sentinelClient().GetMasterAddrByName(ctx, MasterName).Result()
+		sc := s.sentinelClient()
+		a, err := sc.GetMasterAddrByName(ctx, MasterName).Result()
+		_ = sc.Close()
 		if err != nil || len(a) != 2 || net.JoinHostPort(a[0], a[1]) == old {
 			return false
 		}

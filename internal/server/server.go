@@ -375,7 +375,7 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 	audit := cfg.AuditClient
 	if audit == nil {
 		var err error
-		if audit, err = auditTarget(cfg.Audit, reg); err != nil {
+		if audit, err = auditTarget(ctx, cfg.Audit, reg, log); err != nil {
 			return auth, nil, err
 		}
 	}
@@ -423,7 +423,9 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 
 // auditTarget is the client of NAME/DB, by default database 15 of the
 // first connection (the eIsland layout leaves it free).
-func auditTarget(spec string, reg *redisview.Registry) (*redis.Client, error) {
+// The connection's kind is settled first (one probe; the monitor has not
+// run yet): a cluster found later would close the client chosen here.
+func auditTarget(ctx context.Context, spec string, reg *redisview.Registry, log *slog.Logger) (*redis.Client, error) {
 	name, db := reg.All()[0].Name, 15
 	if spec != "" {
 		n, d, _ := strings.Cut(spec, "/")
@@ -439,8 +441,14 @@ func auditTarget(spec string, reg *redisview.Registry) (*redis.Client, error) {
 	}
 	// The audit stream, sessions and confirmations live on one server (a
 	// sentinel's primary is one): a cluster client cannot hold them.
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	if err := c.Detect(dctx); err != nil {
+		// Down at start: the monitor reports it; the audit waits for it.
+		log.Warn("audit Redis not reachable at start", "conn", name, "err", c.SafeErr(err))
+	}
+	cancel()
 	cl, ok := c.DB(db).(*redis.Client)
-	if !ok {
+	if !ok || c.IsCluster() {
 		return nil, fmt.Errorf("--audit %s: connection %q is a Redis Cluster; name a standalone or sentinel connection", spec, name)
 	}
 	return cl, nil

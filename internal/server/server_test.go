@@ -78,3 +78,25 @@ func TestCloseAwaitsAllBackgroundWork(t *testing.T) {
 		t.Fatalf("still running after Close:\n%s", strings.Join(leaks, "\n\n"))
 	}
 }
+
+// A Redis Cluster cannot hold the audit stream: Start asks the server what
+// it is before choosing the audit target and refuses it clearly (the
+// check ran before detection, passed, and the audit client was closed
+// once the monitor found the cluster: every action was refused).
+func TestStartRefusesAClusterAsTheAuditRedis(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	for _, audit := range []string{"c/0", ""} {
+		s, err := server.Start(context.Background(), server.Config{
+			Conns: []redisview.ConnConfig{{Name: "c", URL: "redis://" + cl.Nodes[0].Addr}},
+			Auth:  handlers.Auth{Secret: []byte("0123456789abcdef0123456789abcdef")},
+			Audit: audit,
+		}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err == nil {
+			s.Close()
+			t.Fatalf("--audit %q: a cluster was accepted as the audit Redis", audit)
+		}
+		if !strings.Contains(err.Error(), "Redis Cluster") {
+			t.Fatalf("--audit %q: %v", audit, err)
+		}
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -108,4 +110,42 @@ func TestSensitiveValuesNeverLeave(t *testing.T) {
 	wantErr(t, err, ErrChanged, "")
 	seen = append(seen, err.Error(), fmt.Sprint(f.last()))
 	check("error")
+}
+
+// A connection offered packs whose first sampling has not run yet (the
+// seconds after start-up, or no monitor running): no key's family is
+// known, so a preview of a TOTP secret shows no value and the audit
+// records none (the action layer asked the classifier, nil until
+// sampled, and showed and recorded it).
+func TestActionWithheldBeforeTheFirstSampling(t *testing.T) {
+	f := setup(t, Options{})
+	reg, err := redisview.NewRegistry([]redisview.ConnConfig{{Name: "main", URL: f.target.URL(0)}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Close() })
+	if err := reg.UsePacks(schema.Builtin(), nil); err != nil {
+		t.Fatal(err)
+	}
+	conn, _ := reg.Get("main")
+	const totpKey, totpSecret = "totp:security:secret:plain:alice", "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+	f.db(5).Set(f.ctx, totpKey, totpSecret, time.Minute)
+	pv, err := f.r.Preview(f.ctx, admin, conn, "delete-key", f.req(5, totpKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(pv)
+	if !pv.Changes[0].Before.Sensitive || strings.Contains(string(js), totpSecret) || strings.Contains(fmt.Sprintf("%+v", pv), totpSecret[:12]) {
+		t.Fatalf("preview before sampling shows the value: %s", js)
+	}
+	if _, err := f.r.Execute(f.ctx, admin, conn, pv); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range f.raw() {
+		for k, v := range m.Values {
+			if s := fmt.Sprint(v); strings.Contains(s, totpSecret[:12]) || strings.Contains(s, base64.StdEncoding.EncodeToString([]byte(totpSecret))[:12]) {
+				t.Fatalf("audit field %s records the value: %s", k, s)
+			}
+		}
+	}
 }

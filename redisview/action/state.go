@@ -191,6 +191,11 @@ func (r *Runner) readShapes(ctx context.Context, p pipeliner, conn *redisview.Co
 		if states[i], err = firsts[i].state(k, db, cls, memberAt(members, i)); err != nil {
 			return nil, err
 		}
+		// Before the first sampling there is no classifier yet, but every
+		// key is withheld (Conn.Sensitive).
+		if conn != nil && conn.Sensitive(db, k) {
+			states[i].Sensitive = true
+		}
 		parts[i] = firsts[i].member
 	}
 	if err := r.readFieldValues(ctx, p, conn, db, states, parts); err != nil {

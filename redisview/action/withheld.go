@@ -135,13 +135,10 @@ func (e withheldErr) Unwrap() error { return e.err }
 // a field, a name) are withheld: one that touches a key of a sensitive
 // family, whose members are data.
 func dataWithheld(conn *redisview.Conn, req Request, keys []string) bool {
-	if conn == nil || conn.Classifier() == nil {
+	if conn == nil {
 		return false
 	}
-	for _, key := range append([]string{req.Key}, keys...) {
-		if f, ok := conn.Classifier().Classify(req.DB, key); ok && f.Sensitive {
-			return true
-		}
-	}
-	return false
+	// Conn.Sensitive, not the classifier: before the first sampling there
+	// is none, and every key is withheld.
+	return slices.ContainsFunc(append([]string{req.Key}, keys...), func(key string) bool { return conn.Sensitive(req.DB, key) })
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
@@ -54,4 +55,42 @@ func TestSweepCountsEveryPrimary(t *testing.T) {
 			t.Errorf("script %v: the pass counted %d keys; DBSIZE over the primaries sums to %d", script, d.UnmCount, sum)
 		}
 	}
+}
+
+// TestSweeperFollowsClusterDetection: a sweeper started before the
+// connection learnt it is a cluster (the server was down at start, or a
+// viewer came before the first probe) moves onto the cluster client when
+// detection closes the standalone one: it counts every primary's keys
+// (it failed with "redis: client is closed" forever).
+func TestSweeperFollowsClusterDetection(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	ctx := context.Background()
+	cc := cl.Client()
+	p := cc.Pipeline()
+	for i := range 600 {
+		p.Set(ctx, fmt.Sprintf("k:%d", i), "v", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := redisview.Open(redisview.ConnConfig{Name: "c", URL: "redis://" + cl.Nodes[0].Addr}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	sctx, cancel := context.WithCancel(ctx)
+	pool := stats.NewSweepers(sctx, stats.SweepBudget{KeysPerSec: 100000, Count: 100}, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { cancel(); pool.Wait() })
+	s, release := pool.Acquire(c, 0)
+	defer release()
+	s.WaitRead(ctx, 10*time.Second)
+	if err := c.Detect(ctx); err != nil || !c.IsCluster() {
+		t.Fatalf("detect: %v, cluster %v", err, c.IsCluster())
+	}
+	after := s.Detail(stats.TotalKeys(ctx, c, 0)).Pass
+	var d stats.DBDetail
+	redistest.Eventually(t, 20*time.Second, "a pass on the cluster client counting every primary", func() bool {
+		d = s.Detail(stats.TotalKeys(ctx, c, 0))
+		return d.Pass > after+1 && d.Err == "" && d.UnmCount == 600
+	})
 }

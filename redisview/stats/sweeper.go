@@ -73,6 +73,18 @@ func (s *Sweeper) run(ctx context.Context) {
 	starting := true
 	var passSig signature // as the running pass started
 	for ctx.Err() == nil {
+		// The connection may have moved onto another client (a cluster
+		// detected after the sweep started closes the standalone ones):
+		// the pass starts again on the client it has now.
+		if now := s.conn.DB(s.db); now != cl {
+			cl = now
+			ks = newKeySweep(s.conn, cl, s.budget.Count)
+			ks.noScript = !s.budget.Script
+			s.mu.Lock()
+			s.cur = newAccumulator(s.clock.Now())
+			s.mu.Unlock()
+			starting = true
+		}
 		if starting {
 			// A new pass runs only when the last one is stale or the
 			// database changed since it started (see signature).
