@@ -55,7 +55,8 @@ func (a *App) bearerToken(c echo.Context) (string, bool) {
 
 // tokenIdentity is who a token acts as: its owner at the token's level
 // (capped by the owner's present one); an error when it is unknown,
-// expired or revoked, or its owner is gone from the users file.
+// expired or revoked, or its owner is not (or not as the token was made
+// for) in this replica's users file.
 func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity, error) {
 	if a.auth.Tokens == nil {
 		return people.Identity{}, people.ErrTokenUnknown
@@ -66,17 +67,14 @@ func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity
 	}
 	id, ok := tok.Identity(a.auth.Users)
 	if !ok {
-		// For good: the account coming back does not bring them back.
+		// Refused, never deleted here: this replica's users file may be
+		// behind another's (or cut off for one reload). Tokens end with
+		// their account once it has stayed gone (people.Users.OnRemoved);
+		// a token made for another password stays unusable by its binding.
 		if _, known := a.auth.Users.Lookup(tok.Owner); !known {
-			if _, err := a.auth.Tokens.RevokeOwner(ctx, tok.Owner); err != nil {
-				a.log.Warn("the tokens of an account no longer in the users file could not be revoked", "owner", tok.Owner, "err", err)
-			}
-			return people.Identity{}, fmt.Errorf("%w (its owner %s is no longer in the users file)", people.ErrTokenUnknown, tok.Owner)
+			return people.Identity{}, fmt.Errorf("%w (its owner %s is not in this replica's users file)", people.ErrTokenUnknown, tok.Owner)
 		}
-		if err := a.auth.Tokens.Revoke(ctx, tok.Owner, tok.Name); err != nil && !errors.Is(err, people.ErrTokenUnknown) {
-			a.log.Warn("a token of a former account could not be revoked", "owner", tok.Owner, "err", err)
-		}
-		return people.Identity{}, fmt.Errorf("%w (it was made for %s before a new password or the account's re-creation)", people.ErrTokenUnknown, tok.Owner)
+		return people.Identity{}, fmt.Errorf("%w (it was made for %s with another password, or before the account's re-creation)", people.ErrTokenUnknown, tok.Owner)
 	}
 	return id, nil
 }
