@@ -86,12 +86,12 @@ func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity
 // is refused before its token is looked up, so parallel guesses cannot
 // all pass.
 func (a *App) bearerIdentity(c echo.Context, secret string) (people.Identity, *tokenProblem) {
+	ip := a.clientAddr(c)
+	if p := a.reserveGuess(c.Request().Context(), ip); p != nil {
+		return people.Identity{}, p
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), tokenTimeout)
 	defer cancel()
-	ip := a.clientAddr(c)
-	if wait := a.auth.Limiter.ReserveGuess(ctx, ip); wait > 0 {
-		return people.Identity{}, tooManyGuesses(wait)
-	}
 	// Released after the failure is counted: the guess is counted throughout.
 	defer a.auth.Limiter.ReleaseGuess(context.WithoutCancel(ctx), ip)
 	id, err := a.tokenIdentity(ctx, secret)
@@ -114,6 +114,48 @@ func (a *App) bearerIdentity(c echo.Context, secret string) (people.Identity, *t
 	}
 	return people.Identity{}, &tokenProblem{Status: http.StatusUnauthorized, Title: "Invalid API token", Detail: detail,
 		header: map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`}}
+}
+
+// flightWait bounds how long a bearer request waits for a place among
+// its address's token lookups in flight (people.Limiter.ReserveGuess),
+// polled every flightPoll: those are not failures, a valid token used by
+// parallel requests waits rather than being refused. It stays under
+// tokenTimeout, which the lookup after it gets afresh.
+const (
+	flightWait = time.Second
+	flightPoll = 20 * time.Millisecond
+)
+
+// reserveGuess reserves a token lookup from ip, waiting up to flightWait
+// while it is refused only for the lookups in flight; nil when reserved.
+func (a *App) reserveGuess(parent context.Context, ip string) *tokenProblem {
+	ctx, cancel := context.WithTimeout(parent, flightWait)
+	defer cancel()
+	for {
+		rctx, rcancel := context.WithTimeout(parent, tokenTimeout)
+		wait, busy := a.auth.Limiter.ReserveGuess(rctx, ip)
+		rcancel()
+		if wait <= 0 {
+			return nil
+		}
+		if !busy {
+			return tooManyGuesses(wait)
+		}
+		t := time.NewTimer(flightPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return tooManyInFlight(wait)
+		case <-t.C:
+		}
+	}
+}
+
+func tooManyInFlight(wait time.Duration) *tokenProblem {
+	secs := int(math.Ceil(wait.Seconds()))
+	return &tokenProblem{Status: http.StatusTooManyRequests, Title: "Too many token lookups at once",
+		Detail: fmt.Sprintf("This address has as many API token lookups in flight as it has attempts left; try again in %d s.", secs),
+		header: map[string]string{"Retry-After": fmt.Sprint(secs)}}
 }
 
 func tooManyGuesses(wait time.Duration) *tokenProblem {
