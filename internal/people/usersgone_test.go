@@ -82,3 +82,40 @@ func TestRemovedAccountsAreToldAfterTheGrace(t *testing.T) {
 		t.Fatalf("told more than once: %q", got)
 	}
 }
+
+// OnRemoved's callbacks run without the reload lock held: one may
+// register another, or reload the file, without a deadlock.
+func TestRemovedCallbacksRunOutsideTheReloadLock(t *testing.T) {
+	hash, _ := bcrypt.GenerateFromPassword([]byte("right-password"), bcrypt.MinCost)
+	entry := func(name string) string {
+		return "  - name: " + name + "\n    role: viewer\n    password_hash: \"" + string(hash) + "\"\n"
+	}
+	path := filepath.Join(t.TempDir(), "users.yaml")
+	if err := os.WriteFile(path, []byte("users:\n"+entry("ada")+entry("sam")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := clock.NewFake(time.Time{})
+	u, err := LoadUsers(path, WithClock(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	done := make(chan struct{})
+	u.OnRemoved(func([]string) {
+		u.OnRemoved(func([]string) {})
+		_ = u.Reload(true, log)
+		close(done)
+	})
+	if err := os.WriteFile(path, []byte("users:\n"+entry("ada")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Reload(false, log); err != nil {
+		t.Fatal(err)
+	}
+	go c.Advance(GoneGrace + time.Second)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an OnRemoved callback registering another and reloading deadlocked")
+	}
+}
