@@ -55,7 +55,8 @@ func (a *App) bearerToken(c echo.Context) (string, bool) {
 
 // tokenIdentity is who a token acts as: its owner at the token's level
 // (capped by the owner's present one); an error when it is unknown,
-// expired or revoked, or its owner is gone from the users file.
+// expired or revoked, or its owner is not (or not as the token was made
+// for) in this replica's users file.
 func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity, error) {
 	if a.auth.Tokens == nil {
 		return people.Identity{}, people.ErrTokenUnknown
@@ -66,17 +67,14 @@ func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity
 	}
 	id, ok := tok.Identity(a.auth.Users)
 	if !ok {
-		// For good: the account coming back does not bring them back.
+		// Refused, never deleted here: this replica's users file may be
+		// behind another's (or cut off for one reload). Tokens end with
+		// their account once it has stayed gone (people.Users.OnRemoved);
+		// a token made for another password stays unusable by its binding.
 		if _, known := a.auth.Users.Lookup(tok.Owner); !known {
-			if _, err := a.auth.Tokens.RevokeOwner(ctx, tok.Owner); err != nil {
-				a.log.Warn("the tokens of an account no longer in the users file could not be revoked", "owner", tok.Owner, "err", err)
-			}
-			return people.Identity{}, fmt.Errorf("%w (its owner %s is no longer in the users file)", people.ErrTokenUnknown, tok.Owner)
+			return people.Identity{}, fmt.Errorf("%w (its owner %s is not in this replica's users file)", people.ErrTokenUnknown, tok.Owner)
 		}
-		if err := a.auth.Tokens.Revoke(ctx, tok.Owner, tok.Name); err != nil && !errors.Is(err, people.ErrTokenUnknown) {
-			a.log.Warn("a token of a former account could not be revoked", "owner", tok.Owner, "err", err)
-		}
-		return people.Identity{}, fmt.Errorf("%w (it was made for %s before a new password or the account's re-creation)", people.ErrTokenUnknown, tok.Owner)
+		return people.Identity{}, fmt.Errorf("%w (it was made for %s with another password, or before the account's re-creation)", people.ErrTokenUnknown, tok.Owner)
 	}
 	return id, nil
 }
@@ -88,12 +86,12 @@ func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity
 // is refused before its token is looked up, so parallel guesses cannot
 // all pass.
 func (a *App) bearerIdentity(c echo.Context, secret string) (people.Identity, *tokenProblem) {
+	ip := a.clientAddr(c)
+	if p := a.reserveGuess(c.Request().Context(), ip); p != nil {
+		return people.Identity{}, p
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), tokenTimeout)
 	defer cancel()
-	ip := a.clientAddr(c)
-	if wait := a.auth.Limiter.ReserveGuess(ctx, ip); wait > 0 {
-		return people.Identity{}, tooManyGuesses(wait)
-	}
 	// Released after the failure is counted: the guess is counted throughout.
 	defer a.auth.Limiter.ReleaseGuess(context.WithoutCancel(ctx), ip)
 	id, err := a.tokenIdentity(ctx, secret)
@@ -116,6 +114,48 @@ func (a *App) bearerIdentity(c echo.Context, secret string) (people.Identity, *t
 	}
 	return people.Identity{}, &tokenProblem{Status: http.StatusUnauthorized, Title: "Invalid API token", Detail: detail,
 		header: map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`}}
+}
+
+// flightWait bounds how long a bearer request waits for a place among
+// its address's token lookups in flight (people.Limiter.ReserveGuess),
+// polled every flightPoll: those are not failures, a valid token used by
+// parallel requests waits rather than being refused. It stays under
+// tokenTimeout, which the lookup after it gets afresh.
+const (
+	flightWait = time.Second
+	flightPoll = 20 * time.Millisecond
+)
+
+// reserveGuess reserves a token lookup from ip, waiting up to flightWait
+// while it is refused only for the lookups in flight; nil when reserved.
+func (a *App) reserveGuess(parent context.Context, ip string) *tokenProblem {
+	ctx, cancel := context.WithTimeout(parent, flightWait)
+	defer cancel()
+	for {
+		rctx, rcancel := context.WithTimeout(parent, tokenTimeout)
+		wait, busy := a.auth.Limiter.ReserveGuess(rctx, ip)
+		rcancel()
+		if wait <= 0 {
+			return nil
+		}
+		if !busy {
+			return tooManyGuesses(wait)
+		}
+		t := time.NewTimer(flightPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return tooManyInFlight(wait)
+		case <-t.C:
+		}
+	}
+}
+
+func tooManyInFlight(wait time.Duration) *tokenProblem {
+	secs := int(math.Ceil(wait.Seconds()))
+	return &tokenProblem{Status: http.StatusTooManyRequests, Title: "Too many token lookups at once",
+		Detail: fmt.Sprintf("This address has as many API token lookups in flight as it has attempts left; try again in %d s.", secs),
+		header: map[string]string{"Retry-After": fmt.Sprint(secs)}}
 }
 
 func tooManyGuesses(wait time.Duration) *tokenProblem {

@@ -59,10 +59,10 @@ func (noLimiter) Succeeded(context.Context, string, string)              {}
 func (noLimiter) Lockouts(context.Context, int) ([]people.Lockout, int, error) {
 	return nil, 0, nil
 }
-func (noLimiter) Clear(context.Context, string, string) error          { return nil }
-func (noLimiter) Locked(context.Context, string, string) time.Duration { return 0 }
-func (noLimiter) ReserveGuess(context.Context, string) time.Duration   { return 0 }
-func (noLimiter) ReleaseGuess(context.Context, string)                 {}
+func (noLimiter) Clear(context.Context, string, string) error                { return nil }
+func (noLimiter) Locked(context.Context, string, string) time.Duration       { return 0 }
+func (noLimiter) ReserveGuess(context.Context, string) (time.Duration, bool) { return 0, false }
+func (noLimiter) ReleaseGuess(context.Context, string)                       {}
 
 // fakeConsole serves the App over fakes, in open mode.
 func fakeConsole(t *testing.T, audit handlers.AuditLog) *echo.Echo {

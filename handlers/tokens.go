@@ -171,6 +171,11 @@ func (a *App) checkTokenForm(u people.User, vm *views.TokensVM) (action.Level, t
 func (a *App) revokeToken(c echo.Context) error {
 	id := identity(c)
 	u, why := a.tokenOwner(id)
+	if a.auth.Tokens == nil {
+		// No token store (open mode, a proxy without a users file): no
+		// token to revoke, whoever asks; the page says why.
+		return a.renderTokens(c, http.StatusNotFound, views.TokensVM{})
+	}
 	if why != "" && id.Level < action.Admin {
 		return a.renderTokens(c, http.StatusForbidden, views.TokensVM{})
 	}

@@ -71,3 +71,27 @@ func TestParallelTokenGuessesAreLimitedBeforeTheLookup(t *testing.T) {
 			n, held.entered.Load(), looked, refused, people.DefaultLoginPolicy.PerPair)
 	}
 }
+
+// Lookups in flight hold places but are not failures: a valid token used
+// by many requests at once from one address (a CI fan-out, a NAT) waits
+// for a place rather than being refused as a guesser.
+func TestParallelValidTokenRequestsAreNotRefused(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	tok := mintToken(t, newBrowserAs(t, f, "ada"), "fan-out", "viewer", "30d")
+	const n = 12
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _, _ = bearer(t, f.srv.URL, http.MethodGet, "/api/v1/connections", tok, nil)
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("request %d of %d parallel ones with a valid token: %d, want 200", i, n, c)
+		}
+	}
+}

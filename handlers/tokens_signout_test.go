@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,5 +38,29 @@ func TestSignOutEverywhereRevokesTokensWhenAsked(t *testing.T) {
 	}
 	if code, _, _ := bearer(t, f.srv.URL, http.MethodGet, "/api/v1/connections", tok, nil); code != http.StatusUnauthorized {
 		t.Fatalf("sam's token after signing out everywhere with its revocation: %d, want 401", code)
+	}
+}
+
+// Revoking all of another person's tokens is irreversible: an admin's
+// "sign this user out everywhere" leaves its box unticked, while a
+// person's own sign-out-everywhere keeps it ticked.
+func TestAdminSignOutDoesNotTickRevokeTokens(t *testing.T) {
+	f := newAuthFixture(t, nil, nil)
+	ada := newBrowserAs(t, f, "ada")
+	_, _, page := ada.do(http.MethodGet, route.Account, nil)
+	box := regexp.MustCompile(`<input[^>]*data-testid="([^"]*revoke-tokens)"[^>]*>`)
+	found := map[string]string{}
+	for _, m := range box.FindAllStringSubmatch(page, -1) {
+		found[m[1]] = m[0]
+	}
+	own, other := found["sign-out-revoke-tokens"], found["sign-out-user-revoke-tokens"]
+	if own == "" || other == "" {
+		t.Fatalf("the two boxes are not both on the admin's account page: %q", found)
+	}
+	if !strings.Contains(own, "checked") {
+		t.Errorf("one's own sign-out-everywhere box is not ticked: %s", own)
+	}
+	if strings.Contains(other, "checked") {
+		t.Errorf("the admin's box to revoke another user's tokens is ticked by default: %s", other)
 	}
 }

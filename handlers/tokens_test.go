@@ -16,6 +16,7 @@ import (
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview/action"
 )
@@ -302,5 +303,18 @@ func TestTokenCannotSignIn(t *testing.T) {
 	code, hdr, _ := bearer(t, f.srv.URL, http.MethodPost, "/login", tok, url.Values{"user": {"sam"}, "username": {"sam"}, "password": {"right-password"}})
 	if code != http.StatusForbidden || len(hdr.Values("Set-Cookie")) != 0 {
 		t.Fatalf("a bearer POST /login: %d, cookies %q", code, hdr.Values("Set-Cookie"))
+	}
+}
+
+// Without a token store (open mode), an admin's revoke is refused with
+// the reason, not a recovered panic.
+func TestRevokeTokenWithoutATokenStore(t *testing.T) {
+	f := startConsole(t, redistest.Start(t), server.Config{Auth: handlers.Auth{Secret: []byte(testSecret)}}, nil)
+	c := newAPIClient(t, f)
+	b := c.b
+	form := url.Values{"_csrf": {c.csrf}, "owner": {"x"}, "name": {"y"}, "confirm": {"yes"}}
+	code, _, body := b.do(http.MethodPost, route.RevokeToken, form)
+	if code != http.StatusNotFound || !strings.Contains(body, "open mode") {
+		t.Fatalf("revoke in open mode: %d, want 404 saying why: %.500s", code, body)
 	}
 }

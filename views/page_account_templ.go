@@ -314,7 +314,7 @@ func AccountPage(p Page, vm AccountVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\" required maxlength=\"64\" autocomplete=\"off\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-2 text-sm focus:border-sky-500 focus:outline-none\" data-testid=\"sign-out-user-name\"></label> <label class=\"flex items-center gap-2 text-sm text-slate-700\"><input type=\"checkbox\" name=\"revoke_tokens\" value=\"yes\" checked data-testid=\"sign-out-user-revoke-tokens\"> Also revoke their API tokens</label> <button type=\"submit\" class=\"w-full rounded-md bg-slate-900 px-4 py-2 text-sm font-medium text-white hover:bg-slate-700\">Sign this user out everywhere</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\" required maxlength=\"64\" autocomplete=\"off\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-2 text-sm focus:border-sky-500 focus:outline-none\" data-testid=\"sign-out-user-name\"></label> <label class=\"flex items-center gap-2 text-sm text-slate-700\"><input type=\"checkbox\" name=\"revoke_tokens\" value=\"yes\" data-testid=\"sign-out-user-revoke-tokens\"> Also revoke all their API tokens (cannot be undone: their scripts stop at once)</label> <button type=\"submit\" class=\"w-full rounded-md bg-slate-900 px-4 py-2 text-sm font-medium text-white hover:bg-slate-700\">Sign this user out everywhere</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -247,7 +247,8 @@ func DecodedOf(f *schema.Family, typ string, read bool, res decode.Result, errTe
 		d.Note = "not decoded: " + res.Note
 	case res.State != nil && !stateIs(f.Role, res.State):
 		// The contract describes each role's registered state only.
-		d.Error = fmt.Sprintf("the %s reader answered a %T, not its registered state", f.Role, res.State)
+		// Worded for the API's readers: no Go type name.
+		d.Error = fmt.Sprintf("the %s reader's state is not the role's registered state", f.Role)
 	default:
 		d.State = StateOf(res.State)
 	}

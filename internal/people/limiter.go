@@ -22,8 +22,9 @@ type Limiter interface {
 	Clear(ctx context.Context, user, ip string) error
 	// ReserveGuess reserves an API token lookup from ip before it is
 	// made (0), or refuses it (how long to wait): lookups in flight count
-	// as failed guesses until ReleaseGuess ends them.
-	ReserveGuess(ctx context.Context, ip string) time.Duration
+	// as failed guesses until ReleaseGuess ends them; busy when refused
+	// only for those in flight, not for failures.
+	ReserveGuess(ctx context.Context, ip string) (wait time.Duration, busy bool)
 	// ReleaseGuess ends a lookup ReserveGuess admitted (a failed one after
 	// its Attempt, so that it stays counted).
 	ReleaseGuess(ctx context.Context, ip string)

@@ -26,7 +26,8 @@ local p = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 local a = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 local f = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
 if f < 0 then f = 0 end
-if p + f >= tonumber(ARGV[1]) or a + f >= tonumber(ARGV[2]) then return 0 end
+if p >= tonumber(ARGV[1]) or a >= tonumber(ARGV[2]) then return 0 end
+if p + f >= tonumber(ARGV[1]) or a + f >= tonumber(ARGV[2]) then return 2 end
 redis.call('SET', KEYS[3], f + 1, 'PX', ARGV[3])
 return 1`)
 
@@ -39,12 +40,14 @@ return 0`)
 // looked up, so that parallel wrong guesses cannot all pass a check made
 // before any of them failed: the lookups in flight count as failures
 // until released. 0 admits it; otherwise how long to wait (the
-// address's lock-out, or a second while others are in flight). An
+// address's lock-out, or a second while others are in flight), and
+// busy when it was refused only for the lookups in flight (not for
+// failures): a place frees up as soon as one ends. An
 // admitted lookup is ended by ReleaseGuess — after Attempt when it
 // failed, so that it is counted throughout.
-func (l *LoginLimiter) ReserveGuess(ctx context.Context, addr string) time.Duration {
+func (l *LoginLimiter) ReserveGuess(ctx context.Context, addr string) (wait time.Duration, busy bool) {
 	if wait := l.Locked(ctx, TokenGuesses, addr); wait > 0 {
-		return wait
+		return wait, false
 	}
 	pair, ad, _, _ := l.keys(TokenGuesses, addr)
 	err := errors.New("no store")
@@ -54,9 +57,13 @@ func (l *LoginLimiter) ReserveGuess(ctx context.Context, addr string) time.Durat
 			l.policy.PerPair, l.policy.PerAddr, guessHold.Milliseconds()).Int()
 		if err == nil {
 			if ok == 1 {
-				return 0
+				return 0, false
 			}
-			return max(l.Locked(ctx, TokenGuesses, addr), time.Second)
+			return max(l.Locked(ctx, TokenGuesses, addr), time.Second), ok == 2
+		}
+		if ctx.Err() != nil {
+			// The caller gave up, the store did not fail: no fallback.
+			return time.Second, true
 		}
 	}
 	// The store cannot be reached: this process's counts.
@@ -71,11 +78,14 @@ func (l *LoginLimiter) ReserveGuess(ctx context.Context, addr string) time.Durat
 	}
 	fk := l.flightKey(addr)
 	f := n(fk)
+	if n(pair) >= l.policy.PerPair || n(ad) >= l.policy.PerAddr {
+		return time.Second, false
+	}
 	if n(pair)+f >= l.policy.PerPair || n(ad)+f >= l.policy.PerAddr {
-		return time.Second
+		return time.Second, true
 	}
 	l.local[fk] = localCount{n: f + 1, reset: now.Add(guessHold)}
-	return 0
+	return 0, false
 }
 
 // ReleaseGuess ends a lookup ReserveGuess admitted.

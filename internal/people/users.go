@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -42,11 +43,18 @@ type Users struct {
 	readErr string
 	// onRemoved are told the accounts a reload removed (OnRemoved).
 	onRemoved []func(names []string)
+	// clock times GoneGrace; gone holds each removed account's latest
+	// removal (a reload's number, goneGen) until its grace is over.
+	clock   clock.Clock
+	gone    map[string]uint64
+	goneGen uint64
 }
 
-// OnRemoved has f told, after each reload that removed accounts, their
-// names: what ends with an account (its API tokens) is ended for good,
-// even if the account comes back.
+// OnRemoved has f told the names of accounts a reload removed once they
+// have stayed out of the users file for GoneGrace (on the users' clock):
+// what ends with an account (its API tokens) is then ended for good, even
+// if the account comes back; an account back within the grace (a file
+// cut off for one reload) keeps it. f runs on a timer, not during Reload.
 func (u *Users) OnRemoved(f func(names []string)) {
 	if u == nil {
 		return
@@ -127,7 +135,7 @@ type usersFile struct {
 //	    password_hash: "$2a$12$…"  # from `keydeck hash-password`; optional in proxy mode
 //
 // The returned Users remember the path for Reload and Watch.
-func LoadUsers(path string) (*Users, error) {
+func LoadUsers(path string, opts ...Option) (*Users, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -136,7 +144,7 @@ func LoadUsers(path string) (*Users, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &Users{path: path, seen: sha256.Sum256(data)}
+	u := &Users{path: path, seen: sha256.Sum256(data), clock: clockOf(opts)}
 	u.set.Store(set)
 	return u, nil
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/keydeck/keydeck/internal/clock"
 )
 
 // Reload reads the users file again. A valid new version is in force for
@@ -48,11 +50,44 @@ func (u *Users) Reload(force bool, log *slog.Logger) error {
 	log.Info("users file reloaded", "path", u.path, "users", len(set.byName),
 		"added", added, "removed", removed, "changed", changed)
 	if len(removed) > 0 {
-		for _, f := range u.onRemoved {
-			f(removed)
+		// Told only if still gone after the grace: a file cut off for a
+		// reload, or another replica's file landing later, ends nothing.
+		if u.gone == nil {
+			u.gone = map[string]uint64{}
 		}
+		u.goneGen++
+		gen := u.goneGen
+		for _, n := range removed {
+			u.gone[n] = gen
+		}
+		clock.Or(u.clock).AfterFunc(GoneGrace, func() { u.tellGone(removed, gen) })
 	}
 	return nil
+}
+
+// tellGone tells OnRemoved which of names, removed by reload gen, are
+// still out of the users file (and were not removed again since). The
+// callbacks run without u.mu held.
+func (u *Users) tellGone(names []string, gen uint64) {
+	u.mu.Lock()
+	var gone []string
+	for _, n := range names {
+		if u.gone[n] != gen {
+			continue // removed again since: that removal's grace counts
+		}
+		delete(u.gone, n)
+		if _, back := u.Lookup(n); !back {
+			gone = append(gone, n)
+		}
+	}
+	fs := slices.Clone(u.onRemoved)
+	u.mu.Unlock()
+	if len(gone) == 0 {
+		return
+	}
+	for _, f := range fs {
+		f(gone)
+	}
 }
 
 // diffUsers names what a reload changed, for the log (never a hash).
@@ -102,3 +137,7 @@ func (u *Users) Watch(ctx context.Context, every time.Duration, kick <-chan stru
 		}
 	}
 }
+
+// GoneGrace is how long an account must stay out of the users file
+// before OnRemoved is told it is gone.
+const GoneGrace = time.Minute

@@ -357,7 +357,7 @@ func (s *Server) Serve(ln net.Listener) error {
 func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *slog.Logger) (handlers.Auth, *redis.Client, error) {
 	auth := cfg.Auth
 	if cfg.UsersFile != "" && auth.Users == nil {
-		users, err := people.LoadUsers(cfg.UsersFile)
+		users, err := people.LoadUsers(cfg.UsersFile, people.WithClock(cfg.Clock))
 		if err != nil {
 			return auth, nil, err
 		}
@@ -403,7 +403,8 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 		auth.Tokens = people.NewTokenStore(audit, people.WithClock(cfg.Clock))
 	}
 	if auth.Tokens != nil && auth.Users != nil {
-		// An account removed from the users file loses its tokens for good.
+		// An account out of the users file for people.GoneGrace loses its
+		// tokens for good (one back sooner keeps them).
 		tokens := auth.Tokens
 		auth.Users.OnRemoved(func(names []string) {
 			for _, n := range names {
@@ -411,7 +412,7 @@ func setupAuth(ctx context.Context, cfg Config, reg *redisview.Registry, log *sl
 				k, err := tokens.RevokeOwner(ctx, n)
 				cancel()
 				if err != nil {
-					log.Error("the API tokens of an account removed from the users file could not be revoked now; they are refused while it is absent and revoked at their next use", "user", n, "err", err)
+					log.Error("the API tokens of an account removed from the users file could not be revoked now; they are refused while it is absent", "user", n, "err", err)
 				} else if k > 0 {
 					log.Warn("API tokens revoked: their account left the users file", "user", n, "tokens", k)
 				}
