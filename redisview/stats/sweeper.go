@@ -63,26 +63,27 @@ func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
 	}
 }
 
-func (s *Sweeper) run(ctx context.Context) {
+// fresh starts a pass from nothing on the connection's current client.
+func (s *Sweeper) fresh() (redis.UniversalClient, *keySweep) {
 	cl := s.conn.DB(s.db)
 	ks := newKeySweep(s.conn, cl, s.budget.Count)
 	ks.noScript = !s.budget.Script
 	s.mu.Lock()
 	s.cur = newAccumulator(s.clock.Now())
 	s.mu.Unlock()
+	return cl, ks
+}
+
+func (s *Sweeper) run(ctx context.Context) {
+	cl, ks := s.fresh()
 	starting := true
 	var passSig signature // as the running pass started
 	for ctx.Err() == nil {
 		// The connection may have moved onto another client (a cluster
 		// detected after the sweep started closes the standalone ones):
 		// the pass starts again on the client it has now.
-		if now := s.conn.DB(s.db); now != cl {
-			cl = now
-			ks = newKeySweep(s.conn, cl, s.budget.Count)
-			ks.noScript = !s.budget.Script
-			s.mu.Lock()
-			s.cur = newAccumulator(s.clock.Now())
-			s.mu.Unlock()
+		if s.conn.DB(s.db) != cl {
+			cl, ks = s.fresh()
 			starting = true
 		}
 		if starting {
