@@ -119,3 +119,59 @@ func TestRemovedCallbacksRunOutsideTheReloadLock(t *testing.T) {
 		t.Fatal("an OnRemoved callback registering another and reloading deadlocked")
 	}
 }
+
+// A slow OnRemoved callback (revoking a removed account's tokens while
+// the audit Redis is down takes its timeout per name) stalls no reload:
+// the users file is reloaded, and read, while the callback blocks.
+func TestReloadCompletesWhileARemovedCallbackBlocks(t *testing.T) {
+	hash, _ := bcrypt.GenerateFromPassword([]byte("right-password"), bcrypt.MinCost)
+	entry := func(name string) string {
+		return "  - name: " + name + "\n    role: viewer\n    password_hash: \"" + string(hash) + "\"\n"
+	}
+	path := filepath.Join(t.TempDir(), "users.yaml")
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("users:\n" + entry("ada") + entry("sam"))
+	c := clock.NewFake(time.Time{})
+	u, err := LoadUsers(path, WithClock(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	u.OnRemoved(func([]string) {
+		close(entered)
+		<-release
+	})
+	defer close(release)
+	log := slog.New(slog.DiscardHandler)
+	write("users:\n" + entry("ada"))
+	if err := u.Reload(false, log); err != nil {
+		t.Fatal(err)
+	}
+	go c.Advance(GoneGrace + time.Second)
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnRemoved was not called after the grace")
+	}
+	reloaded := make(chan error, 1)
+	go func() {
+		write("users:\n" + entry("ada") + entry("vic"))
+		reloaded <- u.Reload(true, log)
+	}()
+	select {
+	case err := <-reloaded:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a reload stalled while an OnRemoved callback blocked")
+	}
+	if _, ok := u.Lookup("vic"); !ok {
+		t.Fatal("the reload done while the callback blocked is not in force")
+	}
+}
