@@ -129,6 +129,9 @@ type LoginLimiter struct {
 
 	mu    sync.Mutex
 	local map[string]localCount
+	// flights are this process's token lookups in flight per address
+	// (tokenguess.go), guarded by mu.
+	flights map[string][]flight
 }
 
 type localCount struct {

@@ -2,6 +2,8 @@ package people
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"time"
 
@@ -9,54 +11,69 @@ import (
 )
 
 // guessHold bounds how long a reserved token lookup counts as in flight
-// should its replica die before releasing it.
+// should its replica die before releasing it (or its release be lost).
 const guessHold = 10 * time.Second
 
-// flightKey counts addr's token lookups in flight (reserved, not yet
-// released or counted as failed).
-func (l *LoginLimiter) flightKey(addr string) string { return l.prefix + "tokflight:" + addr }
+// flightKey holds addr's token lookups in flight (reserved, not yet
+// released or counted as failed): a sorted set of one member per
+// reservation, scored by the epoch ms it expires at, so that a leaked
+// one expires on its own however many are admitted after it.
+func (l *LoginLimiter) flightKey(addr string) string { return l.prefix + "tokflights:" + addr }
+
+// flight is one lookup in flight reserved by this process: its member in
+// the address's set ("" when it was counted here only, the store being
+// unreachable), and when it stops counting.
+type flight struct {
+	id    string
+	until time.Time
+}
 
 // reserveGuess admits a token lookup from an address when its failed
 // guesses (the pair's count) plus its lookups in flight stay under the
 // pair's limit, and the address's failures plus those in flight under
-// the address's. KEYS: pair, address, flight; ARGV: per pair, per
-// address, hold ms. Returns 1 admitted, 0 refused.
+// the address's; reservations past their expiry are dropped first.
+// KEYS: pair, address, flights; ARGV: per pair, per address, now ms,
+// hold ms, reservation id. Returns 1 admitted, 2 refused for the lookups
+// in flight, 0 refused for failures.
 var reserveGuess = redis.NewScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
 local p = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 local a = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-local f = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
-if f < 0 then f = 0 end
+local f = redis.call('ZCARD', KEYS[3])
 if p >= tonumber(ARGV[1]) or a >= tonumber(ARGV[2]) then return 0 end
 if p + f >= tonumber(ARGV[1]) or a + f >= tonumber(ARGV[2]) then return 2 end
-redis.call('SET', KEYS[3], f + 1, 'PX', ARGV[3])
+redis.call('ZADD', KEYS[3], tonumber(ARGV[3]) + tonumber(ARGV[4]), ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
 return 1`)
-
-var releaseGuess = redis.NewScript(`
-local f = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
-if f <= 1 then redis.call('DEL', KEYS[1]) else redis.call('DECR', KEYS[1]) end
-return 0`)
 
 // ReserveGuess reserves a token lookup from addr before the token is
 // looked up, so that parallel wrong guesses cannot all pass a check made
 // before any of them failed: the lookups in flight count as failures
-// until released. 0 admits it; otherwise how long to wait (the
-// address's lock-out, or a second while others are in flight), and
-// busy when it was refused only for the lookups in flight (not for
-// failures): a place frees up as soon as one ends. An
-// admitted lookup is ended by ReleaseGuess — after Attempt when it
-// failed, so that it is counted throughout.
+// until released, or until guessHold after each one's reservation. 0
+// admits it; otherwise how long to wait (the address's lock-out, or a
+// second while others are in flight), and busy when it was refused only
+// for the lookups in flight (not for failures): a place frees up as soon
+// as one ends. An admitted lookup is ended by ReleaseGuess — after
+// Attempt when it failed, so that it is counted throughout.
 func (l *LoginLimiter) ReserveGuess(ctx context.Context, addr string) (wait time.Duration, busy bool) {
 	if wait := l.Locked(ctx, TokenGuesses, addr); wait > 0 {
 		return wait, false
 	}
 	pair, ad, _, _ := l.keys(TokenGuesses, addr)
+	now := l.now()
 	err := errors.New("no store")
 	if l.client != nil {
+		b := make([]byte, 12)
+		_, _ = rand.Read(b)
+		id := hex.EncodeToString(b)
 		var ok int
 		ok, err = reserveGuess.Run(ctx, l.client, []string{pair, ad, l.flightKey(addr)},
-			l.policy.PerPair, l.policy.PerAddr, guessHold.Milliseconds()).Int()
+			l.policy.PerPair, l.policy.PerAddr, now.UnixMilli(), guessHold.Milliseconds(), id).Int()
 		if err == nil {
 			if ok == 1 {
+				l.mu.Lock()
+				l.addFlight(addr, flight{id: id, until: now.Add(guessHold)})
+				l.mu.Unlock()
 				return 0, false
 			}
 			return max(l.Locked(ctx, TokenGuesses, addr), time.Second), ok == 2
@@ -67,7 +84,6 @@ func (l *LoginLimiter) ReserveGuess(ctx context.Context, addr string) (wait time
 		}
 	}
 	// The store cannot be reached: this process's counts.
-	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := func(k string) int {
@@ -76,32 +92,56 @@ func (l *LoginLimiter) ReserveGuess(ctx context.Context, addr string) (wait time
 		}
 		return 0
 	}
-	fk := l.flightKey(addr)
-	f := n(fk)
+	f := 0
+	for _, x := range l.flights[addr] {
+		if x.id == "" && now.Before(x.until) {
+			f++
+		}
+	}
 	if n(pair) >= l.policy.PerPair || n(ad) >= l.policy.PerAddr {
 		return time.Second, false
 	}
 	if n(pair)+f >= l.policy.PerPair || n(ad)+f >= l.policy.PerAddr {
 		return time.Second, true
 	}
-	l.local[fk] = localCount{n: f + 1, reset: now.Add(guessHold)}
+	l.addFlight(addr, flight{until: now.Add(guessHold)})
 	return 0, false
 }
 
-// ReleaseGuess ends a lookup ReserveGuess admitted.
-func (l *LoginLimiter) ReleaseGuess(ctx context.Context, addr string) {
-	fk := l.flightKey(addr)
-	if l.client != nil {
-		_ = releaseGuess.Run(ctx, l.client, []string{fk}).Err()
+// addFlight notes a lookup this process reserved, dropping those past
+// their hold; l.mu is held.
+func (l *LoginLimiter) addFlight(addr string, x flight) {
+	if l.flights == nil {
+		l.flights = map[string][]flight{}
 	}
-	l.mu.Lock()
-	if c, ok := l.local[fk]; ok {
-		if c.n <= 1 {
-			delete(l.local, fk)
-		} else {
-			c.n--
-			l.local[fk] = c
+	now := l.now()
+	keep := l.flights[addr][:0]
+	for _, y := range l.flights[addr] {
+		if now.Before(y.until) {
+			keep = append(keep, y)
 		}
 	}
+	l.flights[addr] = append(keep, x)
+}
+
+// ReleaseGuess ends a lookup ReserveGuess admitted: one of this process's
+// reservations for addr (they are alike), the oldest. A release that
+// cannot reach the store leaves that reservation to expire on its own.
+func (l *LoginLimiter) ReleaseGuess(ctx context.Context, addr string) {
+	l.mu.Lock()
+	fs := l.flights[addr]
+	if len(fs) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	x := fs[0]
+	if len(fs) == 1 {
+		delete(l.flights, addr)
+	} else {
+		l.flights[addr] = fs[1:]
+	}
 	l.mu.Unlock()
+	if x.id != "" && l.client != nil {
+		_ = l.client.ZRem(ctx, l.flightKey(addr), x.id).Err()
+	}
 }
