@@ -70,19 +70,38 @@ func ParseTokenExpiry(s string, now time.Time) (time.Time, error) {
 }
 
 // Identity is who a token acts as: its owner, at the token's level or the
-// owner's present one, whichever is lower; false when the owner is no
-// longer in the users file, or is not the account the token was made for
-// (a new password, or the account removed and made again): their tokens
-// end with their account.
+// owner's present one, whichever is lower; false when the token is dead
+// (Dead) or, made before tokens were bound to their owner's account, not
+// bound yet (TokenStore.BindLegacy binds it at its first use).
 func (t Token) Identity(users *Users) (Identity, bool) {
-	if users == nil {
+	if t.Dead(users) != "" || t.Legacy() {
 		return Identity{}, false
 	}
-	u, ok := users.Lookup(t.Owner)
-	if !ok || t.binding != u.tokenBinding() {
-		return Identity{}, false
-	}
+	u, _ := users.Lookup(t.Owner)
 	return Identity{User: u.Name, Level: min(t.Level, u.Level), Via: "token", Token: t.Name}, true
+}
+
+// Legacy reports a token made before tokens were bound to their owner's
+// account (its record has no binding).
+func (t Token) Legacy() bool { return t.binding == "" }
+
+// Dead says why a token no longer works, as users (this replica's users
+// file) has it, or "" while it does: its owner is no longer in the users
+// file, or is not the account it was made for (a new password, or the
+// account removed and made again) — its tokens end with their account. A
+// legacy token is alive while its owner is there with a role at least the
+// token's (it is bound at its first use).
+func (t Token) Dead(users *Users) string {
+	u, ok := users.Lookup(t.Owner)
+	switch {
+	case users == nil || !ok:
+		return "no longer valid: its owner is not in the users file"
+	case t.Legacy() && !u.Level.Allows(t.Level):
+		return "no longer valid: made before tokens were bound to their owner's password, with a role above its owner's"
+	case !t.Legacy() && t.binding != u.tokenBinding():
+		return "no longer valid: password changed"
+	}
+	return ""
 }
 
 // tokenBinding names the account a token is made for: its name and

@@ -50,8 +50,11 @@ type Token struct {
 	LastUsed    time.Time // zero: never used
 	// binding is the owner's account as it was when the token was made
 	// (User.tokenBinding): a token outlives neither its owner's password
-	// nor the account's re-creation.
+	// nor the account's re-creation. "" for a token made before tokens
+	// were bound (Legacy), until its first use binds it (BindLegacy).
 	binding string
+	// digest names the token's record (set by Resolve).
+	digest string
 }
 
 // TokenStore keeps API tokens in the audit Redis beside the sessions'
@@ -101,19 +104,36 @@ func wellFormed(secret string) bool {
 	return err == nil && len(b) == tokenBytes
 }
 
-// createToken stores a token unless its owner has one of that name or
-// holds the most; the owner's index is pruned of tokens gone meanwhile.
+// createToken stores a token unless its owner has a live one of that name
+// or holds the most live ones; the owner's index is pruned of tokens gone
+// meanwhile. A token is live when it is bound to the owner's present
+// account (ARGV[9]) or is a legacy one (no binding); a dead one (made for
+// another password) neither counts nor keeps its name: a new token of
+// that name replaces it.
 // KEYS: token, index; ARGV: name, owner, level, created, expires, max,
 // token key prefix, digest, binding.
 var createToken = redis.NewScript(`
+local function state(d)
+  local v = redis.call('HMGET', ARGV[7] .. d, 'name', 'binding')
+  if not v[1] then return 'gone' end
+  if not v[2] or v[2] == '' or v[2] == ARGV[9] then return 'live' end
+  return 'dead'
+end
 local cur = redis.call('HGET', KEYS[2], ARGV[1])
-if cur and redis.call('EXISTS', ARGV[7] .. cur) == 1 then return 'exists' end
+local replace = false
+if cur then
+  local st = state(cur)
+  if st == 'live' then return 'exists' end
+  if st == 'dead' then replace = cur end
+end
 local all = redis.call('HGETALL', KEYS[2])
 local n = 0
 for i = 1, #all, 2 do
-  if redis.call('EXISTS', ARGV[7] .. all[i+1]) == 1 then n = n + 1 else redis.call('HDEL', KEYS[2], all[i]) end
+  local st = state(all[i+1])
+  if st == 'live' then n = n + 1 elseif st == 'gone' then redis.call('HDEL', KEYS[2], all[i]) end
 end
 if n >= tonumber(ARGV[6]) then return 'full' end
+if replace then redis.call('DEL', ARGV[7] .. replace) end
 redis.call('HSET', KEYS[1], 'name', ARGV[1], 'owner', ARGV[2], 'level', ARGV[3], 'created', ARGV[4], 'expires', ARGV[5], 'last_used', '0', 'binding', ARGV[9])
 if tonumber(ARGV[5]) > 0 then redis.call('PEXPIREAT', KEYS[1], ARGV[5]) end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[8])
@@ -198,7 +218,40 @@ func (s *TokenStore) Resolve(ctx context.Context, secret string) (Token, error) 
 	if err != nil || len(v) != tokenFields {
 		return Token{}, errors.Join(errors.New("token store unreadable"), err)
 	}
-	return parseToken(v)
+	t, err := parseToken(v)
+	t.digest = digest(secret)
+	return t, err
+}
+
+// bindToken binds a legacy token to its owner's account, unless it is
+// bound already: the binding it has. KEYS: token; ARGV: owner, binding.
+var bindToken = redis.NewScript(`
+local v = redis.call('HMGET', KEYS[1], 'owner', 'binding')
+if not v[1] or v[1] ~= ARGV[1] then return false end
+if v[2] and v[2] ~= '' then return v[2] end
+redis.call('HSET', KEYS[1], 'binding', ARGV[2])
+return ARGV[2]`)
+
+// BindLegacy binds a token Resolve found made before tokens were bound
+// to their owner's account (Legacy) to its owner's present one in users,
+// once, atomically, while it is alive (Dead): from then on it is that
+// account's, as if made for it. Whichever replica binds it first wins; t
+// comes back with the binding stored. Other tokens come back as they
+// are. ErrTokenUnknown when the token was revoked since it was resolved.
+func (s *TokenStore) BindLegacy(ctx context.Context, t Token, users *Users) (Token, error) {
+	if !t.Legacy() || t.digest == "" || t.Dead(users) != "" {
+		return t, nil
+	}
+	u, _ := users.Lookup(t.Owner)
+	b, err := bindToken.Run(ctx, s.client, []string{s.tokenKey(t.digest)}, t.Owner, u.tokenBinding()).Text()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return Token{}, ErrTokenUnknown
+	case err != nil:
+		return Token{}, fmt.Errorf("token store: %w", err)
+	}
+	t.binding = b
+	return t, nil
 }
 
 // tokenFields is how many fields a token's record is read as.
@@ -233,7 +286,8 @@ for i = 1, #all, 2 do
 end
 return out`)
 
-// List is owner's live tokens, the newest first.
+// List is owner's tokens not expired nor revoked, the newest first: dead
+// ones (Token.Dead) included, for the caller to tell.
 func (s *TokenStore) List(ctx context.Context, owner string) ([]Token, error) {
 	v, err := listTokens.Run(ctx, s.client, []string{s.ownerKey(owner)}, s.tokenKey(""), s.now().UnixMilli()).StringSlice()
 	if err != nil {
