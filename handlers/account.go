@@ -46,7 +46,14 @@ func (a *App) renderAccount(c echo.Context, status int, vm views.AccountVM) erro
 	if vm.Self && a.auth.Tokens != nil {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), tokenTimeout)
 		if list, err := a.auth.Tokens.List(ctx, id.User); err == nil {
-			vm.Tokens = len(list)
+			vm.Tokens = 0
+			for _, t := range list {
+				if t.Dead(a.auth.Users) == "" {
+					vm.Tokens++
+				} else {
+					vm.DeadTokens++
+				}
+			}
 		}
 		cancel()
 	}

@@ -54,6 +54,9 @@ func (a *App) tokensPage(c echo.Context) error {
 }
 
 // renderTokens fills in the owner's roles and tokens and renders the page.
+// Dead tokens (their owner gone, or with another password since) are
+// listed, marked with why, not purged: this replica's users file may be
+// behind another's, and a revoke of one removes it for good.
 func (a *App) renderTokens(c echo.Context, status int, vm views.TokensVM) error {
 	u, why := a.tokenOwner(identity(c))
 	vm.Unavailable = why
@@ -73,7 +76,7 @@ func (a *App) renderTokens(c echo.Context, status int, vm views.TokensVM) error 
 		}
 		for _, t := range list {
 			vm.Tokens = append(vm.Tokens, views.TokenRow{Name: t.Name, Role: t.Level.String(), Created: format.Time(t.Created),
-				Expires: expiryText(t.Expires), LastUsed: lastUseText(t.LastUsed)})
+				Expires: expiryText(t.Expires), LastUsed: lastUseText(t.LastUsed), Dead: t.Dead(a.auth.Users)})
 		}
 	}
 	if id := identity(c); id.Level >= action.Admin && a.auth.Users != nil && a.auth.Tokens != nil {
@@ -87,7 +90,7 @@ func (a *App) renderTokens(c echo.Context, status int, vm views.TokensVM) error 
 			}
 			for _, t := range list {
 				vm.Everyone = append(vm.Everyone, views.TokenRow{Name: t.Name, Owner: t.Owner, Role: t.Level.String(), Created: format.Time(t.Created),
-					Expires: expiryText(t.Expires), LastUsed: lastUseText(t.LastUsed)})
+					Expires: expiryText(t.Expires), LastUsed: lastUseText(t.LastUsed), Dead: t.Dead(a.auth.Users)})
 			}
 		}
 		cancel()
