@@ -96,9 +96,10 @@ type Target struct {
 }
 
 // Undoable reports whether r is a successful outcome an undo may reverse
-// (the intent's priors are checked by undo itself).
+// (the intent's priors are checked by undo itself); a write of Keydeck's
+// own (Own) is not.
 func (r Record) Undoable() bool {
-	return r.Phase == PhaseOutcome && r.Outcome == OutcomeOK && r.UndoneBy == ""
+	return r.Phase == PhaseOutcome && r.Outcome == OutcomeOK && r.UndoneBy == "" && !r.Own()
 }
 
 func (r Record) fields() []any {

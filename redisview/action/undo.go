@@ -239,6 +239,8 @@ func (u Undo) records(ctx context.Context, env Env, req Request, id string) (rec
 		return Record{}, Record{}, u.refuse(id, "is an intent record; undo the outcome record that concludes it")
 	case rec.Outcome != OutcomeOK:
 		return Record{}, Record{}, u.refuse(id, fmt.Sprintf("the action %s (%s), so there is nothing to undo", rec.Outcome, rec.Error))
+	case rec.Own():
+		return Record{}, Record{}, u.refuse(id, fmt.Sprintf("it records %s, a write to Keydeck's own records, which no undo restores", rec.Action))
 	case rec.Conn != req.Conn || rec.DB != req.DB:
 		return Record{}, Record{}, invalidf("record %s is about connection %q database %d, not %q database %d", id, rec.Conn, rec.DB, req.Conn, req.DB)
 	case req.Key != "" && (len(rec.Keys) == 0 || rec.Keys[0] != req.Key):
