@@ -100,9 +100,14 @@ func (a *App) signOutEverywhere(c echo.Context) error {
 	a.log.Warn("signed out everywhere", "user", target, "by", id.ActorName(), "remote", a.clientAddr(c))
 	revoked := ""
 	if c.FormValue("revoke_tokens") == "yes" && a.auth.Tokens != nil {
-		ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
-		n, err := a.auth.Tokens.RevokeOwner(ctx, target)
-		cancel()
+		n := 0
+		err := a.recordOwn(c, action.OwnWrite{Kind: kindRevokeTokens, Args: map[string]string{"owner": target},
+			Summary: "revoke every API token of " + target + " (sign out everywhere)"},
+			func(ctx context.Context) (string, error) {
+				var err error
+				n, err = a.auth.Tokens.RevokeOwner(ctx, target)
+				return fmt.Sprintf("revoked the %d API tokens of %s (sign out everywhere)", n, target), err
+			})
 		if err != nil {
 			a.log.Error("sign-out-everywhere: the API tokens could not be revoked; they stay valid", "user", target, "by", id.ActorName(), "err", err)
 			return a.renderAccount(c, http.StatusServiceUnavailable, views.AccountVM{Target: target,

@@ -34,6 +34,8 @@ type Deps struct {
 	// Actions previews and executes admin actions; nil disables them.
 	Actions Actions
 	// Audit reads the audit log; nil: the audit page says there is none.
+	// When it also records writes of Keydeck's own (OwnAudit, as
+	// action.Runner does), API token revocations are recorded in it.
 	Audit AuditLog
 	// Sweepers keep per-database statistics.
 	Sweepers Sweepers
@@ -80,6 +82,7 @@ type App struct {
 	sweepers Sweepers
 	actions  Actions
 	audit    AuditLog
+	own      OwnAudit // nil: no audit log records Keydeck's own writes
 	log      *slog.Logger
 	auth     Auth
 	signer   people.Signer
@@ -165,6 +168,7 @@ func New(d Deps) *App {
 		limits:       d.LimitSweeps,
 		userStates:   d.UserStates,
 	}
+	a.own, _ = d.Audit.(OwnAudit)
 	for _, c := range d.Conns.All() {
 		a.overviews[c.Name] = stats.NewOverviewReader(c)
 		// A state change shows at once rather than at the next tick.

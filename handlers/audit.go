@@ -74,9 +74,13 @@ func (a *App) auditVM(ctx context.Context, f route.AuditFilter, act action.Actor
 		vm.Next = older.URL()
 	}
 	for _, r := range recs {
+		where := fmt.Sprintf("%s · db%d", r.Conn, r.DB)
+		if r.Own() {
+			where = "Keydeck's own records (audit Redis)" // a write of its own (a token store's): no connection
+		}
 		vm.Rows = append(vm.Rows, views.AuditRow{
 			ID: r.ID, Time: format.Time(r.Time), Phase: r.Phase, User: r.User, Role: r.Level,
-			Action: r.Action, Where: fmt.Sprintf("%s · db%d", r.Conn, r.DB), Keys: r.Keys, Summary: r.Summary,
+			Action: r.Action, Where: where, Keys: r.Keys, Summary: r.Summary,
 			Outcome: r.Outcome, Error: r.Error, UndoneBy: r.UndoneBy, Undoable: r.Undoable(), Conn: r.Conn, DB: r.DB,
 			Targets: priorTargets(r),
 		})

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -97,6 +98,35 @@ func (a *App) renderTokens(c echo.Context, status int, vm views.TokensVM) error 
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, vm, views.TokensPage(a.page(c, "API tokens", ""), vm))
+}
+
+// Kinds of the token store's writes in the audit log (action.OwnWrite).
+const (
+	kindRevokeToken  = "revoke-token"
+	kindRevokeTokens = "revoke-tokens"
+)
+
+// OwnAudit records writes of Keydeck's own (API token revocations) in the
+// audit log, as action.Runner.RecordOwn does.
+type OwnAudit interface {
+	RecordOwn(ctx context.Context, actor action.Actor, w action.OwnWrite, do func(context.Context) (string, error)) (string, error)
+}
+
+// recordOwn runs do, a write to the token store, recorded in the audit
+// log when it has one that records Keydeck's own writes: not run when its
+// intent cannot be recorded (action.ErrAuditUnavailable).
+func (a *App) recordOwn(c echo.Context, w action.OwnWrite, do func(context.Context) (string, error)) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+	defer cancel()
+	if a.own == nil {
+		_, err := do(ctx)
+		return err
+	}
+	warning, err := a.own.RecordOwn(ctx, actor(c), w, do)
+	if warning != "" {
+		a.log.Warn("audit log: "+w.Kind+" done, its outcome not recorded", "warning", warning)
+	}
+	return err
 }
 
 func expiryText(t time.Time) string {
@@ -201,9 +231,9 @@ func (a *App) revokeToken(c echo.Context) error {
 		}
 		return a.renderTokens(c, http.StatusOK, vm)
 	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
-	err := a.auth.Tokens.Revoke(ctx, owner, name)
-	cancel()
+	err := a.recordOwn(c, action.OwnWrite{Kind: kindRevokeToken, Args: map[string]string{"owner": owner, "name": name},
+		Summary: fmt.Sprintf("revoke API token %q of %s", name, owner)},
+		func(ctx context.Context) (string, error) { return "", a.auth.Tokens.Revoke(ctx, owner, name) })
 	whose := "You have no token"
 	if other {
 		whose = views.EscapeName(owner) + " has no token"
@@ -211,6 +241,10 @@ func (a *App) revokeToken(c echo.Context) error {
 	switch {
 	case errors.Is(err, people.ErrTokenUnknown):
 		return a.renderTokens(c, http.StatusNotFound, views.TokensVM{Expires: "30d", Error: whose + " called " + views.EscapeName(name) + " (it may have expired, or been revoked already)."})
+	case errors.Is(err, action.ErrAuditUnavailable):
+		a.log.Error("API token not revoked: the audit log cannot record it", "user", owner, "token", name, "by", id.ActorName(), "err", err)
+		return a.renderTokens(c, http.StatusServiceUnavailable, views.TokensVM{Expires: "30d",
+			Error: "The token was not revoked: the audit log, on the audit Redis, cannot record it. Try again in a moment."})
 	case err != nil:
 		a.log.Error("API token not revoked: the token store cannot be written", "user", owner, "token", name, "by", id.ActorName(), "err", err)
 		return a.renderTokens(c, http.StatusServiceUnavailable, views.TokensVM{Expires: "30d",
