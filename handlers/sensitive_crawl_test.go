@@ -70,7 +70,6 @@ type sensKey struct {
 // marker of their own (sensOpen), which may appear.
 func TestSensitiveMarkersAppearNowhere(t *testing.T) {
 	t.Parallel()
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("crawls every page and topic")
 	}
