@@ -25,6 +25,7 @@ import (
 // (DecodedTokenBucket …) with its state's schema (StateTokenBucket …),
 // not a free-form object.
 func TestAPIDecodedStateOfEveryRoleMatchesTheContract(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	type seed struct {
 		pack string

@@ -98,6 +98,7 @@ func (k *contract) call(c *apiClient, op, target string, body any, want int, v a
 // OpenAPI document; the support tasks work end to end (check, unban,
 // undo).
 func TestAPIResponsesMatchTheContract(t *testing.T) {
+	t.Parallel()
 	f := newSeededConsole(t)
 	ctx := context.Background()
 	f.redis.Client(0).Set(ctx, "conf:\xff", "v\xfe", 0)

@@ -28,6 +28,7 @@ func consoleOnTwoServers(t *testing.T) (f *console, main, audit *redistest.Serve
 // preview is a 502 problem (Redis could not be reached), never a 500 nor a
 // "not found": the leaderboard answered 500 "Something went wrong".
 func TestAPIRedisDownIs502(t *testing.T) {
+	t.Parallel()
 	f, main, _ := consoleOnTwoServers(t)
 	c := newAPIClient(t, f)
 	main.Client(0).ZAdd(t.Context(), "lb", redisZ(1, "a"))
@@ -46,6 +47,7 @@ func TestAPIRedisDownIs502(t *testing.T) {
 // With the audit Redis down, an action's execution is refused 503 (the
 // audit log is unavailable, so nothing was changed) and the key stays.
 func TestAPIAuditDownIs503(t *testing.T) {
+	t.Parallel()
 	f, main, audit := consoleOnTwoServers(t)
 	c := newAPIClient(t, f)
 	main.Client(0).Set(t.Context(), "doomed", "v", 0)
@@ -67,6 +69,7 @@ func TestAPIAuditDownIs503(t *testing.T) {
 // A key changed between its preview and the execution is a 409 problem,
 // and is not touched.
 func TestAPIChangedSincePreviewIs409(t *testing.T) {
+	t.Parallel()
 	f, main, _ := consoleOnTwoServers(t)
 	c := newAPIClient(t, f)
 	main.Client(0).Set(t.Context(), "moving", "v1", 0)

@@ -40,6 +40,7 @@ func problemOf(t *testing.T, c *apiClient, method, path string, body any, want i
 // details, never a redirect to sign in; a bad parameter is 400 and a
 // missing connection, key or path 404, with the pages' titles.
 func TestAPIProblemsAuth(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	anon := &apiClient{t: t, b: newBrowser(t, f.srv.URL)}
 	problemOf(t, anon, http.MethodGet, "/api/v1/connections", nil, http.StatusUnauthorized)
@@ -66,6 +67,7 @@ func TestAPIProblemsAuth(t *testing.T) {
 }
 
 func TestAPIProblemsStatuses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	c := newAPIClient(t, f)
 	k := newContract(t, c)
@@ -107,6 +109,7 @@ func pageCSRF(t *testing.T, c *apiClient) string {
 // Names that are not UTF-8, or are markup, cross the API byte for byte:
 // in (the query, plain or base64) and out (a string, or {"b64"}).
 func TestAPINamesByteExact(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	bin, html := "k:\xff\xfe\x00", `<b>"&'</b> `

@@ -12,6 +12,7 @@ import (
 // A key of a sensitive family answers its metadata and nothing of its
 // value, on the key and the user endpoints alike.
 func TestAPINeverSendsSensitiveValues(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	const secret = "JBSWY3DPEHPK3PXPSECRETSECRET"
 	key := "totp:security:secret:plain:alice.w"

@@ -120,6 +120,7 @@ func newSeededConsoleWith(t *testing.T, cfg server.Config) *console {
 // as a change of testdata/api/openapi.json (go test -run
 // TestAPIOpenAPIGolden ./handlers/ -update rewrites it).
 func TestAPIOpenAPIGolden(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	c := newAPIClient(t, f)
 	code, body := c.do(http.MethodGet, "/api/v1/openapi.json", nil)

@@ -19,6 +19,7 @@ import (
 // token may read but not act: POST actions/execute is a 403 problem, not a
 // redirect nor a page.
 func TestAPITokenBearerReadsAndViewerCannotAct(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	f := startConsole(t, rs, server.Config{Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}}, nil).up(t)
 	store := people.NewTokenStore(rs.Client(15))

@@ -122,6 +122,7 @@ func lastArgs(t *testing.T, f *console, kind, arg, want string) {
 // The Remove link of a leaderboard row removes that member, byte for
 // byte, with its own companion keys, and no twin.
 func TestRemoveEntryLinkActsOnTheExactMember(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(14)
@@ -150,6 +151,7 @@ func TestRemoveEntryLinkActsOnTheExactMember(t *testing.T) {
 // The user page's Ban link bans that name, byte for byte; the Bans page's
 // Unban link of a member unbans that member and no twin.
 func TestBanAndUnbanLinksActOnTheExactName(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(9)
@@ -185,6 +187,7 @@ func TestBanAndUnbanLinksActOnTheExactName(t *testing.T) {
 // The key page's forms remove the set member and the hash field typed,
 // byte for byte, and no twin.
 func TestRemovePartFormsActOnTheExactPart(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(0)
@@ -221,6 +224,7 @@ func TestRemovePartFormsActOnTheExactPart(t *testing.T) {
 // kind reads a duration), and the audit records what was typed; one with
 // an invalid byte is refused, not cleaned.
 func TestSetTTLFormCarriesTheTypedArgument(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(0)
@@ -251,6 +255,7 @@ func TestSetTTLFormCarriesTheTypedArgument(t *testing.T) {
 // Undo takes the record id exactly: the audit page's Undo link undoes it,
 // an id with anything around it names no record.
 func TestUndoRecordArgumentIsExact(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(0)
@@ -297,6 +302,7 @@ func TestUndoRecordArgumentIsExact(t *testing.T) {
 // A rebuild's member count is taken exactly: the page's own preview
 // confirms, a count with a space around it is refused.
 func TestRebuildMembersArgumentIsExact(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	seedBans(t, f, argTwins...)
 	ada := newBrowser(t, f.srv.URL)
@@ -323,6 +329,7 @@ func TestRebuildMembersArgumentIsExact(t *testing.T) {
 // JSON, with the undo links an admin sees) nor the undo's refusal. The
 // entry is removed whole all the same.
 func TestSensitiveMemberNotShownThroughCompanionNames(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../redisview/schema/packs/eisland.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -399,6 +406,7 @@ func TestSensitiveMemberNotShownThroughCompanionNames(t *testing.T) {
 // the cut member is another member (a twin of the one meant). The kinds
 // bound their arguments themselves, with a message.
 func TestKeyPageArgumentFieldsAreNotCut(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	f.redis.Client(0).SAdd(ctx, "plain:twins", strings.Repeat("m", 100))

@@ -19,6 +19,7 @@ import (
 // server allows DUMP, the fields in words where the connection's ACL user
 // may not DUMP, and never anything of the sensitive key.
 func TestAuditPageShowsRecordedPriorState(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, user string
 		hashPrior  func(string) bool

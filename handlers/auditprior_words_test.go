@@ -9,6 +9,7 @@ import (
 )
 
 func TestPriorWords(t *testing.T) {
+	t.Parallel()
 	dump := base64.StdEncoding.EncodeToString(make([]byte, 1229))
 	for _, tc := range []struct {
 		name string

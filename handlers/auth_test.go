@@ -91,6 +91,7 @@ func (b *browser) login(user, pw string) int {
 // Every route × every role (and anonymous) gives the expected status;
 // viewers never reach an action.
 func TestRBACMatrix(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	f.redis.Client(3).Set(context.Background(), "server:wallpaper-detail::1:a:1", "{}", time.Minute)
 	const (
@@ -153,6 +154,7 @@ func TestRBACMatrix(t *testing.T) {
 }
 
 func TestLoginLimitHoldsAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	a := newAuthFixture(t, rs, nil)
 	b := newAuthFixture(t, rs, nil)
@@ -174,6 +176,7 @@ func TestLoginLimitHoldsAcrossReplicas(t *testing.T) {
 }
 
 func TestSessionAndCSRFHoldAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	a := newAuthFixture(t, rs, nil)
 	b := newAuthFixture(t, rs, nil)
@@ -198,6 +201,7 @@ func TestSessionAndCSRFHoldAcrossReplicas(t *testing.T) {
 }
 
 func TestCSRFAndOrigin(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	br := newBrowser(t, f.srv.URL)
 	br.login("ada", "right-password")
@@ -234,6 +238,7 @@ func TestCSRFAndOrigin(t *testing.T) {
 }
 
 func TestProxyIdentityOnlyFromTrustedAddresses(t *testing.T) {
+	t.Parallel()
 	trusted := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		a.RoleHeader = "X-Forwarded-Role"
@@ -253,6 +258,7 @@ func TestProxyIdentityOnlyFromTrustedAddresses(t *testing.T) {
 }
 
 func TestReadOnlyDisablesActions(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) { a.ReadOnly = true })
 	br := newBrowser(t, f.srv.URL)
 	br.login("ada", "right-password")
@@ -283,6 +289,7 @@ func recordText(r action.Record) string {
 // An admin deletes a key through the confirmation step and undoes it from
 // the audit log; the key comes back with its value and TTL.
 func TestDeleteAndUndoThroughPages(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	key := "mg:score:user-meta:2048:李雷"
@@ -342,6 +349,7 @@ func TestDeleteAndUndoThroughPages(t *testing.T) {
 // a GET, the confirmation a POST with CSRF, and the member, its metadata
 // and its high-score cache go together.
 func TestSupportRemovesLeaderboardEntry(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(14)
@@ -393,6 +401,7 @@ func TestSupportRemovesLeaderboardEntry(t *testing.T) {
 // The review's bypass: a topic named without the trailing colon must be
 // authorised like the mode it parses to.
 func TestViewerCannotWatchAdminTopics(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	br := newBrowser(t, f.srv.URL)
 	br.login("vera", "right-password")
@@ -412,6 +421,7 @@ func TestViewerCannotWatchAdminTopics(t *testing.T) {
 // Open mode answers only loopback host names (DNS rebinding), and request
 // bodies are bounded.
 func TestHostAllowlistAndBodyLimit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/c/main", nil)
 	req.Host = "rebind.evil.example:8080"
@@ -451,6 +461,7 @@ func TestHostAllowlistAndBodyLimit(t *testing.T) {
 // Behind a trusted proxy the client is the rightmost untrusted hop: what
 // the client itself put in X-Forwarded-For cannot dodge the address limit.
 func TestForwardedForRightmostUntrusted(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		a.Limiter = people.NewLoginLimiter(nil, people.LoginPolicy{PerPair: 100, PerAddr: 3, Window: time.Minute})
@@ -473,6 +484,7 @@ func TestForwardedForRightmostUntrusted(t *testing.T) {
 // Attempts are reserved before the password is checked: parallel guesses
 // get no more than the limit between them.
 func TestParallelGuessesHitTheLimit(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	br := newBrowser(t, f.srv.URL)
 	tok := br.csrf("/login")
@@ -505,6 +517,7 @@ func TestParallelGuessesHitTheLimit(t *testing.T) {
 
 // Undo does not bring back a key that would have expired by now.
 func TestUndoRefusesExpiredKey(t *testing.T) {
+	t.Parallel()
 	// The console's clock is moved past the key's TTL instead of sleeping.
 	var mu sync.Mutex
 	var ahead time.Duration
@@ -514,7 +527,9 @@ func TestUndoRefusesExpiredKey(t *testing.T) {
 		Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}, Now: now}, nil).up(t)
 	ctx := context.Background()
 	key := "payment:order:op-lock:ORD-1"
-	f.redis.Client(10).Set(ctx, key, "5d0c7e21-uuid", 1200*time.Millisecond)
+	// A minute of TTL: signing in and previewing on a loaded machine must
+	// not outlast it (the key would be gone before the delete).
+	f.redis.Client(10).Set(ctx, key, "5d0c7e21-uuid", time.Minute)
 	br := newBrowser(t, f.srv.URL)
 	br.login("ada", "right-password")
 	tok := br.csrf("/")
@@ -531,7 +546,7 @@ func TestUndoRefusesExpiredKey(t *testing.T) {
 		t.Fatal("no audit record of the delete")
 	}
 	mu.Lock()
-	ahead = 1300 * time.Millisecond
+	ahead = time.Minute + time.Second
 	mu.Unlock()
 	code, _, body := br.do(http.MethodGet, "/actions/undo?conn=main&db=10&record="+url.QueryEscape(recs[0].ID), nil)
 	if code != http.StatusConflict || !strings.Contains(body, "would have expired") {

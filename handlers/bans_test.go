@@ -111,6 +111,7 @@ func links(body, testid string) []string {
 }
 
 func TestBansPageVerdictsJSONAndRoles(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	seedBans(t, f, append([]string{"plain-cheater"}, hostileBanned...)...)
 	vera, sam, ada := newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL)
@@ -211,6 +212,7 @@ func TestBansPageVerdictsJSONAndRoles(t *testing.T) {
 }
 
 func TestBansPageMismatchDisablesActions(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	db := f.redis.Client(9)
@@ -232,6 +234,7 @@ func TestBansPageMismatchDisablesActions(t *testing.T) {
 }
 
 func TestBanActionsOnKeyPages(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	seedBans(t, f, "x")
 	ctx := context.Background()
@@ -262,6 +265,7 @@ func TestBanActionsOnKeyPages(t *testing.T) {
 }
 
 func TestRebuildThroughThePage(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(9)
@@ -303,6 +307,7 @@ func TestRebuildThroughThePage(t *testing.T) {
 // A ban through the key page's form carries a hostile name byte-exact to
 // the set and the bloom.
 func TestBanThroughKeyPageFormByteExact(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	seedBans(t, f, "someone")
 	const name = "bad\xff<b>name</b> ops:x 🦊"
@@ -340,6 +345,7 @@ func TestBanThroughKeyPageFormByteExact(t *testing.T) {
 // With Redis gone the page says what it could not read, and claims
 // nothing about the bloom (not "does not exist", not "consistent").
 func TestBansPageDisconnected(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	seedBans(t, f, "x")
 	f.redis.Stop()
@@ -357,6 +363,7 @@ func TestBansPageDisconnected(t *testing.T) {
 
 // A connection whose pack has no bloom with an exact set says so.
 func TestBansPageEmpty(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	f := startConsole(t, rs, server.Config{Conns: []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, PackFor: map[string]string{"main": "gateway"}}, nil).up(t)
 	code, _, page := get(t, f.srv.URL+"/c/main/bans?check=x")

@@ -43,6 +43,7 @@ func appKeys(t *testing.T, rs *redistest.Server) []string {
 // The rebuild's preview (the form's POST) writes no key; its execution
 // and undo leave none behind.
 func TestRebuildPreviewWritesNoKey(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	seedBans(t, f, "a", "b", "c")
 	ctx := context.Background()
@@ -99,6 +100,7 @@ func TestRebuildPreviewWritesNoKey(t *testing.T) {
 // other name stay; a viewer is offered none of it. The link previews the
 // fix of that member, byte-exact, and the fix makes it banned.
 func TestBloomFixOfferedToSupport(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	seedBans(t, f, "a", "b", "c", "d", "e")
 	ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 // parallel lists of one identity together run a few SCAN calls, not each
 // its whole walk (more requests buy no more scanning).
 func TestKeyListsDrawFromTheScanBudget(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	f := startConsole(t, rs, server.Config{SearchRate: 1}, nil).up(t)
 	ctx := context.Background()

@@ -18,6 +18,7 @@ import (
 // says which keys it holds. Without flat the list says it holds deeper
 // names too.
 func TestPrefixListFlatIsTheGroup(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	for _, k := range []string{"legacy:x", "legacy:y", "legacy:b:deep", "legacy:b:c:deeper"} {

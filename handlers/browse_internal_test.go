@@ -11,6 +11,7 @@ import (
 // sweep's catch-all group lists every key that matches no family; a
 // prefix too long for a link is not linked.
 func TestPrefixListHref(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 5000) + ":y:*"
 	for _, tc := range []struct{ group, want string }{
 		{"legacy:captcha:*", "/c/main/db/4/keys?prefix=legacy%3Acaptcha%3A"},

@@ -43,6 +43,7 @@ func linkedKey(t *testing.T, href string) string {
 // unmatched-prefix row to the list of that prefix, with the prefix's bytes
 // exactly; the lists hold what the rows count.
 func TestDatabasePageLinksToKeyLists(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(4)
@@ -97,6 +98,7 @@ func listedKeys(t *testing.T, doc *goquery.Document) []string {
 // decoded placeholder and the bucket's summary, and the last page says it
 // is the end of the database.
 func TestKeyListPagesReachEveryKeyOnce(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(4)
@@ -172,6 +174,7 @@ func TestKeyListPagesReachEveryKeyOnce(t *testing.T) {
 // A sensitive family's list shows names, types and TTLs, never a value or
 // a summary: the summary column says "withheld", in HTML and JSON.
 func TestKeyListOfSensitiveFamilyShowsNoValue(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	const seed = "JBSWY3DPEHPK3PXPSECRETSEED"
@@ -208,6 +211,7 @@ func TestKeyListOfSensitiveFamilyShowsNoValue(t *testing.T) {
 // Hostile key names are escaped where shown and linked byte-exact; a name
 // too long to link is shown cut and unlinked.
 func TestKeyListHostileNames(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(4)
@@ -252,6 +256,7 @@ func TestKeyListHostileNames(t *testing.T) {
 // Lists that cannot be: an unknown family (or one of another database) is
 // 404, malformed parameters 400, in HTML and JSON alike.
 func TestKeyListErrors(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	br := newBrowser(t, f.srv.URL)
 	br.login("vera", "right-password")
@@ -284,6 +289,7 @@ func TestKeyListErrors(t *testing.T) {
 // TTL counts down, a deleted key turns "gone", a key created after the walk
 // does not appear.
 func TestKeyListLive(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	db := f.redis.Client(4)
@@ -346,6 +352,7 @@ func TestKeyListLive(t *testing.T) {
 // With Redis down the list says so and claims nothing about the keys; the
 // live part is not there to pretend otherwise. Back up, it lists again.
 func TestKeyListDisconnected(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	f.redis.Client(4).HSet(context.Background(), bucketKey("ada"), "tokens", "1", "ts", "1")
 	u := f.srv.URL + route.FamilyKeysURL("main", 4, bucketFamily)

@@ -57,6 +57,7 @@ func (h *tickTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // (the page's read, then the decoders' steps, every row's together), not
 // one per command of each row; the rows still carry their own summary.
 func TestKeysTopicRoundTripsPerTick(t *testing.T) {
+	t.Parallel()
 	f := newLiveFixture(t)
 	ctx := context.Background()
 	p := f.redis.Client(4).Pipeline()

@@ -16,6 +16,7 @@ import (
 // The confirmation and Done pages say each change once: an action on one
 // key is summed up by its change, which is not printed a second time.
 func TestConfirmationSaysEachChangeOnce(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	f.redis.Client(0).Set(context.Background(), "plain:string", "x", 0)
 	br := newBrowser(t, f.srv.URL)
@@ -51,6 +52,7 @@ func TestConfirmationSaysEachChangeOnce(t *testing.T) {
 // An action on several keys lists each change once, without repeating
 // them all joined as a summary.
 func TestConfirmationListsSeveralChangesOnce(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(14)

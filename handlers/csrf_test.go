@@ -15,6 +15,7 @@ import (
 // that goes with it) does not make a form the victim's session accepts: the
 // token is bound to the session too.
 func TestCSRFTokenBoundToSession(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	f.redis.Client(3).Set(context.Background(), "server:wallpaper-detail::9:a:1", "{}", time.Minute)
 	attacker := newBrowser(t, f.srv.URL)

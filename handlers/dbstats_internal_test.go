@@ -13,6 +13,7 @@ import (
 // tables, so that each table's shares add up to 100%: a 112 MiB unmatched
 // key that is 90% of a database is not left out.
 func TestDBSharesIncludeUnmatched(t *testing.T) {
+	t.Parallel()
 	const mib = 1 << 20
 	pack := schema.BuiltinPack("eisland")
 	fam := func(id, domain string) *schema.Family {

@@ -21,6 +21,7 @@ import (
 // A sensitive family of a decodable role says so without reading Redis
 // (the nil connection would panic); a role without a decoder shows nothing.
 func TestKeyDecodedSensitive(t *testing.T) {
+	t.Parallel()
 	m := schema.Match{Family: &schema.Family{ID: "x", Type: "hash", Role: schema.RoleTokenBucket, Sensitive: true, Params: &schema.TokenBucketParams{Capacity: 1}}}
 	vm := keyDecoded(context.Background(), nil, 0, "k", "hash", m, time.Now())
 	if !vm.Withheld || vm.Summary != "" || len(vm.Rows) != 0 || vm.Role != "token-bucket" {
@@ -35,6 +36,7 @@ func TestKeyDecodedSensitive(t *testing.T) {
 // A vertique bucket decodes from Bucket4j bytes; an unknown layout says so
 // with its length only.
 func TestKeyDecodedBucket4j(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	conn, err := redisview.Open(redisview.ConnConfig{Name: "v", URL: rs.URL(0)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -73,6 +75,7 @@ func openWith(t *testing.T, rs *redistest.Server, name string, p *schema.Pack) *
 // Every role decoded has a one-line summary, and its panel the rows and
 // alert its state calls for; the state is written as the seeds write it.
 func TestKeyDecodedSummaries(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	ctx := context.Background()
 	gw := openWith(t, rs, "gw", schema.BuiltinPack("gateway"))

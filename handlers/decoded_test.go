@@ -24,6 +24,7 @@ import (
 // refused; a login lock its unlock time. A sensitive key has no decoded
 // panel and its value appears nowhere.
 func TestKeyPageDecodesByRole(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	bucket := "verify:slider:rate:create:account:" + base64.RawURLEncoding.EncodeToString([]byte("ada"))
@@ -81,6 +82,7 @@ func TestKeyPageDecodesByRole(t *testing.T) {
 // TTL alerts; the leaderboard links its live page and the bloom its exact
 // set. JSON carries the same model, and a sensitive key's JSON no value.
 func TestKeyPageDecodedLinks(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	f := startConsole(t, rs, server.Config{
 		Conns:   []redisview.ConnConfig{{Name: "gw", URL: rs.URL(0)}, {Name: "ei", URL: rs.URL(0)}},

@@ -29,9 +29,7 @@ import (
 	"github.com/keydeck/keydeck/redisview/stats"
 )
 
-// crawled counts what the crawl checked.
-var crawled crawlCounts
-
+// crawlCounts counts what one crawl checked.
 type crawlCounts struct{ secrets, decoded, prefixes int }
 
 // crawlDBPage is what the crawl reads of a database page's JSON.
@@ -51,6 +49,7 @@ type crawlDBPage struct {
 // withheld and shows none of the value's bytes, in HTML or JSON), and for
 // a role with a decoder a decoded panel that decoded it.
 func TestCrawlTheDemo(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crawls every family of the demo")
 	}
@@ -70,6 +69,7 @@ func TestCrawlTheDemo(t *testing.T) {
 // The same crawl on real redis-servers holding the demo's seeds: real
 // SCAN returns COUNT-sized pages, not the whole database at once.
 func TestCrawlSeededRedis(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crawls every family of the seeds")
 	}
@@ -93,7 +93,7 @@ func TestCrawlSeededRedis(t *testing.T) {
 // database with keys (read straight from each server).
 func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string) {
 	t.Helper()
-	crawled = crawlCounts{}
+	crawled := &crawlCounts{}
 	rs := redistest.Start(t)
 	f := startConsole(t, rs, server.Config{Demo: true, Conns: conns, PackFor: packFor, Sweep: stats.SweepBudget{KeysPerSec: 1_000_000, Count: 1000},
 		// Production cadence: the crawl waits for no change to show, and faster
@@ -147,7 +147,7 @@ func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string
 				}
 				families++
 				pack := conn.Pack()
-				if crawlFamily(t, f, dbc, pack.Classifier(), dc.Name, db, fam.ID, fam.Role, pack.Family(fam.ID)) {
+				if crawlFamily(t, crawled, f, dbc, pack.Classifier(), dc.Name, db, fam.ID, fam.Role, pack.Family(fam.ID)) {
 					keyPages++
 				}
 			}
@@ -183,7 +183,7 @@ func crawlDB(t *testing.T, f *console, conn string, db int) crawlDBPage {
 
 // crawlFamily opens a family's key list and its first key still there;
 // false when every listed key vanished before its page opened.
-func crawlFamily(t *testing.T, f *console, dbc *redis.Client, cls *schema.Classifier, conn string, db int, id, role string, fam *schema.Family) bool {
+func crawlFamily(t *testing.T, crawled *crawlCounts, f *console, dbc *redis.Client, cls *schema.Classifier, conn string, db int, id, role string, fam *schema.Family) bool {
 	t.Helper()
 	where := fmt.Sprintf("%s db%d %s", conn, db, id)
 	list := route.FamilyKeysURL(conn, db, id)

@@ -21,6 +21,7 @@ var formActionRe = regexp.MustCompile(`<form method="post" action="([^"]+)"[^>]*
 // page form, preview, confirmation — and only that key: its look-alike
 // holding the same value survives.
 func TestKeyPageActsOnTheExactKey(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	const bad, lookalike = "conf:\xff", "conf:\xEF\xBF\xBD"
@@ -54,6 +55,7 @@ func TestKeyPageActsOnTheExactKey(t *testing.T) {
 // A cross-site page cannot make a signed-in admin's browser open a preview,
 // which reads (DUMPs) the key it names.
 func TestCrossSitePreviewRefused(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	f.redis.Client(0).Set(ctx, "k", "v", 0)
@@ -87,6 +89,7 @@ func TestCrossSitePreviewRefused(t *testing.T) {
 
 // A key the connection's ACL user may not read is not "missing".
 func TestKeyPageSaysWhyAKeyCannotBeRead(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	if err := rs.Client(0).Do(context.Background(), "acl", "setuser", "narrow", "on", ">pw", "~acl:*", "+@all").Err(); err != nil {
 		t.Fatal(err)

@@ -88,6 +88,7 @@ func serve(e *echo.Echo, method, target string, hdr ...string) *httptest.Respons
 // down, the rows it shows, the page links it builds, and a bad filter
 // refused before the log is asked.
 func TestAuditPageWithFakeLog(t *testing.T) {
+	t.Parallel()
 	log := &fakeAudit{next: "5-0", recs: []action.Record{
 		{ID: "7-0", Time: time.Date(2026, 11, 29, 14, 30, 5, 0, time.UTC), Phase: action.PhaseOutcome, User: "ada", Level: "admin",
 			Action: action.KindDeleteKey, Conn: "main", DB: 3, Keys: []string{"conf:\xff"}, Summary: "delete a key", Outcome: "ok"},

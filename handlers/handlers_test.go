@@ -40,6 +40,7 @@ func get(t *testing.T, url string, hdr ...string) (int, http.Header, string) {
 }
 
 func TestRoutes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, true)
 	f.redis.Client(3).Set(context.Background(), "hello", "world", 0)
 	tests := []struct {
@@ -88,6 +89,7 @@ func TestRoutes(t *testing.T) {
 }
 
 func TestReadyzReportsDownConnection(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	f.redis.Stop()
 	waitFor(t, "monitor sees redis down", func() bool { return !f.reg.All()[0].Status().Up })
@@ -116,6 +118,7 @@ func wsDial(t *testing.T, f *console, origin string) (*websocket.Conn, *http.Res
 }
 
 func TestWebsocketRefusesForeignOrigin(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	_, res, err := wsDial(t, f, "http://evil.example")
 	if err == nil {
@@ -127,6 +130,7 @@ func TestWebsocketRefusesForeignOrigin(t *testing.T) {
 }
 
 func TestWebsocketPushesChanges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ws, res, err := wsDial(t, f, f.srv.URL)
 	if err != nil {
@@ -158,6 +162,7 @@ func TestWebsocketPushesChanges(t *testing.T) {
 // With keyspace notifications on, a write to a watched leaderboard reaches
 // the viewer long before the (here: one minute) poll interval.
 func TestKeyspaceNotificationKicksLeaderboard(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t, "--notify-keyspace-events", "Kz")
 	srv := startConsole(t, rs, server.Config{PollInterval: time.Minute, MinGap: 50 * time.Millisecond}, nil).up(t).srv
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 // /readyz stays public for probes, but only signed-in users (or everyone,
 // with --readyz-detail) learn which connections are down.
 func TestReadyzDetailOnlyForSignedInOrFlag(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	detailed := newAuthFixture(t, f.redis, func(a *handlers.Auth) { a.ReadyzDetail = true })
 	ada := newBrowser(t, f.srv.URL)

@@ -29,6 +29,7 @@ func homeFigures(t *testing.T, f *console) map[string]string {
 // The connections page shows each connection's keys, memory, ops/sec and
 // pack; while it is down, no figure but "disconnected since".
 func TestHomeShowsEachConnectionsFigures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	f.redis.Client(3).Set(ctx, "a", "1", 0)

@@ -15,6 +15,7 @@ import (
 // fragments show them as text, never as markup. Sensitive values never
 // appear anywhere: pages, fragments, previews or the audit log.
 func TestHostileKeysInertAndSecretsNeverShown(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	const (

@@ -31,6 +31,7 @@ import (
 // valid UTF-8 JSON, varies on Accept, shows no sensitive value and carries
 // names that are not UTF-8 as {"b64": …}.
 func TestEveryGETRouteAnswersJSON(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	const (
@@ -240,6 +241,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 // 406 (its data and actions are the API's), or 403 when the form is not
 // this console's (no CSRF token) — never the page's own answer.
 func TestPagePOSTAskedForJSONIsRefused(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ada := newBrowser(t, f.srv.URL)
 	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther {

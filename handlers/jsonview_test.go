@@ -11,6 +11,7 @@ import (
 )
 
 func TestWantsJSON(t *testing.T) {
+	t.Parallel()
 	for accept, want := range map[string]bool{
 		"":                                false,
 		"*/*":                             false,
@@ -32,6 +33,7 @@ func TestWantsJSON(t *testing.T) {
 }
 
 func TestViewJSON(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		Name  string
 		Score float64

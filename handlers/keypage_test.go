@@ -13,6 +13,7 @@ import (
 // The key page offers part-level actions only on keys of their type, and
 // removing a set member through the pages removes that member alone.
 func TestKeyPageOffersPartActionsByType(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(0)
@@ -44,6 +45,7 @@ func TestKeyPageOffersPartActionsByType(t *testing.T) {
 
 // Keydeck's own keys are offered no action (every one would be refused).
 func TestKeyPageOffersNothingOnKeydecksOwnKeys(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	f.redis.Client(0).Set(context.Background(), "keydeck:session-secret", "s", 0)
 	br := newBrowser(t, f.srv.URL)
@@ -60,6 +62,7 @@ func TestKeyPageOffersNothingOnKeydecksOwnKeys(t *testing.T) {
 // the page offers that choice, and a malformed escape is refused with a
 // clear error, not read as other bytes.
 func TestKeyPageRemovesAMemberNoTextFieldCanCarry(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(0)

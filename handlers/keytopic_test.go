@@ -28,6 +28,7 @@ import (
 // A key topic's name carries the key and the value window byte-exact, and
 // only names a link may carry have one.
 func TestKeyTopicRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []handlers.KeyTopic{
 		{Conn: "main", DB: 4, Key: "verify:slider:fail:account:YWRh"},
 		{Conn: "main", DB: 0, Key: "k\xff\x00<b>&amp;:é\u202e", Value: route.Value{At: "17", Filter: "a&b=c:d\xfe", View: "hex"}},
@@ -104,6 +105,7 @@ func waitFrame(t *testing.T, ch <-chan string, what string, want ...string) stri
 // (said, not a 404), then a Redis that went away (said, with the last
 // figures kept and labelled).
 func TestKeyTopicFollowsTheKey(t *testing.T) {
+	t.Parallel()
 	f := newLiveFixture(t)
 	ctx := context.Background()
 	db := f.redis.Client(4)
@@ -134,6 +136,7 @@ func TestKeyTopicFollowsTheKey(t *testing.T) {
 // A sensitive key's topic shows what the page shows — type, TTL, size —
 // and never its value: no frame pushed while it changes carries it.
 func TestKeyTopicNeverSendsASensitiveValue(t *testing.T) {
+	t.Parallel()
 	f := newLiveFixture(t)
 	ctx := context.Background()
 	db := f.redis.Client(2)
@@ -164,6 +167,7 @@ func TestKeyTopicNeverSendsASensitiveValue(t *testing.T) {
 // A name longer than a link may carry has no topic: the page says its
 // live updates are off, and the websocket refuses the topic.
 func TestKeyTopicLongNameIsOff(t *testing.T) {
+	t.Parallel()
 	f := newLiveFixture(t)
 	ctx := context.Background()
 	long := "long:" + strings.Repeat("n", route.MaxLinkedName)
@@ -191,6 +195,7 @@ func TestKeyTopicLongNameIsOff(t *testing.T) {
 // written to a demo server arrives, a deletion is said. The page and its
 // JSON read the name's placeholders.
 func TestKeyTopicOnDemo(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	d, err := demo.Start(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -241,6 +246,7 @@ func keyMust(t *testing.T, err error) {
 // A topic whose first read fails claims nothing about the key: no
 // figures, no "gone", only that Redis could not be read.
 func TestKeyTopicFirstReadFailsClaimsNothing(t *testing.T) {
+	t.Parallel()
 	f := newLiveFixture(t)
 	f.redis.Client(0).Set(context.Background(), "plain:k", "v", 0)
 	f.redis.Stop()

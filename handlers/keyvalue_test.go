@@ -28,6 +28,7 @@ func valueDoc(t *testing.T, body string) *goquery.Document {
 // carry the cursor and the filter byte for byte; a sensitive key's value is
 // withheld in HTML and in JSON.
 func TestKeyPageShowsValue(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(0)
@@ -117,6 +118,7 @@ func TestKeyPageShowsValue(t *testing.T) {
 // length and encoding line, through the page; every malformed parameter is
 // a 400 that says what is wrong.
 func TestKeyPageWindowsAndErrors(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(0)
@@ -235,6 +237,7 @@ func TestKeyPageWindowsAndErrors(t *testing.T) {
 // dump's offsets counted from the window's start); the view travels with
 // the links; a short string has no paging.
 func TestKeyPageStringWindows(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	long := strings.Repeat("0123456789", 20_000) // 200,000 bytes

@@ -14,6 +14,7 @@ import (
 // from a connection (Conn.DB, Conn.Client, Conn.CrossDBPipeline): every read is a domain call
 // that returns page data. A handler that sends a command fails here.
 func TestHandlersHoldNoRedisClient(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // The leaderboard's columns are titled as the pack labels them, its values
 // shown by the meaning the pack gives them, and the score appears once.
 func TestLeaderboardColumnsFromThePack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	db := f.redis.Client(14)

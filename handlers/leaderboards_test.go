@@ -6,6 +6,7 @@ import (
 )
 
 func TestRowOptions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		retained int
 		current  int64

@@ -18,6 +18,7 @@ import (
 // A limit's bar shows what is left, coloured by how close to empty it is:
 // "1 of 12 tokens left" is a short red bar, not a 92%-full one.
 func TestLimitBarShowsWhatIsLeft(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	bucket := &schema.Family{ID: "slider-rate", Role: schema.RoleTokenBucket, Type: "hash",
 		Params: &schema.TokenBucketParams{Capacity: 12, Requested: 1}}

@@ -96,6 +96,7 @@ func waitRows(t *testing.T, u, fam string, want int) views.LimitsVM {
 }
 
 func TestLimitsPage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	seedLimits(t, f.redis)
 	u := f.srv.URL + route.LimitsURL("main")
@@ -184,6 +185,7 @@ func TestLimitsPage(t *testing.T) {
 }
 
 func TestLimitsPageEmptyAndDisconnected(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	// A pack with neither rate limits nor locks.
 	pack, err := schema.Load("plain.yaml", []byte(`name: plain
@@ -225,6 +227,7 @@ families:
 }
 
 func TestLocksPage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	const (
@@ -277,6 +280,7 @@ func TestLocksPage(t *testing.T) {
 // Only a role that may act gets the row links (and watches the topic that
 // carries them); the key page offers every kind that applies to the key.
 func TestLimitsActionsByRole(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	seedLimits(t, f.redis)
 	u := route.LimitsURL("main")

@@ -7,6 +7,7 @@ import (
 )
 
 func TestLiveSharesCountAddressOverUsers(t *testing.T) {
+	t.Parallel()
 	s := newLiveShares()
 	s.addr = shareCaps{conns: 100, topics: 20}
 	lim := func(user string) []shareLimit {

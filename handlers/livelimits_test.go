@@ -46,6 +46,7 @@ func auditTopics(prefix string, n int) []string {
 // with 16 fresh audit filters, took every live topic of the console. Now
 // they run into their own share, and another user still gets live views.
 func TestOneUserCannotTakeEveryLiveTopic(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	vera, sam := newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL)
 	vera.login("vera", "right-password")
@@ -84,6 +85,7 @@ func TestOneUserCannotTakeEveryLiveTopic(t *testing.T) {
 // Connections are capped per user too, even on one topic, and an address
 // is capped over all its users.
 func TestLiveSharePerConnectionAndAddress(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	vera, sam := newBrowser(t, f.srv.URL), newBrowser(t, f.srv.URL)
 	vera.login("vera", "right-password")

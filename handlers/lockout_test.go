@@ -30,6 +30,7 @@ func (b *browser) loginFrom(addr, user, pw string) int {
 // Wrong passwords from one address lock that address out of the account,
 // not the account: its owner signs in from another address at once.
 func TestLockoutIsPerAddress(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	})
@@ -58,6 +59,7 @@ var refRe = regexp.MustCompile(`name="lockout" value="([^"]+)"`)
 // /account, and cleared by an admin after a confirmation, with the form's
 // token; the account name is shown escaped, byte-exact.
 func TestLockoutsListedAndCleared(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	logs := &syncBuf{}
 	cfg := server.Config{Conns: []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, PackFor: map[string]string{"main": "eisland"},
@@ -141,6 +143,7 @@ func TestLockoutsListedAndCleared(t *testing.T) {
 // client cannot name a victim's address in a header line of its own and
 // lock that address out.
 func TestForwardedForSeveralHeaderLines(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	})
@@ -183,6 +186,7 @@ func TestForwardedForSeveralHeaderLines(t *testing.T) {
 // refused with a message saying so (not a lock-out), and nothing is
 // counted against the address.
 func TestSignInRefusedWhenAccountQueueFull(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		// Every slot would be a second away, the queue holds half of one.
 		a.Limiter = people.NewLoginLimiter(nil, people.LoginPolicy{PerPair: 2, PerAddr: 20, Window: time.Minute,

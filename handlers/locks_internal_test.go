@@ -18,6 +18,7 @@ import (
 // A lock older than the pack's expected hold is held too long; one without
 // a TTL is a violation; a family without a hold says so.
 func TestLockRowHeldTooLong(t *testing.T) {
+	t.Parallel()
 	fam := &schema.Family{ID: "job-lock", Role: schema.RoleLock, Type: "string",
 		TTL: schema.TTLPolicy{Kind: schema.TTLRequired, Max: 30 * time.Second}, Params: &schema.LockParams{Value: "uuid", Hold: 5 * time.Second}}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -49,6 +50,7 @@ func TestLockRowHeldTooLong(t *testing.T) {
 // A lock whose TTL exceeds its family's maximum (SET … 15m on a 15 s
 // lock) is flagged on the Locks page like a lock without a TTL.
 func TestLockRowTTLAboveMaximum(t *testing.T) {
+	t.Parallel()
 	fam := &schema.Family{ID: "lock-create", Role: schema.RoleLock, Type: "string",
 		TTL: schema.TTLPolicy{Kind: schema.TTLRequired, Max: 15 * time.Second}, Params: &schema.LockParams{Value: "uuid"}}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

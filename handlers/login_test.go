@@ -3,6 +3,7 @@ package handlers
 import "testing"
 
 func TestSafeNext(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		"/c/main":             "/c/main",
 		"/audit?user=a":       "/audit?user=a",

@@ -18,6 +18,7 @@ import (
 // Pages of things that do not exist answer 404, say what is missing and
 // link back; on real Redis and on the embedded demo alike.
 func TestMissingThingsAre404(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	d, err := demo.Start(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -75,6 +76,7 @@ func TestMissingThingsAre404(t *testing.T) {
 // While the connection is down, a database page says since when and makes
 // no statement about data it could not read.
 func TestDatabasePageWhileDisconnected(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	f.redis.Stop()
 	waitFor(t, "monitor sees redis down", func() bool { return !f.reg.All()[0].Status().Up })

@@ -48,6 +48,7 @@ func (f *console) frames(t *testing.T, topic string, keep func(msg []byte) bool)
 // A name that is not UTF-8 is shown escaped in every page and frame (which
 // stay valid UTF-8, or browsers drop them) and links carry it byte-exact.
 func TestInvalidUTF8NamesStayValidAndLinkExact(t *testing.T) {
+	t.Parallel()
 	f := newLiveFixture(t)
 	ctx := context.Background()
 	const (
@@ -154,6 +155,7 @@ func TestInvalidUTF8NamesStayValidAndLinkExact(t *testing.T) {
 // However a fragment comes to hold bytes that are not UTF-8, the websocket
 // never sends them: browsers drop such a text frame and stop updating.
 func TestWebsocketFramesAlwaysValidUTF8(t *testing.T) {
+	t.Parallel()
 	f := newLiveFixture(t)
 	msg := f.frames(t, "raw:x", func([]byte) bool { return false })
 	if string(msg) != `<p>x\xff\xfe</p>` {
@@ -164,6 +166,7 @@ func TestWebsocketFramesAlwaysValidUTF8(t *testing.T) {
 // A 1 MB key name keeps the database page and its frames small: names are
 // cut short, and a name too long for a link is not linked.
 func TestHugeKeyNameKeepsPageAndFramesSmall(t *testing.T) {
+	t.Parallel()
 	f := newLiveFixture(t)
 	huge := "huge:" + strings.Repeat("x", 1<<20)
 	f.redis.Client(6).Set(context.Background(), huge, "v", 0)

@@ -12,6 +12,7 @@ import (
 // does not ask for notify-keyspace-events every second (the connection's
 // keyspace watcher runs for the console's life): at most once per 30 s.
 func TestNoConfigPollingWithoutViewers(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	f := startConsole(t, rs, server.Config{}, nil).up(t)
 	redistest.Eventually(t, 5*time.Second, "the keyspace watcher's first read of notify-keyspace-events", func() bool {

@@ -17,6 +17,7 @@ import (
 // has none yet, or an older one) the pages say they are reading, never
 // that the pack has no rate-limit or lock family.
 func TestOpsPagesBeforeTheSweepHasThePack(t *testing.T) {
+	t.Parallel()
 	conn, err := redisview.Open(redisview.ConnConfig{Name: "main", URL: "redis://127.0.0.1:1/0"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // console, forced to eisland or matched by sampling, so that each is a
 // cold start.
 func TestOpsPagesFirstViewNeverSayNoFamily(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	seedLimits(t, rs)
 	for _, forced := range []bool{true, false} {

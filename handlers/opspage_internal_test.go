@@ -8,6 +8,7 @@ import (
 // pageOf shows the page the topic stands on for its family, the first
 // page for every other, and the last page for an offset past the rows.
 func TestPageOf(t *testing.T) {
+	t.Parallel()
 	rows := make([]int, 23)
 	for i := range rows {
 		rows[i] = i

@@ -63,6 +63,7 @@ func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
 // answer at once and say which families they are still reading (not "no
 // rows"); the live topic then brings the rows as the sweep finds them.
 func TestOpsPagesShowReadingThenRowsLive(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	seedLimits(t, rs)
 	g := newGate(t, rs.Addr)
@@ -136,6 +137,7 @@ func opsPage(t *testing.T, u string) opsJSON {
 // A long family shows one page of rows; its page links carry the family,
 // database, offset and the filter byte-exact, and walk every kept row once.
 func TestOpsPagesArePaged(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	const (

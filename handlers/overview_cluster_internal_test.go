@@ -15,6 +15,7 @@ import (
 // The overview of a cluster (Topology: one database) says a cluster has
 // database 0 only; a standalone server's does not.
 func TestOverviewSaysClusterHasDB0Only(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		databases int

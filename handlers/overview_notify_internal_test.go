@@ -12,6 +12,7 @@ import (
 // them: turned on at runtime, they are "not used yet" until the watcher's
 // subscription is up; flags without K are events Keydeck does not follow.
 func TestNotificationsTileIsHonest(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name  string

@@ -12,6 +12,7 @@ import (
 // it, "≈" when the two counters could not be compared at one moment, and
 // never "n/a" while the first interval is being measured.
 func TestOpsTile(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		s           stats.ServerStats

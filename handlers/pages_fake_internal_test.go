@@ -33,6 +33,7 @@ func offlineConn(t *testing.T, p *schema.Pack) *redisview.Conn {
 }
 
 func TestBanListVMFromPageData(t *testing.T) {
+	t.Parallel()
 	ban := bans.List{ID: "bans", DB: 3, BloomKey: "ban:bloom", SetKey: "ban:set", Bans: true, Bits: 1024, Hashes: 3}
 	filter := ban
 	filter.Bans = false
@@ -97,6 +98,7 @@ func TestBanListVMFromPageData(t *testing.T) {
 }
 
 func TestLimitsAndLocksVMFromSnapshot(t *testing.T) {
+	t.Parallel()
 	win := &schema.Family{ID: "login-window", Domain: "auth", Role: schema.RoleCounterWindow, Type: "string", Params: &schema.CounterWindowParams{Limit: 5, Window: time.Minute}}
 	lock := &schema.Family{ID: "job-lock", Domain: "jobs", Role: schema.RoleLock, Type: "string", Params: &schema.LockParams{Value: "uuid"}}
 	pack := &schema.Pack{Name: "fake", Families: []*schema.Family{win, lock}}
@@ -143,6 +145,7 @@ func TestLimitsAndLocksVMFromSnapshot(t *testing.T) {
 }
 
 func TestUserLiveVMFromPageData(t *testing.T) {
+	t.Parallel()
 	pack := schema.BuiltinPack("eisland")
 	conn := offlineConn(t, pack)
 	var balance *schema.Family

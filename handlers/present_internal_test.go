@@ -12,6 +12,7 @@ import (
 // Every role the Rate limits or Locks page lists has a presenter there:
 // a role of class limit or lock without one would show rows without words.
 func TestEveryListedRoleHasAPresenter(t *testing.T) {
+	t.Parallel()
 	// A role's class may depend on its params (a counter with a limit):
 	// each role is tried with no params and with each limit's.
 	params := []schema.Params{nil, &schema.TokenBucketParams{Capacity: 1}, &schema.CounterWindowParams{Limit: 1},
@@ -43,6 +44,7 @@ func presented(t *testing.T, f *schema.Family) {
 // Each limit role's words on the Rate limits page: the pack's limit, and
 // where a row stands against it.
 func TestLimitPresenters(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		f            *schema.Family
 		st           limits.State
@@ -74,6 +76,7 @@ func TestLimitPresenters(t *testing.T) {
 // Each lock role's words on the Locks page: what the value holds, the
 // holder shown, the expected hold.
 func TestLockPresenters(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		f                   *schema.Family
 		st                  limits.State

@@ -14,6 +14,7 @@ import (
 // The gateway's cached response shows its body size, TTL and whether the
 // JSON parses, in HTML and JSON; a broken body without a TTL is alerted.
 func TestKeyPageDecodesResponseCache(t *testing.T) {
+	t.Parallel()
 	f, rs := opsConsole(t, nil)
 	ctx := context.Background()
 	const ok, broken = "cache:exact:chat-default:00aa", "cache:exact:chat-default:00bb"

@@ -31,6 +31,7 @@ func whoami(t *testing.T, base string, hdr ...string) (user, role string) {
 // A proxy identity is matched by one configured field: a user header naming
 // mallory does not borrow ada's role through ada's e-mail address.
 func TestProxyMatchesOneField(t *testing.T) {
+	t.Parallel()
 	proxied := func(match string) func(*handlers.Auth) {
 		return func(a *handlers.Auth) {
 			a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -101,6 +102,7 @@ func proxyGet(t *testing.T, base, path string, hdr ...string) (int, string) {
 // is an unmatched viewer that happens to be called "ada": it acts in its
 // own namespace and cannot end the real ada's sessions.
 func TestUnmatchedProxyIdentityCannotSignOutAccount(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		a.ProxyMatch = "email"
@@ -140,6 +142,7 @@ func TestUnmatchedProxyIdentityCannotSignOutAccount(t *testing.T) {
 
 // Two copies of an identity header are refused, not decided by the first.
 func TestDuplicateIdentityHeaderRefused(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		a.RoleHeader = "X-Forwarded-Role"
@@ -193,6 +196,7 @@ func behindProxy(t *testing.T, base string, hdr ...string) *browser {
 // is audited, under a name no account can have: given a role by the
 // proxy it may ban, but the audit does not say the account ada did it.
 func TestUnmatchedProxyIdentityAuditedApart(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		a.ProxyMatch = "email"
@@ -225,6 +229,7 @@ func TestUnmatchedProxyIdentityAuditedApart(t *testing.T) {
 // The scan budget counts an unmatched proxy "ada" apart from the account
 // ada: its searches do not drain her share.
 func TestUnmatchedProxyIdentityHasItsOwnScanShare(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		a.ProxyMatch = "email"

@@ -22,6 +22,7 @@ import (
 // the release link for admins only; one still in a set, and a young one,
 // are not flagged. The key page's decoded panel says the same.
 func TestQuotasOrphanedReservation(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	ctx := context.Background()
 	g := rs.Client(0)

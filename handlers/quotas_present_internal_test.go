@@ -10,6 +10,7 @@ import (
 // Every role the Quotas page walks has its presenter there, saying how its
 // rows are ordered; no other role has one.
 func TestQuotaPresentersCoverBudgetRoles(t *testing.T) {
+	t.Parallel()
 	for _, r := range schema.Roles() {
 		p, ok := quotaPresenters[r]
 		if ok != decode.IsBudget(r) {

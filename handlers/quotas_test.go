@@ -81,6 +81,7 @@ func getJSON(t *testing.T, u string, v any) int {
 }
 
 func TestQuotasPage(t *testing.T) {
+	t.Parallel()
 	f, _ := opsConsole(t, nil)
 	code, _, body := get(t, f.srv.URL+"/c/eisland/quotas")
 	if code != http.StatusOK {
@@ -151,6 +152,7 @@ func TestQuotasPage(t *testing.T) {
 }
 
 func TestGatewayKeyPage(t *testing.T) {
+	t.Parallel()
 	f, rs := opsConsole(t, nil)
 	var vm struct {
 		ID     string
@@ -209,6 +211,7 @@ func TestGatewayKeyPage(t *testing.T) {
 }
 
 func TestVertiquePageNeverShowsTheSecret(t *testing.T) {
+	t.Parallel()
 	f, _ := opsConsole(t, []byte(vtSecret))
 	fam, _ := vertique.Family(schema.BuiltinPack("vertique"))
 	want, _ := vertique.Key(fam, []byte(vtSecret), "login-attempts", "3", vertique.CanonicalKey("alice"))
@@ -259,6 +262,7 @@ func TestVertiquePageNeverShowsTheSecret(t *testing.T) {
 }
 
 func TestVertiqueLookupWithoutSecret(t *testing.T) {
+	t.Parallel()
 	f, _ := opsConsole(t, nil)
 	code, _, body := get(t, f.srv.URL+"/c/vertique/vertique?policy=login-attempts&revision=3&key=5%3Aalice%2C")
 	if code != http.StatusOK || !strings.Contains(body, `data-testid="vt-missing"`) || !strings.Contains(body, "--vertique-secret-env") {
@@ -271,6 +275,7 @@ func TestVertiqueLookupWithoutSecret(t *testing.T) {
 
 // With Redis down, each page says so and claims nothing about the data.
 func TestOpsPagesWhenRedisIsDown(t *testing.T) {
+	t.Parallel()
 	f, rs := opsConsole(t, []byte(vtSecret))
 	// Read once while up, so the walker has rows to show as old ones.
 	if code, _, _ := get(t, f.srv.URL+"/c/gateway/quotas"); code != http.StatusOK {
@@ -302,6 +307,7 @@ func TestOpsPagesWhenRedisIsDown(t *testing.T) {
 // The gateway key and vertique bucket topics push the state as it changes;
 // a vertique topic naming a key of another family is refused.
 func TestOpsTopicsPushChanges(t *testing.T) {
+	t.Parallel()
 	f, rs := opsConsole(t, []byte(vtSecret))
 	ctx := context.Background()
 	dial := func(topic string) *websocket.Conn {
@@ -368,6 +374,7 @@ func TestOpsTopicsPushChanges(t *testing.T) {
 // cost what one does (one walker per connection, one poller per topic that
 // only renders its snapshot).
 func TestQuotasLoadDoesNotGrowWithViewers(t *testing.T) {
+	t.Parallel()
 	f, rs := opsConsole(t, nil)
 	// dial opens a viewer and waits for its first frame: the walker runs.
 	dial := func() {

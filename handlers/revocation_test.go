@@ -75,6 +75,7 @@ func signedIn(t *testing.T, b *browser) bool {
 // working on this replica at once and on another within seconds, and an
 // open live view on the other replica closes.
 func TestLogoutEndsSessionEverywhere(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	a := newAuthFixture(t, rs, nil)
 	b := newAuthFixture(t, rs, nil)
@@ -101,6 +102,7 @@ func TestLogoutEndsSessionEverywhere(t *testing.T) {
 // An admin signs a user out everywhere; the user may sign in again.
 // A user may sign themselves out everywhere, but not someone else.
 func TestSignOutEverywhere(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	a := newAuthFixture(t, rs, nil)
 	b := newAuthFixture(t, rs, nil)
@@ -162,6 +164,7 @@ func TestSignOutEverywhere(t *testing.T) {
 // A demotion in the users file closes the live views the new role may not
 // watch, within seconds; a removal closes all of the user's.
 func TestUsersFileEditClosesWebsockets(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin")+usersEntry("vera", "viewer"))
 	users, err := people.LoadUsers(path)
@@ -183,6 +186,7 @@ func TestUsersFileEditClosesWebsockets(t *testing.T) {
 // A user removed and added again under the same name (a new password) does
 // not inherit the old account's sessions; a new password ends them too.
 func TestNewPasswordEndsSessions(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin"))
 	users, err := people.LoadUsers(path)
@@ -219,6 +223,7 @@ func (failingStore) Revoked(context.Context, string, string, time.Time) (bool, e
 // console stays usable), but sign-outs fail closed: the user is told the
 // session is still valid, and the cookie is kept for a retry.
 func TestSignOutFailsClosedWithoutStore(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) { a.Sessions = failingStore{} })
 	ada := newBrowser(t, f.srv.URL)
 	if code := ada.login("ada", "right-password"); code != http.StatusSeeOther || !signedIn(t, ada) {

@@ -85,6 +85,7 @@ func TestLiveSearchesShareOneScanBudget(t *testing.T) {
 // The user page's scans draw from the same budget: with none left, the
 // page says it waits for scan budget, and goes on at the next read.
 func TestUserPageWaitsForScanBudget(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	// 1 key/s: the first SCAN call of COUNT 100 empties the bucket for 100 s.
 	f := startConsole(t, rs, server.Config{SearchRate: 1}, nil).up(t)

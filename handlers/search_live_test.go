@@ -150,6 +150,7 @@ func TestSearchLiveCapAndBudget(t *testing.T) {
 // Written account=…, a search is derivation alone: the page links no
 // live scan, and its topic, watched anyway, sends no SCAN.
 func TestSearchLiveAccountNoScan(t *testing.T) {
+	t.Parallel()
 	f := newLiveFixture(t)
 	ctx := context.Background()
 	acct := "Zoë:ops/β"
@@ -176,6 +177,7 @@ func TestSearchLiveAccountNoScan(t *testing.T) {
 
 // A search topic's name carries the query byte-exact; one name per search.
 func TestSearchTopicRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []handlers.SearchTopic{{Conn: "main", Q: "bulk:*"}, {Conn: "main", Q: "a&b=c:\xff<i>"}} {
 		got, err := handlers.ParseTopic(tt.String())
 		if err != nil || got != tt {

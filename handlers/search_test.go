@@ -32,6 +32,7 @@ func doc(t *testing.T, body string) *goquery.Document {
 // An account name finds its slider keys (derived, linked to their key
 // pages); a sensitive family's key is listed but its value never read.
 func TestSearchPageFindsAccountKeys(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	acct := "Zoë:ops/β"
@@ -94,6 +95,7 @@ func TestSearchPageFindsAccountKeys(t *testing.T) {
 
 // The header box is on every page of a connection, and on pages of none.
 func TestSearchBoxInHeader(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	for _, p := range []string{"/", "/c/main", "/c/main/db/3", route.SearchPath("main")} {
 		_, _, body := get(t, f.srv.URL+p)
@@ -129,6 +131,7 @@ func TestSearchBoxInHeader(t *testing.T) {
 }
 
 func TestSearchErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	for _, tc := range []struct {
 		path   string

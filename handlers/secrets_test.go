@@ -24,6 +24,7 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 // Connection passwords never reach pages, fragments or logs — neither with
 // the right password nor with a wrong one that Redis rejects.
 func TestPasswordsNeverShown(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret-pw-4711"
 	rs := redistest.Start(t, "--requirepass", secret)
 	logs := &syncBuf{}

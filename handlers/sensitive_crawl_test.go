@@ -69,6 +69,7 @@ type sensKey struct {
 // sensitive family it reads beside it. The keys of families shown hold a
 // marker of their own (sensOpen), which may appear.
 func TestSensitiveMarkersAppearNowhere(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crawls every page and topic")
 	}

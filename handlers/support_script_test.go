@@ -55,6 +55,7 @@ func support(t *testing.T, f *console, token, task, name string) (int, string) {
 // docs/support.sh does the support tasks through the API on the seeds'
 // data: is X banned, unban X, unlock X's login, reset X's CAPTCHA bucket.
 func TestSupportScript(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Fatal("docs/support.sh needs jq (Debian package jq)")
 	}
@@ -115,6 +116,7 @@ func TestSupportScript(t *testing.T) {
 // refused execute exit 0); a name with backslashes is sent as it is (dash's
 // echo once turned "bob\\" into a JSON error, exit 4).
 func TestSupportScriptRefusalsAndBackslashes(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Fatal("docs/support.sh needs jq (Debian package jq)")
 	}

@@ -13,6 +13,7 @@ import (
 // dates, last use — never a secret) and may revoke any, after a
 // confirmation; nobody else may revoke another's token.
 func TestAdminListsAndRevokesEveryonesTokens(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	sam := newBrowserAs(t, f, "sam")
 	tok := mintToken(t, sam, "nightly <ci>", "viewer", "30d")

@@ -34,6 +34,7 @@ func (h *heldTokens) Resolve(ctx context.Context, secret string) (people.Token, 
 // without a lookup — a check made before any of them failed let them all
 // through.
 func TestParallelTokenGuessesAreLimitedBeforeTheLookup(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	held := &heldTokens{Tokens: people.NewTokenStore(rs.Client(15)), release: make(chan struct{})}
 	f := newAuthFixture(t, rs, func(a *handlers.Auth) { a.Tokens = held })
@@ -76,6 +77,7 @@ func TestParallelTokenGuessesAreLimitedBeforeTheLookup(t *testing.T) {
 // by many requests at once from one address (a CI fan-out, a NAT) waits
 // for a place rather than being refused as a guesser.
 func TestParallelValidTokenRequestsAreNotRefused(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	tok := mintToken(t, newBrowserAs(t, f, "ada"), "fan-out", "viewer", "30d")
 	const n = 12

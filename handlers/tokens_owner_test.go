@@ -21,6 +21,7 @@ import (
 // its owner's password, so an account re-created with a new one (even
 // with no reload seeing it gone) does not inherit them.
 func TestRemovedOwnersTokensStayRevoked(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("sam", "support")+usersEntry("ada", "admin"))
 	c := clock.NewFake(time.Now())
@@ -58,6 +59,7 @@ func TestRemovedOwnersTokensStayRevoked(t *testing.T) {
 // refuses a token whose owner it does not know, and deletes nothing: the
 // token works there once the replica knows its owner again.
 func TestTokensOutliveAStaleOrCutOffUsersFile(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	dir := t.TempDir()
 	load := func(name, body string) (*people.Users, func(string)) {

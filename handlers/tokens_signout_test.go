@@ -15,6 +15,7 @@ import (
 // someone else): ticked, the tokens stop at once; left unticked (an
 // admin's choice here), they keep working.
 func TestSignOutEverywhereRevokesTokensWhenAsked(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	sam := newBrowserAs(t, f, "sam")
 	tok := mintToken(t, sam, "ci", "viewer", "30d")
@@ -45,6 +46,7 @@ func TestSignOutEverywhereRevokesTokensWhenAsked(t *testing.T) {
 // "sign this user out everywhere" leaves its box unticked, while a
 // person's own sign-out-everywhere keeps it ticked.
 func TestAdminSignOutDoesNotTickRevokeTokens(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ada := newBrowserAs(t, f, "ada")
 	_, _, page := ada.do(http.MethodGet, route.Account, nil)

@@ -75,6 +75,7 @@ func bearer(t *testing.T, base, method, path, token string, form url.Values, hdr
 // A bearer GET needs no cookie and sets none; a bearer POST needs no CSRF
 // token; a browser's POST without one is still refused.
 func TestTokenBearerNeedsNoCookieNorCSRF(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	rs := redistest.Start(t)
 	f := startConsole(t, rs, server.Config{Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}},
@@ -130,6 +131,7 @@ func TestTokenBearerNeedsNoCookieNorCSRF(t *testing.T) {
 // A token acts at its own role, not its owner's, and never manages
 // accounts or tokens.
 func TestTokenLevelCapsActions(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ada := newBrowser(t, f.srv.URL)
 	ada.login("ada", "right-password")
@@ -151,6 +153,7 @@ func TestTokenLevelCapsActions(t *testing.T) {
 // An unknown, revoked or malformed token is 401: problem+json for API
 // paths and JSON clients, a page otherwise; never read from the URL.
 func TestTokenRefusedIs401Problem(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	sam := newBrowser(t, f.srv.URL)
 	sam.login("sam", "right-password")
@@ -194,6 +197,7 @@ func TestTokenRefusedIs401Problem(t *testing.T) {
 // Failed token guesses count against the address like failed sign-ins:
 // past the limit the address is refused, even with a good token.
 func TestTokenGuessesAreLimited(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	sam := newBrowser(t, f.srv.URL)
 	sam.login("sam", "right-password")
@@ -224,6 +228,7 @@ func newBrowserAs(t *testing.T, f *console, user string) *browser {
 // The form: each field's error, the confirmation, the token shown once,
 // a name unique per owner, the list with its last use.
 func TestTokenAccountForm(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	sam := newBrowserAs(t, f, "sam")
 	_, _, acct := sam.do(http.MethodGet, "/account", nil)
@@ -265,6 +270,7 @@ func TestTokenAccountForm(t *testing.T) {
 
 // Open mode offers no tokens, and says why.
 func TestTokenPageInOpenMode(t *testing.T) {
+	t.Parallel()
 	f := startConsole(t, redistest.Start(t), server.Config{Auth: handlers.Auth{Secret: []byte(testSecret)}}, nil)
 	code, _, body := get(t, f.srv.URL+"/account/tokens")
 	if code != http.StatusOK || !strings.Contains(body, `data-testid="tokens-unavailable"`) || !strings.Contains(body, "open mode") || strings.Contains(body, `data-testid="create-token"`) {
@@ -279,6 +285,7 @@ func TestTokenPageInOpenMode(t *testing.T) {
 // person holds now, not by the users file's: ada, an admin in the file
 // whom the proxy calls a viewer, could mint an admin token.
 func TestTokenRoleBoundedByTheProxysRole(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, func(a *handlers.Auth) {
 		a.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		a.RoleHeader = "X-Forwarded-Role"
@@ -298,6 +305,7 @@ func TestTokenRoleBoundedByTheProxysRole(t *testing.T) {
 // A bearer request carries no cookie either way: it cannot sign in (its
 // CSRF exemption once let it POST /login and get a session cookie).
 func TestTokenCannotSignIn(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	tok := mintToken(t, newBrowserAs(t, f, "sam"), "no-login", "viewer", "1d")
 	code, hdr, _ := bearer(t, f.srv.URL, http.MethodPost, "/login", tok, url.Values{"user": {"sam"}, "username": {"sam"}, "password": {"right-password"}})
@@ -309,6 +317,7 @@ func TestTokenCannotSignIn(t *testing.T) {
 // Without a token store (open mode), an admin's revoke is refused with
 // the reason, not a recovered panic.
 func TestRevokeTokenWithoutATokenStore(t *testing.T) {
+	t.Parallel()
 	f := startConsole(t, redistest.Start(t), server.Config{Auth: handlers.Auth{Secret: []byte(testSecret)}}, nil)
 	c := newAPIClient(t, f)
 	b := c.b

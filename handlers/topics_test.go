@@ -13,6 +13,7 @@ import (
 // Every kind of topic parses back from its wire name to the same topic,
 // carrying the role its fragments need.
 func TestTopicsRoundTrip(t *testing.T) {
+	t.Parallel()
 	w := route.Window{Conn: "main", DB: 14, Key: "mg:score:leaderboard:\xff:x", Start: 50, N: 25}
 	f := route.AuditFilter{User: "ada", Key: "k", Since: time.Date(2026, 11, 29, 14, 30, 0, 0, time.UTC)}
 	for _, tt := range []struct {

@@ -43,6 +43,7 @@ func previewArgs(t *testing.T, href string) url.Values {
 // preview; a viewer sees the verdict and neither link; the link opens the
 // preview of the unban.
 func TestUserPageBanLinks(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	banned := []string{`eve"><script>alert(1)</script>'`, "🦊 fox:ops admin", "韩梅梅", strings.Repeat("界", 341), "bad\xff\xfename"}
 	seedBans(t, f, banned...)
@@ -111,6 +112,7 @@ func TestUserPageBanLinks(t *testing.T) {
 // A bloom known not to match its set (the Bans page's check found it)
 // disables the user page's ban links too, and says so.
 func TestUserPageBanLinksOffOnMismatch(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	db := f.redis.Client(9)
@@ -136,6 +138,7 @@ func TestUserPageBanLinksOffOnMismatch(t *testing.T) {
 // window; a window not locked offers Reset limit; a failure counter Clear
 // failures. A viewer sees none. The unlock link's preview names both keys.
 func TestUserPageUnlockLogin(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	seedUser(t, f, "李雷 <b>", 8*time.Minute)
 	seedUser(t, f, "ann", time.Minute)

@@ -54,6 +54,7 @@ func (b *browser) dialAs(topic string) (*websocket.Conn, *http.Response, error) 
 // nor the ban verdict, bits or membership, and says they are hidden
 // rather than claiming the user is not on the board or not banned.
 func TestUserPageHidesSensitiveBoardAndBan(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	packs := sensitivePacks(t, func(p *schema.Pack, f *schema.Family) bool {
 		return p.Name == "eisland" && (f.ID == "mg-leaderboard" || f.ID == "user-ban-set")

@@ -73,6 +73,7 @@ type userJSON struct {
 // support sees links to the previews of the fixing actions, which open;
 // a viewer sees none.
 func TestUserPageListsTheUsersKeys(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	want := seedUser(t, f, "ops:admin", 8*time.Minute)
 	seedUser(t, f, "ops:admin2", time.Minute)
@@ -158,6 +159,7 @@ func TestUserPageListsTheUsersKeys(t *testing.T) {
 // A unicode name with markup, and one that is not UTF-8, are carried
 // byte-exact and shown inert.
 func TestUserPageUnicodeName(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	for _, user := range []string{`李雷 <b>"x"</b>`, "\xffab<i>"} {
 		want := seedUser(t, f, user, time.Minute)
@@ -189,6 +191,7 @@ func TestUserPageUnicodeName(t *testing.T) {
 // The page is live: a key written after the page opened appears in the
 // topic's next fragment (a derived key, re-read without a scan).
 func TestUserTopicPushes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	seedUser(t, f, "ann", time.Minute)
 	_, _, body := get(t, f.srv.URL+route.UserURL("main", "ann"))
@@ -230,6 +233,7 @@ func TestUserTopicPushes(t *testing.T) {
 
 // An empty name is the form; a name over 1 KiB is refused.
 func TestUserPageEmptyAndTooLong(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	code, _, body := get(t, f.srv.URL+route.UserPath("main"))
 	if code != http.StatusOK || !strings.Contains(body, `data-testid="user-help"`) {
@@ -244,6 +248,7 @@ func TestUserPageEmptyAndTooLong(t *testing.T) {
 // A search for a value that looks like a username links its user page;
 // an IP does not.
 func TestSearchLinksTheUserPage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	_, _, body := get(t, f.srv.URL+route.SearchURL("main", "ops:admin"))
 	href, ok := doc(t, body).Find(`[data-testid="search-user-page"]`).Attr("href")
@@ -259,6 +264,7 @@ func TestSearchLinksTheUserPage(t *testing.T) {
 // A viewer may watch a user's page, not its support mode (which carries
 // the action links).
 func TestViewerCannotWatchUserSupportTopic(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	br := newBrowser(t, f.srv.URL)
 	br.login("vera", "right-password")
@@ -287,6 +293,7 @@ func TestViewerCannotWatchUserSupportTopic(t *testing.T) {
 // user's page (found as the Rate limits page finds it), "张三:vip2"'s is
 // not.
 func TestUserPageListsTheStandardBase64Bucket(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	db4 := f.redis.Client(4)

@@ -64,6 +64,7 @@ func (h *requestTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // may not SELECT — not one per command of each key). The user's keys span
 // nine databases; it was 33 round trips one after another before.
 func TestUserPageRoundTrips(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	seedUser(t, f, "ann", time.Minute)
 	h := &requestTrips{}

@@ -50,6 +50,7 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 // loses the actions, a removed user is signed out, a new one may sign in;
 // an invalid file is logged and the last good version stays in force.
 func TestUsersFileReloadedWhileServing(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin")+usersEntry("vera", "viewer"))
 	users, err := people.LoadUsers(path)
@@ -107,6 +108,7 @@ func TestUsersFileReloadedWhileServing(t *testing.T) {
 
 // SIGHUP (kick) reloads even when polling is slow.
 func TestUsersFileReloadOnKick(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("ada", "admin"))
 	users, err := people.LoadUsers(path)
@@ -126,6 +128,7 @@ func TestUsersFileReloadOnKick(t *testing.T) {
 // an entry's password_hash is there but empty; leaving the field out is how
 // a proxy-only user is written.
 func TestUsersFileFields(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, body, wantErr string
 	}{

@@ -18,6 +18,7 @@ import (
 // form; support and admin derive the key. The inventory stays every
 // role's.
 func TestVertiqueFinderNeedsSupport(t *testing.T) {
+	t.Parallel()
 	f, _ := opsConsole(t, []byte(vtSecret), func(c *server.Config) {
 		c.Auth = handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}
 	})

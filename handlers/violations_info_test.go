@@ -36,6 +36,7 @@ func infoCalls(t *testing.T, rs *redistest.Server) int {
 // One view of the violations list reads the keyspace once — not one INFO
 // keyspace per database.
 func TestViolationsPageReadsKeyspaceOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	for db := range 15 {

@@ -18,6 +18,7 @@ import (
 // One list holds every violation of a connection, database by database;
 // the overview shows each database's count and links to it.
 func TestViolationsAcrossDatabases(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
 	now := float64(time.Now().UnixMilli())
@@ -92,6 +93,7 @@ func TestViolationsAcrossDatabases(t *testing.T) {
 
 // A connection without violations says so; an unknown one is 404.
 func TestViolationsEmptyAndUnknown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, false)
 	f.redis.Client(3).Set(context.Background(), "server:wallpaper-detail::1:a:1", "{}", 2*time.Minute)
 	u := f.srv.URL + route.ViolationsURL("main")

@@ -18,6 +18,7 @@ import (
 // gives to the next request once the handler returns (a data race the
 // race detector caught in the browser tests).
 func TestServeSocketReturnsAfterTheWriterStops(t *testing.T) {
+	t.Parallel()
 	entered := make(chan struct{}, 1)
 	var checking atomic.Bool // set while still runs
 	served := make(chan bool, 1)
