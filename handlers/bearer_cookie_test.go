@@ -14,6 +14,7 @@ import (
 // every route of the console's route table, with a valid admin token,
 // asked without a body's fields or with them wrong.
 func TestBearerRequestsSetNoCookieOnAnyRoute(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	tok := mintToken(t, newBrowserAs(t, f, "ada"), "crawler", "admin", "1d")
 	code, _, spec := bearer(t, f.srv.URL, http.MethodGet, "/api/v1/openapi.json", tok, nil)

@@ -20,6 +20,7 @@ import (
 // intent, then its outcome: who, whose tokens, which name — never a
 // secret), and the audit page shows them, without an undo.
 func TestTokenRevocationsAreAudited(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	ctx := context.Background()
 	sam := newBrowserAs(t, f, "sam")

@@ -26,6 +26,7 @@ import (
 // record, as written then, has no binding) keeps working after the
 // upgrade, and is bound to its owner's account at its first use.
 func TestLegacyTokenWorksAndIsBound(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
@@ -53,6 +54,7 @@ func TestLegacyTokenWorksAndIsBound(t *testing.T) {
 // does not count it among the tokens sign-out would revoke, and its name
 // is free for a new token.
 func TestDeadTokensAreMarkedInLists(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "users.yaml")
 	writeUsersFile(t, path, "users:\n"+usersEntry("sam", "support")+usersEntry("ada", "admin"))
 	users, err := people.LoadUsers(path)
