@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -64,7 +66,8 @@ type Conn struct {
 	status    Status
 	onChange  []func(Status)
 	dbs       map[int]redis.UniversalClient
-	hooks     []redis.Hook // AddHook's, for clients made later too
+	hooks     []redis.Hook                 // AddHook's, for clients made later too
+	hookList  atomic.Pointer[[]redis.Hook] // a copy of hooks for cluster nodes' clients (connHooks)
 	pack      PackChoice
 	detecting sync.Mutex // held while a pack detection runs
 	// Detection while no pack fits: due at packNext, which backs off by
@@ -191,9 +194,13 @@ func (c *Conn) AddHook(h redis.Hook) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hooks = append(c.hooks, h)
-	c.client.AddHook(h)
-	if c.multi != c.client {
-		c.multi.AddHook(h)
+	hs := slices.Clone(c.hooks)
+	c.hookList.Store(&hs)
+	if c.kind != Cluster { // a cluster's node clients run the list (connHooks)
+		c.client.AddHook(h)
+		if c.multi != c.client {
+			c.multi.AddHook(h)
+		}
 	}
 	for _, cl := range c.dbs {
 		cl.AddHook(h)

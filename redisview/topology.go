@@ -213,10 +213,15 @@ func (c *Conn) detect(ctx context.Context) error {
 	}
 	defer c.mu.Unlock()
 	cc := newClusterClient(c.opts, c.target.seeds)
-	cc.AddHook(ownHook{c.own})
-	for _, h := range c.hooks {
-		cc.AddHook(h)
-	}
+	// Hooks go on each node's client, not the cluster client's: a walk
+	// sends its SCANs to the node clients directly (ScanStep), and every
+	// command through the cluster client reaches a node client too, so
+	// each is counted once. AddHook's hooks, later ones included, run
+	// from the connection's list.
+	cc.OnNewNode(func(n *redis.Client) {
+		n.AddHook(ownHook{c.own})
+		n.AddHook(connHooks{c})
+	})
 	old := []redis.UniversalClient{c.client, c.multi}
 	for _, d := range c.dbs {
 		old = append(old, d)
@@ -246,3 +251,48 @@ func infoRefused(err error) bool {
 // Detect settles the connection's kind now (the monitor does it on its
 // first probe that reaches the server).
 func (c *Conn) Detect(ctx context.Context) error { return c.detect(ctx) }
+
+// connHooks runs the connection's AddHook hooks (a snapshot at each call,
+// so a hook added after a node's client was made reaches it too) on one
+// cluster node's client, in the order they were added.
+type connHooks struct{ c *Conn }
+
+func (h connHooks) list() []redis.Hook {
+	if p := h.c.hookList.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (h connHooks) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		f := next
+		hs := h.list()
+		for i := len(hs) - 1; i >= 0; i-- {
+			f = hs[i].DialHook(f)
+		}
+		return f(ctx, network, addr)
+	}
+}
+
+func (h connHooks) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		f := next
+		hs := h.list()
+		for i := len(hs) - 1; i >= 0; i-- {
+			f = hs[i].ProcessHook(f)
+		}
+		return f(ctx, cmd)
+	}
+}
+
+func (h connHooks) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		f := next
+		hs := h.list()
+		for i := len(hs) - 1; i >= 0; i-- {
+			f = hs[i].ProcessPipelineHook(f)
+		}
+		return f(ctx, cmds)
+	}
+}
