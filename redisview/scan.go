@@ -13,8 +13,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrBadCursor is returned for a scan cursor Keydeck did not write.
-var ErrBadCursor = errors.New("invalid scan cursor")
+// ErrBadCursor is returned for a scan cursor Keydeck did not write, or
+// one of another kind of deployment (a single server's on a cluster, a
+// cluster's on a single server: an old link after a move). It is the
+// request's fault, not a Redis failure.
+var ErrBadCursor = errors.New("bad scan position")
+
+// checkKind refuses a position of the other kind of deployment.
+func checkKind(cur Cursor, cluster bool) error {
+	if cur.Done() {
+		return nil
+	}
+	_, single := cur.Uint64()
+	switch {
+	case cluster && single:
+		return fmt.Errorf("%w: %q is a single server's position, and this connection is a Redis Cluster; start the walk again", ErrBadCursor, cur)
+	case !cluster && !single:
+		return fmt.Errorf("%w: %q is a Redis Cluster's position, and this connection is a single server; start the walk again", ErrBadCursor, cur)
+	}
+	return nil
+}
 
 // Cursor is a SCAN position over a whole connection. On one server it is
 // SCAN's own cursor in decimal. On a cluster it holds one cursor per
@@ -66,11 +84,11 @@ func ParseCursor(s string) (Cursor, error) {
 // An empty match or typ is left out.
 func ScanStep(ctx context.Context, c redis.Cmdable, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
 	cc, ok := c.(*redis.ClusterClient)
+	if err := checkKind(cur, ok); err != nil {
+		return nil, "", err
+	}
 	if !ok {
-		n, ok := cur.Uint64()
-		if !ok {
-			return nil, "", fmt.Errorf("%w %q", ErrBadCursor, cur)
-		}
+		n, _ := cur.Uint64()
 		keys, next, err := scanOne(ctx, c, n, match, count, typ)
 		return keys, CursorOf(next), err
 	}
@@ -323,6 +341,9 @@ func clusterPositions(ctx context.Context, cc *redis.ClusterClient, cur Cursor) 
 // COUNT for each).
 func StepWidth(ctx context.Context, c redis.Cmdable, cur Cursor) (int, error) {
 	cc, ok := c.(*redis.ClusterClient)
+	if err := checkKind(cur, ok); err != nil {
+		return 0, err
+	}
 	if !ok {
 		return 1, nil
 	}

@@ -2,6 +2,7 @@ package redisview_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -176,5 +177,31 @@ func TestScanStepRestartsAShardAfterFailover(t *testing.T) {
 	}
 	if len(missed) > 0 {
 		t.Fatalf("the walk across a failover missed %d of 6000 keys, e.g. %q", len(missed), missed[:min(5, len(missed))])
+	}
+}
+
+// TestScanStepRefusesAnotherKindsPosition: a single server's cursor on a
+// cluster, or a cluster's on a single server (an old link after a move),
+// is a bad position (ErrBadCursor), not a read error.
+func TestScanStepRefusesAnotherKindsPosition(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	s := redistest.Start(t)
+	ctx := context.Background()
+	cc := openURL(t, cl.URL())
+	if err := cc.Detect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	one := openURL(t, s.URL(0))
+	for _, tc := range []struct {
+		c   *redisview.Conn
+		cur redisview.Cursor
+	}{{cc, "1234"}, {one, "s0:12,s5461:0"}} {
+		_, _, err := redisview.ScanStep(ctx, tc.c.Client(), tc.cur, "", 10, "")
+		if !errors.Is(err, redisview.ErrBadCursor) || errors.Is(err, redisview.ErrRead) {
+			t.Errorf("ScanStep from %q: %v, want ErrBadCursor", tc.cur, err)
+		}
+		if _, err := redisview.StepWidth(ctx, tc.c.Client(), tc.cur); !errors.Is(err, redisview.ErrBadCursor) {
+			t.Errorf("StepWidth of %q: %v, want ErrBadCursor", tc.cur, err)
+		}
 	}
 }

@@ -193,6 +193,12 @@ func (c *Conn) detect(ctx context.Context) error {
 		return cl.Ping(ctx).Err()
 	}
 	txt, err := cl.Info(ctx, "cluster").Result()
+	if err != nil && strings.Contains(err.Error(), "SELECT is not allowed in cluster mode") ||
+		err == nil && strings.Contains(txt, "cluster_enabled:1") && c.BaseDB != 0 {
+		// Refused, and not settled: no client reads database 0 as the
+		// database the URL names.
+		return fmt.Errorf("%w: %s is a Redis Cluster node, and a cluster has database 0 only; the URL names database %d (use /0 or no path)", ErrBadURL, c.Display, c.BaseDB)
+	}
 	if err != nil && !infoRefused(err) {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,4 +102,27 @@ func TestSentinelConnectionFollowsFailover(t *testing.T) {
 	if v, err := s.Replica.Client(2).Get(ctx, "k").Result(); err != nil || v != "after" {
 		t.Fatalf("the new primary's db 2 holds %q, %v", v, err)
 	}
+}
+
+// TestClusterURLWithADatabaseIsRefused: a cluster has database 0 only; a
+// URL naming another is refused at detection with a clear reason in the
+// connection's status, and no client reads database 0 as if it were it.
+func TestClusterURLWithADatabaseIsRefused(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	ctx := context.Background()
+	c := openURL(t, "redis://"+cl.Nodes[0].Addr+"/3")
+	if err := c.Detect(ctx); err == nil || !strings.Contains(err.Error(), "database 0 only") {
+		t.Fatalf("Detect: %v, want a refusal naming database 0", err)
+	}
+	if c.IsCluster() {
+		t.Fatal("the connection moved onto a cluster client anyway")
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); c.Monitor(mctx, 100*time.Millisecond) }()
+	t.Cleanup(func() { cancel(); <-done })
+	redistest.Eventually(t, 5*time.Second, "the status says why", func() bool {
+		st := c.Status()
+		return !st.Checked.IsZero() && !st.Up && strings.Contains(st.Err, "database 0 only") && strings.Contains(st.Err, "/3")
+	})
 }

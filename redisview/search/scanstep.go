@@ -22,8 +22,8 @@ func (st *ScanState) scanStep(ctx context.Context, c redis.Cmdable, count int64,
 	// The step scans count keys on each node it reaches (each primary
 	// of a cluster): the budget and st.Calls count each.
 	width, err := redisview.StepWidth(ctx, c, st.Cursor)
-	if err != nil {
-		return nil, false, false, redisview.ReadError(fmt.Sprintf("scanning db%d", st.DB), err)
+	if err != nil { // a continue link of another kind of deployment: not a read error
+		return nil, false, false, fmt.Errorf("%w: %w", ErrCursors, err)
 	}
 	if budget != nil {
 		wctx, cancel := context.WithDeadline(ctx, deadline)
