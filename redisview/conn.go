@@ -376,8 +376,11 @@ func NewRegistry(cfgs []ConnConfig, log *slog.Logger, opts ...RegistryOption) (*
 			return nil, fmt.Errorf("connection %q named twice", cfg.Name)
 		}
 		var server string
-		if o, err := ParseURL(cfg.URL); err == nil {
-			server = o.Network + " " + o.Addr
+		if t, err := parseTarget(cfg.URL); err == nil {
+			server = t.opts.Network + " " + t.opts.Addr
+			if t.sentinels != nil { // the primary the sentinels name, not the first sentinel
+				server = "sentinel " + strings.Join(slices.Sorted(slices.Values(t.sentinels)), ",") + "/" + t.master
+			}
 		}
 		if own[server] == nil {
 			own[server] = &ownTraffic{}

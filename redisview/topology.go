@@ -2,12 +2,14 @@ package redisview
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -55,6 +57,9 @@ type target struct {
 	sentinels   []string
 	master      string
 	sentinelPwd string
+	// serverName is ?tls_server_name=: the name every host's certificate
+	// is verified against ("": each host dialled by its own name).
+	serverName string
 }
 
 // parseTarget reads redis://, rediss:// (with ?addr= seeds), unix:// and
@@ -65,6 +70,25 @@ func parseTarget(raw string) (target, error) {
 	if err != nil {
 		return target{}, fmt.Errorf("%w: not a URL", ErrBadURL)
 	}
+	var name string
+	if q := u.Query(); q.Has("tls_server_name") {
+		name = q.Get("tls_server_name")
+		q.Del("tls_server_name")
+		u.RawQuery = q.Encode()
+	}
+	t, err := parseTargetURL(raw, u)
+	if err != nil || name == "" {
+		return t, err
+	}
+	if t.opts.TLSConfig == nil {
+		return target{}, fmt.Errorf("%w %q: tls_server_name needs TLS (rediss:// or rediss+sentinel://)", ErrBadURL, RedactURL(raw))
+	}
+	t.serverName = name
+	t.opts.TLSConfig.ServerName = name
+	return t, nil
+}
+
+func parseTargetURL(raw string, u *url.URL) (target, error) {
 	if base, ok := strings.CutSuffix(u.Scheme, "+sentinel"); ok && (base == "redis" || base == "rediss") {
 		return parseSentinel(raw, u, base)
 	}
@@ -126,9 +150,15 @@ func validPort(p string) bool {
 }
 
 // newClusterClient is a cluster client with the options of one node.
-func newClusterClient(o *redis.Options, seeds []string) *redis.ClusterClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:           seeds,
+func newClusterClient(o *redis.Options, t target) *redis.ClusterClient {
+	return redis.NewClusterClient(clusterOptions(o, t))
+}
+
+// clusterOptions are a cluster client's options: one node's, from the
+// URL's seeds.
+func clusterOptions(o *redis.Options, t target) *redis.ClusterOptions {
+	return &redis.ClusterOptions{
+		Addrs:           t.seeds,
 		ClientName:      o.ClientName,
 		Username:        o.Username,
 		Password:        o.Password,
@@ -142,12 +172,42 @@ func newClusterClient(o *redis.Options, seeds []string) *redis.ClusterClient {
 		PoolSize:        o.PoolSize,
 		MinIdleConns:    o.MinIdleConns,
 		DisableIdentity: o.DisableIdentity,
-	})
+		Dialer:          hostTLSDialer(o, t),
+	}
+}
+
+// hostTLSDialer dials TLS verifying each host under its own name (a
+// cluster's nodes, a sentinel's primary and sentinels are other hosts
+// than the one the URL names first), or under ?tls_server_name= when
+// given; nil without TLS (go-redis's own dialer).
+func hostTLSDialer(o *redis.Options, t target) func(context.Context, string, string) (net.Conn, error) {
+	if o.TLSConfig == nil {
+		return nil
+	}
+	base, timeout := o.TLSConfig, o.DialTimeout
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		cfg := base.Clone()
+		if t.serverName == "" {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				host = addr
+			}
+			cfg.ServerName = host
+		}
+		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}, Config: cfg}
+		return d.DialContext(ctx, network, addr)
+	}
 }
 
 // newFailoverClient follows the primary the sentinels name.
 func newFailoverClient(o *redis.Options, t target) *redis.Client {
-	return redis.NewFailoverClient(&redis.FailoverOptions{
+	return redis.NewFailoverClient(failoverOptions(o, t))
+}
+
+// failoverOptions are the options of a client of the primary the
+// sentinels name.
+func failoverOptions(o *redis.Options, t target) *redis.FailoverOptions {
+	return &redis.FailoverOptions{
 		MasterName:       t.master,
 		SentinelAddrs:    t.sentinels,
 		SentinelPassword: t.sentinelPwd,
@@ -165,7 +225,8 @@ func newFailoverClient(o *redis.Options, t target) *redis.Client {
 		PoolSize:         o.PoolSize,
 		MinIdleConns:     o.MinIdleConns,
 		DisableIdentity:  o.DisableIdentity,
-	})
+		Dialer:           hostTLSDialer(o, t),
+	}
 }
 
 // Topology tells pages how the connection reaches its data.
@@ -218,7 +279,7 @@ func (c *Conn) detect(ctx context.Context) error {
 		return nil
 	}
 	defer c.mu.Unlock()
-	cc := newClusterClient(c.opts, c.target.seeds)
+	cc := newClusterClient(c.opts, c.target)
 	// Hooks go on each node's client, not the cluster client's: a walk
 	// sends its SCANs to the node clients directly (ScanStep), and every
 	// command through the cluster client reaches a node client too, so
