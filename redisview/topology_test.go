@@ -90,8 +90,9 @@ func TestSentinelConnectionFollowsFailover(t *testing.T) {
 	if v, err := s.Primary.Client(2).Get(ctx, "k").Result(); err != nil || v != "before" {
 		t.Fatalf("the primary's db 2 holds %q, %v", v, err)
 	}
+	replica := s.Replica.Client(2) // one client, not one per poll
 	redistest.Eventually(t, 10*time.Second, "the replica has the key", func() bool {
-		v, _ := s.Replica.Client(2).Get(ctx, "k").Result()
+		v, _ := replica.Get(ctx, "k").Result()
 		return v == "before"
 	})
 	s.KillPrimary(30 * time.Second)
@@ -99,7 +100,7 @@ func TestSentinelConnectionFollowsFailover(t *testing.T) {
 		v, err := c.Client().Get(ctx, "k").Result()
 		return err == nil && v == "before" && c.Client().Set(ctx, "k", "after", 0).Err() == nil
 	})
-	if v, err := s.Replica.Client(2).Get(ctx, "k").Result(); err != nil || v != "after" {
+	if v, err := replica.Get(ctx, "k").Result(); err != nil || v != "after" {
 		t.Fatalf("the new primary's db 2 holds %q, %v", v, err)
 	}
 }
