@@ -149,6 +149,9 @@ func (a *App) keysPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	req.Budget = a.scanTap(conn.Name, identity(c).Holder()) // the caller's share, as searches
 	pg, err := browse.List(ctx, conn, db, req)
+	if errors.Is(err, redisview.ErrBadCursor) { // ?at= of another kind of deployment: 400
+		return err
+	}
 	if err != nil {
 		if st := conn.Status(); !st.Up && !st.Checked.IsZero() {
 			vm.Disconnected = "Redis is unreachable — " + statusText(st) + ": no key was read."

@@ -271,6 +271,9 @@ func TestKeyListErrors(t *testing.T) {
 		{route.FamilyKeysURL("main", 4, bucketFamily) + "&prefix=x", http.StatusBadRequest},
 		{route.FamilyKeysURL("main", 4, bucketFamily) + "&at=zzz", http.StatusBadRequest},
 		{route.FamilyKeysURL("main", 4, bucketFamily) + "&at=12.3", http.StatusOK},
+		// A cluster's position on a single server (an old link): a bad
+		// position, not a Redis failure.
+		{route.FamilyKeysURL("main", 4, bucketFamily) + "&at=s0:12", http.StatusBadRequest},
 		{route.PrefixKeysURL("main", 4, ""), http.StatusOK},
 	} {
 		for _, accept := range []string{"text/html", "application/json"} {

@@ -37,6 +37,7 @@ var errorStatuses = []struct {
 	{action.ErrInvalid, http.StatusBadRequest, "Invalid request", ""},
 	{action.ErrNotUndoable, http.StatusConflict, "Cannot undo", ""},
 	{action.ErrRedis, http.StatusBadGateway, "Redis refused or could not be reached", ""},
+	{redisview.ErrBadCursor, http.StatusBadRequest, "Bad position", ""},
 	{redisview.ErrRead, http.StatusBadGateway, "Redis could not be read", ""},
 }
 

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -64,7 +66,8 @@ type Conn struct {
 	status    Status
 	onChange  []func(Status)
 	dbs       map[int]redis.UniversalClient
-	hooks     []redis.Hook // AddHook's, for clients made later too
+	hooks     []redis.Hook                 // AddHook's, for clients made later too
+	hookList  atomic.Pointer[[]redis.Hook] // a copy of hooks for cluster nodes' clients (connHooks)
 	pack      PackChoice
 	detecting sync.Mutex // held while a pack detection runs
 	// Detection while no pack fits: due at packNext, which backs off by
@@ -191,9 +194,13 @@ func (c *Conn) AddHook(h redis.Hook) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hooks = append(c.hooks, h)
-	c.client.AddHook(h)
-	if c.multi != c.client {
-		c.multi.AddHook(h)
+	hs := slices.Clone(c.hooks)
+	c.hookList.Store(&hs)
+	if c.kind != Cluster { // a cluster's node clients run the list (connHooks)
+		c.client.AddHook(h)
+		if c.multi != c.client {
+			c.multi.AddHook(h)
+		}
 	}
 	for _, cl := range c.dbs {
 		cl.AddHook(h)
@@ -369,8 +376,11 @@ func NewRegistry(cfgs []ConnConfig, log *slog.Logger, opts ...RegistryOption) (*
 			return nil, fmt.Errorf("connection %q named twice", cfg.Name)
 		}
 		var server string
-		if o, err := ParseURL(cfg.URL); err == nil {
-			server = o.Network + " " + o.Addr
+		if t, err := parseTarget(cfg.URL); err == nil {
+			server = t.opts.Network + " " + t.opts.Addr
+			if t.sentinels != nil { // the primary the sentinels name, not the first sentinel
+				server = "sentinel " + strings.Join(slices.Sorted(slices.Values(t.sentinels)), ",") + "/" + t.master
+			}
 		}
 		if own[server] == nil {
 			own[server] = &ownTraffic{}

@@ -13,16 +13,36 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrBadCursor is returned for a scan cursor Keydeck did not write.
-var ErrBadCursor = errors.New("invalid scan cursor")
+// ErrBadCursor is returned for a scan cursor Keydeck did not write, or
+// one of another kind of deployment (a single server's on a cluster, a
+// cluster's on a single server: an old link after a move). It is the
+// request's fault, not a Redis failure.
+var ErrBadCursor = errors.New("bad scan position")
+
+// checkKind refuses a position of the other kind of deployment.
+func checkKind(cur Cursor, cluster bool) error {
+	if cur.Done() {
+		return nil
+	}
+	_, single := cur.Uint64()
+	switch {
+	case cluster && single:
+		return fmt.Errorf("%w: %q is a single server's position, and this connection is a Redis Cluster; start the walk again", ErrBadCursor, cur)
+	case !cluster && !single:
+		return fmt.Errorf("%w: %q is a Redis Cluster's position, and this connection is a single server; start the walk again", ErrBadCursor, cur)
+	}
+	return nil
+}
 
 // Cursor is a SCAN position over a whole connection. On one server it is
 // SCAN's own cursor in decimal. On a cluster it holds one cursor per
 // primary not finished yet, each named by the first slot its node served
-// ("s0:1234,s5461:0"): a node's cursor means nothing on another node, so
-// one shared cursor cannot walk a cluster, and a promoted replica serves
-// the same slots. CursorStart begins a walk; a step that returns
-// CursorStart has finished it.
+// and the ID of the node whose cursor it is ("s0@<node id>:1234,…"): a
+// node's cursor means nothing on another node, nor on a promoted replica
+// (a process's hash seed is its own), so one shared cursor cannot walk a
+// cluster, and a shard whose primary changed is walked again from 0
+// (keys repeat, none is skipped). CursorStart begins a walk; a step that
+// returns CursorStart has finished it.
 type Cursor string
 
 // CursorStart is the first (and, returned, the last) position of a walk.
@@ -64,11 +84,11 @@ func ParseCursor(s string) (Cursor, error) {
 // An empty match or typ is left out.
 func ScanStep(ctx context.Context, c redis.Cmdable, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
 	cc, ok := c.(*redis.ClusterClient)
+	if err := checkKind(cur, ok); err != nil {
+		return nil, "", err
+	}
 	if !ok {
-		n, ok := cur.Uint64()
-		if !ok {
-			return nil, "", fmt.Errorf("%w %q", ErrBadCursor, cur)
-		}
+		n, _ := cur.Uint64()
 		keys, next, err := scanOne(ctx, c, n, match, count, typ)
 		return keys, CursorOf(next), err
 	}
@@ -84,7 +104,8 @@ func scanOne(ctx context.Context, c redis.Cmdable, cur uint64, match string, cou
 
 // clusterPos is one primary's place in a cluster walk.
 type clusterPos struct {
-	slot   int // the first slot the node served: names it across failovers
+	slot   int    // the first slot the node served: names its shard across failovers
+	owner  string // the node ID whose SCAN cursor this is ("": unknown, walk again)
 	cursor uint64
 }
 
@@ -92,14 +113,29 @@ func parseClusterCursor(cur Cursor) ([]clusterPos, error) {
 	var out []clusterPos
 	for _, part := range strings.Split(string(cur), ",") {
 		s, n, ok := strings.Cut(part, ":")
+		s, owner, owned := strings.Cut(s, "@")
 		slot, err1 := strconv.Atoi(strings.TrimPrefix(s, "s"))
 		c, err2 := strconv.ParseUint(n, 10, 64)
-		if !ok || !strings.HasPrefix(s, "s") || err1 != nil || err2 != nil || slot < 0 || slot > 16383 {
+		if !ok || !strings.HasPrefix(s, "s") || err1 != nil || err2 != nil || slot < 0 || slot > 16383 ||
+			owned && !validNodeID(owner) {
 			return nil, fmt.Errorf("%w %q", ErrBadCursor, cur)
 		}
-		out = append(out, clusterPos{slot, c})
+		out = append(out, clusterPos{slot, owner, c})
 	}
 	return out, nil
+}
+
+// validNodeID: a cluster node ID is 40 lowercase hex digits.
+func validNodeID(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !('0' <= s[i] && s[i] <= '9' || 'a' <= s[i] && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func formatClusterCursor(ps []clusterPos) Cursor {
@@ -109,14 +145,19 @@ func formatClusterCursor(ps []clusterPos) Cursor {
 	slices.SortFunc(ps, func(a, b clusterPos) int { return a.slot - b.slot })
 	parts := make([]string, len(ps))
 	for i, p := range ps {
-		parts[i] = "s" + strconv.Itoa(p.slot) + ":" + strconv.FormatUint(p.cursor, 10)
+		owner := ""
+		if p.owner != "" {
+			owner = "@" + p.owner
+		}
+		parts[i] = "s" + strconv.Itoa(p.slot) + owner + ":" + strconv.FormatUint(p.cursor, 10)
 	}
 	return Cursor(strings.Join(parts, ","))
 }
 
 // Primary is one primary of a cluster as CLUSTER SLOTS names it now.
 type Primary struct {
-	Addr      string
+	ID        string // its node ID
+	Addr      string // as CLUSTER SLOTS gives it (go-redis may dial another)
 	FirstSlot int
 	Slots     int // how many slots it serves
 }
@@ -130,17 +171,25 @@ func Primaries(ctx context.Context, cc *redis.ClusterClient) ([]Primary, error) 
 	return primariesOf(ranges), nil
 }
 
+// primariesOf groups slot ranges by their primary's node ID: an address
+// string may be shared by distinct nodes (an unknown endpoint "?") and
+// is not the one go-redis dials (it rewrites loopback hosts and TLS-only
+// nodes' zero port).
 func primariesOf(ranges []redis.ClusterSlot) []Primary {
 	by := map[string]*Primary{}
 	for _, r := range ranges {
 		if len(r.Nodes) == 0 {
 			continue
 		}
-		a := r.Nodes[0].Addr
-		p := by[a]
+		n := r.Nodes[0]
+		id := n.ID
+		if id == "" { // not given: the address is all there is
+			id = "addr " + n.Addr
+		}
+		p := by[id]
 		if p == nil {
-			p = &Primary{Addr: a, FirstSlot: r.Start}
-			by[a] = p
+			p = &Primary{ID: n.ID, Addr: n.Addr, FirstSlot: r.Start}
+			by[id] = p
 		}
 		p.FirstSlot = min(p.FirstSlot, r.Start)
 		p.Slots += int(r.End - r.Start + 1)
@@ -151,6 +200,23 @@ func primariesOf(ranges []redis.ClusterSlot) []Primary {
 	}
 	slices.SortFunc(out, func(a, b Primary) int { return a.FirstSlot - b.FirstSlot })
 	return out
+}
+
+// nodeIDs caches each node client's CLUSTER MYID (one command per node
+// for the client's life; dropped when a command on the node fails, so a
+// node that came back is asked again).
+var nodeIDs sync.Map // *redis.Client → string
+
+func nodeID(ctx context.Context, node *redis.Client) (string, error) {
+	if v, ok := nodeIDs.Load(node); ok {
+		return v.(string), nil
+	}
+	id, err := node.ClusterMyID(ctx).Result()
+	if err != nil {
+		return "", err
+	}
+	nodeIDs.Store(node, id)
+	return id, nil
 }
 
 // slotMaps caches each cluster client's CLUSTER SLOTS for the start of
@@ -183,22 +249,13 @@ func clusterSlots(ctx context.Context, cc *redis.ClusterClient) ([]redis.Cluster
 // scanCluster runs one step of a cluster walk. Each position goes to the
 // node serving its slot in the client's own slot map (MasterForKey: no
 // command; ForEachMaster would send CLUSTER SLOTS on every call), so a
-// step sends one SCAN per primary not finished and nothing else.
+// step sends one SCAN per primary not finished and nothing else (and a
+// CLUSTER MYID the first time it meets a node). A position whose node is
+// not the one that gave its cursor (a failover) starts that shard again.
 func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
-	var ps []clusterPos
-	if cur.Done() {
-		ranges, err := clusterSlots(ctx, cc)
-		if err != nil {
-			return nil, "", err
-		}
-		for _, p := range primariesOf(ranges) {
-			ps = append(ps, clusterPos{slot: p.FirstSlot})
-		}
-	} else {
-		var err error
-		if ps, err = parseClusterCursor(cur); err != nil {
-			return nil, "", err
-		}
+	ps, err := clusterPositions(ctx, cc, cur)
+	if err != nil {
+		return nil, "", err
 	}
 	type job struct {
 		pos  clusterPos
@@ -212,13 +269,20 @@ func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match
 	)
 	for _, p := range ps {
 		node, err := cc.MasterForKey(ctx, keyForSlot(p.slot))
+		var id string
+		if err == nil {
+			id, err = nodeID(ctx, node)
+		}
 		if err != nil { // no node serves it now (a failover): kept, retried
 			next = append(next, p)
 			errs = append(errs, fmt.Errorf("slot %d: %w", p.slot, err))
 			continue
 		}
-		if a := node.Options().Addr; !by[a] {
-			by[a] = true
+		if id != p.owner { // another process: its cursor means nothing there
+			p.owner, p.cursor = id, 0
+		}
+		if !by[id] { // else another position walks that node already
+			by[id] = true
 			jobs = append(jobs, job{p, node})
 		}
 	}
@@ -235,22 +299,59 @@ func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
+				nodeIDs.Delete(j.node) // ask again: it may come back as another process
 				errs = append(errs, fmt.Errorf("node %s: %w", j.node.Options().Addr, err))
 				next = append(next, j.pos)
 				return
 			}
 			keys = append(keys, got...)
 			if n != 0 {
-				next = append(next, clusterPos{j.pos.slot, n})
+				next = append(next, clusterPos{j.pos.slot, j.pos.owner, n})
 			}
 		}()
 	}
 	wg.Wait()
 	if len(errs) > 0 {
 		slotMaps.Delete(cc) // the next walk reads CLUSTER SLOTS again
+		cc.ReloadState(ctx) // and the client its slot map (in the background)
 		return keys, formatClusterCursor(next), errors.Join(errs...)
 	}
 	return keys, formatClusterCursor(next), nil
+}
+
+// clusterPositions are the positions of a step from cur: at the start of
+// a walk, one per primary (the cached CLUSTER SLOTS).
+func clusterPositions(ctx context.Context, cc *redis.ClusterClient, cur Cursor) ([]clusterPos, error) {
+	if !cur.Done() {
+		return parseClusterCursor(cur)
+	}
+	ranges, err := clusterSlots(ctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	var ps []clusterPos
+	for _, p := range primariesOf(ranges) {
+		ps = append(ps, clusterPos{slot: p.FirstSlot, owner: p.ID})
+	}
+	return ps, nil
+}
+
+// StepWidth is how many nodes a ScanStep from cur scans: one on a single
+// server, each primary not finished yet on a cluster (a budget charges
+// COUNT for each).
+func StepWidth(ctx context.Context, c redis.Cmdable, cur Cursor) (int, error) {
+	cc, ok := c.(*redis.ClusterClient)
+	if err := checkKind(cur, ok); err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 1, nil
+	}
+	ps, err := clusterPositions(ctx, cc, cur)
+	if err != nil {
+		return 0, err
+	}
+	return max(1, len(ps)), nil
 }
 
 // keyForSlot is a key that hashes to slot (CRC16 mod 16384, as Redis

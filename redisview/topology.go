@@ -2,12 +2,14 @@ package redisview
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -55,6 +57,9 @@ type target struct {
 	sentinels   []string
 	master      string
 	sentinelPwd string
+	// serverName is ?tls_server_name=: the name every host's certificate
+	// is verified against ("": each host dialled by its own name).
+	serverName string
 }
 
 // parseTarget reads redis://, rediss:// (with ?addr= seeds), unix:// and
@@ -65,6 +70,25 @@ func parseTarget(raw string) (target, error) {
 	if err != nil {
 		return target{}, fmt.Errorf("%w: not a URL", ErrBadURL)
 	}
+	var name string
+	if q := u.Query(); q.Has("tls_server_name") {
+		name = q.Get("tls_server_name")
+		q.Del("tls_server_name")
+		u.RawQuery = q.Encode()
+	}
+	t, err := parseTargetURL(raw, u)
+	if err != nil || name == "" {
+		return t, err
+	}
+	if t.opts.TLSConfig == nil {
+		return target{}, fmt.Errorf("%w %q: tls_server_name needs TLS (rediss:// or rediss+sentinel://)", ErrBadURL, RedactURL(raw))
+	}
+	t.serverName = name
+	t.opts.TLSConfig.ServerName = name
+	return t, nil
+}
+
+func parseTargetURL(raw string, u *url.URL) (target, error) {
 	if base, ok := strings.CutSuffix(u.Scheme, "+sentinel"); ok && (base == "redis" || base == "rediss") {
 		return parseSentinel(raw, u, base)
 	}
@@ -126,9 +150,15 @@ func validPort(p string) bool {
 }
 
 // newClusterClient is a cluster client with the options of one node.
-func newClusterClient(o *redis.Options, seeds []string) *redis.ClusterClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:           seeds,
+func newClusterClient(o *redis.Options, t target) *redis.ClusterClient {
+	return redis.NewClusterClient(clusterOptions(o, t))
+}
+
+// clusterOptions are a cluster client's options: one node's, from the
+// URL's seeds.
+func clusterOptions(o *redis.Options, t target) *redis.ClusterOptions {
+	return &redis.ClusterOptions{
+		Addrs:           t.seeds,
 		ClientName:      o.ClientName,
 		Username:        o.Username,
 		Password:        o.Password,
@@ -142,12 +172,42 @@ func newClusterClient(o *redis.Options, seeds []string) *redis.ClusterClient {
 		PoolSize:        o.PoolSize,
 		MinIdleConns:    o.MinIdleConns,
 		DisableIdentity: o.DisableIdentity,
-	})
+		Dialer:          hostTLSDialer(o, t),
+	}
+}
+
+// hostTLSDialer dials TLS verifying each host under its own name (a
+// cluster's nodes, a sentinel's primary and sentinels are other hosts
+// than the one the URL names first), or under ?tls_server_name= when
+// given; nil without TLS (go-redis's own dialer).
+func hostTLSDialer(o *redis.Options, t target) func(context.Context, string, string) (net.Conn, error) {
+	if o.TLSConfig == nil {
+		return nil
+	}
+	base, timeout := o.TLSConfig, o.DialTimeout
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		cfg := base.Clone()
+		if t.serverName == "" {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				host = addr
+			}
+			cfg.ServerName = host
+		}
+		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}, Config: cfg}
+		return d.DialContext(ctx, network, addr)
+	}
 }
 
 // newFailoverClient follows the primary the sentinels name.
 func newFailoverClient(o *redis.Options, t target) *redis.Client {
-	return redis.NewFailoverClient(&redis.FailoverOptions{
+	return redis.NewFailoverClient(failoverOptions(o, t))
+}
+
+// failoverOptions are the options of a client of the primary the
+// sentinels name.
+func failoverOptions(o *redis.Options, t target) *redis.FailoverOptions {
+	return &redis.FailoverOptions{
 		MasterName:       t.master,
 		SentinelAddrs:    t.sentinels,
 		SentinelPassword: t.sentinelPwd,
@@ -165,7 +225,8 @@ func newFailoverClient(o *redis.Options, t target) *redis.Client {
 		PoolSize:         o.PoolSize,
 		MinIdleConns:     o.MinIdleConns,
 		DisableIdentity:  o.DisableIdentity,
-	})
+		Dialer:           hostTLSDialer(o, t),
+	}
 }
 
 // Topology tells pages how the connection reaches its data.
@@ -193,6 +254,12 @@ func (c *Conn) detect(ctx context.Context) error {
 		return cl.Ping(ctx).Err()
 	}
 	txt, err := cl.Info(ctx, "cluster").Result()
+	if err != nil && strings.Contains(err.Error(), "SELECT is not allowed in cluster mode") ||
+		err == nil && strings.Contains(txt, "cluster_enabled:1") && c.BaseDB != 0 {
+		// Refused, and not settled: no client reads database 0 as the
+		// database the URL names.
+		return fmt.Errorf("%w: %s is a Redis Cluster node, and a cluster has database 0 only; the URL names database %d (use /0 or no path)", ErrBadURL, c.Display, c.BaseDB)
+	}
 	if err != nil && !infoRefused(err) {
 		return err
 	}
@@ -212,11 +279,16 @@ func (c *Conn) detect(ctx context.Context) error {
 		return nil
 	}
 	defer c.mu.Unlock()
-	cc := newClusterClient(c.opts, c.target.seeds)
-	cc.AddHook(ownHook{c.own})
-	for _, h := range c.hooks {
-		cc.AddHook(h)
-	}
+	cc := newClusterClient(c.opts, c.target)
+	// Hooks go on each node's client, not the cluster client's: a walk
+	// sends its SCANs to the node clients directly (ScanStep), and every
+	// command through the cluster client reaches a node client too, so
+	// each is counted once. AddHook's hooks, later ones included, run
+	// from the connection's list.
+	cc.OnNewNode(func(n *redis.Client) {
+		n.AddHook(ownHook{c.own})
+		n.AddHook(connHooks{c})
+	})
 	old := []redis.UniversalClient{c.client, c.multi}
 	for _, d := range c.dbs {
 		old = append(old, d)
@@ -246,3 +318,48 @@ func infoRefused(err error) bool {
 // Detect settles the connection's kind now (the monitor does it on its
 // first probe that reaches the server).
 func (c *Conn) Detect(ctx context.Context) error { return c.detect(ctx) }
+
+// connHooks runs the connection's AddHook hooks (a snapshot at each call,
+// so a hook added after a node's client was made reaches it too) on one
+// cluster node's client, in the order they were added.
+type connHooks struct{ c *Conn }
+
+func (h connHooks) list() []redis.Hook {
+	if p := h.c.hookList.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (h connHooks) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		f := next
+		hs := h.list()
+		for i := len(hs) - 1; i >= 0; i-- {
+			f = hs[i].DialHook(f)
+		}
+		return f(ctx, network, addr)
+	}
+}
+
+func (h connHooks) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		f := next
+		hs := h.list()
+		for i := len(hs) - 1; i >= 0; i-- {
+			f = hs[i].ProcessHook(f)
+		}
+		return f(ctx, cmd)
+	}
+}
+
+func (h connHooks) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		f := next
+		hs := h.list()
+		for i := len(hs) - 1; i >= 0; i-- {
+			f = hs[i].ProcessPipelineHook(f)
+		}
+		return f(ctx, cmds)
+	}
+}

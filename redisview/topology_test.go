@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,8 +90,9 @@ func TestSentinelConnectionFollowsFailover(t *testing.T) {
 	if v, err := s.Primary.Client(2).Get(ctx, "k").Result(); err != nil || v != "before" {
 		t.Fatalf("the primary's db 2 holds %q, %v", v, err)
 	}
+	replica := s.Replica.Client(2) // one client, not one per poll
 	redistest.Eventually(t, 10*time.Second, "the replica has the key", func() bool {
-		v, _ := s.Replica.Client(2).Get(ctx, "k").Result()
+		v, _ := replica.Get(ctx, "k").Result()
 		return v == "before"
 	})
 	s.KillPrimary(30 * time.Second)
@@ -98,7 +100,30 @@ func TestSentinelConnectionFollowsFailover(t *testing.T) {
 		v, err := c.Client().Get(ctx, "k").Result()
 		return err == nil && v == "before" && c.Client().Set(ctx, "k", "after", 0).Err() == nil
 	})
-	if v, err := s.Replica.Client(2).Get(ctx, "k").Result(); err != nil || v != "after" {
+	if v, err := replica.Get(ctx, "k").Result(); err != nil || v != "after" {
 		t.Fatalf("the new primary's db 2 holds %q, %v", v, err)
 	}
+}
+
+// TestClusterURLWithADatabaseIsRefused: a cluster has database 0 only; a
+// URL naming another is refused at detection with a clear reason in the
+// connection's status, and no client reads database 0 as if it were it.
+func TestClusterURLWithADatabaseIsRefused(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	ctx := context.Background()
+	c := openURL(t, "redis://"+cl.Nodes[0].Addr+"/3")
+	if err := c.Detect(ctx); err == nil || !strings.Contains(err.Error(), "database 0 only") {
+		t.Fatalf("Detect: %v, want a refusal naming database 0", err)
+	}
+	if c.IsCluster() {
+		t.Fatal("the connection moved onto a cluster client anyway")
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); c.Monitor(mctx, 100*time.Millisecond) }()
+	t.Cleanup(func() { cancel(); <-done })
+	redistest.Eventually(t, 5*time.Second, "the status says why", func() bool {
+		st := c.Status()
+		return !st.Checked.IsZero() && !st.Up && strings.Contains(st.Err, "database 0 only") && strings.Contains(st.Err, "/3")
+	})
 }

@@ -36,10 +36,9 @@ func StartCluster(t testing.TB) *Cluster {
 	c := &Cluster{t: t}
 	addrs := make([]string, 6)
 	for i := range addrs {
-		s := Start(t,
+		s := startServer(t, true, // its bus port chosen with its port
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf",
-			"--cluster-port", strconv.Itoa(FreePort(t)),
 			"--cluster-node-timeout", clusterNodeTimeout,
 			// A replica fails over however long it was cut off: tests kill
 			// primaries on purpose.

@@ -8,8 +8,11 @@ package redistest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -30,6 +33,9 @@ type Server struct {
 	dir  string
 	Port int
 	Addr string // 127.0.0.1:port
+	// BusPort is a cluster node's bus port (StartCluster's nodes).
+	BusPort int
+	bus     bool
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -63,26 +69,62 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// pickPort chooses a server's port (a test may replace it).
+var pickPort = FreePort
+
 // Start launches a fresh redis-server and registers its shutdown with t.Cleanup.
 // Extra arguments are passed to redis-server as config directives, e.g.
 // "--notify-keyspace-events", "KEA".
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
+	return startServer(t, false, extra...)
+}
+
+// startServer is Start; bus gives the server a cluster bus port of its
+// own (--cluster-port), chosen again with its port when one was taken.
+func startServer(t testing.TB, bus bool, extra ...string) *Server {
+	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir(), Port: FreePort(t), args: extra}
-	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), args: extra, bus: bus}
 	// Registered before start waits for it: a start that fails still
 	// kills the process.
 	t.Cleanup(s.Stop)
-	s.start()
-	return s
+	for attempt := 1; ; attempt++ {
+		s.Port = pickPort(t)
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+		if bus {
+			s.BusPort = pickPort(t)
+		}
+		// A free port may be taken before redis-server binds it (by
+		// another test's server): ours then exits, and another port is
+		// chosen.
+		err := s.launch()
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			t.Fatal(err)
+		}
+	}
 }
+
+// errPortTaken: the server could not bind its port, or another process
+// answered there.
+var errPortTaken = errors.New("port taken")
 
 func (s *Server) start() {
 	s.t.Helper()
+	if err := s.launch(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// launch runs the server and waits until it answers as itself: the
+// process that answers INFO on its port is the one it started.
+func (s *Server) launch() error {
 	args := []string{
 		"--port", strconv.Itoa(s.Port),
 		"--bind", "127.0.0.1",
@@ -91,19 +133,24 @@ func (s *Server) start() {
 		"--dir", s.dir,
 		"--databases", "16",
 	}
+	if s.bus {
+		args = append(args, "--cluster-port", strconv.Itoa(s.BusPort))
+	}
 	args = append(args, s.args...)
 	if s.argv != nil {
 		args = s.argv
 	}
 	cmd := exec.Command(s.bin, args...)
-	logf, err := os.Create(filepath.Join(s.dir, "redis.log"))
+	logPath := filepath.Join(s.dir, "redis.log")
+	logf, err := os.Create(logPath)
 	if err != nil {
-		s.t.Fatal(err)
+		return err
 	}
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("start redis-server: %v", err)
+		logf.Close()
+		return fmt.Errorf("start redis-server: %v", err)
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
@@ -113,28 +160,64 @@ func (s *Server) start() {
 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
-		if err == nil {
-			w := bufio.NewReader(c)
-			_, _ = c.Write([]byte("PING\r\n"))
-			_ = c.SetReadDeadline(time.Now().Add(time.Second))
-			line, _ := w.ReadString('\n')
-			c.Close()
-			if strings.HasPrefix(line, "+PONG") || strings.HasPrefix(line, "-NOAUTH") {
-				return
-			}
-		}
 		select {
 		case <-done:
-			b, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-			s.t.Fatalf("redis-server exited early:\n%s", b)
+			b, _ := os.ReadFile(logPath)
+			s.mu.Lock()
+			s.cmd = nil
+			s.mu.Unlock()
+			if bytes.Contains(b, []byte("Address already in use")) {
+				return fmt.Errorf("%w: redis-server on %s: %s", errPortTaken, s.Addr, lastLine(b))
+			}
+			return fmt.Errorf("redis-server exited early:\n%s", b)
 		default:
 		}
+		if answersAs(s.Addr, cmd.Process.Pid, logPath) {
+			return nil
+		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("redis-server did not answer on %s", s.Addr)
+			return fmt.Errorf("redis-server did not answer on %s", s.Addr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// answersAs reports whether the server on addr is process pid: INFO
+// server's process_id; a server that wants a password (NOAUTH) is ours
+// when its log says it is ready.
+func answersAs(addr string, pid int, logPath string) bool {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+		return false
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return false
+	}
+	if strings.HasPrefix(line, "-NOAUTH") {
+		b, _ := os.ReadFile(logPath)
+		return bytes.Contains(b, []byte("Ready to accept connections"))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "$")))
+	if !strings.HasPrefix(line, "$") || err != nil || n < 0 {
+		return false // another server's answer, or not ready (LOADING)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return false
+	}
+	return bytes.Contains(body, []byte("\nprocess_id:"+strconv.Itoa(pid)+"\r"))
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
 }
 
 // Stop kills the server (idempotent).

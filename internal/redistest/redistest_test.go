@@ -1,6 +1,8 @@
 package redistest
 
 import (
+	"bufio"
+	"context"
 	"net"
 	"runtime"
 	"strconv"
@@ -65,4 +67,50 @@ func TestStartThatTimesOutLeavesNoServer(t *testing.T) {
 		}
 		return err != nil
 	})
+}
+
+// TestStartOnATakenPortGetsItsOwnServer: when the free port is taken
+// between choosing it and redis-server binding it (another test's server
+// answering there), Start must not hand out that other server: it starts
+// its own on another port.
+func TestStartOnATakenPortGetsItsOwnServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() { // another "server": answers +PONG to every line
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+					_, _ = c.Write([]byte("+PONG\r\n"))
+				}
+			}()
+		}
+	}()
+	taken := l.Addr().(*net.TCPAddr).Port
+	picks := 0
+	pickPort = func(t testing.TB) int {
+		if picks++; picks == 1 {
+			return taken
+		}
+		return FreePort(t)
+	}
+	t.Cleanup(func() { pickPort = FreePort })
+	s := Start(t)
+	if s.Port == taken {
+		t.Fatalf("Start handed out the server already on port %d", taken)
+	}
+	if err := s.Client(0).Set(context.Background(), "k", "v", 0).Err(); err != nil {
+		t.Fatalf("the started server at %s: %v", s.Addr, err)
+	}
 }

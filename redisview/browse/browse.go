@@ -90,8 +90,8 @@ type Request struct {
 	// Zero values take the defaults.
 	PageKeys, MaxScans, Count int
 	// Budget, when set, is the caller's share of the connection's scan
-	// budget: each SCAN call takes Count keys from it first, waiting at
-	// most BudgetWait (0: DefaultBudgetWait); the walk stops as on
+	// budget: each step takes Count keys for each node it scans (each
+	// primary of a cluster) from it first, waiting at most BudgetWait (0: DefaultBudgetWait); the walk stops as on
 	// MaxScans when none came.
 	Budget     Budget
 	BudgetWait time.Duration
@@ -205,8 +205,14 @@ func List(ctx context.Context, conn *redisview.Conn, db int, req Request) (Page,
 			if wait <= 0 {
 				wait = DefaultBudgetWait
 			}
+			// A step scans Count keys on each node it reaches (each
+			// primary of a cluster).
+			width, err := redisview.StepWidth(ctx, c, cur)
+			if err != nil {
+				return Page{}, scanErr(conn, err)
+			}
 			wctx, cancel := context.WithTimeout(ctx, wait)
-			err := req.Budget.Take(wctx, int64(req.Count))
+			err = req.Budget.Take(wctx, int64(req.Count)*int64(width))
 			cancel()
 			if ctx.Err() != nil {
 				return Page{}, redisview.ReadError("waiting for scan budget", ctx.Err())
@@ -217,7 +223,7 @@ func List(ctx context.Context, conn *redisview.Conn, db int, req Request) (Page,
 		}
 		keys, next, err := redisview.ScanStep(ctx, c, cur, pg.Walk.Match, int64(req.Count), pg.Walk.Type)
 		if err != nil {
-			return Page{}, conn.WrapErr(redisview.ReadError("walking the database with SCAN", err))
+			return Page{}, scanErr(conn, err)
 		}
 		pg.Scans++
 		pg.Returned += len(keys)
@@ -251,6 +257,15 @@ func List(ctx context.Context, conn *redisview.Conn, db int, req Request) (Page,
 	}
 	pg.Budget = true
 	return read(ctx, conn, db, pg)
+}
+
+// scanErr is a failed SCAN step's error: a bad position (of another kind
+// of deployment) is the request's, anything else a read error.
+func scanErr(conn *redisview.Conn, err error) error {
+	if errors.Is(err, redisview.ErrBadCursor) {
+		return fmt.Errorf("%w: %w", ErrCursor, err)
+	}
+	return conn.WrapErr(redisview.ReadError("walking the database with SCAN", err))
 }
 
 func read(ctx context.Context, conn *redisview.Conn, db int, pg Page) (Page, error) {

@@ -226,12 +226,12 @@ func (w *Walker) step(ctx context.Context) error {
 // databases lists the databases with keys (INFO keyspace) where a shown
 // family lives.
 func (w *Walker) databases(ctx context.Context, pack *schema.Pack) ([]int, error) {
-	txt, err := w.conn.Client().Info(ctx, "keyspace").Result()
+	txts, err := redisview.InfoEach(ctx, w.conn.Client(), "keyspace") // every primary of a cluster
 	if err != nil {
 		return nil, w.conn.WrapErr(redisview.ReadError("INFO keyspace", err))
 	}
 	var dbs []int
-	for db := range stats.ParseInfo(txt).Keyspace() {
+	for db := range stats.KeyspaceOf(txts) {
 		for _, f := range pack.Families {
 			if Shown(f) && !IsConfig(f) && f.InDB(db) {
 				dbs = append(dbs, db)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,5 +97,61 @@ func TestSearchContinueLinkStandalone(t *testing.T) {
 		if !ok || id == "" || cur == "" || strings.Trim(cur, "0123456789") != "" {
 			t.Fatalf("continue link %q, want db.n:cursor parts", cont)
 		}
+	}
+}
+
+// takes records what a search takes from its budget.
+type takes struct {
+	mu   sync.Mutex
+	keys int64
+}
+
+func (b *takes) Take(_ context.Context, keys int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.keys += keys
+	return nil
+}
+
+// TestClusterSearchChargesEveryPrimary: a search step on a cluster scans
+// COUNT keys on each primary, so the budget is charged COUNT for each
+// SCAN sent, not once per step.
+func TestClusterSearchChargesEveryPrimary(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	ctx := context.Background()
+	p := cl.Client().Pipeline()
+	for i := range 3000 {
+		p.Set(ctx, fmt.Sprintf("k:%d", i), "v", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := redisview.Open(redisview.ConnConfig{Name: "c", URL: cl.URL()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Detect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	scans := func() (n int64) {
+		for _, s := range cl.Nodes {
+			m, err := s.CommandCalls(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += m["scan"]
+		}
+		return n
+	}
+	b := &takes{}
+	scan0 := scans()
+	lim := search.Limits{Calls: 2, Count: 10, Cap: 100000, Time: 10 * time.Second, Budget: b}
+	if _, err := search.Run(ctx, c, search.Parse("k:*", c.Pack()), nil, lim); err != nil {
+		t.Fatal(err)
+	}
+	sent := scans() - scan0
+	if sent != 6 || b.keys != sent*10 {
+		t.Fatalf("the search sent %d SCAN of COUNT 10; the budget was charged %d keys, want %d", sent, b.keys, sent*10)
 	}
 }

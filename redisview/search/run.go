@@ -225,30 +225,18 @@ func (s *Session) start(ctx context.Context) error {
 		s.started, s.done = true, true
 		return nil
 	}
-	info, err := conn.Client().Info(ctx, "keyspace").Result()
-	r.Commands++
+	// A cluster's INFO is one node's: every primary's, summed.
+	infos, err := redisview.InfoEach(ctx, conn.Client(), "keyspace")
+	r.Commands += max(1, len(infos))
 	if err != nil {
 		return redisview.ReadError("reading INFO keyspace", err)
 	}
 	r.Keyspace = map[int]int64{}
 	var dbs []int
-	for idx, ks := range stats.ParseInfo(info).Keyspace() {
+	for idx, ks := range stats.KeyspaceOf(infos) {
 		if ks.Keys > 0 {
 			r.Keyspace[idx] = ks.Keys
 			dbs = append(dbs, idx)
-		}
-	}
-	if conn.IsCluster() {
-		// INFO answered for one node, which may hold no key: a cluster's
-		// database 0 holds DBSIZE summed over the primaries.
-		n, err := conn.Client().DBSize(ctx).Result()
-		r.Commands++
-		if err != nil {
-			return redisview.ReadError("reading DBSIZE", err)
-		}
-		r.Keyspace, dbs = map[int]int64{}, nil
-		if n > 0 {
-			r.Keyspace[0], dbs = n, []int{0}
 		}
 	}
 	slices.Sort(dbs)

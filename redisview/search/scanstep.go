@@ -11,16 +11,23 @@ import (
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
-// scanStep is one budgeted SCAN call of st, for a search and a user
-// page alike: it takes COUNT keys from budget first (nil: not paced),
+// scanStep is one budgeted SCAN step of st (a SCAN call, one per primary
+// on a cluster), for a search and a user page alike: it takes COUNT keys
+// per SCAN from budget first (nil: not paced),
 // waiting at most until deadline, then sends SCAN from st's cursor and
 // moves the cursor on (Done when it is back at 0). waiting: the budget
 // had none left in time, and nothing was sent; sent: a SCAN went to the
-// server (st.Calls counts it).
+// server (st.Calls counts each SCAN).
 func (st *ScanState) scanStep(ctx context.Context, c redis.Cmdable, count int64, budget Budget, deadline time.Time) (keys []string, sent, waiting bool, err error) {
+	// The step scans count keys on each node it reaches (each primary
+	// of a cluster): the budget and st.Calls count each.
+	width, err := redisview.StepWidth(ctx, c, st.Cursor)
+	if err != nil { // a continue link of another kind of deployment: not a read error
+		return nil, false, false, fmt.Errorf("%w: %w", ErrCursors, err)
+	}
 	if budget != nil {
 		wctx, cancel := context.WithDeadline(ctx, deadline)
-		err := budget.Take(wctx, count)
+		err := budget.Take(wctx, count*int64(width))
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -30,7 +37,7 @@ func (st *ScanState) scanStep(ctx context.Context, c redis.Cmdable, count int64,
 		}
 	}
 	keys, next, err := redisview.ScanStep(ctx, c, st.Cursor, st.Match, count, "")
-	st.Calls++
+	st.Calls += width
 	if err != nil {
 		return nil, true, false, redisview.ReadError(fmt.Sprintf("scanning db%d", st.DB), err)
 	}

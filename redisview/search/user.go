@@ -208,16 +208,18 @@ func RunUser(ctx context.Context, conn *redisview.Conn, q UserQuery, lim UserLim
 	return r, nil
 }
 
-// readKeyspace reads INFO keyspace: the databases with keys, ascending.
+// readKeyspace reads INFO keyspace (every primary's on a cluster): the
+// databases with keys, ascending.
 func (r *UserResult) readKeyspace(ctx context.Context, conn *redisview.Conn) ([]int, error) {
-	info, err := conn.Client().Info(ctx, "keyspace").Result()
-	r.Commands++
+	// A cluster's INFO is one node's: every primary's, summed.
+	infos, err := redisview.InfoEach(ctx, conn.Client(), "keyspace")
+	r.Commands += max(1, len(infos))
 	if err != nil {
 		return nil, redisview.ReadError("reading INFO keyspace", err)
 	}
 	r.Keyspace = map[int]int64{}
 	var dbs []int
-	for idx, ks := range stats.ParseInfo(info).Keyspace() {
+	for idx, ks := range stats.KeyspaceOf(infos) {
 		if ks.Keys > 0 {
 			r.Keyspace[idx] = ks.Keys
 			dbs = append(dbs, idx)

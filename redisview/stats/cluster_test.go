@@ -91,6 +91,43 @@ func TestSweeperFollowsClusterDetection(t *testing.T) {
 	var d stats.DBDetail
 	redistest.Eventually(t, 20*time.Second, "a pass on the cluster client counting every primary", func() bool {
 		d = s.Detail(stats.TotalKeys(ctx, c, 0))
-		return d.Pass > after+1 && d.Err == "" && d.UnmCount == 600
+		// The pass after detection: it counts every primary's keys
+		// without error, so it ran on the cluster client (the primary the
+		// standalone client reached holds about 200). No pass follows
+		// while the database does not change (its signature now sums
+		// every primary; it read a random node's, which differed).
+		return d.Pass > after && d.Err == "" && d.UnmCount == 600
 	})
+}
+
+// TestClusterSignatureSeesEveryPrimary: the signature that lets a sweep
+// skip a pass of an unchanged database changes when a key changes on
+// any primary, not only on the node the cluster client's INFO reached.
+func TestClusterSignatureSeesEveryPrimary(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	ctx := context.Background()
+	c := openConn(t, cl.URL())
+	if err := c.Detect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := stats.ReadSignature(ctx, c.Client(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		for _, s := range cl.Primaries() {
+			key := cl.KeyOn(s, fmt.Sprintf("sig:%d:", round))
+			if err := s.Client(0).Set(ctx, key, "v", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			next, err := stats.ReadSignature(ctx, c.Client(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next == sig {
+				t.Fatalf("a key written on %s left the signature unchanged: %+v", s.Addr, sig)
+			}
+			sig = next
+		}
+	}
 }

@@ -31,3 +31,6 @@ func SweepPass(ctx context.Context, c *redisview.Conn, db int, script bool) (DBD
 	d.ReadPath = ks.path()
 	return d, nil
 }
+
+// ReadSignature is readSignature: what INFO says of db's changes.
+var ReadSignature = readSignature

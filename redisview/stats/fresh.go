@@ -27,27 +27,33 @@ type signature struct {
 	keys, expires    int64
 }
 
-// readSignature reads db's signature in one INFO; ok is false when the
-// server does not report the dirty counter (the embedded demo, servers
-// with INFO restricted): then no pass is ever skipped.
+// readSignature reads db's signature in one INFO (on a cluster, one per
+// primary, summed: a write on any primary changes it); ok is false when
+// the server does not report the dirty counter (the embedded demo,
+// servers with INFO restricted): then no pass is ever skipped.
 func readSignature(ctx context.Context, c redis.UniversalClient, db int) (signature, error) {
-	txt, err := c.Info(ctx, "persistence", "stats", "keyspace").Result()
+	txts, err := redisview.InfoEach(ctx, c, "persistence", "stats", "keyspace")
 	if err != nil && !redisview.IsConnErr(err) {
 		// Servers before Redis 7 take one section: the default ones.
-		txt, err = c.Info(ctx).Result()
+		txts, err = redisview.InfoEach(ctx, c)
 	}
 	if err != nil {
 		return signature{}, err
 	}
-	in := ParseInfo(txt)
-	var sig signature
-	var ok1, ok2, ok3, ok4 bool
-	sig.dirty, ok1 = in.Int("rdb_changes_since_last_save")
-	sig.lastSave, ok2 = in.Int("rdb_last_save_time")
-	sig.expired, ok3 = in.Int("expired_keys")
-	sig.evicted, ok4 = in.Int("evicted_keys")
-	sig.ok = ok1 && ok2 && ok3 && ok4 && in.Has("keyspace")
-	ks := in.Keyspace()[db]
+	sig := signature{ok: true}
+	for _, txt := range txts {
+		in := ParseInfo(txt)
+		dirty, ok1 := in.Int("rdb_changes_since_last_save")
+		lastSave, ok2 := in.Int("rdb_last_save_time")
+		expired, ok3 := in.Int("expired_keys")
+		evicted, ok4 := in.Int("evicted_keys")
+		sig.ok = sig.ok && ok1 && ok2 && ok3 && ok4 && in.Has("keyspace")
+		sig.dirty += dirty
+		sig.lastSave += lastSave
+		sig.expired += expired
+		sig.evicted += evicted
+	}
+	ks := KeyspaceOf(txts)[db]
 	sig.keys, sig.expires = ks.Keys, ks.Expires
 	return sig, nil
 }

@@ -109,3 +109,28 @@ func (in Info) Keyspace() map[int]KeyspaceDB {
 	}
 	return out
 }
+
+// KeyspaceOf is INFO keyspace over the INFO replies of every primary
+// (redisview.InfoEach): each database's keys and keys with an expiry
+// summed, its average time to live weighted by the keys with one.
+func KeyspaceOf(txts []string) map[int]KeyspaceDB {
+	out := map[int]KeyspaceDB{}
+	ttl := map[int]float64{}
+	for _, txt := range txts {
+		for idx, ks := range ParseInfo(txt).Keyspace() {
+			sum := out[idx]
+			sum.Index = idx
+			sum.Keys += ks.Keys
+			sum.Expires += ks.Expires
+			ttl[idx] += float64(ks.AvgTTL) * float64(ks.Expires)
+			out[idx] = sum
+		}
+	}
+	for idx, ks := range out {
+		if ks.Expires > 0 {
+			ks.AvgTTL = time.Duration(ttl[idx] / float64(ks.Expires))
+			out[idx] = ks
+		}
+	}
+	return out
+}

@@ -50,3 +50,16 @@ func TestParseInfoEmptySections(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyspaceOfSumsPrimaries: every primary's INFO keyspace, summed per
+// database; the average TTL weighted by the keys with an expiry.
+func TestKeyspaceOfSumsPrimaries(t *testing.T) {
+	got := KeyspaceOf([]string{
+		"# Keyspace\r\ndb0:keys=10,expires=2,avg_ttl=1000\r\n",
+		"# Keyspace\r\n",
+		"# Keyspace\r\ndb0:keys=5,expires=6,avg_ttl=3000\r\ndb2:keys=1,expires=0,avg_ttl=0\r\n",
+	})
+	if len(got) != 2 || got[0].Keys != 15 || got[0].Expires != 8 || got[0].AvgTTL != 2500*time.Millisecond || got[2].Keys != 1 {
+		t.Fatalf("%+v", got)
+	}
+}
