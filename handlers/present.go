@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,9 @@ import (
 
 // limitPresenter is a limit role's text on the Rate limits page.
 type limitPresenter struct {
+	// rank is the role's place when the page names the roles it lists
+	// (roleList), lowest first: the order the page has always used.
+	rank int
 	// limit is the pack's limit of a family, in words.
 	limit func(f *schema.Family) string
 	// level is where a row stands against it ("3 of 10 used · 7 left").
@@ -26,6 +30,9 @@ var limitPresenters = map[schema.Role]limitPresenter{}
 
 // lockPresenter is a lock role's text on the Locks page.
 type lockPresenter struct {
+	// rank is the role's place when the page names the roles it lists
+	// (roleList), lowest first.
+	rank int
 	// value says what a family's value holds.
 	value func(f *schema.Family) string
 	// holder is a row's holder, from the start of its value (not called
@@ -44,13 +51,24 @@ func presenterFor[P any](table map[schema.Role]P, f *schema.Family) (P, bool) {
 	return p, ok
 }
 
-// roleList names a table's roles for a message: "a, b or c".
-func roleList[P any](table map[schema.Role]P) string {
-	names := make([]string, 0, len(table))
+func (p limitPresenter) order() int { return p.rank }
+func (p lockPresenter) order() int  { return p.rank }
+
+// roleList names a table's roles for a message, "a, b or c", in their
+// presenters' rank (a page's sentence does not change with the map's
+// order or the roles' spelling; equal ranks fall back to the name).
+func roleList[P interface{ order() int }](table map[schema.Role]P) string {
+	roles := make([]schema.Role, 0, len(table))
 	for r := range table {
-		names = append(names, string(r))
+		roles = append(roles, r)
 	}
-	slices.Sort(names)
+	slices.SortFunc(roles, func(a, b schema.Role) int {
+		return cmp.Or(cmp.Compare(table[a].order(), table[b].order()), cmp.Compare(a, b))
+	})
+	names := make([]string, len(roles))
+	for i, r := range roles {
+		names[i] = string(r)
+	}
 	if len(names) <= 1 {
 		return strings.Join(names, "")
 	}

@@ -15,6 +15,7 @@ import (
 func init() {
 	presenters[schema.RoleBucket4j] = presentBucket4j
 	limitPresenters[schema.RoleBucket4j] = limitPresenter{
+		rank: 4,
 		limit: func(*schema.Family) string {
 			return "Bucket4j buckets: each state carries its own bandwidths (the limiting one is shown)"
 		},

@@ -10,6 +10,7 @@ import (
 func init() {
 	presenters[schema.RoleCooldown] = presentCooldown
 	lockPresenters[schema.RoleCooldown] = lockPresenter{
+		rank:   2,
 		value:  func(*schema.Family) string { return "cooldown: blocks the action while it exists" },
 		holder: func(st limits.State) string { return st.Holder },
 	}

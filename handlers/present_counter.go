@@ -14,6 +14,7 @@ func init() {
 	// A counter is a rate limit only when the pack gives its limit
 	// (decode's class), so its params are there on the Rate limits page.
 	limitPresenters[schema.RoleCounter] = limitPresenter{
+		rank: 5,
 		limit: func(f *schema.Family) string {
 			p, ok := f.Params.(*schema.CounterParams)
 			if !ok {

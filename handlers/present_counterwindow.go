@@ -12,6 +12,7 @@ import (
 func init() {
 	presenters[schema.RoleCounterWindow] = presentCounterWindow
 	limitPresenters[schema.RoleCounterWindow] = limitPresenter{
+		rank: 2,
 		limit: func(f *schema.Family) string {
 			p, ok := f.Params.(*schema.CounterWindowParams)
 			if !ok {

@@ -101,7 +101,7 @@ func TestLockPresenters(t *testing.T) {
 			t.Errorf("%s: hold %q", c.f.Role, got)
 		}
 	}
-	if got := roleList(lockPresenters); got != "cooldown or lock" {
+	if got := roleList(lockPresenters); got != "lock or cooldown" {
 		t.Errorf("lock roles %q", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 func init() {
 	presenters[schema.RoleLock] = presentLock
 	lockPresenters[schema.RoleLock] = lockPresenter{
+		rank: 1,
 		value: func(f *schema.Family) string {
 			lp, _ := f.Params.(*schema.LockParams)
 			switch {

@@ -13,6 +13,7 @@ import (
 func init() {
 	presenters[schema.RoleSlidingWindow] = presentSlidingWindow
 	limitPresenters[schema.RoleSlidingWindow] = limitPresenter{
+		rank: 3,
 		limit: func(f *schema.Family) string {
 			p, ok := f.Params.(*schema.SlidingWindowParams)
 			if !ok {

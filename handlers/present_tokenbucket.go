@@ -14,6 +14,7 @@ import (
 func init() {
 	presenters[schema.RoleTokenBucket] = presentTokenBucket
 	limitPresenters[schema.RoleTokenBucket] = limitPresenter{
+		rank: 1,
 		limit: func(f *schema.Family) string {
 			p, ok := f.Params.(*schema.TokenBucketParams)
 			if !ok {

@@ -16,6 +16,7 @@
 //   - browse: one family's (or one prefix's) keys, a bounded page at a time;
 //   - value: what a key holds, by its type, one bounded page at a time;
 //   - decode: what a key means by its family's role (tokens, counts, holders);
+//   - level: a limit's level as plain numbers, which views/format writes;
 //   - search: finding keys from one typed line (glob, family, value);
 //   - scanbudget: one connection's fair share of the scans people start;
 //   - leaderboard: leaderboards with their companions, read and followed;

@@ -2,12 +2,15 @@ package redisview
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/clock"
 )
 
 // How often a connection re-reads notify-keyspace-events while keyspace
@@ -80,7 +83,7 @@ func (c *Conn) waitRecheck(ctx context.Context) {
 	d, wake := idle, (<-chan struct{})(nil)
 	switch {
 	case c.ks.st.Refused:
-		if left := idle - time.Since(c.ks.st.Checked); left > 0 {
+		if left := idle - c.clock.Since(c.ks.st.Checked); left > 0 {
 			d = left
 		} else {
 			d = 0
@@ -94,11 +97,11 @@ func (c *Conn) waitRecheck(ctx context.Context) {
 		wake = c.ks.wake
 	}
 	c.ks.mu.Unlock()
-	t := time.NewTimer(d)
+	t := c.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-t.C:
+	case <-t.C():
 	case <-wake:
 	}
 }
@@ -113,7 +116,7 @@ func (c *Conn) KeyspaceFlags(ctx context.Context) (flags, refused string, err er
 	c.ks.mu.Lock()
 	st := c.ks.st
 	c.ks.mu.Unlock()
-	switch age := time.Since(st.Checked); {
+	switch age := c.clock.Since(st.Checked); {
 	case st.Checked.IsZero():
 	case st.Refused && age < idle:
 		return "", st.Why, nil
@@ -146,7 +149,7 @@ func (c *Conn) Keyspace() KeyspaceState {
 func (c *Conn) noteFlags(flags, refused string) {
 	c.ks.mu.Lock()
 	defer c.ks.mu.Unlock()
-	c.ks.st.Checked, c.ks.st.Flags, c.ks.st.Refused, c.ks.st.Why = time.Now(), flags, refused != "", refused
+	c.ks.st.Checked, c.ks.st.Flags, c.ks.st.Refused, c.ks.st.Why = c.clock.Now(), flags, refused != "", refused
 }
 
 // noteSubscribed counts a confirmed subscription in (+1) or out (-1).
@@ -156,7 +159,7 @@ func (c *Conn) noteSubscribed(d int) {
 	c.ks.subs += d
 	switch {
 	case c.ks.subs > 0 && !c.ks.st.Subscribed:
-		c.ks.st.Subscribed, c.ks.st.Since = true, time.Now()
+		c.ks.st.Subscribed, c.ks.st.Since = true, c.clock.Now()
 	case c.ks.subs <= 0:
 		c.ks.st.Subscribed, c.ks.st.Since = false, time.Time{}
 	}
@@ -179,8 +182,14 @@ func (c *Conn) WatchKeyspace(ctx context.Context, fn func(db int, key string)) {
 		if ctx.Err() != nil {
 			return
 		}
+		if err == nil {
+			// Events were turned off: wait for them like before the
+			// subscription (it once went on to log a nil error, a panic).
+			backoff = time.Second
+			continue
+		}
 		c.log.Debug("keyspace notifications interrupted", "err", c.SafeErr(err))
-		sleepCtx(ctx, backoff)
+		clock.Sleep(ctx, c.clock, backoff)
 		backoff = min(backoff*2, 30*time.Second)
 	}
 }
@@ -203,6 +212,11 @@ func (c *Conn) keyspaceEventsOn(ctx context.Context) bool {
 // Keydeck could not count as its own traffic, is off).
 const subscribePing = 3 * time.Second
 
+// errSubscriptionClosed: go-redis closed the subscription's channel.
+var errSubscriptionClosed = errors.New("the keyspace subscription was closed")
+
+// subscribeKeyspace delivers events until ctx ends, the subscription
+// fails (an error), or a recheck finds keyspace events off (nil).
 func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string)) error {
 	ps := c.Client().PSubscribe(ctx, "__keyspace@*__:*")
 	defer ps.Close()
@@ -215,22 +229,22 @@ func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string
 	defer c.noteSubscribed(-1)
 	// Re-check now and then that events are still on: an operator may
 	// turn them off, and the subscription would then only cost a connection.
-	recheck := time.NewTicker(time.Minute)
+	recheck := c.clock.NewTicker(time.Minute)
 	defer recheck.Stop()
-	ping := time.NewTicker(subscribePing)
+	ping := c.clock.NewTicker(subscribePing)
 	defer ping.Stop()
-	heard := time.Now()
+	heard := c.clock.Now()
 	ch := ps.Channel(redis.WithChannelHealthCheckInterval(0))
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-recheck.C:
+		case <-recheck.C():
 			if !c.keyspaceEventsOn(ctx) {
 				return nil
 			}
-		case <-ping.C:
-			if time.Since(heard) < subscribePing {
+		case <-ping.C():
+			if c.clock.Since(heard) < subscribePing {
 				continue
 			}
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -244,12 +258,12 @@ func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string
 			if err != nil {
 				return err
 			}
-			heard = time.Now()
+			heard = c.clock.Now()
 		case m, ok := <-ch:
 			if !ok {
-				return nil
+				return errSubscriptionClosed
 			}
-			heard = time.Now()
+			heard = c.clock.Now()
 			if db, key, ok := parseKeyspaceChannel(m.Channel); ok {
 				fn(db, key)
 			}
@@ -269,13 +283,4 @@ func parseKeyspaceChannel(ch string) (int, string, bool) {
 	}
 	db, err := strconv.Atoi(dbs)
 	return db, key, err == nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -60,11 +60,13 @@ func TestWatchKeyspace(t *testing.T) {
 }
 
 // Keyspace notifications turned on at runtime (CONFIG SET
-// notify-keyspace-events Kz) are used within 2 s while someone watches, and the connection says
-// whether it is subscribed: until then it is not.
+// notify-keyspace-events Kz) are used at the next re-read while someone
+// watches, KeyspaceOffRecheck (1 s) of the connection's clock later, and
+// the connection says whether it is subscribed: until then it is not.
 func TestWatchKeyspaceTurnedOnAtRuntime(t *testing.T) {
 	s := redistest.Start(t)
 	c := openConn(t, s.URL(0))
+	fake := fakeClocked(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Someone watches (a live view of a key): re-read every second.
@@ -78,28 +80,29 @@ func TestWatchKeyspaceTurnedOnAtRuntime(t *testing.T) {
 			}
 		}
 	})
-	// The watcher has seen notifications off.
-	redistest.Eventually(t, 5*time.Second, "the watcher's first read of notify-keyspace-events", func() bool { return !c.Keyspace().Checked.IsZero() })
+	// The watcher has seen notifications off and waits a second.
+	waitChecked(t, c)
+	waitArmed(t, fake, "the watched connection re-reads every KeyspaceOffRecheck", KeyspaceOffRecheck)
 	if ks := c.Keyspace(); ks.Subscribed {
 		t.Fatalf("subscribed with notifications off: %+v", ks)
 	}
 	if err := s.Client(0).ConfigSet(ctx, "notify-keyspace-events", "Kz").Err(); err != nil {
 		t.Fatal(err)
 	}
-	on := time.Now()
+	fake.Advance(KeyspaceOffRecheck)
+	deadline := time.After(10 * time.Second)
 	for i := 0; ; i++ {
+		// Writes before the subscription is up are not seen: keep writing.
 		s.Client(14).ZAdd(ctx, "mg:score:leaderboard:2048", redis.Z{Score: float64(i), Member: "a"})
 		select {
 		case <-got:
-			if ks := c.Keyspace(); !ks.Subscribed || ks.Since.IsZero() {
+			if ks := c.Keyspace(); !ks.Subscribed || !ks.Since.Equal(fake.Now()) {
 				t.Fatalf("an event arrived but the connection says %+v", ks)
 			}
-			t.Logf("first event %v after CONFIG SET", time.Since(on).Round(time.Millisecond))
 			return
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Since(on) > 2*time.Second {
-			t.Fatalf("no keyspace event within 2 s of CONFIG SET (state %+v)", c.Keyspace())
+		case <-deadline:
+			t.Fatalf("no keyspace event after the re-read (state %+v)", c.Keyspace())
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

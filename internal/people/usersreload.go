@@ -117,20 +117,21 @@ func diffUsers(old, cur *userSet) (added, removed, changed []string) {
 }
 
 // Watch reloads the users file when its content changes, read every
-// `every` (the file is small, and a content hash catches edits that keep
-// its size and modification time), and at once, logging the outcome,
-// whenever kick fires (SIGHUP). It returns when ctx ends.
+// `every` of the users' clock (the file is small, and a content hash
+// catches edits that keep its size and modification time), and at once,
+// logging the outcome, whenever kick fires (SIGHUP). It returns when ctx
+// ends.
 func (u *Users) Watch(ctx context.Context, every time.Duration, kick <-chan struct{}, log *slog.Logger) {
 	if u == nil || u.path == "" {
 		return
 	}
-	t := time.NewTicker(every)
+	t := clock.Or(u.clock).NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			_ = u.Reload(false, log)
 		case <-kick:
 			_ = u.Reload(true, log)

@@ -79,6 +79,9 @@ type Config struct {
 	// when it changes and whenever ReloadUsers receives (SIGHUP).
 	UsersFile   string
 	ReloadUsers <-chan struct{}
+	// UsersPoll is how often the users file is read for changes (default
+	// 1s, on Clock).
+	UsersPoll time.Duration
 
 	// Audit is where the audit stream, the sign-in counters, ended
 	// sessions and the shared secret live: "NAME/DB" (default: database 15
@@ -126,11 +129,13 @@ type Config struct {
 	LimitsBudget limits.Budget
 
 	// Clock is the one clock every background worker runs on: connection
-	// monitors and pack detection, the live hub, the statistics sweepers,
-	// the limit sweeps' pool, the quota walkers, the scan budgets, the
-	// metrics keeper, sign-in limits, sessions and tokens (default: the
-	// wall clock). Tests give a clock.Fake and advance it instead of
-	// waiting.
+	// monitors and pack detection, the keyspace watchers (through the
+	// connections), the live hub, the statistics sweepers, the limit
+	// sweeps' pool, the quota walkers (and pages' waits for their first
+	// read), the leaderboard index, the users file poll, the scan
+	// budgets, the metrics keeper, sign-in limits, sessions and tokens
+	// (default: the wall clock). Tests give a clock.Fake and advance it
+	// instead of waiting.
 	Clock clock.Clock
 	// Now is the clock of actions (preview age, audit times, what an undo
 	// would bring back after its TTL), of sign-in sessions and of the
@@ -142,6 +147,9 @@ func (c Config) withDefaults() Config {
 	c.Clock = clock.Or(c.Clock)
 	if c.Now == nil {
 		c.Now = c.Clock.Now
+	}
+	if c.UsersPoll <= 0 {
+		c.UsersPoll = time.Second
 	}
 	if c.LimitsLinger <= 0 {
 		c.LimitsLinger = defaultLimitsLinger
@@ -229,13 +237,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 
 	s.bg.Go(func() { reg.Monitor(s.ctx, cfg.MonitorInterval) })
 	if auth.Users != nil && cfg.UsersFile != "" {
-		s.bg.Go(func() { auth.Users.Watch(s.ctx, time.Second, cfg.ReloadUsers, log.With("component", "users")) })
+		s.bg.Go(func() { auth.Users.Watch(s.ctx, cfg.UsersPoll, cfg.ReloadUsers, log.With("component", "users")) })
 	}
 	s.hub = live.New(s.ctx, log.With("component", "hub"), cfg.PollInterval, live.WithClock(cfg.Clock))
 	// Keyspace notifications may kick a topic; it still polls at most this often.
 	s.hub.MinGap = cfg.MinGap
 	s.sweepers = stats.NewSweepers(s.ctx, cfg.Sweep, cfg.SweepLinger, log.With("component", "sweep"), stats.WithClock(cfg.Clock))
-	s.boards = leaderboard.NewIndex(s.ctx)
+	s.boards = leaderboard.NewIndex(s.ctx, leaderboard.WithClock(cfg.Clock))
 	// The Rate limits and Locks pages read one sweep per connection; it
 	// keeps running LimitsLinger after the last viewer leaves, so flipping
 	// between the two pages does not restart it. The quotas pages read one

@@ -3,10 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -157,7 +154,7 @@ const (
 
 // detail says what the limit stands at: the role's reset descriptor
 // reads it from State (a string's excerpt, a collection's size) and the
-// pack's params, as numbers; levelText writes them.
+// pack's params, as numbers; views/format writes them (LimitLevel).
 func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
 	d, ok := decode.LevelOf(lk.fam)
 	switch {
@@ -168,60 +165,7 @@ func (p *limitPlan) detail(lk limitKey, s State) (string, verdict) {
 		return d.Present, d.Refuses
 	}
 	l, v := d.Level(lk.fam, decode.ResetRead{Value: s.Excerpt, Cut: s.Truncated, Size: s.Size, Extra: lk.extra, Now: p.now})
-	return levelText(l, p.now), v
-}
-
-// levelText writes a limit's level in the preview's words: "count 5,
-// limit 5 per 10m (reached)", "3 of 12 tokens left, capacity 12, refilled
-// in 1m", "locked until 2026-01-01 10:00:00 UTC, in 9m".
-func levelText(l decode.LimitLevel, now time.Time) string {
-	if l.Locked {
-		if l.Until.IsZero() {
-			return "locked"
-		}
-		left := ""
-		if d := l.Until.Sub(now); d > 0 {
-			left = ", in " + format.Duration(d.Round(time.Second))
-		}
-		return "locked until " + l.Until.Format("2006-01-02 15:04:05") + " UTC" + left
-	}
-	var parts []string
-	if l.HasTokens {
-		t := fmt.Sprintf("%s of %s tokens left", number(math.Floor(l.Tokens)), number(l.Capacity))
-		if l.Refused {
-			t += fmt.Sprintf(" (a request takes %s: refused)", number(l.Requested))
-		}
-		parts = append(parts, t)
-	}
-	if l.Capacity > 0 {
-		parts = append(parts, fmt.Sprintf("capacity %s, refilled in %s", number(l.Capacity), format.Duration(l.Refill)))
-	}
-	switch {
-	case l.Counted && l.Entries:
-		parts = append(parts, fmt.Sprintf("%d recorded", l.Count))
-	case l.Counted:
-		parts = append(parts, fmt.Sprintf("count %d", l.Count))
-	}
-	if l.Limit > 0 {
-		lim := fmt.Sprintf("limit %d", l.Limit)
-		switch {
-		case l.Calendar != "":
-			lim += " per " + l.Calendar + " (" + l.Zone + ")"
-		case l.Window > 0:
-			lim += " per " + format.Duration(l.Window)
-		}
-		parts = append(parts, lim+exceeded(l.Reached()))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-func exceeded(yes bool) string {
-	if yes {
-		return " (reached)"
-	}
-	return ""
+	return format.LimitLevel(l, p.now), v
 }
 
 // limitCompanions are the other keys of the limit key m belongs to: the

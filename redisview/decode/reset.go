@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/redisview/level"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -75,38 +76,12 @@ func (r ResetRead) Count() (int64, bool) {
 }
 
 // LimitLevel is what a reset preview knows of a limit, as numbers and
-// durations (the preview writes them; zero fields are not known or do
-// not apply).
-type LimitLevel struct {
-	// Count is a counter's value or a window's entries (Entries);
-	// Counted: it is known.
-	Count   int64
-	Counted bool
-	Entries bool
-	// Limit is the pack's limit (0: none), per Window or per calendar
-	// Calendar in Zone.
-	Limit    int64
-	Window   time.Duration
-	Calendar string
-	Zone     string
-	// A token bucket: its capacity, refilled from empty in Refill; the
-	// tokens left now and a request's cost (HasTokens: they were read).
-	Capacity  float64
-	Refill    time.Duration
-	HasTokens bool
-	Tokens    float64
-	Requested float64
-	Refused   bool
-	// Locked: a lock, until Until (zero: not known).
-	Locked bool
-	Until  time.Time
-}
+// durations (level.Limit: views/format writes it).
+type LimitLevel = level.Limit
 
-// Reached: the count is known and at or past the limit.
-func (l LimitLevel) Reached() bool { return l.Counted && l.Limit > 0 && l.Count >= l.Limit }
-
-// reachedIf is Reached for a known count, Unknown else.
-func (l LimitLevel) verdict() Verdict {
+// verdictOf is Reached for a known count at or past the limit,
+// NotReached for one below it, Unknown else.
+func verdictOf(l LimitLevel) Verdict {
 	switch {
 	case l.Reached():
 		return Reached

@@ -40,7 +40,7 @@ func init() {
 			l.Limit = p.Limit
 		}
 		l.Count, l.Counted = r.Count()
-		return l, l.verdict()
+		return l, verdictOf(l)
 	}})
 }
 

@@ -49,7 +49,7 @@ func init() {
 			}
 		}
 		l.Count, l.Counted = r.Count()
-		return l, l.verdict()
+		return l, verdictOf(l)
 	}})
 }
 

@@ -35,7 +35,7 @@ func init() {
 		if r.Size >= 0 {
 			l.Count, l.Counted = r.Size, true
 		}
-		return l, l.verdict()
+		return l, verdictOf(l)
 	}})
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/redisview"
 )
 
@@ -22,6 +23,7 @@ const (
 // Scans run under the context given to NewIndex; cancel it, then Wait.
 type Index struct {
 	ctx    context.Context
+	clock  clock.Clock // when a scan finished, when the next is due
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	m      map[string]*indexed
@@ -36,9 +38,20 @@ type indexed struct {
 	done      chan struct{} // closed when the running scan ends; nil when none runs
 }
 
+// Option sets up an Index.
+type Option func(*Index)
+
+// WithClock times the index's rescans on c (the wall clock without).
+func WithClock(c clock.Clock) Option { return func(x *Index) { x.clock = c } }
+
 // NewIndex returns an empty index whose scans run under ctx (the server's).
-func NewIndex(ctx context.Context) *Index {
-	return &Index{ctx: ctx, m: map[string]*indexed{}}
+func NewIndex(ctx context.Context, opts ...Option) *Index {
+	x := &Index{ctx: ctx, m: map[string]*indexed{}}
+	for _, o := range opts {
+		o(x)
+	}
+	x.clock = clock.Or(x.clock)
+	return x
 }
 
 // Refs returns the known leaderboard keys of c and whether there are more
@@ -53,7 +66,7 @@ func (x *Index) Refs(c *redisview.Conn, wait time.Duration) ([]Ref, bool, error)
 		k = &indexed{}
 		x.m[c.Name] = k
 	}
-	if k.done == nil && time.Since(k.at) > Rescan && !x.closed && x.ctx.Err() == nil {
+	if k.done == nil && x.clock.Since(k.at) > Rescan && !x.closed && x.ctx.Err() == nil {
 		done := make(chan struct{})
 		k.done = done
 		x.wg.Go(func() {
@@ -64,18 +77,21 @@ func (x *Index) Refs(c *redisview.Conn, wait time.Duration) ([]Ref, bool, error)
 			if err == nil || k.at.IsZero() {
 				k.refs, k.truncated, k.err = refs, truncated, err
 			}
-			k.at, k.done = time.Now(), nil
+			k.at, k.done = x.clock.Now(), nil
 			x.mu.Unlock()
 			close(done)
 		})
 	}
 	first, done := k.at.IsZero(), k.done
 	x.mu.Unlock()
-	if first && done != nil {
+	if first && done != nil && wait > 0 {
+		// Waited on the index's clock, like every worker's first read.
+		t := x.clock.NewTimer(wait)
 		select {
 		case <-done:
-		case <-time.After(wait):
+		case <-t.C():
 		}
+		t.Stop()
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -92,14 +92,18 @@ func newSweeper(c *redisview.Conn, b Budget, clk clock.Clock) *Sweeper {
 
 func (s *Sweeper) markRead() { s.readOnce.Do(func() { close(s.read) }) }
 
-// WaitRead waits up to d for the sweep's first round over every family.
+// WaitRead waits up to d (of the sweep's clock) for the sweep's first
+// round over every family.
 func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
+	if d <= 0 {
+		return
+	}
+	t := s.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-s.read:
 	case <-ctx.Done():
-	case <-t.C:
+	case <-t.C():
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -86,6 +87,7 @@ type Walker struct {
 	conn   *redisview.Conn
 	budget Budget
 	now    func() time.Time
+	clock  clock.Clock // WaitRead's bound (Walkers gives theirs)
 
 	mu    sync.Mutex
 	snap  Snapshot
@@ -122,7 +124,7 @@ func NewWalker(conn *redisview.Conn, b Budget, now func() time.Time) *Walker {
 	if now == nil {
 		now = time.Now
 	}
-	return &Walker{conn: conn, budget: b.withDefaults(), now: now, read: make(chan struct{}),
+	return &Walker{conn: conn, budget: b.withDefaults(), now: now, clock: clock.Real{}, read: make(chan struct{}),
 		snap: Snapshot{Conn: conn.Name}}
 }
 
@@ -135,13 +137,17 @@ func (w *Walker) Snapshot() Snapshot {
 	return s
 }
 
-// WaitRead waits up to d for the first step to finish.
+// WaitRead waits up to d (of the walker's clock) for the first step to
+// finish.
 func (w *Walker) WaitRead(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
+	if d <= 0 {
+		return
+	}
+	t := w.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-w.read:
-	case <-t.C:
+	case <-t.C():
 	case <-ctx.Done():
 	}
 }

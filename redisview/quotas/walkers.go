@@ -23,8 +23,8 @@ type Walkers struct {
 // Option sets up the walkers.
 type Option func(*Walkers)
 
-// WithClock runs the walkers' steps and lingering on c, and makes it their
-// clock where now is nil (the wall clock without).
+// WithClock runs the walkers' steps, lingering and first-read waits on c,
+// and makes it their clock where now is nil (the wall clock without).
 func WithClock(c clock.Clock) Option { return func(ws *Walkers) { ws.clock = c } }
 
 // NewWalkers returns the registry; its walkers stop when ctx ends.
@@ -52,7 +52,11 @@ func NewWalkers(ctx context.Context, b Budget, interval, lingerFor time.Duration
 // Acquire returns conn's walker, started if it was not running; release
 // when done.
 func (ws *Walkers) Acquire(conn *redisview.Conn) (*Walker, func()) {
-	return ws.pool.Acquire(conn, func() *Walker { return NewWalker(conn, ws.budget, ws.now) })
+	return ws.pool.Acquire(conn, func() *Walker {
+		w := NewWalker(conn, ws.budget, ws.now)
+		w.clock = ws.clock
+		return w
+	})
 }
 
 // Wait waits for every walker to stop (after ctx ended).

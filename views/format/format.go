@@ -14,9 +14,10 @@
 // It is the one formatter: the domain's own texts (action previews and
 // the audit's summaries, size limits in errors) call Duration and Bytes
 // too, so a preview and a page never round one figure two ways. Of
-// Keydeck's it imports only redisview/schema's plain types (a TTL rule and
-// its violation, which the pack's loader defines and this writes), so the
-// domain can use it without seeing a view.
+// Keydeck's it imports only plain types the domain defines and this writes:
+// redisview/schema's (a TTL rule and its violation) and redisview/level's
+// (a limit's level, LimitLevel), so the domain can use it without seeing
+// a view.
 package format
 
 import (
