@@ -349,3 +349,33 @@ func diffAt(path, name string, x, y any) string {
 	}
 	return ""
 }
+
+// A page's JSON refuses a parameter that neither the page's twin maps nor
+// the twin operation takes: 400, a problem naming it — never the answer
+// without it, as if it had been honoured. Parameters only the page reads
+// (how the key page shows a value, which rows a family is scrolled to)
+// are the page's, and the operation's answer is the same with them.
+func TestPageJSONRefusesAnUnknownParameter(t *testing.T) {
+	f := newFixture(t, false)
+	f.redis.Client(3).Set(context.Background(), "k", "v", 0)
+	for _, u := range []string{"/c/main?bogus=1", route.KeyURL("main", 3, "k") + "&colour=red", route.LimitsURL("main") + "?filter=x", route.UserURL("main", "alice") + "&nmae=bob"} {
+		code, hdr, body := get(t, f.srv.URL+u, "Accept", "application/json")
+		var p struct {
+			Status int
+			Detail string
+		}
+		_ = json.Unmarshal([]byte(body), &p)
+		want := strings.SplitN(strings.SplitN(u, "?", 2)[1], "=", 2)[0]
+		if strings.Contains(u, "&") {
+			want = strings.SplitN(u[strings.LastIndex(u, "&")+1:], "=", 2)[0]
+		}
+		if code != http.StatusBadRequest || !strings.HasPrefix(hdr.Get("Content-Type"), "application/problem+json") || p.Status != code || !strings.Contains(p.Detail, strconv.Quote(want)) {
+			t.Errorf("GET %s as JSON: %d %s %.300s, want a 400 problem naming %q", u, code, hdr.Get("Content-Type"), body, want)
+		}
+	}
+	for _, u := range []string{route.KeyValueURL("main", 3, "k", route.Value{View: "hex"}), route.LimitsURL("main") + "?q=a&fam=x&db=1&off=10"} {
+		if code, _, body := get(t, f.srv.URL+u, "Accept", "application/json"); code != http.StatusOK {
+			t.Errorf("GET %s as JSON: %d %.300s, want 200 (the page's own parameters)", u, code, body)
+		}
+	}
+}
