@@ -68,6 +68,7 @@ func (a *App) apiRoutes() []apiRoute {
 		apiRouteOf(a, get, route.APIQuotas, "list-quotas", "Quotas and budgets: each family's subjects, as the walk holds them", action.Viewer, notFound, a.apiQuotas),
 		apiRouteOf(a, get, route.APIBans, "list-bans", "Ban lists: each bloom's health, its consistency with the set, a page of members", action.Viewer, notFound, a.apiBans),
 		apiRouteOf(a, get, route.APIDBStats, "get-db-stats", "A database's statistics: families, domains, TTL health, violations, biggest keys", action.Viewer, notFound, a.apiDBStats),
+		apiRouteOf(a, get, route.APIViolations, "list-violations", "Schema violations: every database's keys that break their family's rules (type, TTL), as the statistics sweeps found them", action.Viewer, notFound, a.apiViolations),
 		apiRouteOf(a, get, route.APIAudit, "list-audit", "The audit log: a page of records, newest first", action.Viewer, []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable}, a.apiAudit),
 		apiRouteOf(a, get, route.APIOverview, "get-overview", "A connection's overview: server figures, keyspace, recent history", action.Viewer, notFound, a.apiOverview),
 		apiRouteOf(a, get, route.APIKeys, "list-keys", "A page of keys: a family's, or those under a prefix (a bounded SCAN walk)", action.Viewer, notFound, a.apiKeys),

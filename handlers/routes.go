@@ -30,12 +30,9 @@ type Route struct {
 	API    string
 	NoJSON string
 
-	twin *apiTwin
-	// LegacyJSON: the page still answers its view model (viewJSON) until
-	// its tests move to its twin's shapes; then it gets json(…, twin).
-	LegacyJSON bool
-	handler    echo.HandlerFunc
-	mw         []echo.MiddlewareFunc
+	twin    *apiTwin
+	handler echo.HandlerFunc
+	mw      []echo.MiddlewareFunc
 }
 
 // RouteTable is every route of the console, in one place: Routes registers
@@ -68,9 +65,9 @@ func (a *App) RouteTable() []Route {
 	// where their data is.
 	json := func(r Route, t *apiTwin) Route { r.twin, r.API = t, t.path; return r }
 	htmlOnly := func(r Route, where string) Route { r.NoJSON = where; return r }
-	legacy := func(r Route, _ *apiTwin) Route { r.LegacyJSON = true; return r }
 	probe := func(r Route) Route { r.Probe = true; return r }
 	const get, post = http.MethodGet, http.MethodPost
+	const previewIn = "An action is previewed by POST " + route.APIPreview + " {kind, conn, db, key, args}: what will change and a confirmation token, which POST " + route.APIExecute + " {token} runs."
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
 	assets.Asset = true
 	return []Route{
@@ -102,19 +99,22 @@ func (a *App) RouteTable() []Route {
 		json(view(get, route.Bans, a.bansPage), bansTwin()),
 		json(view(get, route.Limits, a.limitsPage), rowsTwin(route.APILimits)),
 		json(view(get, route.Locks, a.locksPage), rowsTwin(route.APILocks)),
-		legacy(view(get, route.Violations, a.violationsPage), nil),
+		json(view(get, route.Violations, a.violationsPage), twin(route.APIViolations, nil)),
 		json(view(get, route.User, a.userPage), twin(route.APIUser, nil)),
 		account(view(post, route.SignOutEverywhere, a.signOutEverywhere)),
 		account(admin(post, route.ClearLockout, a.clearLockout)),
 
-		legacy(act(post, route.Preview, a.previewAction), nil),
+		// The action forms are the pages' way to act; a script acts through
+		// the API's actions (preview → execute, undo), which answer the
+		// same confirmations as JSON: these say which one.
+		htmlOnly(act(post, route.Preview, a.previewAction), previewIn),
 		// A preview changes nothing, so links may open it, but only from
 		// this console: it reads the keys it names, which a cross-site page
 		// must not be able to make a signed-in admin do.
-		legacy(act(get, route.Preview, a.previewAction, sameSiteNavigation), nil),
-		legacy(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), nil),
-		legacy(act(post, route.Execute, a.executeAction), nil),
-		legacy(act(post, route.BansRebuild, a.rebuildBans), nil),
+		htmlOnly(act(get, route.Preview, a.previewAction, sameSiteNavigation), previewIn),
+		htmlOnly(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), "An undo is previewed by POST "+route.APIUndo+" {conn, db, record: the audit record's id}, and confirmed by POST "+route.APIExecute+" {token}."),
+		htmlOnly(act(post, route.Execute, a.executeAction), "A previewed action is executed by POST "+route.APIExecute+" {token: the confirmation token POST "+route.APIPreview+" answered}."),
+		htmlOnly(act(post, route.BansRebuild, a.rebuildBans), "A ban list's bloom is rebuilt from its set by the action "+action.KindRebuildBloom+": POST "+route.APIPreview+" {kind: \""+action.KindRebuildBloom+"\", conn, db, key: the list's bloom_key (GET "+route.APIBans+")}, then POST "+route.APIExecute+" {token}."),
 	}
 }
 
