@@ -30,7 +30,7 @@ func (a *App) apiLimits(_ context.Context, c echo.Context, in *apiRowsIn) (*apiL
 	if err != nil {
 		return nil, err
 	}
-	return &apiLimitsOut{Body: apiv1.Limits(conn.Name, conn.PackChoice(), conn.Status(), snap, t.Filter, a.now())}, nil
+	return &apiLimitsOut{Body: apiv1.Limits(conn.Name, conn.PackChoice(), conn.Status(), snap, t.Filter, a.now(), a.apiOffer(c))}, nil
 }
 
 type apiLocksOut struct{ Body apiv1.LocksPage }
@@ -41,7 +41,24 @@ func (a *App) apiLocks(_ context.Context, c echo.Context, in *apiRowsIn) (*apiLo
 	if err != nil {
 		return nil, err
 	}
-	return &apiLocksOut{Body: apiv1.Locks(conn.Name, conn.PackChoice(), conn.Status(), snap, t.Filter, a.now())}, nil
+	return &apiLocksOut{Body: apiv1.Locks(conn.Name, conn.PackChoice(), conn.Status(), snap, t.Filter, a.now(), a.apiOffer(c))}, nil
+}
+
+// apiOffer offers a row's fixing action as the pages' rows link it: to
+// a caller who may act (canAct) and whose role may run the kind.
+func (a *App) apiOffer(c echo.Context) apiv1.Offer {
+	if !a.canAct(c) {
+		return nil
+	}
+	act := actor(c)
+	return func(kind string) (apiv1.KeyAction, bool) {
+		for _, k := range a.actions.Kinds() {
+			if k.Name() == kind && a.actions.Allowed(act, kind) {
+				return apiKeyAction(k), true
+			}
+		}
+		return apiv1.KeyAction{}, false
+	}
 }
 
 type apiConnIn struct {

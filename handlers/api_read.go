@@ -229,6 +229,15 @@ type apiKeyPageIn struct {
 
 type apiKeyOut struct{ Body apiv1.Key }
 
+// apiKeyAction is a kind of action as the API offers it.
+func apiKeyAction(kd action.Kind) apiv1.KeyAction {
+	ka := apiv1.KeyAction{Kind: kd.Name(), Title: kd.Title(), Requires: kd.Requires().String(), Args: []apiv1.ActionArg{}}
+	for _, arg := range kd.Args() {
+		ka.Args = append(ka.Args, apiv1.ActionArg{Name: arg.Name, Help: arg.Help})
+	}
+	return ka
+}
+
 // apiKey reads what the key page reads: the key's metadata
 // (stats.InspectKey), a page of its value (value.Read) and its role's
 // reading (decode.ReadKey), never of a sensitive family.
@@ -283,11 +292,7 @@ func (a *App) apiKey(ctx context.Context, c echo.Context, in *apiKeyPageIn) (*ap
 	}
 	kinds, note := a.keyActions(actor(c), key, fam, info.Type)
 	for _, kd := range kinds {
-		ka := apiv1.KeyAction{Kind: kd.Name(), Title: kd.Title(), Requires: kd.Requires().String(), Args: []apiv1.ActionArg{}}
-		for _, arg := range kd.Args() {
-			ka.Args = append(ka.Args, apiv1.ActionArg{Name: arg.Name, Help: arg.Help})
-		}
-		k.Actions = append(k.Actions, ka)
+		k.Actions = append(k.Actions, apiKeyAction(kd))
 	}
 	k.ActionsNote = note
 	if member != "" {
