@@ -87,10 +87,10 @@ type limitRowAPI struct {
 		Name  string
 		Value json.RawMessage
 	}
-	State              string
+	State               string
 	Used, Limit, Tokens *float64
-	LockedUntil        *time.Time `json:"locked_until"`
-	Actions            []struct{ Kind, Title, Requires string }
+	LockedUntil         *time.Time `json:"locked_until"`
+	Actions             []struct{ Kind, Title, Requires string }
 }
 
 func limitsJSON(t *testing.T, u string) limitsAPI {
