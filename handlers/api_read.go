@@ -210,7 +210,22 @@ func (a *App) apiUser(ctx context.Context, c echo.Context, in *apiUserIn) (*apiU
 	if err != nil {
 		return nil, err
 	}
-	return &apiUserOut{Body: apiv1.UserOf(conn.Name, pack.Name, page, a.apiErrText(conn))}, nil
+	u := apiv1.UserOf(conn.Name, pack.Name, page, a.apiErrText(conn))
+	// Each key offers the action the user page links on it (userFix).
+	if a.userSupport(actor(c).Level) {
+		for i, h := range page.Hits {
+			if h.Family == nil || i >= len(u.Keys) || a.actions.Protected(h.Key) {
+				continue
+			}
+			locked := i < len(page.Keys) && page.Keys[i].Locked
+			for _, av := range a.userKeyActions(conn.Name, h.DB, h.Key, userFix(h.Family, locked)) {
+				if k, ok := a.actionKind(av.Kind); ok {
+					u.Keys[i].Actions = append(u.Keys[i].Actions, apiKeyAction(k))
+				}
+			}
+		}
+	}
+	return &apiUserOut{Body: u}, nil
 }
 
 type apiKeyPageIn struct {
