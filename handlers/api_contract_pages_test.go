@@ -97,6 +97,20 @@ func contractDBAudit(t *testing.T, k *contract, c *apiClient) {
 		t.Errorf("db 14 stats: %+v", st)
 	}
 	k.call(c, "GET /api/v1/connections/{conn}/db/{n}/stats", "/api/v1/connections/main/db/200/stats", nil, 404, nil)
+	var vi struct {
+		Pack      struct{ State string }
+		Databases struct {
+			Items []struct {
+				DB      int `json:"db"`
+				Figures string
+			}
+		}
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/violations", "/api/v1/connections/main/violations", nil, 200, &vi)
+	if vi.Pack.State != "matched" || len(vi.Databases.Items) == 0 {
+		t.Errorf("violations: %+v", vi)
+	}
+	k.call(c, "GET /api/v1/connections/{conn}/violations", "/api/v1/connections/nope/violations", nil, 404, nil)
 	var au struct {
 		Entries struct {
 			Items []struct{ Action, Phase string }

@@ -9,6 +9,7 @@ import (
 	"github.com/keydeck/keydeck/internal/apiv1"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/bans"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
@@ -30,7 +31,7 @@ func (a *App) apiLimits(_ context.Context, c echo.Context, in *apiRowsIn) (*apiL
 	if err != nil {
 		return nil, err
 	}
-	return &apiLimitsOut{Body: apiv1.Limits(conn.Name, conn.PackChoice(), conn.Status(), snap, t.Filter, a.now())}, nil
+	return &apiLimitsOut{Body: apiv1.Limits(conn.Name, conn.PackChoice(), conn.Status(), snap, t.Filter, a.now(), a.apiOffer(c))}, nil
 }
 
 type apiLocksOut struct{ Body apiv1.LocksPage }
@@ -41,7 +42,35 @@ func (a *App) apiLocks(_ context.Context, c echo.Context, in *apiRowsIn) (*apiLo
 	if err != nil {
 		return nil, err
 	}
-	return &apiLocksOut{Body: apiv1.Locks(conn.Name, conn.PackChoice(), conn.Status(), snap, t.Filter, a.now())}, nil
+	return &apiLocksOut{Body: apiv1.Locks(conn.Name, conn.PackChoice(), conn.Status(), snap, t.Filter, a.now(), a.apiOffer(c))}, nil
+}
+
+// apiOffer offers a row's fixing action as the pages' rows link it: to
+// a caller who may act (canAct) and whose role may run the kind.
+func (a *App) apiOffer(c echo.Context) apiv1.Offer {
+	if !a.canAct(c) {
+		return nil
+	}
+	act := actor(c)
+	return func(kind string) (apiv1.KeyAction, bool) {
+		if k, ok := a.actionKind(kind); ok && a.actions.Allowed(act, kind) {
+			return apiKeyAction(k), true
+		}
+		return apiv1.KeyAction{}, false
+	}
+}
+
+// actionKind is the registered kind of that name.
+func (a *App) actionKind(name string) (action.Kind, bool) {
+	if a.actions == nil {
+		return nil, false
+	}
+	for _, k := range a.actions.Kinds() {
+		if k.Name() == name {
+			return k, true
+		}
+	}
+	return nil, false
 }
 
 type apiConnIn struct {
@@ -52,7 +81,7 @@ type apiQuotasOut struct{ Body apiv1.QuotasPage }
 
 // apiQuotas answers what the Quotas page shows: the connection's quota
 // walker, waited for its first read as the page waits.
-func (a *App) apiQuotas(ctx context.Context, _ echo.Context, in *apiConnIn) (*apiQuotasOut, error) {
+func (a *App) apiQuotas(ctx context.Context, c echo.Context, in *apiConnIn) (*apiQuotasOut, error) {
 	conn, err := a.conns.Get(in.Conn)
 	if err != nil {
 		return nil, err
@@ -62,7 +91,21 @@ func (a *App) apiQuotas(ctx context.Context, _ echo.Context, in *apiConnIn) (*ap
 	if st := conn.Status(); st.Up || st.Checked.IsZero() {
 		w.WaitRead(ctx, firstRead)
 	}
-	return &apiQuotasOut{Body: apiv1.Quotas(conn.Name, conn.PackChoice(), conn.Status(), w.Snapshot(), a.apiErrText(conn))}, nil
+	out := &apiQuotasOut{Body: apiv1.Quotas(conn.Name, conn.PackChoice(), conn.Status(), w.Snapshot(), a.apiErrText(conn))}
+	// An orphaned reservation offers its release, as the page's row does.
+	if a.canRelease(c, conn) {
+		if k, ok := a.actionKind(action.KindReleaseReservation); ok {
+			for i := range out.Body.Families.Items {
+				rows := out.Body.Families.Items[i].Rows
+				for j := range rows {
+					if rows[j].Orphan == apiv1.OrphanOrphaned {
+						rows[j].Actions = []apiv1.KeyAction{apiKeyAction(k)}
+					}
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 type apiBansIn struct {

@@ -68,6 +68,7 @@ func (a *App) apiRoutes() []apiRoute {
 		apiRouteOf(a, get, route.APIQuotas, "list-quotas", "Quotas and budgets: each family's subjects, as the walk holds them", action.Viewer, notFound, a.apiQuotas),
 		apiRouteOf(a, get, route.APIBans, "list-bans", "Ban lists: each bloom's health, its consistency with the set, a page of members", action.Viewer, notFound, a.apiBans),
 		apiRouteOf(a, get, route.APIDBStats, "get-db-stats", "A database's statistics: families, domains, TTL health, violations, biggest keys", action.Viewer, notFound, a.apiDBStats),
+		apiRouteOf(a, get, route.APIViolations, "list-violations", "Schema violations: every database's keys that break their family's rules (type, TTL), as the statistics sweeps found them", action.Viewer, notFound, a.apiViolations),
 		apiRouteOf(a, get, route.APIAudit, "list-audit", "The audit log: a page of records, newest first", action.Viewer, []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable}, a.apiAudit),
 		apiRouteOf(a, get, route.APIOverview, "get-overview", "A connection's overview: server figures, keyspace, recent history", action.Viewer, notFound, a.apiOverview),
 		apiRouteOf(a, get, route.APIKeys, "list-keys", "A page of keys: a family's, or those under a prefix (a bounded SCAN walk)", action.Viewer, notFound, a.apiKeys),
@@ -209,7 +210,22 @@ func (a *App) apiUser(ctx context.Context, c echo.Context, in *apiUserIn) (*apiU
 	if err != nil {
 		return nil, err
 	}
-	return &apiUserOut{Body: apiv1.UserOf(conn.Name, pack.Name, page, a.apiErrText(conn))}, nil
+	u := apiv1.UserOf(conn.Name, pack.Name, page, a.apiErrText(conn))
+	// Each key offers the action the user page links on it (userFix).
+	if a.userSupport(actor(c).Level) {
+		for i, h := range page.Hits {
+			if h.Family == nil || i >= len(u.Keys) || a.actions.Protected(h.Key) {
+				continue
+			}
+			locked := i < len(page.Keys) && page.Keys[i].Locked
+			for _, av := range a.userKeyActions(conn.Name, h.DB, h.Key, userFix(h.Family, locked)) {
+				if k, ok := a.actionKind(av.Kind); ok {
+					u.Keys[i].Actions = append(u.Keys[i].Actions, apiKeyAction(k))
+				}
+			}
+		}
+	}
+	return &apiUserOut{Body: u}, nil
 }
 
 type apiKeyPageIn struct {
@@ -227,6 +243,15 @@ type apiKeyPageIn struct {
 }
 
 type apiKeyOut struct{ Body apiv1.Key }
+
+// apiKeyAction is a kind of action as the API offers it.
+func apiKeyAction(kd action.Kind) apiv1.KeyAction {
+	ka := apiv1.KeyAction{Kind: kd.Name(), Title: kd.Title(), Requires: kd.Requires().String(), Args: []apiv1.ActionArg{}}
+	for _, arg := range kd.Args() {
+		ka.Args = append(ka.Args, apiv1.ActionArg{Name: arg.Name, Help: arg.Help})
+	}
+	return ka
+}
 
 // apiKey reads what the key page reads: the key's metadata
 // (stats.InspectKey), a page of its value (value.Read) and its role's
@@ -282,11 +307,7 @@ func (a *App) apiKey(ctx context.Context, c echo.Context, in *apiKeyPageIn) (*ap
 	}
 	kinds, note := a.keyActions(actor(c), key, fam, info.Type)
 	for _, kd := range kinds {
-		ka := apiv1.KeyAction{Kind: kd.Name(), Title: kd.Title(), Requires: kd.Requires().String(), Args: []apiv1.ActionArg{}}
-		for _, arg := range kd.Args() {
-			ka.Args = append(ka.Args, apiv1.ActionArg{Name: arg.Name, Help: arg.Help})
-		}
-		k.Actions = append(k.Actions, ka)
+		k.Actions = append(k.Actions, apiKeyAction(kd))
 	}
 	k.ActionsNote = note
 	if member != "" {

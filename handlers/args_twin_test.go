@@ -370,12 +370,13 @@ func TestSensitiveMemberNotShownThroughCompanionNames(t *testing.T) {
 	}
 	// Nor in the confirmation token the page carries, however decoded.
 	noMember("the preview's encoded parts", decodedRuns(preview))
-	form := url.Values{"_csrf": {sam.csrf(route.KeyURL("main", 14, board))}, "kind": {action.KindRemoveLeaderboardEntry}, "arg.member": {member}}
-	code, _, js := sam.do(http.MethodPost, route.Action{Conn: "main", DB: 14, Key: board}.PreviewURL(), form, "Accept", "application/json")
-	if code != http.StatusOK || !strings.Contains(js, "name withheld") {
+	// A script's preview is the API's: it withholds the member alike.
+	api := &apiClient{t: t, b: sam, csrf: sam.csrf(route.KeyURL("main", 14, board))}
+	code, jsb := api.do(http.MethodPost, route.APIPreview, map[string]any{"kind": action.KindRemoveLeaderboardEntry, "conn": "main", "db": 14, "key": board, "args": map[string]string{action.ArgMember: member}})
+	if js := string(jsb); code != http.StatusOK || !strings.Contains(js, "name withheld") {
 		t.Fatalf("preview JSON: %d %.600s", code, js)
 	}
-	noMember("the preview's JSON", js)
+	noMember("the preview's JSON", string(jsb))
 	noMember("the Done page", confirmPreview(t, sam, preview))
 	if n := db.Exists(ctx, meta, high).Val(); n != 0 || db.ZScore(ctx, board, member).Err() != redis.Nil {
 		t.Fatalf("the entry was not removed whole (%d companions left)", n)

@@ -194,17 +194,24 @@ func TestKeyListOfSensitiveFamilyShowsNoValue(t *testing.T) {
 		t.Fatalf("summary %q", s)
 	}
 	code, _, body = br.do(http.MethodGet, u, nil, "Accept", "application/json")
+	// The JSON is list-keys': the list says the family is sensitive, and
+	// its rows carry names, types and TTLs — no value, no summary.
 	var vm struct {
-		Sensitive bool
-		Live      struct {
-			Rows []struct{ Key, Summary string }
+		List struct{ Sensitive bool }
+		Keys struct {
+			Items []map[string]json.RawMessage
 		}
 	}
 	if err := json.Unmarshal([]byte(body), &vm); err != nil || code != http.StatusOK {
 		t.Fatalf("JSON: %d %v", code, err)
 	}
-	if strings.Contains(body, seed) || !vm.Sensitive || len(vm.Live.Rows) != 1 || vm.Live.Rows[0].Summary != "withheld" {
+	if strings.Contains(body, seed) || !vm.List.Sensitive || len(vm.Keys.Items) != 1 || string(vm.Keys.Items[0]["key"]) != `"totp:security:secret:plain:alice"` {
 		t.Fatalf("JSON %s", body)
+	}
+	for field := range vm.Keys.Items[0] {
+		if !slices.Contains([]string{"key", "gone", "type", "ttl_ms", "size", "subject"}, field) {
+			t.Errorf("a sensitive key's row carries %q: %s", field, body)
+		}
 	}
 }
 

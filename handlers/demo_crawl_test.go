@@ -32,14 +32,19 @@ import (
 // crawlCounts counts what one crawl checked.
 type crawlCounts struct{ secrets, decoded, prefixes int }
 
-// crawlDBPage is what the crawl reads of a database page's JSON.
+// crawlDBPage is what the crawl reads of a database page: its JSON
+// (get-db-stats: the sweep, the families) and the links of its HTML's
+// unmatched groups.
 type crawlDBPage struct {
-	Unknown  string
-	Families []struct {
-		ID, Role, Keys, Href string
-		Sensitive, Unmatched bool
+	Sweep struct {
+		CompletedAt *time.Time `json:"completed_at"`
 	}
-	Unmatched []struct{ Prefix, Keys, Href string }
+	Families []struct {
+		ID, Role  string
+		Keys      int64
+		Sensitive bool
+	}
+	Unmatched []struct{ Prefix, Keys, Href string } `json:"-"`
 }
 
 // Every key a person can reach on the embedded demo shows its value: for
@@ -132,7 +137,7 @@ func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string
 			page := crawlDB(t, f, dc.Name, db)
 			// Every unmatched-prefix group lists its keys.
 			for _, u := range page.Unmatched {
-				if u.Href == "" || u.Keys == "0" {
+				if u.Href == "" || strings.TrimSpace(u.Keys) == "0" {
 					continue
 				}
 				code, _, body := get(t, f.srv.URL+u.Href)
@@ -142,7 +147,7 @@ func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string
 				crawled.prefixes++
 			}
 			for _, fam := range page.Families {
-				if fam.Keys == "0" || fam.Unmatched {
+				if fam.Keys == 0 {
 					continue
 				}
 				families++
@@ -176,7 +181,12 @@ func crawlDB(t *testing.T, f *console, conn string, db int) crawlDBPage {
 		if err := json.Unmarshal([]byte(body), &page); err != nil {
 			t.Fatalf("%s db%d: %v", conn, db, err)
 		}
-		return page.Unknown == ""
+		return page.Sweep.CompletedAt != nil
+	})
+	_, _, body := get(t, f.srv.URL+route.DatabaseURL(conn, db))
+	doc(t, body).Find(`[data-testid="unmatched-prefix"]`).Each(func(_ int, s *goquery.Selection) {
+		href, _ := s.Find(`[data-testid="prefix-link"]`).Attr("href")
+		page.Unmatched = append(page.Unmatched, struct{ Prefix, Keys, Href string }{s.Find(`[data-testid="prefix-link"]`).Text(), s.Find("td").Eq(1).Text(), href})
 	})
 	return page
 }

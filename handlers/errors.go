@@ -101,7 +101,7 @@ func (a *App) errorHandler(err error, c echo.Context) {
 		return
 	}
 	req := c.Request()
-	if route.IsAPI(req.URL.Path) || wantsJSON(req) && c.Get(ctxLegacyJSON) == nil {
+	if route.IsAPI(req.URL.Path) || wantsJSON(req) {
 		a.writeProblem(c, err)
 		return
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/schema"
-	"github.com/keydeck/keydeck/views"
 )
 
 func b64url(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
@@ -61,32 +60,70 @@ func seedLimits(t *testing.T, rs *redistest.Server) {
 	}
 }
 
-func limitsJSON(t *testing.T, u string) views.LimitsVM {
+// limitsAPI is the Rate limits page's JSON: list-limits.
+type limitsAPI struct {
+	Redis    struct{ State string }
+	Pack     struct{ State, Name string }
+	Sweep    struct{ State string }
+	Filter   json.RawMessage
+	Families struct{ Items []limitFamilyAPI }
+}
+
+type limitFamilyAPI struct {
+	ID        string
+	DB        int `json:"db"`
+	Throttled int
+	Hidden    int
+	Policy    struct {
+		Limit    *int64
+		WindowMs *int64 `json:"window_ms"`
+	}
+	Rows []limitRowAPI
+}
+
+type limitRowAPI struct {
+	Key     json.RawMessage
+	Subject []struct {
+		Name  string
+		Value json.RawMessage
+	}
+	State               string
+	Used, Limit, Tokens *float64
+	LockedUntil         *time.Time `json:"locked_until"`
+	Actions             []struct{ Kind, Title, Requires string }
+}
+
+func limitsJSON(t *testing.T, u string) limitsAPI {
 	t.Helper()
 	code, _, body := get(t, u, "Accept", "application/json")
 	if code != 200 {
 		t.Fatalf("%s: %d %s", u, code, body)
 	}
-	var vm views.LimitsVM
+	var vm limitsAPI
 	if err := json.Unmarshal([]byte(body), &vm); err != nil {
 		t.Fatalf("%s: %v\n%s", u, err, body)
 	}
 	return vm
 }
 
-func group(vm views.LimitsVM, fam string) *views.LimitGroup {
-	for i := range vm.Groups {
-		if vm.Groups[i].Family == fam {
-			return &vm.Groups[i]
+func group(vm limitsAPI, fam string) *limitFamilyAPI {
+	for i := range vm.Families.Items {
+		if vm.Families.Items[i].ID == fam {
+			return &vm.Families.Items[i]
 		}
 	}
 	return nil
 }
 
+// value is a placeholder's value or a key, as the API writes a name.
+func (r limitRowAPI) value(t *testing.T, i int) string { return jsonName(t, r.Subject[i].Value) }
+
+func is(f *float64, want float64) bool { return f != nil && *f == want }
+
 // waitRows polls the page's JSON until the family shows want rows.
-func waitRows(t *testing.T, u, fam string, want int) views.LimitsVM {
+func waitRows(t *testing.T, u, fam string, want int) limitsAPI {
 	t.Helper()
-	var vm views.LimitsVM
+	var vm limitsAPI
 	waitFor(t, fam+" rows on "+u, func() bool {
 		vm = limitsJSON(t, u)
 		g := group(vm, fam)
@@ -103,22 +140,18 @@ func TestLimitsPage(t *testing.T) {
 	vm := waitRows(t, u, "login-failures", 2)
 
 	logins := group(vm, "login-failures")
-	if logins.Rows[0].Subject[0].Value != "eve" || !logins.Rows[0].Throttled || !strings.HasPrefix(logins.Rows[0].State, "locked until ") {
+	if logins.Rows[0].value(t, 0) != "eve" || logins.Rows[0].State != "locked" || logins.Rows[0].LockedUntil == nil || time.Until(*logins.Rows[0].LockedUntil) < 5*time.Minute {
 		t.Fatalf("the locked login is not first: %+v", logins.Rows)
 	}
-	if logins.Rows[0].Level != "5 of 5 used in the last 5m · 0 left" || logins.Rows[1].Level != "2 of 5 used in the last 5m · 3 left" || logins.Rows[1].Throttled {
+	if !is(logins.Rows[0].Used, 5) || !is(logins.Rows[0].Limit, 5) || !is(logins.Rows[1].Used, 2) || !is(logins.Rows[1].Limit, 5) || logins.Rows[1].State != "ok" && logins.Rows[1].State != "near_limit" {
 		t.Fatalf("levels %+v", logins.Rows)
 	}
-	if !strings.Contains(logins.Limit, "limit 5 per 5m") {
-		t.Fatalf("limit %q", logins.Limit)
+	if logins.DB != 6 || logins.Policy.Limit == nil || *logins.Policy.Limit != 5 || logins.Policy.WindowMs == nil || *logins.Policy.WindowMs != 300000 {
+		t.Fatalf("limit %+v", logins.Policy)
 	}
-	// Unlock… opens the unlock-login preview of eve's window.
-	if len(logins.Rows[0].Actions) != 1 || logins.Rows[0].Actions[0].Title != "Unlock…" {
-		t.Fatalf("actions %+v", logins.Rows[0].Actions)
-	}
-	pu, _ := url.Parse(logins.Rows[0].Actions[0].Href)
-	if pu.Path != route.Preview || pu.Query().Get("kind") != action.KindUnlockLogin || pu.Query().Get("key") != "auth:limit:login:failures:eve" || pu.Query().Get("db") != "6" {
-		t.Fatalf("unlock link %q", logins.Rows[0].Actions[0].Href)
+	// Unlock login is offered on eve's window (its key, the family's db).
+	if len(logins.Rows[0].Actions) != 1 || logins.Rows[0].Actions[0].Kind != action.KindUnlockLogin || jsonName(t, logins.Rows[0].Key) != "auth:limit:login:failures:eve" {
+		t.Fatalf("actions %+v of %s", logins.Rows[0].Actions, logins.Rows[0].Key)
 	}
 
 	buckets := group(vm, "slider-rate-create-account")
@@ -126,50 +159,53 @@ func TestLimitsPage(t *testing.T) {
 		t.Fatalf("buckets %+v", buckets)
 	}
 	alice, bob := buckets.Rows[0], buckets.Rows[1]
-	if alice.Subject[0].Value != "alice@example.com" || !alice.Throttled || alice.Level != "0 of 12 tokens left" || alice.Left > 5 {
+	if alice.value(t, 0) != "alice@example.com" || alice.State != "throttled" || alice.Tokens == nil || *alice.Tokens >= 1 || !is(alice.Limit, 12) {
 		t.Fatalf("alice %+v", alice)
 	}
-	if bob.Subject[0].Value != "bob@example.com" || bob.Throttled || !strings.HasPrefix(bob.Level, "11 of 12") {
+	if bob.value(t, 0) != "bob@example.com" || bob.State == "throttled" || bob.Tokens == nil || *bob.Tokens < 11 || *bob.Tokens > 12 {
 		t.Fatalf("bob %+v", bob)
 	}
-	// A failure counter offers Clear failures….
+	// A failure counter offers Clear failures.
 	attempts := group(vm, "verify-attempts")
-	if attempts == nil || len(attempts.Rows) != 1 || attempts.Rows[0].Level != "5 of 5 used · 0 left" || !attempts.Rows[0].Throttled ||
-		len(attempts.Rows[0].Actions) != 1 || !strings.Contains(attempts.Rows[0].Actions[0].Href, "kind="+action.KindClearFailures) {
+	if attempts == nil || len(attempts.Rows) != 1 || !is(attempts.Rows[0].Used, 5) || !is(attempts.Rows[0].Limit, 5) || attempts.Rows[0].State != "throttled" ||
+		len(attempts.Rows[0].Actions) != 1 || attempts.Rows[0].Actions[0].Kind != action.KindClearFailures {
 		t.Fatalf("verify attempts %+v", attempts)
 	}
 	// Families with a throttled row come first.
-	if !vm.Groups[0].Rows[0].Throttled {
-		t.Fatalf("first family %s has no throttled row", vm.Groups[0].Family)
+	if st := vm.Families.Items[0].Rows[0].State; st != "throttled" && st != "locked" {
+		t.Fatalf("first family %s has no throttled row", vm.Families.Items[0].ID)
 	}
 
 	// The filter matches decoded placeholder values.
 	fvm := limitsJSON(t, u+"?q=ALICE")
-	if len(fvm.Groups) != 2 || group(fvm, "slider-rate-create-account") == nil || group(fvm, "verify-attempts") == nil {
-		t.Fatalf("filtered %+v", fvm.Groups)
+	if len(fvm.Families.Items) != 2 || group(fvm, "slider-rate-create-account") == nil || group(fvm, "verify-attempts") == nil || jsonName(t, fvm.Filter) != "ALICE" {
+		t.Fatalf("filtered %+v", fvm.Families.Items)
 	}
-	for _, g := range fvm.Groups {
-		if len(g.Rows) != 1 || g.Rows[0].Subject[len(g.Rows[0].Subject)-1].Value != "alice@example.com" {
-			t.Fatalf("filtered %s: %+v", g.Family, g.Rows)
+	for _, g := range fvm.Families.Items {
+		if len(g.Rows) != 1 || g.Rows[0].value(t, len(g.Rows[0].Subject)-1) != "alice@example.com" {
+			t.Fatalf("filtered %s: %+v", g.ID, g.Rows)
 		}
 	}
-	if g := group(fvm, "slider-rate-create-account"); !strings.Contains(g.Note, `1 row kept does not match "ALICE"`) {
-		t.Fatalf("note %q", g.Note)
+	if g := group(fvm, "slider-rate-create-account"); g.Hidden != 1 {
+		t.Fatalf("hidden %d, want the 1 row kept that does not match", g.Hidden)
 	}
-	if vm := limitsJSON(t, u+"?q=nobody-at-all"); len(vm.Groups) != 0 || !strings.Contains(vm.Empty, "nobody-at-all") {
+	if vm := limitsJSON(t, u+"?q=nobody-at-all"); len(vm.Families.Items) != 0 || jsonName(t, vm.Filter) != "nobody-at-all" {
 		t.Fatalf("no match: %+v", vm)
 	}
 
-	// A filter that is not UTF-8 is shown escaped; the page stays valid.
-	for _, accept := range []string{"text/html", "application/json"} {
-		code, _, body := get(t, u+"?q=%FFal", "Accept", accept)
-		if code != 200 || !utf8.ValidString(body) || !strings.Contains(body, `\xffal`) {
-			t.Fatalf("%s: invalid filter: %d %.500q", accept, code, body)
-		}
+	// A filter that is not UTF-8 is shown escaped; the JSON carries it
+	// byte-exact ({"b64"}); both stay valid UTF-8.
+	code, _, body := get(t, u+"?q=%FFal")
+	if code != 200 || !utf8.ValidString(body) || !strings.Contains(body, `\xffal`) {
+		t.Fatalf("invalid filter: %d %.500q", code, body)
+	}
+	code, _, body = get(t, u+"?q=%FFal", "Accept", "application/json")
+	if code != 200 || !utf8.ValidString(body) || jsonName(t, limitsJSON(t, u+"?q=%FFal").Filter) != "\xffal" {
+		t.Fatalf("invalid filter as JSON: %d %.500q", code, body)
 	}
 
 	// HTML: the page, its live topic, the filter box.
-	code, _, body := get(t, u+"?q=eve")
+	code, _, body = get(t, u+"?q=eve")
 	if code != 200 || !strings.Contains(body, `data-testid="limit-row"`) || !strings.Contains(body, "Rate limits · main") ||
 		!strings.Contains(body, url.QueryEscape(handlers.OpsTopic{Kind: "limits", Conn: "main", Filter: "eve", Act: true}.String())) {
 		t.Fatalf("page %d: %.2000s", code, body)
@@ -208,7 +244,7 @@ families:
 		PackFor: map[string]string{"main": "plain"},
 	}, nil).up(t)
 	vm := limitsJSON(t, f.srv.URL+route.LimitsURL("main"))
-	if len(vm.Groups) != 0 || !strings.Contains(vm.Empty, "No rate-limit family in this pack (plain)") {
+	if len(vm.Families.Items) != 0 || vm.Sweep.State != "no_family" || vm.Pack.Name != "plain" {
 		t.Fatalf("empty state %+v", vm)
 	}
 	code, _, body := get(t, f.srv.URL+route.LocksURL("main"))
@@ -218,7 +254,7 @@ families:
 	rs.Stop()
 	waitFor(t, "monitor sees redis down", func() bool { return !f.reg.All()[0].Status().Up })
 	vm = limitsJSON(t, f.srv.URL+route.LimitsURL("main"))
-	if !strings.Contains(vm.Disconnected, "unreachable") {
+	if vm.Redis.State != "down" {
 		t.Fatalf("disconnected %+v", vm)
 	}
 	if code, _, _ := get(t, f.srv.URL+"/c/nosuch/limits"); code != 404 {
@@ -240,35 +276,50 @@ func TestLocksPage(t *testing.T) {
 	}
 	f.redis.Client(10).Set(ctx, stuck, holder, 0)
 	u := f.srv.URL + route.LocksURL("main")
-	var vm views.LocksVM
+	// The page's JSON is list-locks'.
+	type lockRow struct {
+		Subject []struct{ Value json.RawMessage }
+		Holder  json.RawMessage
+		TTLMs   int64  `json:"ttl_ms"`
+		AgeMs   *int64 `json:"age_ms"`
+		NoTTL   bool   `json:"no_ttl"`
+		Actions []struct{ Kind string }
+	}
+	var vm struct {
+		Short struct {
+			Counted bool
+			Why     string
+		}
+		Families struct {
+			Items []struct {
+				ID   string
+				Rows []lockRow
+			}
+		}
+	}
+	var rows []lockRow
 	waitFor(t, "two locks", func() bool {
 		code, _, body := get(t, u, "Accept", "application/json")
-		vm = views.LocksVM{}
 		if code != 200 || json.Unmarshal([]byte(body), &vm) != nil {
 			return false
 		}
-		for _, g := range vm.Groups {
-			if g.Family == "lock-create-pro-month" {
+		for _, g := range vm.Families.Items {
+			if g.ID == "lock-create-pro-month" {
+				rows = g.Rows
 				return len(g.Rows) == 2
 			}
 		}
 		return false
 	})
-	var g views.LockGroup
-	for _, x := range vm.Groups {
-		if x.Family == "lock-create-pro-month" {
-			g = x
-		}
+	if !rows[0].NoTTL || rows[0].TTLMs != -1 || jsonName(t, rows[0].Subject[0].Value) != "hank" {
+		t.Fatalf("the lock without a TTL is not first, flagged: %+v", rows)
 	}
-	if !g.Rows[0].NoTTL || g.Rows[0].Subject[0].Value != "hank" {
-		t.Fatalf("the lock without a TTL is not first, flagged: %+v", g.Rows)
-	}
-	gina := g.Rows[1]
-	if gina.Holder != holder || gina.NoTTL || gina.TTL == "" || gina.Age == "" || len(gina.Actions) != 1 || gina.Actions[0].Title != "Release…" {
+	gina := rows[1]
+	if jsonName(t, gina.Holder) != holder || gina.NoTTL || gina.TTLMs <= 0 || gina.TTLMs > 15000 || gina.AgeMs == nil || len(gina.Actions) != 1 || gina.Actions[0].Kind != action.KindForceUnlock {
 		t.Fatalf("gina %+v", gina)
 	}
-	if !strings.Contains(vm.Short, "may be missed") || !strings.Contains(vm.Short, "notify-keyspace-events") {
-		t.Fatalf("short locks line %q", vm.Short)
+	if vm.Short.Counted || !strings.Contains(vm.Short.Why, "notify-keyspace-events") {
+		t.Fatalf("short locks %+v", vm.Short)
 	}
 	// Released: gone from the live fragment.
 	topic := handlers.OpsTopic{Kind: "locks", Conn: "main", Filter: "gina"}.String()
@@ -292,18 +343,20 @@ func TestLimitsActionsByRole(t *testing.T) {
 		if code := b.login(c.user, "right-password"); code != 303 {
 			t.Fatalf("sign in %s: %d", c.user, code)
 		}
-		var vm views.LimitsVM
+		var vm limitsAPI
 		waitFor(t, c.user+" sees eve", func() bool {
 			code, _, body := b.do("GET", u+"?q=eve", nil, "Accept", "application/json")
-			vm = views.LimitsVM{}
-			return code == 200 && json.Unmarshal([]byte(body), &vm) == nil && group(vm, "login-failures") != nil
+			vm = limitsAPI{}
+			return code == 200 && json.Unmarshal([]byte(body), &vm) == nil && group(vm, "login-failures") != nil && len(group(vm, "login-failures").Rows) > 0
 		})
 		row := group(vm, "login-failures").Rows[0]
 		if got := len(row.Actions) > 0; got != c.act {
 			t.Fatalf("%s: actions %+v", c.user, row.Actions)
 		}
-		if got := strings.Contains(vm.WSURL, "act%3D1"); got != c.act {
-			t.Fatalf("%s: topic %s", c.user, vm.WSURL)
+		// The page's live topic carries the links only for a role that acts.
+		_, _, page := b.do("GET", u+"?q=eve", nil)
+		if got := strings.Contains(page, url.QueryEscape(handlers.OpsTopic{Kind: "limits", Conn: "main", Filter: "eve", Act: true}.String())); got != c.act {
+			t.Fatalf("%s: the acting topic on the page: %v", c.user, got)
 		}
 		if c.act {
 			// The key page of the window and of the lock offers Unlock login.

@@ -24,9 +24,9 @@ func TestOpsPagesFirstViewNeverSayNoFamily(t *testing.T) {
 			page, accept, never string
 		}{
 			{route.LocksURL("main"), "text/html", "No lock family"},
-			{route.LocksURL("main"), "application/json", "No lock family"},
+			{route.LocksURL("main"), "application/json", `"no_family"`},
 			{route.LimitsURL("main"), "text/html", "No rate-limit family"},
-			{route.LimitsURL("main"), "application/json", "No rate-limit family"},
+			{route.LimitsURL("main"), "application/json", `"no_family"`},
 		} {
 			cfg := server.Config{Conns: []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}}
 			if forced {

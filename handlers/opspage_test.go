@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/PuerkitoBio/goquery"
 	"io"
 	"net"
 	"net/url"
@@ -111,27 +112,31 @@ func TestOpsPagesShowReadingThenRowsLive(t *testing.T) {
 	}
 }
 
-// opsJSON is the part of a Rate limits or Locks page's JSON the paging
-// test reads.
-type opsJSON struct {
-	WSURL  string
-	Groups []struct {
-		Family string
-		DB     int
-		Label  string
-		Rows   []struct{ Key json.RawMessage } // a name that is not UTF-8 is {"b64": …}
-		Pager  struct{ Text, Prev, Next string }
-	}
+// opsPage is what the paging test reads of a Locks page's HTML: the
+// family's rows (their keys' links), its pager's links and the live
+// topic.
+type opsPageRead struct {
+	WSURL      string
+	Keys       []string
+	Prev, Next string
 }
 
-func opsPage(t *testing.T, u string) opsJSON {
+func opsPage(t *testing.T, u string) opsPageRead {
 	t.Helper()
-	code, _, body := get(t, u, "Accept", "application/json")
-	var vm opsJSON
-	if code != 200 || json.Unmarshal([]byte(body), &vm) != nil {
+	code, _, body := get(t, u)
+	if code != 200 {
 		t.Fatalf("%s: %d %.2000s", u, code, body)
 	}
-	return vm
+	d := doc(t, body)
+	var p opsPageRead
+	p.WSURL, _ = d.Find(`[data-testid="live"]`).Attr("ws-connect")
+	d.Find(`[data-testid="lock-row"] [data-testid="lock-key"]`).Each(func(_ int, s *goquery.Selection) {
+		href, _ := s.Attr("href")
+		p.Keys = append(p.Keys, href+" "+s.Text())
+	})
+	p.Prev, _ = d.Find(`[data-testid="page-prev"]`).Attr("href")
+	p.Next, _ = d.Find(`[data-testid="page-next"]`).Attr("href")
+	return p
 }
 
 // A long family shows one page of rows; its page links carry the family,
@@ -150,10 +155,27 @@ func TestOpsPagesArePaged(t *testing.T) {
 		f.redis.Client(10).Set(ctx, fmt.Sprintf("payment:lock:create:pro-month:%s%02d", filter, i), "holder", 0)
 	}
 	base := f.srv.URL + route.LocksURL("main")
+	// The JSON (list-locks) has every kept row, the pages ten at a time.
 	waitFor(t, "the sweep keeps 50 of the 60 locks", func() bool {
-		for _, g := range opsPage(t, base).Groups {
-			if g.Family == fam {
-				return g.Label == "the 50 most constrained of ~60 keys"
+		var vm struct {
+			Families struct {
+				Items []struct {
+					ID   string
+					Kept struct {
+						State string
+						Of    int64
+					}
+					Rows []json.RawMessage
+				}
+			}
+		}
+		code, _, body := get(t, base, "Accept", "application/json")
+		if code != 200 || json.Unmarshal([]byte(body), &vm) != nil {
+			t.Fatalf("%d %.300s", code, body)
+		}
+		for _, g := range vm.Families.Items {
+			if g.ID == fam {
+				return g.Kept.State == "cut" && g.Kept.Of == 60 && len(g.Rows) == 50
 			}
 		}
 		return false
@@ -172,21 +194,14 @@ func TestOpsPagesArePaged(t *testing.T) {
 	u := base + "?q=" + url.QueryEscape(filter)
 	for page := 1; ; page++ {
 		vm := opsPage(t, u)
-		var rows, next, prev string
-		n := 0
-		for _, g := range vm.Groups {
-			if g.Family != fam {
-				continue
+		rows := strings.Join(vm.Keys, " ")
+		for _, k := range vm.Keys {
+			if seen[k] {
+				t.Fatalf("page %d repeats %s", page, k)
 			}
-			for _, r := range g.Rows {
-				if seen[string(r.Key)] {
-					t.Fatalf("page %d repeats %s", page, r.Key)
-				}
-				seen[string(r.Key)] = true
-				rows += string(r.Key) + " "
-			}
-			n, next, prev = len(g.Rows), g.Pager.Next, g.Pager.Prev
+			seen[k] = true
 		}
+		n, next, prev := len(vm.Keys), vm.Next, vm.Prev
 		if n != 10 {
 			t.Fatalf("page %d: %d rows: %s", page, n, rows)
 		}
@@ -218,9 +233,7 @@ func TestOpsPagesArePaged(t *testing.T) {
 	}
 	// An offset past the rows shows the last page.
 	vm := opsPage(t, base+"?fam="+fam+"&db=10&off=400")
-	for _, g := range vm.Groups {
-		if g.Family == fam && (len(g.Rows) != 10 || g.Pager.Next != "" || g.Pager.Prev == "") {
-			t.Fatalf("offset 400: %d rows, pager %+v", len(g.Rows), g.Pager)
-		}
+	if len(vm.Keys) != 10 || vm.Next != "" || vm.Prev == "" {
+		t.Fatalf("offset 400: %d rows, pager %q %q", len(vm.Keys), vm.Prev, vm.Next)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/internal/apiv1"
@@ -25,9 +27,17 @@ import (
 // how the page's query becomes the operation's.
 type apiTwin struct {
 	path string
-	// query maps the page's query to the operation's; a page parameter it
-	// does not know is refused (400), never silently dropped.
-	query func(page url.Values) (url.Values, error)
+	// rename: page parameter → the operation's name for it.
+	rename map[string]string
+	// pageOnly are parameters the page alone reads — which slice of the
+	// answer it scrolls to, how it shows a value — while the operation
+	// answers the whole (or the same value every way): they are left out.
+	pageOnly []string
+	// own are parameters the twin's prepare reads itself.
+	own []string
+	// prepare, when set, rewrites the page's query first (the
+	// leaderboard's ?kq=, the Bans page's check).
+	prepare func(page url.Values) (url.Values, error)
 	// pick, when set, may choose another twin for this request (the Bans
 	// page checking a name is ban-check).
 	pick func(page url.Values) *apiTwin
@@ -35,19 +45,81 @@ type apiTwin struct {
 
 // twin is an apiTwin whose query is the page's with the parameters
 // renamed that rename names (page name → API name); the others keep their
-// names (the operation takes them, or ignores them as it ignores them
-// from any client).
-func twin(path string, rename map[string]string) *apiTwin {
-	return &apiTwin{path: path, query: func(page url.Values) (url.Values, error) {
-		out := url.Values{}
-		for name, vals := range page {
-			if to, ok := rename[name]; ok {
-				name = to
-			}
-			out[name] = append(out[name], vals...)
+// names, and must be the operation's (serveTwin refuses any other).
+func twin(path string, rename map[string]string, pageOnly ...string) *apiTwin {
+	return &apiTwin{path: path, rename: rename, pageOnly: pageOnly}
+}
+
+// query maps the page's query to the operation's. A page parameter the
+// twin neither renames, reads nor leaves out, and that the operation does
+// not take (known: the operation's query parameters), is refused (400)
+// by its page name — never silently dropped.
+func (t *apiTwin) query(page url.Values, known map[string]bool) (url.Values, error) {
+	for name := range page {
+		_, renamed := t.rename[name]
+		if !renamed && !known[name] && !slices.Contains(t.pageOnly, name) && !slices.Contains(t.own, name) {
+			return nil, fmt.Errorf("%w: the parameter %q means nothing to this page's JSON, which is GET %s (its parameters: %s)",
+				route.ErrParam, name, t.path, t.takes(known))
 		}
-		return out, nil
-	}}
+	}
+	if t.prepare != nil {
+		var err error
+		if page, err = t.prepare(page); err != nil {
+			return nil, err
+		}
+	}
+	out := url.Values{}
+	for name, vals := range page {
+		if slices.Contains(t.pageOnly, name) {
+			continue
+		}
+		if to, ok := t.rename[name]; ok {
+			name = to
+		}
+		out[name] = append(out[name], vals...)
+	}
+	return out, nil
+}
+
+// takes lists the page parameters t takes, for a refusal.
+func (t *apiTwin) takes(known map[string]bool) string {
+	var names []string
+	for api := range known {
+		page := api
+		for p, to := range t.rename {
+			if to == api {
+				page = p
+			}
+		}
+		names = append(names, page)
+	}
+	names = append(names, t.pageOnly...)
+	names = append(names, t.own...)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// apiQueryParams are the query parameters of each GET operation of api,
+// by its path (route.API…).
+func apiQueryParams(api huma.API) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for path, item := range api.OpenAPI().Paths {
+		if item.Get == nil {
+			continue
+		}
+		known := map[string]bool{}
+		for _, p := range item.Get.Parameters {
+			if p.In == "query" {
+				known[p.Name] = true
+			}
+		}
+		out[path] = known
+	}
+	return out
 }
 
 // pageParams are the page's path parameters by the API's names.
@@ -55,17 +127,13 @@ var pageParams = map[string]string{"conn": "conn", "db": "n"}
 
 // pageJSON answers a page's JSON request: its twin's answer, or 406
 // naming where its data is (noJSON).
-func (a *App) pageJSON(e *echo.Echo, r Route) echo.MiddlewareFunc {
+func (a *App) pageJSON(e *echo.Echo, r Route, params map[string]map[string]bool) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if !wantsJSON(c.Request()) {
 				return next(c)
 			}
 			c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
-			if r.LegacyJSON {
-				c.Set(ctxLegacyJSON, true)
-				return next(c)
-			}
 			t := r.twin
 			if t != nil && t.pick != nil {
 				if other := t.pick(c.QueryParams()); other != nil {
@@ -80,7 +148,7 @@ func (a *App) pageJSON(e *echo.Echo, r Route) echo.MiddlewareFunc {
 				a.writeProblem(c, apiv1.NewProblem(http.StatusNotAcceptable, "", detail))
 				return nil
 			}
-			return a.serveTwin(e, c, t)
+			return a.serveTwin(e, c, t, params[t.path])
 		}
 	}
 }
@@ -88,8 +156,8 @@ func (a *App) pageJSON(e *echo.Echo, r Route) echo.MiddlewareFunc {
 // serveTwin runs the twin operation's handler (as the router would for
 // its path) on the page's request: its identity, its path parameters,
 // its query mapped.
-func (a *App) serveTwin(e *echo.Echo, c echo.Context, t *apiTwin) error {
-	q, err := t.query(c.QueryParams())
+func (a *App) serveTwin(e *echo.Echo, c echo.Context, t *apiTwin, known map[string]bool) error {
+	q, err := t.query(c.QueryParams(), known)
 	if err != nil {
 		a.writeProblem(c, err)
 		return nil
@@ -100,12 +168,15 @@ func (a *App) serveTwin(e *echo.Echo, c echo.Context, t *apiTwin) error {
 			vals[to] = c.Param(name)
 		}
 	}
-	path := t.path
+	// URL.Path holds the path's bytes as they are, RawPath their escaped
+	// form: a name with a space or a '%' is escaped once, by the URL.
+	path, raw := t.path, t.path
 	for name, v := range vals {
-		path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(v))
+		path = strings.ReplaceAll(path, "{"+name+"}", v)
+		raw = strings.ReplaceAll(raw, "{"+name+"}", url.PathEscape(v))
 	}
 	req := c.Request().Clone(c.Request().Context())
-	req.URL = &url.URL{Path: path, RawQuery: q.Encode()}
+	req.URL = &url.URL{Path: path, RawPath: raw, RawQuery: q.Encode()}
 	req.RequestURI = req.URL.RequestURI()
 	ac := e.NewContext(req, c.Response())
 	ac.Set(ctxIdentity, c.Get(ctxIdentity))

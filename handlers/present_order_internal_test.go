@@ -16,6 +16,7 @@ import (
 // presenter's rank), not sorted by name: the presenter tables changed how
 // the sentence is made, not what it says.
 func TestEmptyTextsNameRolesInTheirOrder(t *testing.T) {
+	t.Parallel()
 	conn, err := redisview.Open(redisview.ConnConfig{Name: "main", URL: "redis://127.0.0.1:1/0"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +37,7 @@ func TestEmptyTextsNameRolesInTheirOrder(t *testing.T) {
 // Each presenter of a list page has a rank of its own: a new role says
 // where the page names it instead of landing by the spelling of its name.
 func TestPresenterRanksAreDistinct(t *testing.T) {
+	t.Parallel()
 	check := func(table string, ranks map[schema.Role]int) {
 		seen := map[int]schema.Role{}
 		for r, n := range ranks {

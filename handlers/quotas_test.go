@@ -91,40 +91,49 @@ func TestQuotasPage(t *testing.T) {
 	if qw < 0 || tmt < 0 || qw > tmt || !strings.Contains(body, "95.0%") || !strings.Contains(body, "20.0%") || !strings.Contains(body, `ws-connect="/ws?topic=quotas%3Aeisland"`) {
 		t.Errorf("eisland quotas: QWeather (95.0%%) should come before TMT (20.0%%), live: %.2000s", body)
 	}
+	// The JSON is list-quotas': numbers are numbers, names byte-exact.
 	var vm struct {
-		Families []struct {
-			ID    string
-			Limit string
-			Rows  []struct {
-				Key, Subject                       any // a name not UTF-8 is {"b64": …}
-				Used, Percent, Amount, SubjectHref string
-				Flags, Orphans                     []string
+		Families struct {
+			Items []struct {
+				ID    string
+				Limit *int64
+				Unit  string
+				Rows  []struct {
+					Key       json.RawMessage
+					SubjectID json.RawMessage `json:"subject_id"`
+					Used      *int64
+					NoTTL     bool `json:"no_ttl"`
+					Level     string
+					Orphans   []json.RawMessage
+				}
 			}
 		}
-		Configs []struct{ Key, Amount string }
-		Empty   string
+		Configs []struct {
+			Key    json.RawMessage
+			Amount json.RawMessage
+		}
 	}
 	if code := getJSON(t, f.srv.URL+"/c/gateway/quotas", &vm); code != http.StatusOK {
 		t.Fatalf("JSON status %d", code)
 	}
 	byID := map[string]int{}
-	for i, fam := range vm.Families {
+	for i, fam := range vm.Families.Items {
 		byID[fam.ID] = i
 	}
-	tok := vm.Families[byID["monthly-tokens"]]
-	if len(tok.Rows) != 2 || tok.Rows[0].Used != "123,456 tokens" || !strings.Contains(tok.Limit, "limit not in Redis") ||
-		tok.Rows[0].Subject != "gk_a" || tok.Rows[0].SubjectHref != "/c/gateway/gateway/key?id=gk_a" {
+	tok := vm.Families.Items[byID["monthly-tokens"]]
+	if len(tok.Rows) != 2 || tok.Rows[0].Used == nil || *tok.Rows[0].Used != 123456 || tok.Limit != nil || tok.Unit != "tokens" ||
+		jsonName(t, tok.Rows[0].SubjectID) != "gk_a" {
 		t.Errorf("token budgets %+v", tok)
 	}
-	res := vm.Families[byID["reservation"]]
-	if len(res.Rows) != 2 || res.Rows[0].Key != "q:reserved:req_forever" || len(res.Rows[0].Flags) == 0 || !strings.Contains(res.Rows[0].Flags[0], "no TTL") {
+	res := vm.Families.Items[byID["reservation"]]
+	if len(res.Rows) != 2 || jsonName(t, res.Rows[0].Key) != "q:reserved:req_forever" || !res.Rows[0].NoTTL || res.Rows[0].Level != "full" {
 		t.Errorf("reservations %+v, want the one without TTL first and flagged", res.Rows)
 	}
-	conc := vm.Families[byID["concurrency"]]
-	if len(conc.Rows) != 1 || len(conc.Rows[0].Orphans) != 1 || conc.Rows[0].Orphans[0] != "req_gone" {
+	conc := vm.Families.Items[byID["concurrency"]]
+	if len(conc.Rows) != 1 || len(conc.Rows[0].Orphans) != 1 || jsonName(t, conc.Rows[0].Orphans[0]) != "req_gone" {
 		t.Errorf("concurrency %+v, want req_gone flagged", conc.Rows)
 	}
-	if len(vm.Configs) != 1 || vm.Configs[0].Amount != "42" {
+	if len(vm.Configs) != 1 || string(vm.Configs[0].Amount) != "42" {
 		t.Errorf("configs %+v", vm.Configs)
 	}
 	// The hostile key id is escaped in the page, linked byte-exact, and
@@ -154,37 +163,45 @@ func TestQuotasPage(t *testing.T) {
 func TestGatewayKeyPage(t *testing.T) {
 	t.Parallel()
 	f, rs := opsConsole(t, nil)
+	// The JSON is get-gateway-key's.
+	type row struct {
+		Key    json.RawMessage
+		Gone   bool
+		Used   *int64
+		Amount json.RawMessage
+	}
 	var vm struct {
-		ID     string
-		Empty  string
+		ID     json.RawMessage
+		State  string
 		Bucket struct {
-			Tokens, Capacity, Refused string
-			Exists                    bool
+			Exists    bool
+			Capacity  *float64
+			Throttled bool
 		}
 		Budgets []struct {
-			Label, Used, Limit string
-			Exists             bool
+			Current bool
+			Row     row
 		}
-		InFlight     struct{ Count string }
+		InFlight     row `json:"in_flight"`
 		Reservations []struct {
-			Request, Amount string
-			Gone            bool
+			Request json.RawMessage
+			Row     row
 		}
-		Hints []struct{ Key, Amount string }
+		Hints struct{ Items []row } `json:"breaker_hints"`
 	}
 	if code := getJSON(t, f.srv.URL+"/c/gateway/gateway/key?id=gk_a", &vm); code != http.StatusOK {
 		t.Fatalf("status %d", code)
 	}
-	if vm.Empty != "" || !vm.Bucket.Exists || vm.Bucket.Capacity != "60" || vm.Bucket.Refused == "" {
-		t.Errorf("bucket %+v (empty %q), want a throttled bucket of 60", vm.Bucket, vm.Empty)
+	if vm.State != "present" || jsonName(t, vm.ID) != "gk_a" || !vm.Bucket.Exists || vm.Bucket.Capacity == nil || *vm.Bucket.Capacity != 60 || !vm.Bucket.Throttled {
+		t.Errorf("bucket %+v (state %q), want a throttled bucket of 60", vm.Bucket, vm.State)
 	}
-	if len(vm.Budgets) != 2 || vm.Budgets[0].Used != "123,456 tokens" || vm.Budgets[1].Exists || !strings.Contains(vm.Budgets[0].Limit, "not in Redis") {
+	if len(vm.Budgets) != 2 || !vm.Budgets[0].Current || vm.Budgets[0].Row.Used == nil || *vm.Budgets[0].Row.Used != 123456 || !vm.Budgets[1].Row.Gone {
 		t.Errorf("budgets %+v", vm.Budgets)
 	}
-	if vm.InFlight.Count != "2" || len(vm.Reservations) != 2 || !vm.Reservations[0].Gone || vm.Reservations[0].Request != "req_gone" || vm.Reservations[1].Amount != "2048 tokens" {
+	if vm.InFlight.Used == nil || *vm.InFlight.Used != 2 || len(vm.Reservations) != 2 || !vm.Reservations[0].Row.Gone || jsonName(t, vm.Reservations[0].Request) != "req_gone" || string(vm.Reservations[1].Row.Amount) != "2048" {
 		t.Errorf("in flight %+v, reservations %+v", vm.InFlight, vm.Reservations)
 	}
-	if len(vm.Hints) != 1 || vm.Hints[0].Key != "cb:hint:openai:gpt-4o" {
+	if len(vm.Hints.Items) != 1 || jsonName(t, vm.Hints.Items[0].Key) != "cb:hint:openai:gpt-4o" {
 		t.Errorf("hints %+v", vm.Hints)
 	}
 	// Unknown and hostile ids: 200 with the empty state, escaped.
@@ -228,33 +245,45 @@ func TestVertiquePageNeverShowsTheSecret(t *testing.T) {
 			t.Fatalf("the secret is in an output: %.300s", o)
 		}
 	}
-	var vm struct {
-		Secret    string
-		Inventory struct {
-			Generations []struct {
-				Fingerprint, Keys string
-				Current           bool
-			}
-		}
-		Lookup struct {
-			Derived struct {
-				Key   string
-				State struct{ Summary string }
-			}
+	// The finder's JSON is find-vertique-bucket's; the inventory's
+	// get-vertique's.
+	var bkt struct {
+		Key    string
+		State  string
+		Bucket struct {
+			Tokens     int64
+			Bandwidths []struct{ Capacity int64 }
 		}
 	}
-	if code := getJSON(t, f.srv.URL+lookup, &vm); code != http.StatusOK {
+	if code := getJSON(t, f.srv.URL+lookup, &bkt); code != http.StatusOK {
 		t.Fatalf("status %d", code)
 	}
-	if vm.Lookup.Derived.Key != want || vm.Lookup.Derived.State.Summary != "2 of 5 tokens now" {
-		t.Errorf("derived %+v, want %s with 2 of 5 tokens", vm.Lookup.Derived, want)
+	if bkt.Key != want || bkt.State != "found" || bkt.Bucket.Tokens != 2 || len(bkt.Bucket.Bandwidths) != 1 || bkt.Bucket.Bandwidths[0].Capacity != 5 {
+		t.Errorf("derived %+v, want %s with 2 of 5 tokens", bkt, want)
+	}
+	var vm struct {
+		Secret struct {
+			Configured  bool
+			From        string
+			Fingerprint string
+		}
+		Inventory struct {
+			Generations []struct {
+				Fingerprint string
+				Keys        int64
+				Current     *bool
+			}
+		}
+	}
+	if code := getJSON(t, f.srv.URL+"/c/vertique/vertique", &vm); code != http.StatusOK {
+		t.Fatalf("status %d", code)
 	}
 	g := vm.Inventory.Generations
-	if len(g) != 2 || !g[0].Current || g[0].Fingerprint != vertique.Fingerprint([]byte(vtSecret)) || g[0].Keys != "1" || g[1].Current || g[1].Keys != "1" {
+	if len(g) != 2 || g[0].Current == nil || !*g[0].Current || g[0].Fingerprint != vertique.Fingerprint([]byte(vtSecret)) || g[0].Keys != 1 || g[1].Current == nil || *g[1].Current || g[1].Keys != 1 {
 		t.Errorf("generations %+v", g)
 	}
-	if !strings.Contains(vm.Secret, "environment variable VT_SECRET") {
-		t.Errorf("secret source %q", vm.Secret)
+	if !vm.Secret.Configured || !strings.Contains(vm.Secret.From, "environment variable VT_SECRET") {
+		t.Errorf("secret source %+v", vm.Secret)
 	}
 	if code, _, _ := get(t, f.srv.URL+"/c/vertique/vertique?policy=x"); code != http.StatusBadRequest {
 		t.Errorf("a lookup without a revision: %d, want 400", code)

@@ -12,23 +12,16 @@ import (
 	"github.com/keydeck/keydeck/views"
 )
 
-// render answers with the page t. Its view model vm is the page's alone:
-// it is never answered as JSON, but on a route still marked LegacyJSON. A JSON request is
-// answered before the page by its API twin (pageJSON); one that reaches
-// render all the same is refused (406), never given the view model. A
+// render answers with the page t. Its view model (the second argument,
+// which t renders) is the page's alone: it is never answered as JSON. A
+// JSON request is answered before the page by its API twin (pageJSON);
+// one that reaches render all the same is refused (406). A
 // page renders into a pooled buffer first, so a failing component never
 // leaves a half-written page behind a 200. The page is always valid UTF-8
 // (see validUTF8); requestLog warns when it had to be made so.
-func render(c echo.Context, status int, vm any, t templ.Component) error {
+func render(c echo.Context, status int, _ any, t templ.Component) error {
 	c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
 	if wantsJSON(c.Request()) {
-		if c.Get(ctxLegacyJSON) != nil {
-			b, err := viewJSON(vm)
-			if err != nil {
-				return err
-			}
-			return c.JSONBlob(status, b)
-		}
 		return apiv1.NewProblem(http.StatusNotAcceptable, "", "This page answers HTML only; scripts use the API ("+route.APIOpenAPI+").")
 	}
 	buf := templ.GetBuffer()
@@ -42,9 +35,6 @@ func render(c echo.Context, status int, vm any, t templ.Component) error {
 	}
 	return c.HTMLBlob(status, page)
 }
-
-// ctxLegacyJSON marks a JSON request of a route marked LegacyJSON.
-const ctxLegacyJSON = "kd.legacy-json"
 
 // ctxEscapedUTF8 marks a response whose bytes render had to escape.
 const ctxEscapedUTF8 = "kd.escaped-utf8"

@@ -30,12 +30,9 @@ type Route struct {
 	API    string
 	NoJSON string
 
-	twin *apiTwin
-	// LegacyJSON: the page still answers its view model (viewJSON) until
-	// its tests move to its twin's shapes; then it gets json(…, twin).
-	LegacyJSON bool
-	handler    echo.HandlerFunc
-	mw         []echo.MiddlewareFunc
+	twin    *apiTwin
+	handler echo.HandlerFunc
+	mw      []echo.MiddlewareFunc
 }
 
 // RouteTable is every route of the console, in one place: Routes registers
@@ -68,9 +65,9 @@ func (a *App) RouteTable() []Route {
 	// where their data is.
 	json := func(r Route, t *apiTwin) Route { r.twin, r.API = t, t.path; return r }
 	htmlOnly := func(r Route, where string) Route { r.NoJSON = where; return r }
-	legacy := func(r Route, _ *apiTwin) Route { r.LegacyJSON = true; return r }
 	probe := func(r Route) Route { r.Probe = true; return r }
 	const get, post = http.MethodGet, http.MethodPost
+	const previewIn = "An action is previewed by POST " + route.APIPreview + " {kind, conn, db, key, args}: what will change and a confirmation token, which POST " + route.APIExecute + " {token} runs."
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
 	assets.Asset = true
 	return []Route{
@@ -84,9 +81,9 @@ func (a *App) RouteTable() []Route {
 
 		json(view(get, route.Home, a.home), twin(route.APIConnections, nil)),
 		json(view(get, route.Overview, a.overview), twin(route.APIOverview, nil)),
-		legacy(view(get, route.Database, a.dbPage), twin(route.APIDBStats, nil)),
-		legacy(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
-		json(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "m": "member"})),
+		json(view(get, route.Database, a.dbPage), twin(route.APIDBStats, nil)),
+		json(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
+		json(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "m": "member"}, "view", "trail")),
 		json(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil)),
 		htmlOnly(view(get, route.Leaderboards, a.leaderboardList), "A leaderboard family's keys are listed by GET "+route.APIKeys+"?family=ID; a board's entries by GET "+route.APILeaderboard+"."),
 		json(view(get, route.Leaderboard, a.leaderboardPage), leaderboardTwin()),
@@ -95,36 +92,38 @@ func (a *App) RouteTable() []Route {
 		account(view(get, route.AccountTokens, a.tokensPage)),
 		account(view(post, route.AccountTokens, a.createToken)),
 		account(view(post, route.RevokeToken, a.revokeToken)),
-		legacy(view(get, route.Search, a.searchPage), twin(route.APISearch, nil)),
-		legacy(view(get, route.Quotas, a.quotasPage), twin(route.APIQuotas, nil)),
-		legacy(view(get, route.GatewayKey, a.gatewayKeyPage), twin(route.APIGatewayKey, nil)),
-		legacy(view(get, route.Vertique, a.vertiquePage), vertiqueTwin()),
+		json(view(get, route.Search, a.searchPage), twin(route.APISearch, nil)),
+		json(view(get, route.Quotas, a.quotasPage), twin(route.APIQuotas, nil)),
+		json(view(get, route.GatewayKey, a.gatewayKeyPage), twin(route.APIGatewayKey, nil)),
+		json(view(get, route.Vertique, a.vertiquePage), vertiqueTwin()),
 		json(view(get, route.Bans, a.bansPage), bansTwin()),
-		legacy(view(get, route.Limits, a.limitsPage), twin(route.APILimits, nil)),
-		legacy(view(get, route.Locks, a.locksPage), twin(route.APILocks, nil)),
-		legacy(view(get, route.Violations, a.violationsPage), nil),
-		legacy(view(get, route.User, a.userPage), twin(route.APIUser, nil)),
+		json(view(get, route.Limits, a.limitsPage), rowsTwin(route.APILimits)),
+		json(view(get, route.Locks, a.locksPage), rowsTwin(route.APILocks)),
+		json(view(get, route.Violations, a.violationsPage), twin(route.APIViolations, nil)),
+		json(view(get, route.User, a.userPage), twin(route.APIUser, nil)),
 		account(view(post, route.SignOutEverywhere, a.signOutEverywhere)),
 		account(admin(post, route.ClearLockout, a.clearLockout)),
 
-		legacy(act(post, route.Preview, a.previewAction), nil),
+		// The action forms are the pages' way to act; a script acts through
+		// the API's actions (preview → execute, undo), which answer the
+		// same confirmations as JSON: these say which one.
+		htmlOnly(act(post, route.Preview, a.previewAction), previewIn),
 		// A preview changes nothing, so links may open it, but only from
 		// this console: it reads the keys it names, which a cross-site page
 		// must not be able to make a signed-in admin do.
-		legacy(act(get, route.Preview, a.previewAction, sameSiteNavigation), nil),
-		legacy(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), nil),
-		legacy(act(post, route.Execute, a.executeAction), nil),
-		legacy(act(post, route.BansRebuild, a.rebuildBans), nil),
+		htmlOnly(act(get, route.Preview, a.previewAction, sameSiteNavigation), previewIn),
+		htmlOnly(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), "An undo is previewed by POST "+route.APIUndo+" {conn, db, record: the audit record's id}, and confirmed by POST "+route.APIExecute+" {token}."),
+		htmlOnly(act(post, route.Execute, a.executeAction), "A previewed action is executed by POST "+route.APIExecute+" {token: the confirmation token POST "+route.APIPreview+" answered}."),
+		htmlOnly(act(post, route.BansRebuild, a.rebuildBans), "A ban list's bloom is rebuilt from its set by the action "+action.KindRebuildBloom+": POST "+route.APIPreview+" {kind: \""+action.KindRebuildBloom+"\", conn, db, key: the list's bloom_key (GET "+route.APIBans+")}, then POST "+route.APIExecute+" {token}."),
 	}
 }
 
 // leaderboardTwin: the page's ?k= (or ?kq=, its key query-escaped once
 // more by the page's forms), ?start= and ?n= are the API's key, start
-// and count.
+// and count. With ?member= the page looks a member up: that is get-key's
+// lookup (the member's score and rank).
 func leaderboardTwin() *apiTwin {
-	t := twin(route.APILeaderboard, map[string]string{"k": "key", "start": "start", "n": "count"})
-	plain := t.query
-	t.query = func(page url.Values) (url.Values, error) {
+	kq := func(page url.Values) (url.Values, error) {
 		if page.Has("kq") {
 			page = maps.Clone(page)
 			k, err := url.QueryUnescape(page.Get("kq"))
@@ -136,21 +135,26 @@ func leaderboardTwin() *apiTwin {
 			}
 			page.Del("kq")
 		}
-		return plain(page)
+		return page, nil
+	}
+	t := twin(route.APILeaderboard, map[string]string{"k": "key", "start": "start", "n": "count"})
+	t.own, t.prepare = []string{"kq"}, kq
+	lookup := twin(route.APIKey, map[string]string{"k": "key", "member": "member"}, "start", "n")
+	lookup.own, lookup.prepare = []string{"kq"}, kq
+	t.pick = func(page url.Values) *apiTwin {
+		if page.Get("member") != "" {
+			return lookup
+		}
+		return nil
 	}
 	return t
 }
 
 // bansTwin: the Bans page lists (list-bans), or checks a name (?check=:
-// ban-check).
+// ban-check, which takes the name alone: the list's paging is the page's).
 func bansTwin() *apiTwin {
 	t := twin(route.APIBans, nil)
-	check := twin(route.APIBanCheck, map[string]string{"check": "name"})
-	// ban-check takes the name alone.
-	only := check.query
-	check.query = func(page url.Values) (url.Values, error) {
-		return only(url.Values{"check": page["check"]})
-	}
+	check := twin(route.APIBanCheck, map[string]string{"check": "name"}, "list", "filter", "cursor")
 	t.pick = func(page url.Values) *apiTwin {
 		if page.Get("check") != "" {
 			return check
@@ -159,6 +163,11 @@ func bansTwin() *apiTwin {
 	}
 	return t
 }
+
+// rowsTwin: the Rate limits and Locks pages' ?q= is the API's filter; the
+// page shows ten rows of a family from ?off= (with ?fam= and ?db=), the
+// operation answers every kept row.
+func rowsTwin(path string) *apiTwin { return twin(path, nil, "fam", "db", "off") }
 
 // vertiqueTwin: vertique's page is its inventory (get-vertique), or with
 // a lookup (?policy=…) its finder (find-vertique-bucket).
@@ -180,6 +189,9 @@ func vertiqueTwin() *apiTwin {
 func (a *App) Routes(e *echo.Echo) {
 	e.HTTPErrorHandler = a.errorHandler
 	e.Use(a.recoverer, a.requestLog, securityHeaders, a.checkHost, limitBody, a.identify, a.sameOriginWrite)
+	// The API first: a page's JSON is its twin operation's, whose query
+	// parameters the page's are checked against.
+	params := apiQueryParams(a.NewAPI(e))
 	for _, r := range a.RouteTable() {
 		mw := r.mw
 		if !r.Public {
@@ -188,9 +200,8 @@ func (a *App) Routes(e *echo.Echo) {
 		if !r.Asset && !r.Probe {
 			// First: the twin's guard answers an anonymous or unfit JSON
 			// request as a problem, never a redirect to sign in.
-			mw = append([]echo.MiddlewareFunc{a.pageJSON(e, r)}, mw...)
+			mw = append([]echo.MiddlewareFunc{a.pageJSON(e, r, params)}, mw...)
 		}
 		e.Add(r.Method, r.Path, r.handler, mw...)
 	}
-	a.NewAPI(e)
 }

@@ -71,21 +71,28 @@ func TestSearchPageFindsAccountKeys(t *testing.T) {
 	}
 	// The same as JSON, for support tooling.
 	code, _, jb := get(t, f.srv.URL+route.SearchURL("main", acct), "Accept", "application/json")
+	// The JSON is the search operation's: hits by database and family.
 	var vm struct {
-		Kind  string
-		Found int
-		DBs   []struct {
-			DB       int
-			Families []struct {
+		Query struct{ Kind string }
+		Hits  struct {
+			Items []struct {
+				DB     int `json:"db"`
+				Key    json.RawMessage
 				Family string
-				Keys   []struct{ Key, Type, How string }
+				How    string
 			}
 		}
 	}
 	if err := json.Unmarshal([]byte(jb), &vm); err != nil || code != http.StatusOK {
 		t.Fatalf("JSON %d %v %.300s", code, err, jb)
 	}
-	if vm.Kind != "value" || vm.Found != 3 || vm.DBs[0].DB != 4 || vm.DBs[0].Families[0].Keys[0].How != "derived" {
+	derived := map[string]int{}
+	for _, h := range vm.Hits.Items {
+		if h.How == "derived" {
+			derived[jsonName(t, h.Key)] = h.DB
+		}
+	}
+	if vm.Query.Kind != "value" || len(derived) != 3 || derived["verify:slider:fail:account:"+enc] != 4 || derived["totp:security:secret:plain:"+acct] != 5 {
 		t.Errorf("JSON %+v", vm)
 	}
 	if strings.Contains(jb, seed) {

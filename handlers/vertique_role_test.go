@@ -53,11 +53,11 @@ func TestVertiqueFinderNeedsSupport(t *testing.T) {
 			if code != http.StatusForbidden || !strings.Contains(body, "support") || strings.Contains(body, want) || strings.Contains(js, want) {
 				t.Errorf("%s: lookup %d, want 403 naming the role it needs and no key: %.600s", tt.user, code, body)
 			}
-			var e struct {
-				Code          int
+			var e struct { // a problem: find-vertique-bucket's refusal
+				Status        int
 				Title, Detail string
 			}
-			if err := json.Unmarshal([]byte(js), &e); err != nil || e.Code != http.StatusForbidden || !strings.Contains(e.Detail, "support") {
+			if err := json.Unmarshal([]byte(js), &e); err != nil || e.Status != http.StatusForbidden || !strings.Contains(e.Detail, "support") {
 				t.Errorf("%s: lookup JSON %s (%v)", tt.user, js, err)
 			}
 			for _, u := range lookups[1:] {

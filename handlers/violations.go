@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -24,8 +25,16 @@ func (a *App) violationsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return a.violationDetails(c.Request().Context(), conn, func(details []stats.DBDetail, pc redisview.PackChoice, st redisview.Status, readErr string) error {
+		vm := violationsVM(conn.Name, details, pc, st, readErr)
+		return render(c, http.StatusOK, vm, views.ViolationsPage(a.page(c, "Violations · "+conn.Name, conn.Name), vm))
+	})
+}
+
+// violationDetails reads what the Violations page and list-violations
+// show, and hands it to show while it holds the sweepers.
+func (a *App) violationDetails(ctx context.Context, conn *redisview.Conn, show func([]stats.DBDetail, redisview.PackChoice, redisview.Status, string) error) error {
 	conn.EnsurePack(a.conns.Packs())
-	ctx := c.Request().Context()
 	st := conn.Status()
 	pc := conn.PackChoice()
 	var (
@@ -68,8 +77,7 @@ func (a *App) violationsPage(c echo.Context) error {
 			}
 		}
 	}
-	vm := violationsVM(conn.Name, details, pc, st, readErr)
-	return render(c, http.StatusOK, vm, views.ViolationsPage(a.page(c, "Violations · "+conn.Name, conn.Name), vm))
+	return show(details, pc, st, readErr)
 }
 
 // violationsVM turns the databases' statistics into the list.

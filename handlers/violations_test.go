@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/views"
 )
 
 // One list holds every violation of a connection, database by database;
@@ -32,7 +32,27 @@ func TestViolationsAcrossDatabases(t *testing.T) {
 	f.redis.Client(3).Set(ctx, "server:wallpaper-detail::1:a:1", "{}", 2*time.Minute)
 
 	u := f.srv.URL + route.ViolationsURL("main")
-	var vm views.ViolationsVM
+	// The page's JSON is list-violations' answer.
+	type violations struct {
+		Complete  bool
+		Total     json.RawMessage
+		Databases struct {
+			Items []struct {
+				DB         int
+				Figures    string
+				Violations struct {
+					Count *json.RawMessage
+					Items []struct {
+						Key     json.RawMessage
+						Family  string
+						Problem string
+					}
+				}
+			}
+			Next *string
+		}
+	}
+	var vm violations
 	redistest.Eventually(t, 15*time.Second, "every database swept", func() bool {
 		code, hdr, body := get(t, u, "Accept", "application/json")
 		if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
@@ -41,25 +61,32 @@ func TestViolationsAcrossDatabases(t *testing.T) {
 		if strings.Contains(body, secret) {
 			t.Fatal("the sensitive value is in the JSON")
 		}
-		vm = views.ViolationsVM{}
+		vm = violations{}
 		if err := json.Unmarshal([]byte(body), &vm); err != nil {
 			t.Fatal(err)
 		}
 		return vm.Complete
 	})
 	want := map[int]string{5: "totp:security:secret:plain:alice", 6: "auth:limit:login:failures:forever", 14: "mg:score:leaderboard:2048"}
-	for _, d := range vm.DBs {
+	for _, d := range vm.Databases.Items {
 		k, bad := want[d.DB]
+		v := d.Violations
+		count := "absent"
+		if v.Count != nil {
+			count = string(*v.Count) // a number, not a display string
+		}
 		switch {
-		case bad && (d.Count != "1" || len(d.Rows) != 1 || d.Rows[0].Key != k):
+		case d.Figures != "exact":
+			t.Errorf("db%d: figures %q in a complete answer", d.DB, d.Figures)
+		case bad && (count != "1" || len(v.Items) != 1 || string(v.Items[0].Key) != strconv.Quote(k) || v.Items[0].Problem == ""):
 			t.Errorf("db%d: %+v", d.DB, d)
-		case !bad && (d.Count != "0" || len(d.Rows) != 0):
+		case !bad && (count != "0" || len(v.Items) != 0):
 			t.Errorf("db%d has no violation: %+v", d.DB, d)
 		}
 		delete(want, d.DB)
 	}
-	if len(want) != 0 || vm.Total != "3" {
-		t.Fatalf("missing %v; total %q", want, vm.Total)
+	if len(want) != 0 || string(vm.Total) != "3" || vm.Databases.Next != nil {
+		t.Fatalf("missing %v; total %s; next %v", want, vm.Total, vm.Databases.Next)
 	}
 
 	code, _, body := get(t, u)
@@ -106,5 +133,8 @@ func TestViolationsEmptyAndUnknown(t *testing.T) {
 	})
 	if code, _, _ := get(t, f.srv.URL+route.ViolationsURL("nope")); code != http.StatusNotFound {
 		t.Fatalf("unknown connection: %d", code)
+	}
+	if code, hdr, _ := get(t, f.srv.URL+route.ViolationsURL("nope"), "Accept", "application/json"); code != http.StatusNotFound || !strings.HasPrefix(hdr.Get("Content-Type"), "application/problem+json") {
+		t.Fatalf("unknown connection as JSON: %d %s", code, hdr.Get("Content-Type"))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -18,7 +19,7 @@ type LimitsPage struct {
 	Redis    RedisState        `json:"redis" doc:"Whether the server answers; when down the rows are as last read."`
 	Pack     PackState         `json:"pack" doc:"The schema pack that says which keys are rate limits."`
 	Sweep    RowSweep          `json:"sweep" doc:"What the sweep has read: families not read yet have unknown rows, which is not none."`
-	Filter   string            `json:"filter" doc:"The filter applied to the rows' placeholder values (\"\": none)."`
+	Filter   Name              `json:"filter" doc:"The filter applied to the rows' placeholder values (\"\": none), byte-exact."`
 	Families List[LimitFamily] `json:"families" doc:"Families with a throttled row first, then in the pack's order; a filter keeps those it matches a row of. Families not read yet are in sweep.not_read, not here."`
 	Error    string            `json:"error,omitempty" doc:"The sweep's last error; absent when its last step succeeded."`
 }
@@ -109,12 +110,29 @@ type LimitRow struct {
 	TTLMs       int64         `json:"ttl_ms" doc:"Time to live left now; -1: none."`
 	ReadAt      time.Time     `json:"read_at" doc:"When the sweep last read the key."`
 	Error       string        `json:"error,omitempty" doc:"Why the value could not be read as its role says; absent when it was."`
+	Actions     []KeyAction   `json:"actions" nullable:"false" doc:"The action that fixes the row (unlock-login, clear-failures, reset-limit), when the caller's role may run it: preview it with POST /api/v1/actions/preview {kind, conn, db: the family's, key}. Empty when none applies, the role may not, or the console does not act."`
+}
+
+// Offer is the action kind as the caller may run it, or false when the
+// caller may not (or the console does not act). A nil Offer offers none.
+type Offer func(kind string) (KeyAction, bool)
+
+// offered is the row's fix kind as offer offers it: [] or one action.
+func (offer Offer) offered(kind string) []KeyAction {
+	if offer == nil || kind == "" {
+		return []KeyAction{}
+	}
+	if ka, ok := offer(kind); ok {
+		return []KeyAction{ka}
+	}
+	return []KeyAction{}
 }
 
 // Limits maps the Rate limits page's data: the connection's pack choice
 // and status, its sweep's snapshot, ranked at now under filter.
-func Limits(conn string, pc redisview.PackChoice, st redisview.Status, snap limits.Snapshot, filter string, now time.Time) LimitsPage {
-	p := LimitsPage{Conn: conn, Redis: redisState(st), Pack: packState(pc), Filter: filter, Error: snap.Err,
+// Each row offers the action that fixes it (action.Fix) as offer says.
+func Limits(conn string, pc redisview.PackChoice, st redisview.Status, snap limits.Snapshot, filter string, now time.Time, offer Offer) LimitsPage {
+	p := LimitsPage{Conn: conn, Redis: redisState(st), Pack: packState(pc), Filter: Name(filter), Error: snap.Err,
 		Sweep: rowSweep(pc, snap, decode.ClassLimit), Families: list[LimitFamily](nil)}
 	if p.Sweep.State == SweepStarting || p.Sweep.State == SweepNoFamily {
 		return p
@@ -123,7 +141,11 @@ func Limits(conn string, pc redisview.PackChoice, st redisview.Status, snap limi
 		lf := LimitFamily{FamilyRef: familyRef(f.Family, f.DB), Policy: limitPolicy(f.Family), Kept: keptRows(f.FamilySnap, snap.Budget.Keep),
 			Throttled: f.Throttled, Hidden: f.Hidden, Rows: make([]LimitRow, 0, len(f.Shown))}
 		for _, rs := range f.Shown {
-			lf.Rows = append(lf.Rows, limitRow(rs.Row, rs.State, now))
+			row := limitRow(rs.Row, rs.State, now)
+			if row.State != LimitUnreadable {
+				row.Actions = offer.offered(action.Fix(rs.Row.Family, action.FixState{Locked: rs.State.Locked, Idle: rs.State.Used <= 0 && !rs.State.Throttled}))
+			}
+			lf.Rows = append(lf.Rows, row)
 		}
 		p.Families.Items = append(p.Families.Items, lf)
 	}
@@ -226,7 +248,7 @@ func ttlAt(pttl time.Duration, readAt, now time.Time) int64 {
 }
 
 func limitRow(r *limits.Row, st limits.State, now time.Time) LimitRow {
-	row := LimitRow{Key: Name(r.Key), Subject: placeholders(r.Vars), TTLMs: ttlAt(r.PTTL, r.ReadAt, now), ReadAt: Time(r.ReadAt),
+	row := LimitRow{Actions: []KeyAction{}, Key: Name(r.Key), Subject: placeholders(r.Vars), TTLMs: ttlAt(r.PTTL, r.ReadAt, now), ReadAt: Time(r.ReadAt),
 		LockedUntil: timePtr(st.Until), ResetsInMs: msPtr(st.ResetsIn, st.ResetsIn > 0)}
 	if r.Err != "" || r.Family.Sensitive {
 		row.State, row.Error = LimitUnreadable, r.Err

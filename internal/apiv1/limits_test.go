@@ -42,7 +42,7 @@ func TestLimitsMapsNumbersAndStates(t *testing.T) {
 	fam := func(r limits.Row) limits.FamilySnap {
 		return limits.FamilySnap{Family: r.Family, DB: r.DB, Class: decode.ClassOf(r.Family), Rows: []limits.Row{r}, Total: 1, Seen: 1, Passes: 1, Read: true}
 	}
-	page := Limits("eisland", matched(p), up(), limitsSnap(p, fam(bucket), fam(odd)), "", t0)
+	page := Limits("eisland", matched(p), up(), limitsSnap(p, fam(bucket), fam(odd)), "", t0, nil)
 
 	if page.Sweep.State != SweepSwept || page.Pack.State != PackMatched || page.Redis.State != RedisUp {
 		t.Errorf("sweep %q, pack %q, redis %q", page.Sweep.State, page.Pack.State, page.Redis.State)
@@ -73,7 +73,7 @@ func TestLimitsSensitiveRowHasNoValue(t *testing.T) {
 	r.Family = sensitive(r.Family)
 	r.State, r.Err = decode.SlidingRow{InWindow: 4, Total: 4}, "sensitive: the value is not read"
 	snap := limitsSnap(p, limits.FamilySnap{Family: r.Family, DB: 6, Class: decode.ClassLimit, Rows: []limits.Row{r}, Total: 1, Passes: 1, Read: true})
-	page := Limits("eisland", matched(p), up(), snap, "", t0)
+	page := Limits("eisland", matched(p), up(), snap, "", t0, nil)
 	var row *LimitRow
 	for _, f := range page.Families.Items {
 		if f.ID == "login-failures" {
@@ -90,7 +90,7 @@ func TestLimitsNotReadIsNotNone(t *testing.T) {
 	p := pack(t, "eisland")
 	f := p.Family("slider-rate-create-ip")
 	snap := limitsSnap(p, limits.FamilySnap{Family: f, DB: 4, Class: decode.ClassLimit, Total: -1})
-	page := Limits("eisland", matched(p), up(), snap, "", t0)
+	page := Limits("eisland", matched(p), up(), snap, "", t0, nil)
 	if page.Sweep.State != SweepFirstPass || len(page.Sweep.NotRead) != 1 || page.Sweep.NotRead[0].ID != f.ID || page.Sweep.FamiliesRead != page.Sweep.Families-1 {
 		t.Errorf("sweep %+v", page.Sweep)
 	}
@@ -101,7 +101,7 @@ func TestLimitsNotReadIsNotNone(t *testing.T) {
 	}
 
 	// Before the sweep has taken the pack up, every family is unread.
-	page = Limits("eisland", matched(p), up(), limits.Snapshot{Budget: limits.DefaultBudget}, "", t0)
+	page = Limits("eisland", matched(p), up(), limits.Snapshot{Budget: limits.DefaultBudget}, "", t0, nil)
 	if page.Sweep.State != SweepStarting || len(page.Sweep.NotRead) == 0 || page.Sweep.FamiliesRead != 0 {
 		t.Errorf("starting sweep %+v", page.Sweep)
 	}
@@ -109,7 +109,7 @@ func TestLimitsNotReadIsNotNone(t *testing.T) {
 	conforms(t, page)
 
 	// No pack yet, and the server not probed: both said, no family.
-	page = Limits("x", redisview.PackChoice{}, redisview.Status{}, limits.Snapshot{}, "", t0)
+	page = Limits("x", redisview.PackChoice{}, redisview.Status{}, limits.Snapshot{}, "", t0, nil)
 	if page.Pack.State != PackMatching || page.Redis.State != RedisConnecting || page.Sweep.State != SweepNoFamily {
 		t.Errorf("unknown connection: %+v", page)
 	}
@@ -120,7 +120,7 @@ func TestLimitsFilterCountsHiddenRows(t *testing.T) {
 	p := pack(t, "eisland")
 	a, b := limitRowOf(t, p, 6, "auth:limit:login:failures:alice"), limitRowOf(t, p, 6, "auth:limit:login:failures:bob")
 	snap := limitsSnap(p, limits.FamilySnap{Family: a.Family, DB: 6, Class: decode.ClassLimit, Rows: []limits.Row{a, b}, Total: 2, Passes: 1, Read: true})
-	page := Limits("eisland", matched(p), up(), snap, "bob", t0)
+	page := Limits("eisland", matched(p), up(), snap, "bob", t0, nil)
 	if len(page.Families.Items) != 1 || page.Families.Items[0].Hidden != 1 || string(page.Families.Items[0].Rows[0].Key) != b.Key {
 		t.Errorf("filtered: %+v", page.Families.Items)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/decode"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
@@ -19,7 +20,7 @@ type LocksPage struct {
 	Pack     PackState        `json:"pack" doc:"The schema pack that says which keys are locks."`
 	Sweep    RowSweep         `json:"sweep" doc:"What the sweep has read: families not read yet have unknown locks, which is not none."`
 	Short    ShortLocks       `json:"short" doc:"Whether locks shorter than the sweep's interval are counted."`
-	Filter   string           `json:"filter" doc:"The filter applied to the rows' placeholder values (\"\": none)."`
+	Filter   Name             `json:"filter" doc:"The filter applied to the rows' placeholder values (\"\": none), byte-exact."`
 	Families List[LockFamily] `json:"families" doc:"Families holding locks first, then cooldowns, then families holding none, each in the pack's order. Families not read yet are in sweep.not_read, not here."`
 	Error    string           `json:"error,omitempty" doc:"The sweep's last error; absent when its last step succeeded."`
 }
@@ -68,12 +69,14 @@ type LockRow struct {
 	TooLong     bool          `json:"held_too_long" doc:"Held longer than the pack's expected hold."`
 	ReadAt      time.Time     `json:"read_at" doc:"When the sweep last read the key."`
 	Error       string        `json:"error,omitempty" doc:"Why the value could not be read as a lock; absent when it was."`
+	Actions     []KeyAction   `json:"actions" nullable:"false" doc:"The action that releases the lock (force-unlock, unlock-login), when the caller's role may run it: preview it with POST /api/v1/actions/preview {kind, conn, db: the family's, key}. Empty when none applies, the role may not, or the console does not act."`
 }
 
 // Locks maps the Locks page's data: the connection's pack choice and
 // status, its sweep's snapshot, ranked at now under filter.
-func Locks(conn string, pc redisview.PackChoice, st redisview.Status, snap limits.Snapshot, filter string, now time.Time) LocksPage {
-	p := LocksPage{Conn: conn, Redis: redisState(st), Pack: packState(pc), Filter: filter, Error: snap.Err,
+// Each row offers the action that releases it (action.Fix) as offer says.
+func Locks(conn string, pc redisview.PackChoice, st redisview.Status, snap limits.Snapshot, filter string, now time.Time, offer Offer) LocksPage {
+	p := LocksPage{Conn: conn, Redis: redisState(st), Pack: packState(pc), Filter: Name(filter), Error: snap.Err,
 		Sweep: rowSweep(pc, snap, decode.ClassLock), Short: shortLocks(snap.Keyspace), Families: list[LockFamily](nil)}
 	if p.Sweep.State == SweepStarting || p.Sweep.State == SweepNoFamily {
 		return p
@@ -85,7 +88,9 @@ func Locks(conn string, pc redisview.PackChoice, st redisview.Status, snap limit
 			lf.HoldMs = ptr(Millis(lp.Hold))
 		}
 		for _, rs := range f.Shown {
-			lf.Rows = append(lf.Rows, lockRow(rs.Row, rs.State, now))
+			row := lockRow(rs.Row, rs.State, now)
+			row.Actions = offer.offered(action.Fix(rs.Row.Family, action.FixState{}))
+			lf.Rows = append(lf.Rows, row)
 		}
 		p.Families.Items = append(p.Families.Items, lf)
 	}

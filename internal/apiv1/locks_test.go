@@ -22,7 +22,7 @@ func TestLocksMapsHolderTTLAndAge(t *testing.T) {
 	}
 	snap := limitsSnap(p, fam(held, forever), fam(login))
 	snap.Keyspace = limits.Keyspace{Why: "notify-keyspace-events is off"}
-	page := Locks("eisland", matched(p), up(), snap, "", t0)
+	page := Locks("eisland", matched(p), up(), snap, "", t0, nil)
 
 	byKey := map[string]LockRow{}
 	fams := map[string]LockFamily{}
@@ -64,20 +64,20 @@ func TestLocksSensitiveHolderNeverSent(t *testing.T) {
 	r.Family, r.State = sensitive(r.Family), decode.HeldRow{Holder: "secret-holder"}
 	snap := limitsSnap(p, limits.FamilySnap{Family: r.Family, DB: 10, Class: decode.ClassLock, Rows: []limits.Row{r}, Total: 1, Passes: 1, Read: true})
 	snap.Keyspace = limits.Keyspace{On: true, ShortLocks: 3, Since: t0.Add(-time.Hour)}
-	page := Locks("eisland", matched(p), up(), snap, "", t0)
+	page := Locks("eisland", matched(p), up(), snap, "", t0, nil)
 	hasNot(t, page, "secret-holder")
 	has(t, page, `"value_hidden":true`, `"short":{"counted":true,"count":3,"since":"2026-12-01T19:00:00Z"}`)
 }
 
 func TestLocksEmptyAndUnread(t *testing.T) {
 	p := pack(t, "eisland")
-	page := Locks("eisland", matched(p), up(), limits.Snapshot{Budget: limits.DefaultBudget}, "", t0)
+	page := Locks("eisland", matched(p), up(), limits.Snapshot{Budget: limits.DefaultBudget}, "", t0, nil)
 	if page.Sweep.State != SweepStarting {
 		t.Errorf("sweep %+v", page.Sweep)
 	}
 	has(t, page, `"families":{"items":[],"next":null}`)
 	conforms(t, page)
-	page = Locks("eisland", matched(p), up(), limitsSnap(p), "", t0)
+	page = Locks("eisland", matched(p), up(), limitsSnap(p), "", t0, nil)
 	for _, f := range page.Families.Items {
 		if f.Rows == nil {
 			t.Errorf("family %s: rows null", f.ID)
@@ -97,7 +97,7 @@ func TestLockWithoutTTLIsNoTTLWhateverItsValue(t *testing.T) {
 	broken.PTTL, broken.Err = -1, "WRONGTYPE Operation against a key holding the wrong kind of value"
 	for _, r := range []limits.Row{hidden, broken} {
 		snap := limitsSnap(p, limits.FamilySnap{Family: r.Family, DB: 10, Class: decode.ClassLock, Rows: []limits.Row{r}, Total: 1, Passes: 1, Read: true})
-		page := Locks("eisland", matched(p), up(), snap, "", t0)
+		page := Locks("eisland", matched(p), up(), snap, "", t0, nil)
 		if len(page.Families.Items) == 0 || len(page.Families.Items[0].Rows) != 1 {
 			t.Fatalf("%s: no row: %+v", r.Key, page.Families)
 		}

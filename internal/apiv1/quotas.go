@@ -102,10 +102,11 @@ type QuotaRow struct {
 	InSet       *Name  `json:"in_set,omitempty" doc:"Reservation: the concurrency set holding its request id."`
 	SetsChecked int    `json:"sets_checked,omitempty" minimum:"0" doc:"Reservation: concurrency sets looked in."`
 
-	MembersChecked int    `json:"members_checked,omitempty" minimum:"0" doc:"Concurrency set: members checked for a reservation (at most one page)."`
-	Orphans        []Name `json:"orphans,omitempty" doc:"Concurrency set: members checked whose reservation is gone."`
-	MoreMembers    bool   `json:"more_members" doc:"Concurrency set: it holds members that were not checked."`
-	TTLViolation   bool   `json:"ttl_violation" doc:"The TTL breaks the pack's policy."`
+	MembersChecked int         `json:"members_checked,omitempty" minimum:"0" doc:"Concurrency set: members checked for a reservation (at most one page)."`
+	Orphans        []Name      `json:"orphans,omitempty" doc:"Concurrency set: members checked whose reservation is gone."`
+	MoreMembers    bool        `json:"more_members" doc:"Concurrency set: it holds members that were not checked."`
+	TTLViolation   bool        `json:"ttl_violation" doc:"The TTL breaks the pack's policy."`
+	Actions        []KeyAction `json:"actions,omitempty" doc:"Reservation: the action that releases it (release-reservation) when it is orphaned and the caller's role may run it: preview it with POST /api/v1/actions/preview {kind, conn, db, key}; absent otherwise."`
 }
 
 // Quotas maps the Quotas page's data: the connection's pack choice and

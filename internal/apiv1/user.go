@@ -31,17 +31,18 @@ type User struct {
 
 // UserKey is one key of the user's.
 type UserKey struct {
-	DB        int      `json:"db"`
-	Key       Name     `json:"key"`
-	Type      string   `json:"type"`
-	TTLMs     int64    `json:"ttl_ms" doc:"-1: no expiry."`
-	Family    *string  `json:"family"`
-	Role      *string  `json:"role"`
-	Domain    *string  `json:"domain"`
-	Sensitive bool     `json:"sensitive"`
-	Via       string   `json:"via" doc:"How it was found (derived from the name, by scan, …)."`
-	Ambiguous bool     `json:"ambiguous" doc:"The key may also belong to a longer name that starts with this one."`
-	Decoded   *Decoded `json:"decoded,omitempty" doc:"The role's reading of the key; absent when no role reads it."`
+	DB        int         `json:"db"`
+	Key       Name        `json:"key"`
+	Type      string      `json:"type"`
+	TTLMs     int64       `json:"ttl_ms" doc:"-1: no expiry."`
+	Family    *string     `json:"family"`
+	Role      *string     `json:"role"`
+	Domain    *string     `json:"domain"`
+	Sensitive bool        `json:"sensitive"`
+	Via       string      `json:"via" doc:"How it was found (derived from the name, by scan, …)."`
+	Ambiguous bool        `json:"ambiguous" doc:"The key may also belong to a longer name that starts with this one."`
+	Decoded   *Decoded    `json:"decoded,omitempty" doc:"The role's reading of the key; absent when no role reads it."`
+	Actions   []KeyAction `json:"actions" nullable:"false" doc:"The action that fixes the key (unlock-login, reset-limit, force-unlock…), for support and admin on a console that acts: preview it with POST /api/v1/actions/preview {kind, conn, db, key}. Empty otherwise."`
 	// Value is the start of a small string no role reads (never of a
 	// sensitive family).
 	Value    *Name       `json:"value,omitempty" doc:"The start of a small string no role reads (never sensitive)."`
@@ -109,7 +110,7 @@ func UserOf(conn, pack string, p search.UserPage, errText func(error) string) Us
 }
 
 func userKeyOf(h search.UserHit, kr search.HitRead, errText func(error) string) UserKey {
-	k := UserKey{DB: h.DB, Key: Name(h.Key), Type: h.Type, TTLMs: Millis(h.TTL), Via: h.Via, Ambiguous: h.Ambiguous}
+	k := UserKey{DB: h.DB, Key: Name(h.Key), Type: h.Type, TTLMs: Millis(h.TTL), Via: h.Via, Ambiguous: h.Ambiguous, Actions: []KeyAction{}}
 	f := h.Family
 	if f == nil {
 		return k

@@ -20,6 +20,7 @@ const (
 	APIQuotas      = APIConnections + "/{conn}/quotas"
 	APIBans        = APIConnections + "/{conn}/bans"
 	APIDBStats     = APIConnections + "/{conn}/db/{n}/stats"
+	APIViolations  = APIConnections + "/{conn}/violations"
 	APIAudit       = APIPrefix + "/audit"
 	APIOverview    = APIConnections + "/{conn}/overview"
 	APIKeys        = APIConnections + "/{conn}/db/{n}/keys"
