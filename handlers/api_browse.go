@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -68,6 +69,9 @@ func (a *App) apiKeys(ctx context.Context, c echo.Context, in *apiKeysIn) (*apiK
 	}
 	req.Budget = a.scanTap(conn.Name, identity(c).Holder()) // the caller's share, as searches
 	pg, err := browse.List(ctx, conn, db, req)
+	if errors.Is(err, redisview.ErrBadCursor) { // ?at= of another kind of deployment: 400, as the page
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: the keys could not be listed: %s", redisview.ErrRead, conn.SafeErr(err))
 	}

@@ -111,10 +111,12 @@ type MemberState struct {
 
 // memberRetries bounds the extra attempts of a MemberPlan's transaction
 // when EXEC failed but the state it guards is still the previewed one. A
-// board taking hundreds of writes a second can abort a few attempts in a
-// row; each attempt is two round trips, so even ten stay well under a
-// second.
-const memberRetries = 9
+// board taking hundreds of writes a second can abort many attempts in a
+// row when Keydeck's host is slow (ten were not enough for a board written
+// every 2 ms while the host was loaded: TestRemoveLeaderboardEntryLiveBoard
+// under CI); each attempt is two round trips plus a pause of up to 3 ms, so
+// thirty stay well under a second.
+const memberRetries = 29
 
 // Annotated is implemented by plans with something to say on the
 // confirmation step beyond their changes (Preview.Notes).
