@@ -75,7 +75,8 @@ TEST_FIRST := ./cmd/web/ ./handlers/ ./redisview/ ./internal/demo/ ./redisview/a
 PLAIN_PKGS = $(TEST_FIRST) $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell $(GO) list ./...))
 
 test-go:
-	@pkgs="$(PLAIN_PKGS)"; [ -n "$$pkgs" ] || { echo "go list found no packages"; exit 1; }; \
+	@$(GO) list ./... >/dev/null || { echo "go list failed: the package lists would be short"; exit 1; }; \
+	pkgs="$(PLAIN_PKGS)"; \
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS) & race=$$!; \
 	$(GO) test -count=1 -timeout 10m $$pkgs; plain=$$?; \
 	wait $$race; r=$$?; \

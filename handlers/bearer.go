@@ -21,9 +21,6 @@ import (
 type Tokens interface {
 	Create(ctx context.Context, owner people.User, name string, level action.Level, expires time.Time) (string, people.Token, error)
 	Resolve(ctx context.Context, secret string) (people.Token, error)
-	// BindLegacy binds a token made before tokens were bound to their
-	// owner's account to its owner's present one, at its first use.
-	BindLegacy(ctx context.Context, t people.Token, users *people.Users) (people.Token, error)
 	List(ctx context.Context, owner string) ([]people.Token, error)
 	Revoke(ctx context.Context, owner, name string) error
 	// RevokeOwner revokes every token of owner: how many.
@@ -65,9 +62,6 @@ func (a *App) tokenIdentity(ctx context.Context, secret string) (people.Identity
 		return people.Identity{}, people.ErrTokenUnknown
 	}
 	tok, err := a.auth.Tokens.Resolve(ctx, secret)
-	if err == nil && tok.Legacy() {
-		tok, err = a.auth.Tokens.BindLegacy(ctx, tok, a.auth.Users)
-	}
 	if err != nil {
 		return people.Identity{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -73,11 +74,13 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 			{route.FamilyKeysURL("main", 3, "nope"), api + "main/db/3/keys" + q("family", "nope")}},
 		route.Key: {{route.KeyURL("main", 3, key), api + "main/db/3/key" + q("key", key)}, {route.KeyURL("main", 0, bad), api + "main/db/0/key" + q("key", bad)},
 			{route.KeyURL("main", 5, totp), api + "main/db/5/key" + q("key", totp)}, {route.KeyPath("main", 3), api + "main/db/3/key"}},
-		route.Audit:        {{"/audit", "/api/v1/audit"}, {"/audit?since=yesterday", "/api/v1/audit?since=yesterday"}},
+		route.Audit:        {{"/audit", "/api/v1/audit"}, {"/audit?since=yesterday", "/api/v1/audit?since=yesterday"}, {route.AuditRecordURL("x"), "/api/v1/audit"}},
 		route.Leaderboards: {{"/leaderboards", ""}},
 		route.Leaderboard: {{lb.URL(), api + "main/db/14/leaderboard" + q("key", board, "start", "0", "count", strconv.Itoa(route.DefaultRows))},
 			{route.Window{Conn: "main", DB: 5, Key: totp, N: 10}.URL(), api + "main/db/5/leaderboard" + q("key", totp, "start", "0", "count", "10")},
 			{route.LeaderboardPath("main", 14) + "?n=0", api + "main/db/14/leaderboard?count=0"},
+			// No n: the page's DefaultRows, not the API's lower default.
+			{route.LeaderboardPath("main", 14) + "?k=" + url.QueryEscape(board), api + "main/db/14/leaderboard" + q("key", board, "count", strconv.Itoa(route.DefaultRows))},
 			{lb.URL() + "&member=fine", api + "main/db/14/key" + q("key", board, "member", "fine")}},
 		route.Live:          {{route.LiveURL(handlers.OverviewTopic{Conn: "main"}.String()), ""}, {route.LiveURL("bogus"), ""}},
 		route.Account:       {{"/account", ""}},
@@ -385,6 +388,24 @@ func TestPageJSONRefusesAnUnknownParameter(t *testing.T) {
 	for _, u := range []string{route.KeyValueURL("main", 3, "k", route.Value{View: "hex"}), route.LimitsURL("main") + "?q=a&fam=x&db=1&off=10"} {
 		if code, _, body := get(t, f.srv.URL+u, "Accept", "application/json"); code != http.StatusOK {
 			t.Errorf("GET %s as JSON: %d %.300s, want 200 (the page's own parameters)", u, code, body)
+		}
+	}
+}
+
+// A page parameter and the API name it stands for, both given, are one
+// parameter twice: 400, never the one a map's order happens to pick
+// (the HTML page reads its own name).
+func TestPageJSONRefusesAParameterGivenTwice(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	ctx := context.Background()
+	f.redis.Client(3).Set(ctx, "a", "1", 0)
+	f.redis.Client(3).Set(ctx, "b", "2", 0)
+	u := route.KeyURL("main", 3, "a") + "&key=b"
+	for range 20 {
+		code, _, body := get(t, f.srv.URL+u, "Accept", "application/json")
+		if code != http.StatusBadRequest || !strings.Contains(body, `\"k\"`) || !strings.Contains(body, `\"key\"`) {
+			t.Fatalf("GET %s as JSON: %d %.300s, want a 400 naming k and key", u, code, body)
 		}
 	}
 }

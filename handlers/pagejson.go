@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -69,14 +70,21 @@ func (t *apiTwin) query(page url.Values, known map[string]bool) (url.Values, err
 		}
 	}
 	out := url.Values{}
-	for name, vals := range page {
+	from := map[string]string{} // API name → the page name that gave it
+	for _, name := range slices.Sorted(maps.Keys(page)) {
 		if slices.Contains(t.pageOnly, name) {
 			continue
 		}
+		api := name
 		if to, ok := t.rename[name]; ok {
-			name = to
+			api = to
 		}
-		out[name] = append(out[name], vals...)
+		// ?k=A&key=B: the page reads k, a map order would pick either.
+		if other, ok := from[api]; ok {
+			return nil, fmt.Errorf("%w: the parameters %q and %q are the same one (%s): give one", route.ErrParam, other, name, api)
+		}
+		from[api] = name
+		out[api] = page[name]
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -84,7 +85,7 @@ func (a *App) RouteTable() []Route {
 		json(view(get, route.Database, a.dbPage), twin(route.APIDBStats, nil)),
 		json(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
 		json(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "m": "member"}, "view", "trail")),
-		json(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil)),
+		json(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil, "id")), // ?id=: a record's link; the page lists them all
 		htmlOnly(view(get, route.Leaderboards, a.leaderboardList), "A leaderboard family's keys are listed by GET "+route.APIKeys+"?family=ID; a board's entries by GET "+route.APILeaderboard+"."),
 		json(view(get, route.Leaderboard, a.leaderboardPage), leaderboardTwin()),
 		htmlOnly(view(get, route.Live, a.websocket), "It is the pages' websocket; the API's operations ("+route.APIOpenAPI+") answer the same data."),
@@ -134,6 +135,10 @@ func leaderboardTwin() *apiTwin {
 				page.Set("k", k)
 			}
 			page.Del("kq")
+		}
+		if !page.Has("n") { // the page shows DefaultRows; the API's count defaults lower
+			page = maps.Clone(page)
+			page.Set("n", strconv.Itoa(route.DefaultRows))
 		}
 		return page, nil
 	}

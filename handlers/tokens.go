@@ -167,6 +167,9 @@ func (a *App) createToken(c echo.Context) error {
 	case errors.Is(err, people.ErrTokenExists):
 		vm.NameError = "You already have a token called that: pick another name, or revoke that one first."
 		return a.renderTokens(c, http.StatusConflict, vm)
+	case errors.Is(err, people.ErrTokenExistsDead):
+		vm.NameError = "You have a token called that which no longer works: revoke it first, or pick another name."
+		return a.renderTokens(c, http.StatusConflict, vm)
 	case errors.Is(err, people.ErrTokensFull):
 		vm.Error = "You hold the most tokens one may (" + format.Count(int64(people.MaxTokensPerOwner)) + "): revoke one first."
 		return a.renderTokens(c, http.StatusConflict, vm)
@@ -231,13 +234,19 @@ func (a *App) revokeToken(c echo.Context) error {
 		}
 		return a.renderTokens(c, http.StatusOK, vm)
 	}
-	err := a.recordOwn(c, action.OwnWrite{Kind: kindRevokeToken, Args: map[string]string{"owner": owner, "name": name},
-		Summary: fmt.Sprintf("revoke API token %q of %s", name, owner)},
-		func(ctx context.Context) (string, error) { return "", a.auth.Tokens.Revoke(ctx, owner, name) })
 	whose := "You have no token"
 	if other {
 		whose = views.EscapeName(owner) + " has no token"
 	}
+	// A name no token can have, or one the owner has not, is refused
+	// before anything is recorded: an audit record per request would let
+	// anyone signed in flood the audit log (and push out what undo needs).
+	if !a.ownsToken(c.Request().Context(), owner, name) {
+		return a.renderTokens(c, http.StatusNotFound, views.TokensVM{Expires: "30d", Error: whose + " called " + views.EscapeName(name) + " (it may have expired, or been revoked already)."})
+	}
+	err := a.recordOwn(c, action.OwnWrite{Kind: kindRevokeToken, Args: map[string]string{"owner": owner, "name": name},
+		Summary: fmt.Sprintf("revoke API token %q of %s", name, owner)},
+		func(ctx context.Context) (string, error) { return "", a.auth.Tokens.Revoke(ctx, owner, name) })
 	switch {
 	case errors.Is(err, people.ErrTokenUnknown):
 		return a.renderTokens(c, http.StatusNotFound, views.TokensVM{Expires: "30d", Error: whose + " called " + views.EscapeName(name) + " (it may have expired, or been revoked already)."})
@@ -253,3 +262,28 @@ func (a *App) revokeToken(c echo.Context) error {
 	a.log.Warn("API token revoked", "user", owner, "token", name, "by", id.ActorName(), "remote", a.clientAddr(c))
 	return a.renderTokens(c, http.StatusOK, views.TokensVM{Expires: "30d", Done: "The token " + views.EscapeName(name) + " is revoked: no replica accepts it any more."})
 }
+
+// ownsToken reports whether owner holds a token called name, or the token
+// store could not say (then the revoke itself answers). A name no token
+// may have, or an owner no users file could name, is not looked up.
+func (a *App) ownsToken(ctx context.Context, owner, name string) bool {
+	if people.ValidTokenName(name) != nil || len(owner) > maxOwnerName {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	list, err := a.auth.Tokens.List(ctx, owner)
+	if err != nil {
+		return true
+	}
+	for _, t := range list {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// maxOwnerName bounds a token owner's name in a revoke form: a users
+// file's names are far shorter.
+const maxOwnerName = 256

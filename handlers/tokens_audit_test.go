@@ -92,3 +92,24 @@ func TestTokenRevocationsAreAudited(t *testing.T) {
 		t.Fatalf("the audit page shows %d rows of the revocation, want 2: %.3000s", seen, page)
 	}
 }
+
+// Revoking a token the owner does not have (or a name no token may have)
+// is refused before anything is recorded: a signed-in viewer looping such
+// requests cannot flood the audit log.
+func TestRevokingAnUnknownTokenRecordsNothing(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	vera := newBrowserAs(t, f, "vera")
+	mintToken(t, vera, "dash", "viewer", "30d")
+	csrf := vera.csrf(route.AccountTokens)
+	for _, name := range []string{"nope", strings.Repeat("x", 4<<10), "dash\xff"} {
+		code, _, body := vera.do(http.MethodPost, route.RevokeToken, url.Values{"_csrf": {csrf}, "name": {name}, "confirm": {"yes"}})
+		if code != http.StatusNotFound {
+			t.Fatalf("revoke %.20q: %d, want 404: %.300s", name, code, body)
+		}
+	}
+	if recs, _, err := f.run.ReadAudit(ctx, action.Filter{Action: "revoke-token"}); err != nil || len(recs) != 0 {
+		t.Fatalf("revoking unknown tokens recorded %d records (%v)", len(recs), err)
+	}
+}

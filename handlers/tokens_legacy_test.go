@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,10 +23,10 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 )
 
-// A token minted before tokens were bound to their owner's account (its
-// record, as written then, has no binding) keeps working after the
-// upgrade, and is bound to its owner's account at its first use.
-func TestLegacyTokenWorksAndIsBound(t *testing.T) {
+// A token minted before owner binding is refused (401) and kept: it is
+// dead (nothing tells which password it was made under), never bound by a
+// lookup nor deleted by one.
+func TestLegacyTokenIsRefusedAndKept(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t, nil, nil)
 	b := make([]byte, 32)
@@ -38,14 +39,11 @@ func TestLegacyTokenWorksAndIsBound(t *testing.T) {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	audit.HSet(ctx, "keydeck:token:"+d, "name", "old-ci", "owner", "sam", "level", "viewer", "created", now, "expires", "0", "last_used", "0")
 	audit.HSet(ctx, "keydeck:tokens:sam", "old-ci", d)
-	if code, _, body := bearer(t, f.srv.URL, http.MethodGet, "/api/v1/connections", secret, nil); code != http.StatusOK {
-		t.Fatalf("a token minted before owner binding: %d, want 200: %.300s", code, body)
+	if code, _, body := bearer(t, f.srv.URL, http.MethodGet, "/api/v1/connections", secret, nil); code != http.StatusUnauthorized {
+		t.Fatalf("a token minted before owner binding: %d, want 401: %.300s", code, body)
 	}
-	if audit.HGet(ctx, "keydeck:token:"+d, "binding").Val() == "" {
-		t.Fatal("the legacy token was not bound at its first use")
-	}
-	if code, _, _ := bearer(t, f.srv.URL, http.MethodGet, "/api/v1/connections", secret, nil); code != http.StatusOK {
-		t.Fatalf("the legacy token once bound: %d, want 200", code)
+	if audit.HExists(ctx, "keydeck:token:"+d, "binding").Val() || audit.Exists(ctx, "keydeck:token:"+d).Val() != 1 {
+		t.Fatal("the legacy token was bound or deleted by its use")
 	}
 }
 
@@ -84,9 +82,17 @@ func TestDeadTokensAreMarkedInLists(t *testing.T) {
 	if dead := rowText(t, page, `[data-testid="everyones-token"]`, "ci"); !strings.Contains(dead, "no longer valid: password changed") {
 		t.Fatalf("the admin's list shows sam's dead token as alive: %q", dead)
 	}
-	// Its name is free: a new token replaces it.
-	tok := mintToken(t, sam, "ci", "viewer", "30d")
-	if code, _, _ := bearer(t, f.srv.URL, http.MethodGet, "/api/v1/connections", tok, nil); code != http.StatusOK {
+	// Its name stays taken until it is revoked (another replica's users
+	// file may be behind, where it is live): then a new token takes it.
+	tok := sam.csrf(route.AccountTokens)
+	if code, _, body := sam.do(http.MethodPost, route.AccountTokens, url.Values{"_csrf": {tok}, "name": {"ci"}, "role": {"viewer"}, "expires": {"30d"}, "confirm": {"yes"}}); code != http.StatusConflict || !strings.Contains(body, "no longer works: revoke it first") {
+		t.Fatalf("a new token named as the dead one: %d %.300s", code, body)
+	}
+	if code, _, body := sam.do(http.MethodPost, route.RevokeToken, url.Values{"_csrf": {tok}, "name": {"ci"}, "confirm": {"yes"}}); code != http.StatusOK {
+		t.Fatalf("revoking the dead token: %d %.300s", code, body)
+	}
+	secret := mintToken(t, sam, "ci", "viewer", "30d")
+	if code, _, _ := bearer(t, f.srv.URL, http.MethodGet, "/api/v1/connections", secret, nil); code != http.StatusOK {
 		t.Fatalf("the new token named as the dead one: %d", code)
 	}
 	_, _, page = sam.do(http.MethodGet, route.AccountTokens, nil)

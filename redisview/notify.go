@@ -97,6 +97,9 @@ func (c *Conn) waitRecheck(ctx context.Context) {
 		wake = c.ks.wake
 	}
 	c.ks.mu.Unlock()
+	if d <= 0 { // due now (a fake clock's timer of 0 waits for its next Advance)
+		return
+	}
 	t := c.clock.NewTimer(d)
 	defer t.Stop()
 	select {

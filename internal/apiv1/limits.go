@@ -34,7 +34,7 @@ const (
 
 // RowSweep is what the per-connection sweep of limits and locks has read.
 type RowSweep struct {
-	State        string      `json:"state" enum:"starting,first_pass,swept,no_family" doc:"starting: the sweep has not taken the pack up yet (every family unread); first_pass: some family has not completed a pass; swept: every family was swept at least once (the sweep runs on); no_family: the pack has no family of this page (or there is no pack)."`
+	State        string      `json:"state" enum:"starting,first_pass,swept,no_family" doc:"starting: the sweep has not taken the pack up yet, or the pack is still being matched (every family unread); first_pass: some family has not completed a pass; swept: every family was swept at least once (the sweep runs on); no_family: the pack has no family of this page (or there is no pack)."`
 	Families     int         `json:"families" minimum:"0" doc:"Families of this page the sweep walks."`
 	FamiliesRead int         `json:"families_read" minimum:"0" doc:"Of them, those with at least one completed pass."`
 	NotRead      []FamilyRef `json:"not_read" nullable:"false" doc:"Families the sweep has not reached yet: their rows are not known."`
@@ -156,6 +156,10 @@ func Limits(conn string, pc redisview.PackChoice, st redisview.Status, snap limi
 func rowSweep(pc redisview.PackChoice, snap limits.Snapshot, c decode.Class) RowSweep {
 	b := snap.Budget
 	s := RowSweep{NotRead: []FamilyRef{}, Budget: SweepBudget{KeysPerSec: b.KeysPerSec, ScanCount: b.Count, Keep: b.Keep, RefreshMs: Millis(b.Refresh)}}
+	if pc.Pack == nil && pc.Why == "" { // still matching: which families is not known yet
+		s.State = SweepStarting
+		return s
+	}
 	if pc.Pack == nil || !packHas(pc.Pack, c) {
 		s.State = SweepNoFamily
 		return s

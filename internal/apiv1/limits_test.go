@@ -108,9 +108,10 @@ func TestLimitsNotReadIsNotNone(t *testing.T) {
 	has(t, page, `"families":{"items":[],"next":null}`, `"refresh_ms":2000`)
 	conforms(t, page)
 
-	// No pack yet, and the server not probed: both said, no family.
+	// No pack yet, and the server not probed: both said, and the sweep
+	// starting — never "no family" before the pack is known.
 	page = Limits("x", redisview.PackChoice{}, redisview.Status{}, limits.Snapshot{}, "", t0, nil)
-	if page.Pack.State != PackMatching || page.Redis.State != RedisConnecting || page.Sweep.State != SweepNoFamily {
+	if page.Pack.State != PackMatching || page.Redis.State != RedisConnecting || page.Sweep.State != SweepStarting {
 		t.Errorf("unknown connection: %+v", page)
 	}
 	has(t, page, `"not_read":[]`, `"families":{"items":[],"next":null}`)

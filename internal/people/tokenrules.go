@@ -71,10 +71,9 @@ func ParseTokenExpiry(s string, now time.Time) (time.Time, error) {
 
 // Identity is who a token acts as: its owner, at the token's level or the
 // owner's present one, whichever is lower; false when the token is dead
-// (Dead) or, made before tokens were bound to their owner's account, not
-// bound yet (TokenStore.BindLegacy binds it at its first use).
+// (Dead).
 func (t Token) Identity(users *Users) (Identity, bool) {
-	if t.Dead(users) != "" || t.Legacy() {
+	if t.Dead(users) != "" {
 		return Identity{}, false
 	}
 	u, _ := users.Lookup(t.Owner)
@@ -89,16 +88,18 @@ func (t Token) Legacy() bool { return t.binding == "" }
 // file) has it, or "" while it does: its owner is no longer in the users
 // file, or is not the account it was made for (a new password, or the
 // account removed and made again) — its tokens end with their account. A
-// legacy token is alive while its owner is there with a role at least the
-// token's (it is bound at its first use).
+// legacy token (made before tokens were bound to their account) is dead:
+// nothing tells which password it was made under, so binding it to the
+// present one would bring back a leaked token that a password change
+// ended.
 func (t Token) Dead(users *Users) string {
 	u, ok := users.Lookup(t.Owner)
 	switch {
 	case users == nil || !ok:
 		return "no longer valid: its owner is not in the users file"
-	case t.Legacy() && !u.Level.Allows(t.Level):
-		return "no longer valid: made before tokens were bound to their owner's password, with a role above its owner's"
-	case !t.Legacy() && t.binding != u.tokenBinding():
+	case t.Legacy():
+		return "no longer valid: made before tokens were bound to their owner's password; make a new one"
+	case t.binding != u.tokenBinding():
 		return "no longer valid: password changed"
 	}
 	return ""

@@ -37,8 +37,11 @@ var (
 	// ErrTokenUnknown: the token is not one of ours, expired or revoked.
 	ErrTokenUnknown = errors.New("the API token is unknown, expired or revoked")
 	ErrTokenExists  = errors.New("you already have a token of that name")
-	ErrTokensFull   = fmt.Errorf("you hold %d tokens already; revoke one first", MaxTokensPerOwner)
-	ErrTokenLevel   = errors.New("a token's role may not exceed its owner's")
+	// ErrTokenExistsDead: the owner's token of that name no longer works
+	// (Dead) but keeps its name until it is revoked.
+	ErrTokenExistsDead = errors.New("you have a token of that name that no longer works")
+	ErrTokensFull      = fmt.Errorf("you hold %d tokens already; revoke one first", MaxTokensPerOwner)
+	ErrTokenLevel      = errors.New("a token's role may not exceed its owner's")
 )
 
 // Token is what the store knows of an API token: never its secret.
@@ -51,7 +54,7 @@ type Token struct {
 	// binding is the owner's account as it was when the token was made
 	// (User.tokenBinding): a token outlives neither its owner's password
 	// nor the account's re-creation. "" for a token made before tokens
-	// were bound (Legacy), until its first use binds it (BindLegacy).
+	// were bound (Legacy): such a token is dead.
 	binding string
 	// digest names the token's record (set by Resolve).
 	digest string
@@ -107,24 +110,23 @@ func wellFormed(secret string) bool {
 // createToken stores a token unless its owner has a live one of that name
 // or holds the most live ones; the owner's index is pruned of tokens gone
 // meanwhile. A token is live when it is bound to the owner's present
-// account (ARGV[9]) or is a legacy one (no binding); a dead one (made for
-// another password) neither counts nor keeps its name: a new token of
-// that name replaces it.
+// account (ARGV[9]); a dead one (made for another password, or legacy: no
+// binding) does not count toward the limit, but keeps its name until it is
+// revoked ('dead'): this replica's users file may be behind another's, on
+// which it is live, so it is never deleted here.
 // KEYS: token, index; ARGV: name, owner, level, created, expires, max,
 // token key prefix, digest, binding.
 var createToken = redis.NewScript(`
 local function state(d)
   local v = redis.call('HMGET', ARGV[7] .. d, 'name', 'binding')
   if not v[1] then return 'gone' end
-  if not v[2] or v[2] == '' or v[2] == ARGV[9] then return 'live' end
+  if v[2] and v[2] == ARGV[9] then return 'live' end
   return 'dead'
 end
 local cur = redis.call('HGET', KEYS[2], ARGV[1])
-local replace = false
 if cur then
   local st = state(cur)
-  if st == 'live' then return 'exists' end
-  if st == 'dead' then replace = cur end
+  if st ~= 'gone' then return st == 'live' and 'exists' or 'dead' end
 end
 local all = redis.call('HGETALL', KEYS[2])
 local n = 0
@@ -133,7 +135,6 @@ for i = 1, #all, 2 do
   if st == 'live' then n = n + 1 elseif st == 'gone' then redis.call('HDEL', KEYS[2], all[i]) end
 end
 if n >= tonumber(ARGV[6]) then return 'full' end
-if replace then redis.call('DEL', ARGV[7] .. replace) end
 redis.call('HSET', KEYS[1], 'name', ARGV[1], 'owner', ARGV[2], 'level', ARGV[3], 'created', ARGV[4], 'expires', ARGV[5], 'last_used', '0', 'binding', ARGV[9])
 if tonumber(ARGV[5]) > 0 then redis.call('PEXPIREAT', KEYS[1], ARGV[5]) end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[8])
@@ -166,6 +167,8 @@ func (s *TokenStore) Create(ctx context.Context, owner User, name string, level 
 		return "", Token{}, fmt.Errorf("token store: %w", err)
 	case res == "exists":
 		return "", Token{}, ErrTokenExists
+	case res == "dead":
+		return "", Token{}, ErrTokenExistsDead
 	case res == "full":
 		return "", Token{}, ErrTokensFull
 	}
@@ -221,37 +224,6 @@ func (s *TokenStore) Resolve(ctx context.Context, secret string) (Token, error) 
 	t, err := parseToken(v)
 	t.digest = digest(secret)
 	return t, err
-}
-
-// bindToken binds a legacy token to its owner's account, unless it is
-// bound already: the binding it has. KEYS: token; ARGV: owner, binding.
-var bindToken = redis.NewScript(`
-local v = redis.call('HMGET', KEYS[1], 'owner', 'binding')
-if not v[1] or v[1] ~= ARGV[1] then return false end
-if v[2] and v[2] ~= '' then return v[2] end
-redis.call('HSET', KEYS[1], 'binding', ARGV[2])
-return ARGV[2]`)
-
-// BindLegacy binds a token Resolve found made before tokens were bound
-// to their owner's account (Legacy) to its owner's present one in users,
-// once, atomically, while it is alive (Dead): from then on it is that
-// account's, as if made for it. Whichever replica binds it first wins; t
-// comes back with the binding stored. Other tokens come back as they
-// are. ErrTokenUnknown when the token was revoked since it was resolved.
-func (s *TokenStore) BindLegacy(ctx context.Context, t Token, users *Users) (Token, error) {
-	if !t.Legacy() || t.digest == "" || t.Dead(users) != "" {
-		return t, nil
-	}
-	u, _ := users.Lookup(t.Owner)
-	b, err := bindToken.Run(ctx, s.client, []string{s.tokenKey(t.digest)}, t.Owner, u.tokenBinding()).Text()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return Token{}, ErrTokenUnknown
-	case err != nil:
-		return Token{}, fmt.Errorf("token store: %w", err)
-	}
-	t.binding = b
-	return t, nil
 }
 
 // tokenFields is how many fields a token's record is read as.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,12 +33,12 @@ func writeLegacyToken(t *testing.T, s *TokenStore, owner, name string, level act
 	return secret
 }
 
-// A token minted before owner binding (no binding) is accepted while its
-// owner is in the users file with a role at least the token's, and is
-// bound to that account at its first use, once: a later use with another
-// password's account (another replica, the password changed) is refused.
-// One whose role is above its owner's is refused and left as it is.
-func TestLegacyTokenIsBoundAtFirstUse(t *testing.T) {
+// A token minted before owner binding (no binding) is dead: nothing tells
+// which password it was made under, so accepting it (or binding it to the
+// present password) would bring back a leaked token that a password change
+// ended. It is refused, listed with why, kept (never deleted nor bound by a
+// lookup), and keeps its name until revoked.
+func TestLegacyTokenIsDeadAndKept(t *testing.T) {
 	ctx := context.Background()
 	s, _, _ := newTokenStore(t)
 	ali := alice.WithPassword([]byte("hash-1"))
@@ -47,69 +48,33 @@ func TestLegacyTokenIsBoundAtFirstUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if why := tok.Dead(users); why != "" {
-		t.Fatalf("a legacy token of a present owner is listed dead: %q", why)
+	if why := tok.Dead(users); !strings.Contains(why, "made before tokens were bound") {
+		t.Fatalf("a legacy token: dead %q", why)
 	}
-	tok, err = s.BindLegacy(ctx, tok, users)
-	if err != nil {
+	if id, ok := tok.Identity(users); ok {
+		t.Fatalf("a legacy token was accepted as %+v", id)
+	}
+	if s.client.HExists(ctx, s.tokenKey(digest(secret)), "binding").Val() {
+		t.Fatal("a lookup bound the legacy token")
+	}
+	if _, _, err := s.Create(ctx, ali, "old-ci", action.Viewer, time.Time{}); !errors.Is(err, ErrTokenExistsDead) {
+		t.Fatalf("a new token named as the legacy one: %v, want ErrTokenExistsDead", err)
+	}
+	if n := s.client.Exists(ctx, s.tokenKey(digest(secret))).Val(); n != 1 {
+		t.Fatal("the legacy token was deleted")
+	}
+	if err := s.Revoke(ctx, "alice", "old-ci"); err != nil {
 		t.Fatal(err)
 	}
-	id, ok := tok.Identity(users)
-	if !ok || id.User != "alice" || id.Level != action.Viewer || id.Token != "old-ci" {
-		t.Fatalf("legacy token: identity %+v %v, want alice at viewer", id, ok)
-	}
-	if got := s.client.HGet(ctx, s.tokenKey(digest(secret)), "binding").Val(); got != ali.tokenBinding() {
-		t.Fatalf("binding stored %q, want alice's %q", got, ali.tokenBinding())
-	}
-	// Bound once: another account's view does not rebind it.
-	other := NewUsers(alice.WithPassword([]byte("hash-2")))
-	tok2, _ := s.Resolve(ctx, secret)
-	if tok2, err = s.BindLegacy(ctx, tok2, other); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := tok2.Identity(other); ok {
-		t.Fatal("a bound legacy token was accepted for another password")
-	}
-	if got := s.client.HGet(ctx, s.tokenKey(digest(secret)), "binding").Val(); got != ali.tokenBinding() {
-		t.Fatalf("binding rewritten to %q", got)
-	}
-	// A role above its owner's: refused, not bound, not deleted.
-	high := writeLegacyToken(t, s, "alice", "too-high", action.Admin)
-	tok3, _ := s.Resolve(ctx, high)
-	if tok3, err = s.BindLegacy(ctx, tok3, users); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := tok3.Identity(users); ok {
-		t.Fatal("a legacy admin token of a support owner was accepted")
-	}
-	if tok3.Dead(users) == "" {
-		t.Fatal("a legacy token above its owner's role is not listed dead")
-	}
-	if n := s.client.Exists(ctx, s.tokenKey(digest(high))).Val(); n != 1 {
-		t.Fatal("the refused legacy token was deleted")
-	}
-	// An owner gone: refused, unbound.
-	gone := writeLegacyToken(t, s, "carol", "x", action.Viewer)
-	tok4, _ := s.Resolve(ctx, gone)
-	if tok4, err = s.BindLegacy(ctx, tok4, users); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := tok4.Identity(users); ok || s.client.HExists(ctx, s.tokenKey(digest(gone)), "binding").Val() {
-		t.Fatal("a legacy token of an owner not in the users file was accepted or bound")
-	}
-	// Revoked meanwhile: unknown.
-	tok5, _ := s.Resolve(ctx, writeLegacyToken(t, s, "alice", "revoked", action.Viewer))
-	if err := s.Revoke(ctx, "alice", "revoked"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.BindLegacy(ctx, tok5, users); !errors.Is(err, ErrTokenUnknown) {
-		t.Fatalf("binding a token revoked since its lookup: %v, want ErrTokenUnknown", err)
+	if _, _, err := s.Create(ctx, ali, "old-ci", action.Viewer, time.Time{}); err != nil {
+		t.Fatalf("the name once the legacy token is revoked: %v", err)
 	}
 }
 
 // Tokens whose account is gone or was changed (a new password) are dead:
-// the list says why, and they neither count toward MaxTokensPerOwner nor
-// keep their name (a new token of that name replaces the dead one).
+// the list says why, and they do not count toward MaxTokensPerOwner; each
+// keeps its name until it is revoked (this replica's users file may be
+// behind another's, where the token is live: it is never deleted unasked).
 func TestDeadTokensAreMarkedAndFreeTheirNames(t *testing.T) {
 	ctx := context.Background()
 	s, _, _ := newTokenStore(t)
@@ -133,9 +98,18 @@ func TestDeadTokensAreMarkedAndFreeTheirNames(t *testing.T) {
 	if why := list[0].Dead(NewUsers()); why != "no longer valid: its owner is not in the users file" {
 		t.Fatalf("token of an owner gone: dead %q", why)
 	}
+	if _, _, err := s.Create(ctx, renewed, "t0", action.Viewer, time.Time{}); !errors.Is(err, ErrTokenExistsDead) {
+		t.Fatalf("a new token named as a dead one: %v, want ErrTokenExistsDead", err)
+	}
+	if d := s.client.HGet(ctx, s.ownerKey("alice"), "t0").Val(); d == "" || s.client.Exists(ctx, s.tokenKey(d)).Val() != 1 {
+		t.Fatal("creating a token deleted a dead one of its name")
+	}
+	if err := s.Revoke(ctx, "alice", "t0"); err != nil {
+		t.Fatal(err)
+	}
 	secret, _, err := s.Create(ctx, renewed, "t0", action.Viewer, time.Time{})
 	if err != nil {
-		t.Fatalf("a new token named as a dead one, with %d dead tokens: %v", MaxTokensPerOwner, err)
+		t.Fatalf("a new token named as a revoked dead one, with %d dead tokens: %v", MaxTokensPerOwner-1, err)
 	}
 	tok, err := s.Resolve(ctx, secret)
 	if _, ok := tok.Identity(users); err != nil || !ok {

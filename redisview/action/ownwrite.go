@@ -41,11 +41,11 @@ func (r *Runner) RecordOwn(ctx context.Context, actor Actor, w OwnWrite, do func
 	said, err := do(ctx)
 	out := rec
 	out.Phase, out.Ref, out.Time, out.Outcome = PhaseOutcome, id, r.opts.Now(), OutcomeOK
-	if said != "" {
-		out.Summary = said
-	}
-	if err != nil {
+	switch {
+	case err != nil: // what do said it did is not what happened
 		out.Outcome, out.Error = OutcomeFailed, err.Error()
+	case said != "":
+		out.Summary = said
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditDeadline)
 	defer cancel()

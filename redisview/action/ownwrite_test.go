@@ -35,10 +35,12 @@ func TestRecordOwnWrite(t *testing.T) {
 	wantErr(t, err, ErrNotUndoable, "no undo restores")
 
 	failed := errors.New("store down")
-	if _, err := f.r.RecordOwn(f.ctx, admin, w, func(context.Context) (string, error) { return "", failed }); !errors.Is(err, failed) {
+	if _, err := f.r.RecordOwn(f.ctx, admin, w, func(context.Context) (string, error) { return "revoked the 0 API tokens", failed }); !errors.Is(err, failed) {
 		t.Fatalf("do's error: %v", err)
 	}
-	if last := f.last(); last.Outcome != OutcomeFailed || last.Error != "store down" {
+	// A failed write keeps the summary of what was asked: what do said it
+	// did did not happen.
+	if last := f.last(); last.Outcome != OutcomeFailed || last.Error != "store down" || last.Summary != w.Summary {
 		t.Fatalf("failed outcome %+v", last)
 	}
 

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,8 +23,11 @@ func (st *ScanState) scanStep(ctx context.Context, c redis.Cmdable, count int64,
 	// The step scans count keys on each node it reaches (each primary
 	// of a cluster): the budget and st.Calls count each.
 	width, err := redisview.StepWidth(ctx, c, st.Cursor)
-	if err != nil { // a continue link of another kind of deployment: not a read error
+	switch {
+	case errors.Is(err, redisview.ErrBadCursor): // a continue link of another kind of deployment
 		return nil, false, false, fmt.Errorf("%w: %w", ErrCursors, err)
+	case err != nil: // CLUSTER SLOTS could not be read: Redis's, not the link's
+		return nil, false, false, redisview.ReadError(fmt.Sprintf("reading the cluster's primaries for db%d", st.DB), err)
 	}
 	if budget != nil {
 		wctx, cancel := context.WithDeadline(ctx, deadline)
