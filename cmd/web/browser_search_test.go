@@ -18,6 +18,7 @@ import (
 // by themselves: the page's live topic scans in the background, its
 // progress and the key found are swapped in, and it says when it is done.
 func TestBrowserSearchScansLive(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	bg := context.Background()
 	p := rs.Client(6).Pipeline()

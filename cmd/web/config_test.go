@@ -13,6 +13,7 @@ import (
 )
 
 func TestParseFlags(t *testing.T) {
+	t.Parallel()
 	env := func(m map[string]string) func(string) string {
 		return func(k string) string { return m[k] }
 	}
@@ -104,6 +105,7 @@ func TestParseFlags(t *testing.T) {
 }
 
 func TestParseFlagsReadyzDetail(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	cfg, err := parseFlags("keydeck", nil, none)
 	if err != nil || cfg.ReadyzDetail {
@@ -116,6 +118,7 @@ func TestParseFlagsReadyzDetail(t *testing.T) {
 }
 
 func TestParseFlagsProxyMatch(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	for args, want := range map[string]string{"": "name", "--proxy-match=name": "name", "--proxy-match=email": "email"} {
 		cfg, err := parseFlags("keydeck", strings.Fields(args), none)
@@ -129,6 +132,7 @@ func TestParseFlagsProxyMatch(t *testing.T) {
 // start; unset, it follows --sweep-rate (searching costs Redis no more
 // than a sweep); it must be a positive number of keys per second.
 func TestParseFlagsSearchRate(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	tests := []struct {
 		args    string
@@ -165,6 +169,7 @@ func TestParseFlagsSearchRate(t *testing.T) {
 // vertique's secret comes from the environment variable or the file the
 // flags name; errors name where, never what; the demo uses its own.
 func TestVertiqueSecretFlags(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret-value-never-printed"
 	env := func(k string) string {
 		if k == "VT_SECRET" {

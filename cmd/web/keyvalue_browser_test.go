@@ -18,6 +18,7 @@ import (
 // window with the form, looks a member up and follows the link to the
 // rank page that holds it; a malformed bound is a 400 that says why.
 func TestBrowserKeyValueWindowAndLookup(t *testing.T) {
+	t.Parallel()
 	base := startConsole(t, Config{Addr: "127.0.0.1:0", PollInterval: 300 * time.Millisecond, LogFormat: "text", LogLevel: "info"})
 	ctx := redistest.Browser(t)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -118,6 +119,7 @@ func jsString(s string) string {
 // swaps of the value panel: a field being typed into keeps its text and
 // its focus when a write from outside pushes a new fragment.
 func TestBrowserTypingSurvivesLiveSwaps(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	bg := context.Background()
 	db := rs.Client(0)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -31,12 +32,26 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	// The browser tests mostly wait (for a page, a websocket frame, a
+	// sweep), each on a console, servers and a browser context of its own:
+	// three at a time overlap their waits. The SIGHUP test (it signals the
+	// whole process) does not call t.Parallel, so it runs before the
+	// others start.
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", "3"); err != nil {
+			panic(err)
+		}
+	}
 	code := m.Run()
 	redistest.CloseBrowser()
 	os.Exit(code)
 }
 
 func TestInvalidFlagExitsWithStatus2(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args, want string
 	}{
@@ -66,6 +81,7 @@ func TestInvalidFlagExitsWithStatus2(t *testing.T) {
 // before any Redis is connected to: the Redis named here does not answer,
 // and trying it would log a connection error first.
 func TestStartupInputErrorsExitWithStatus2(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	emptyHash := dir + "/users.yaml"
 	if err := os.WriteFile(emptyHash, []byte("users:\n  - name: ada\n    role: admin\n    password_hash: \"\"\n"), 0o600); err != nil {
@@ -126,6 +142,7 @@ func TestStartupInputErrorsExitWithStatus2(t *testing.T) {
 
 // A malformed pack stops start-up with its file, line and what is wrong.
 func TestMalformedPackStopsStartup(t *testing.T) {
+	t.Parallel()
 	f := t.TempDir() + "/broken.yaml"
 	body := "name: broken\ntitle: Broken\nfamilies:\n  - id: x\n    pattern: \"a:{b}\"\n    type: string\n    role: tokenbucket\n    domain: D\n    ttl: any\n"
 	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
@@ -142,6 +159,7 @@ func TestMalformedPackStopsStartup(t *testing.T) {
 }
 
 func TestHashPasswordFromStdin(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "KEYDECK_TEST_RUN_MAIN=1", "KEYDECK_TEST_ARGS=hash-password")
 	cmd.Stdin = strings.NewReader("correct horse battery\nignored second line\n")
@@ -165,6 +183,7 @@ func TestHashPasswordFromStdin(t *testing.T) {
 
 // Without users, Keydeck serves only loopback addresses unless --read-only.
 func TestRefusesOpenNonLoopback(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	cfg, err := parseFlags("keydeck", []string{"--addr", "0.0.0.0:0", "--redis", "a=" + rs.URL(0)}, func(string) string { return "" })
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // --metrics-addr serves /metrics alone, without sign-in, while the
 // console's own listener keeps /metrics for signed-in identities.
 func TestMetricsAddrServesMetricsAlone(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	maddr := fmt.Sprintf("127.0.0.1:%d", redistest.FreePort(t))
 	cfg, err := parseFlags("keydeck", []string{"--addr", "127.0.0.1:0", "--redis", "a=" + rs.URL(0), "--trusted-proxy", "10.0.0.0/8",

@@ -20,6 +20,7 @@ import (
 // to carry the raw byte, Chromium dropped them ("Could not decode a text
 // frame as UTF-8") and a new top score never appeared.
 func TestBrowserInvalidUTF8LeaderboardStaysLive(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	bg := context.Background()
 	db := rs.Client(14)
@@ -78,6 +79,7 @@ func TestBrowserInvalidUTF8LeaderboardStaysLive(t *testing.T) {
 // characters: the page stays small, shows them cut and escaped, and stays
 // live.
 func TestBrowserHostileNamesOnDatabasePage(t *testing.T) {
+	t.Parallel()
 	rs := redistest.Start(t)
 	bg := context.Background()
 	db := rs.Client(6)
