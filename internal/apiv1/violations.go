@@ -18,7 +18,7 @@ type ViolationsPage struct {
 	Pack  PackState  `json:"pack" doc:"The schema pack whose rules the keys are checked against; without one no key can break one (databases is empty)."`
 	// Complete: total is exact.
 	Complete  bool               `json:"complete" doc:"Every database holding keys was swept at least once and the keyspace was read: total is every violation. False: total is a lower bound, the sweeps run on."`
-	Total     int64              `json:"total" minimum:"0" doc:"Violations in the databases listed (their count, or its estimate while a first pass runs); at least this many unless complete."`
+	Total     int64              `json:"total" minimum:"0" doc:"Violations counted by the databases' completed passes (figures exact); a database still in its first pass has only an estimate, in its own count, and is not in total. So at least this many, and every one when complete."`
 	Databases List[ViolationsDB] `json:"databases" doc:"Each database holding keys, by index (when Redis is down: those the sweeps had read). One page: next is null."`
 	Error     string             `json:"error,omitempty" doc:"Why the keyspace (which databases hold keys) could not be read; absent when it was."`
 }
@@ -58,7 +58,9 @@ func Violations(conn string, details []stats.DBDetail, pc redisview.PackChoice, 
 		for _, x := range d.Violations {
 			v.Violations.Items = append(v.Violations.Items, DBViolation{Key: Name(x.Key), Family: x.Family, Problem: x.Problem})
 		}
-		p.Total += d.ViolCount
+		if v.Figures == "exact" { // an estimate may overshoot: total stays a floor
+			p.Total += d.ViolCount
+		}
 		p.Databases.Items = append(p.Databases.Items, v)
 	}
 	down := !st.Up && !st.Checked.IsZero()
