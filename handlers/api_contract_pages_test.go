@@ -40,7 +40,7 @@ func (f apiFamilies) rows() int {
 // (the sweeps read in the background), validating every answer.
 func pollContract(t *testing.T, k *contract, c *apiClient, op, target string, done func(*apiFamilies) bool) apiFamilies {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // bounds a failure only: tests run four at a time
 	for {
 		var v apiFamilies
 		k.call(c, op, target, nil, 200, &v)

@@ -966,7 +966,8 @@ func fixInThreeClicks(t *testing.T, ctx context.Context, base, name, fix string)
 // open in another tab shows the verdict flip live; the audit log shows
 // both actions.
 func TestBrowserSupportNameToFixInThreeClicks(t *testing.T) {
-	t.Parallel()
+	// Not parallel: beside other browser tests the demo's open user page
+	// missed its live flip within the wait.
 	type target struct {
 		conns           []redisview.ConnConfig
 		banned, locked  string
