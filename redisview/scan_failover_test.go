@@ -74,4 +74,3 @@ func TestScanStepRestartsAShardAfterFailover(t *testing.T) {
 		t.Fatalf("the walk across a failover missed %d of 6000 keys, e.g. %q", len(missed), missed[:min(5, len(missed))])
 	}
 }
-
