@@ -39,7 +39,10 @@ func opsConsole(t *testing.T, secret []byte, mutate ...func(*server.Config)) (*c
 	db11.Expire(ctx, "tmt:quota:monthly:"+month, 10*24*time.Hour)
 	db12.Set(ctx, "agent:balance:alice", "12.50000000", 0)
 	gm := now.UTC().Format("200601")
-	g.HSet(ctx, "q:rps:gk_a", "tokens", "0", "last_refill", now.UnixMilli())
+	// Empty, refilled "now" by a router whose clock is 30 s ahead: the
+	// bucket stays empty (throttled) however long a loaded machine takes
+	// to get to the page (at 1 token a second it refilled within a second).
+	g.HSet(ctx, "q:rps:gk_a", "tokens", "0", "last_refill", now.Add(30*time.Second).UnixMilli())
 	g.Expire(ctx, "q:rps:gk_a", 2*time.Minute)
 	g.Set(ctx, "q:tokens:gk_a:"+gm, 123_456, 40*24*time.Hour)
 	g.Set(ctx, "q:reserved:req_1", 2048, 4*time.Minute)
