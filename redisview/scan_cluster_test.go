@@ -3,7 +3,6 @@ package redisview_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -16,14 +15,7 @@ import (
 func loadCluster(t *testing.T, cl *redistest.Cluster, n int) int64 {
 	t.Helper()
 	ctx := context.Background()
-	cc := cl.Client()
-	p := cc.Pipeline()
-	for i := range n {
-		p.Set(ctx, fmt.Sprintf("k:%d", i), "v", 0)
-	}
-	if _, err := p.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cl.Fill("k:", n)
 	var sum int64
 	for _, s := range cl.Primaries() {
 		sz, err := s.Client(0).DBSize(ctx).Result()

@@ -99,6 +99,20 @@ func (c *Cluster) Client() *redis.ClusterClient {
 	return cl
 }
 
+// Fill writes n string keys prefix0 … prefix(n-1), "v" each, through a
+// cluster client: they spread over every primary by their slots.
+func (c *Cluster) Fill(prefix string, n int) {
+	c.t.Helper()
+	ctx := context.Background()
+	p := c.Client().Pipeline()
+	for i := range n {
+		p.Set(ctx, prefix+strconv.Itoa(i), "v", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		c.t.Fatalf("filling the cluster: %v", err)
+	}
+}
+
 // Primaries are the nodes that are primaries now (after failovers too),
 // as a live node sees them.
 func (c *Cluster) Primaries() []*Server {

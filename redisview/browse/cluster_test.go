@@ -2,7 +2,6 @@ package browse_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -34,13 +33,7 @@ func (b *takes) Take(_ context.Context, keys int64) error {
 func TestClusterListChargesEveryPrimary(t *testing.T) {
 	cl := redistest.StartCluster(t)
 	ctx := context.Background()
-	p := cl.Client().Pipeline()
-	for i := range 3000 {
-		p.Set(ctx, fmt.Sprintf("fill:%d", i), "x", 0)
-	}
-	if _, err := p.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cl.Fill("fill:", 3000)
 	conn, err := redisview.Open(redisview.ConnConfig{Name: "t", URL: cl.URL()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -22,13 +22,7 @@ import (
 func TestSearchWalksEveryPrimary(t *testing.T) {
 	cl := redistest.StartCluster(t)
 	ctx := context.Background()
-	p := cl.Client().Pipeline()
-	for i := range 3000 {
-		p.Set(ctx, fmt.Sprintf("k:%d", i), "v", 0)
-	}
-	if _, err := p.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cl.Fill("k:", 3000)
 	var sum int64
 	for _, s := range cl.Primaries() {
 		n, err := s.Client(0).DBSize(ctx).Result()
@@ -119,13 +113,7 @@ func (b *takes) Take(_ context.Context, keys int64) error {
 func TestClusterSearchChargesEveryPrimary(t *testing.T) {
 	cl := redistest.StartCluster(t)
 	ctx := context.Background()
-	p := cl.Client().Pipeline()
-	for i := range 3000 {
-		p.Set(ctx, fmt.Sprintf("k:%d", i), "v", 0)
-	}
-	if _, err := p.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cl.Fill("k:", 3000)
 	c, err := redisview.Open(redisview.ConnConfig{Name: "c", URL: cl.URL()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -65,14 +65,7 @@ func TestSweepCountsEveryPrimary(t *testing.T) {
 func TestSweeperFollowsClusterDetection(t *testing.T) {
 	cl := redistest.StartCluster(t)
 	ctx := context.Background()
-	cc := cl.Client()
-	p := cc.Pipeline()
-	for i := range 600 {
-		p.Set(ctx, fmt.Sprintf("k:%d", i), "v", 0)
-	}
-	if _, err := p.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cl.Fill("k:", 600)
 	c, err := redisview.Open(redisview.ConnConfig{Name: "c", URL: "redis://" + cl.Nodes[0].Addr}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
