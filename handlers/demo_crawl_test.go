@@ -12,12 +12,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
@@ -30,7 +32,18 @@ import (
 )
 
 // crawlCounts counts what one crawl checked.
-type crawlCounts struct{ secrets, decoded, prefixes int }
+type crawlCounts struct{ secrets, decoded, prefixes, families, keyPages int }
+
+// wantAll checks a crawl of all three seed systems reached what they hold.
+func (c *crawlCounts) wantAll(t *testing.T) {
+	t.Helper()
+	if c.decoded < 20 || c.secrets == 0 {
+		t.Errorf("only %d decoded panels and %d sensitive values checked", c.decoded, c.secrets)
+	}
+	if c.families < 20 || c.keyPages < c.families*9/10 {
+		t.Errorf("crawled %d families and %d key pages: the data is smaller than expected, or its keys vanish", c.families, c.keyPages)
+	}
+}
 
 // crawlDBPage is what the crawl reads of a database page: its JSON
 // (get-db-stats: the sweep, the families) and the links of its HTML's
@@ -68,7 +81,7 @@ func TestCrawlTheDemo(t *testing.T) {
 	for _, dc := range d.Connections() {
 		conns = append(conns, redisview.ConnConfig{Name: dc.Name, URL: dc.URL})
 	}
-	crawl(t, conns, nil)
+	crawl(t, conns, nil).wantAll(t)
 }
 
 // The same crawl on real redis-servers holding the demo's seeds: real
@@ -91,49 +104,37 @@ func TestCrawlSeededRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	crawl(t, []redisview.ConnConfig{{Name: "eisland", URL: ei.URL(0)}, {Name: "gateway", URL: gw.URL(0)}, {Name: "vertique", URL: vq.URL(0)}},
-		map[string]string{"eisland": "eisland", "gateway": "gateway", "vertique": "vertique"})
+		map[string]string{"eisland": "eisland", "gateway": "gateway", "vertique": "vertique"}).wantAll(t)
 }
 
 // crawl starts a console on conns and walks every family row of every
 // database with keys (read straight from each server).
-func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string) {
+func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string) *crawlCounts {
+	t.Helper()
+	return crawlWith(t, conns, packFor, nil)
+}
+
+// crawlWith is crawl, handing the console to seen (when not nil) first.
+func crawlWith(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string, seen func(*console)) *crawlCounts {
 	t.Helper()
 	crawled := &crawlCounts{}
 	rs := redistest.Start(t)
 	f := startConsole(t, rs, server.Config{Demo: true, Conns: conns, PackFor: packFor, Sweep: stats.SweepBudget{KeysPerSec: 1_000_000, Count: 1000},
 		// Production cadence: the crawl waits for no change to show, and faster
 		// background reads would only take CPU from its requests.
-		LimitsBudget: limits.DefaultBudget, QuotaInterval: time.Second}, nil).up(t)
-	ctx := context.Background()
+		LimitsBudget: limits.DefaultBudget, QuotaInterval: time.Second,
+		// The demo's seeds derive their buckets with the demo's secret.
+		Vertique: handlers.VertiqueSecret{Secret: []byte(demo.DemoSecret), From: "the demo", Demo: true}}, nil).up(t)
+	if seen != nil {
+		seen(f)
+	}
 	families, keyPages := 0, 0
 	for i, dc := range conns {
 		conn := f.reg.All()[i]
 		waitFor(t, dc.Name+" gets a pack", func() bool { return conn.Pack() != nil })
-		opt, err := redis.ParseURL(dc.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		direct := redis.NewClient(opt)
-		t.Cleanup(func() { direct.Close() })
-		info, err := direct.Info(ctx, "keyspace").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var dbs []int
-		for db, ks := range stats.ParseInfo(info).Keyspace() {
-			if ks.Keys > 0 {
-				dbs = append(dbs, db)
-			}
-		}
-		if len(dbs) == 0 {
-			t.Fatalf("%s: no keys", dc.Name)
-		}
-		slices.Sort(dbs)
+		dbs, direct := crawlDirect(t, dc.URL)
 		for _, db := range dbs {
-			o := *opt
-			o.DB = db
-			dbc := redis.NewClient(&o)
-			t.Cleanup(func() { dbc.Close() })
+			dbc := direct(db)
 			page := crawlDB(t, f, dc.Name, db)
 			// Every unmatched-prefix group lists its keys.
 			for _, u := range page.Unmatched {
@@ -158,14 +159,10 @@ func crawl(t *testing.T, conns []redisview.ConnConfig, packFor map[string]string
 			}
 		}
 	}
+	crawled.families, crawled.keyPages = families, keyPages
 	t.Logf("crawled %d family key lists and %d key pages: %d decoded panels, %d sensitive value bytes checked absent, %d unmatched groups",
 		families, keyPages, crawled.decoded, crawled.secrets, crawled.prefixes)
-	if crawled.decoded < 20 || crawled.secrets == 0 {
-		t.Errorf("only %d decoded panels and %d sensitive values checked", crawled.decoded, crawled.secrets)
-	}
-	if families < 20 || keyPages < families*9/10 {
-		t.Errorf("crawled %d families and %d key pages: the data is smaller than expected, or its keys vanish", families, keyPages)
-	}
+	return crawled
 }
 
 // crawlDB reads a database page's JSON once its first sweep completed.
@@ -193,7 +190,7 @@ func crawlDB(t *testing.T, f *console, conn string, db int) crawlDBPage {
 
 // crawlFamily opens a family's key list and its first key still there;
 // false when every listed key vanished before its page opened.
-func crawlFamily(t *testing.T, crawled *crawlCounts, f *console, dbc *redis.Client, cls *schema.Classifier, conn string, db int, id, role string, fam *schema.Family) bool {
+func crawlFamily(t *testing.T, crawled *crawlCounts, f *console, dbc redis.UniversalClient, cls *schema.Classifier, conn string, db int, id, role string, fam *schema.Family) bool {
 	t.Helper()
 	where := fmt.Sprintf("%s db%d %s", conn, db, id)
 	list := route.FamilyKeysURL(conn, db, id)
@@ -286,7 +283,7 @@ func crawlKeyOf(t *testing.T, href string) string {
 }
 
 // crawlValues reads a small key's value bytes straight from the demo.
-func crawlValues(t *testing.T, c *redis.Client, key string) []string {
+func crawlValues(t *testing.T, c redis.UniversalClient, key string) []string {
 	t.Helper()
 	ctx := context.Background()
 	typ, err := c.Type(ctx, key).Result()
@@ -317,18 +314,74 @@ func crawlValues(t *testing.T, c *redis.Client, key string) []string {
 	return nil
 }
 
-// familyKeysNow scans the server for the keys of fam in db.
-func familyKeysNow(t *testing.T, dbc *redis.Client, cls *schema.Classifier, db int, fam *schema.Family) []string {
+// familyKeysNow scans the server (every primary of a cluster) for the
+// keys of fam in db.
+func familyKeysNow(t *testing.T, dbc redis.UniversalClient, cls *schema.Classifier, db int, fam *schema.Family) []string {
 	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
 	var out []string
-	iter := dbc.Scan(context.Background(), 0, "*", 1000).Iterator()
-	for iter.Next(context.Background()) {
-		if f, _ := cls.Classify(db, iter.Val()); f == fam {
-			out = append(out, iter.Val())
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, "*", 1000).Iterator()
+		for iter.Next(ctx) {
+			if f, _ := cls.Classify(db, iter.Val()); f == fam {
+				mu.Lock()
+				out = append(out, iter.Val())
+				mu.Unlock()
+			}
 		}
+		return iter.Err()
 	}
-	if err := iter.Err(); err != nil {
+	var err error
+	switch c := dbc.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, scan)
+	case *redis.Client:
+		err = scan(ctx, c)
+	default:
+		t.Fatalf("familyKeysNow: %T", dbc)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// crawlDirect connects straight to a connection's server: the databases
+// holding keys and a client of each (a cluster: database 0, every node).
+func crawlDirect(t *testing.T, raw string) ([]int, func(db int) redis.UniversalClient) {
+	t.Helper()
+	ctx := context.Background()
+	opt, err := redis.ParseURL(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := redis.NewClient(opt)
+	t.Cleanup(func() { direct.Close() })
+	if txt, err := direct.Info(ctx, "cluster").Result(); err == nil && strings.Contains(txt, "cluster_enabled:1") {
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{opt.Addr}})
+		t.Cleanup(func() { cc.Close() })
+		return []int{0}, func(int) redis.UniversalClient { return cc }
+	}
+	info, err := direct.Info(ctx, "keyspace").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dbs []int
+	for db, ks := range stats.ParseInfo(info).Keyspace() {
+		if ks.Keys > 0 {
+			dbs = append(dbs, db)
+		}
+	}
+	if len(dbs) == 0 {
+		t.Fatalf("%s: no keys", raw)
+	}
+	slices.Sort(dbs)
+	return dbs, func(db int) redis.UniversalClient {
+		o := *opt
+		o.DB = db
+		c := redis.NewClient(&o)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
 }
