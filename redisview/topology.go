@@ -254,6 +254,9 @@ func (c *Conn) detect(ctx context.Context) error {
 		return cl.Ping(ctx).Err()
 	}
 	txt, err := cl.Info(ctx, "cluster").Result()
+	if err != nil && !infoRefused(err) {
+		txt, err = c.infoFromSeeds(ctx, err)
+	}
 	if err != nil && strings.Contains(err.Error(), "SELECT is not allowed in cluster mode") ||
 		err == nil && strings.Contains(txt, "cluster_enabled:1") && c.BaseDB != 0 {
 		// Refused, and not settled: no client reads database 0 as the
