@@ -54,4 +54,3 @@ func Quote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
-
