@@ -280,6 +280,9 @@ func (c *Conn) detect(ctx context.Context) error {
 	}
 	defer c.mu.Unlock()
 	cc := newClusterClient(c.opts, c.target)
+	// Walks' slot map and node identities, on the connection's clock,
+	// kept while the connection lives (dropped at Close).
+	registerCluster(cc, c.clock)
 	// Hooks go on each node's client, not the cluster client's: a walk
 	// sends its SCANs to the node clients directly (ScanStep), and every
 	// command through the cluster client reaches a node client too, so
