@@ -121,6 +121,7 @@ func TestScanStepFollowsATakeover(t *testing.T) {
 	c := clusterConn(t, cl)
 	w := newWalker(t, c)
 	w.half()
+	cl.WaitReplicated(30 * time.Second) // the takeover loses no key
 	p := cl.Primaries()[2]
 	cl.Takeover(cl.ReplicaOf(p), 30*time.Second)
 	w.finish(6000, "a takeover")

@@ -389,3 +389,49 @@ func (c *Cluster) Reshard(from, to *Server, n int) {
 		})
 	})
 }
+
+// WaitReplicated waits until every primary's replicas are online and
+// have everything it wrote (their offsets reached its
+// master_repl_offset): a failover then loses no key. Under load a node
+// may have been failed over and resynced meanwhile; a kill before its new
+// replica caught up would lose keys, not test a walk.
+func (c *Cluster) WaitReplicated(d time.Duration) {
+	c.t.Helper()
+	ctx := context.Background()
+	Eventually(c.t, d, "every primary's replicas are online and caught up", func() bool {
+		for _, p := range c.Primaries() {
+			cl := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1})
+			txt, err := cl.Info(ctx, "replication").Result()
+			cl.Close()
+			if err != nil || !caughtUp(txt) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// caughtUp: INFO replication of a primary with at least one replica, each
+// online at the primary's offset.
+func caughtUp(txt string) bool {
+	var off string
+	var replicas []string
+	for _, line := range strings.Split(txt, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+			off = v
+		}
+		if strings.HasPrefix(line, "slave") && strings.Contains(line, "state=") {
+			replicas = append(replicas, line)
+		}
+	}
+	if off == "" || len(replicas) == 0 {
+		return false
+	}
+	for _, r := range replicas {
+		if !strings.Contains(r, "state=online") || !strings.Contains(r, "offset="+off+",") {
+			return false
+		}
+	}
+	return true
+}
