@@ -162,3 +162,81 @@ func TestPagesWorkAfterAClusterFailover(t *testing.T) {
 	}
 	t.Logf("pages answer %v after the cluster agreed on the failover", time.Since(start))
 }
+
+// TestPagesWorkAfterASentinelFailover: behind sentinels, a key page, the
+// key list and a search read the promoted replica soon after the
+// sentinel has failed over — without restarting Keydeck.
+func TestPagesWorkAfterASentinelFailover(t *testing.T) {
+	t.Parallel()
+	sn := redistest.StartSentinel(t)
+	ctx := context.Background()
+	pc := sn.Primary.Client(0)
+	f, err := vertique.Family(schema.BuiltinPack("vertique"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := bucketState()
+	for i := range 200 { // the pack: vertique's
+		k, err := vertique.Key(f, []byte("s"), "p", "1", strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pc.Set(ctx, k, state, time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var fo []string
+	for i := range 10 {
+		k := "fo:" + strconv.Itoa(i)
+		fo = append(fo, k)
+		if err := pc.Set(ctx, k, "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sn.WaitReplicated(30 * time.Second)
+	srv := console(t, nil, redisview.ConnConfig{Name: "s", URL: sn.URL(0)})
+	answer := func() error {
+		if st, body := get(srv, route.KeyURL("s", 0, fo[3])); st != http.StatusOK || !strings.Contains(body, fo[3]) {
+			return fmt.Errorf("key page of %q: %d", fo[3], st)
+		}
+		st, body := get(srv, route.PrefixKeysURL("s", 0, "fo:"))
+		if st != http.StatusOK {
+			return fmt.Errorf("key list: %d %.300s", st, body[max(0, strings.Index(body, "error-detail")):])
+		}
+		for _, k := range fo {
+			if !strings.Contains(body, k+"<") && !strings.Contains(body, k+"\"") {
+				return fmt.Errorf("key list: %q missing", k)
+			}
+		}
+		if st, body := get(srv, route.SearchURL("s", fo[0])); st != http.StatusOK || !strings.Contains(body, fo[0]) {
+			return fmt.Errorf("search for %q: %d", fo[0], st)
+		}
+		return nil
+	}
+	var last error
+	redistest.Eventually(t, 60*time.Second, "the pages answer before the failover", func() bool {
+		prev := last
+		last = answer()
+		if last != nil && (prev == nil || prev.Error() != last.Error()) {
+			t.Logf("before the failover: %v", last)
+		}
+		return last == nil
+	})
+	sn.KillPrimary(30 * time.Second)
+	start := time.Now()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		prev := last
+		if last = answer(); last == nil {
+			break
+		}
+		if prev == nil || prev.Error() != last.Error() {
+			t.Logf("%v after the failover: %v", time.Since(start).Round(time.Millisecond), last)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after the failover the pages still fail: %v", last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("pages answer %v after the sentinel named the new primary", time.Since(start))
+}
