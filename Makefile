@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: build run test deps generate check-generated vet test-go test-race css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user bench-bans bench-metrics
+.PHONY: build run test deps generate check-generated vet test-go test-race css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user bench-bans bench-metrics bench-cluster
 
 # The console as one binary, bin/keydeck (what the README calls keydeck).
 build:
@@ -97,6 +97,12 @@ bench-viewers:
 # Statistics sweep over 1,000,000 keys in a fresh redis-server.
 bench-sweep:
 	$(GO) run ./cmd/bench-sweep
+
+# Keydeck watching a 3-primary cluster of 3,000,000 vertique and eIsland-shaped
+# keys (started and stopped by the command; -keys 300000 to try it quickly):
+# first figures, complete pass, Redis CPU per node, slowest command.
+bench-cluster:
+	$(GO) run ./cmd/bench-cluster
 
 # Search over 1,000,000 eIsland-shaped keys in a fresh redis-server: a
 # username and an account, commands, time, derived vs scanned, slowest command.

@@ -332,6 +332,9 @@ func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if cc, ok := c.client.(*redis.ClusterClient); ok {
+		dropCluster(cc)
+	}
 	errs := []error{c.client.Close()}
 	if c.multi != c.client {
 		errs = append(errs, c.multi.Close())

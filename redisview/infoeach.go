@@ -23,7 +23,8 @@ func InfoEach(ctx context.Context, c redis.UniversalClient, sections ...string) 
 		}
 		return []string{txt}, nil
 	}
-	ranges, err := clusterSlots(ctx, cc)
+	st := stateOf(cc)
+	ranges, err := st.slots(ctx, cc)
 	if err != nil {
 		return nil, err
 	}
@@ -46,8 +47,7 @@ func InfoEach(ctx context.Context, c redis.UniversalClient, sections ...string) 
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		slotMaps.Delete(cc)
-		cc.ReloadState(ctx)
+		st.doubt(ctx, cc)
 		return nil, err
 	}
 	return out, nil

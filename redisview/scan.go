@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -37,11 +36,11 @@ func checkKind(cur Cursor, cluster bool) error {
 // Cursor is a SCAN position over a whole connection. On one server it is
 // SCAN's own cursor in decimal. On a cluster it holds one cursor per
 // primary not finished yet, each named by the first slot its node served
-// and the ID of the node whose cursor it is ("s0@<node id>:1234,…"): a
-// node's cursor means nothing on another node, nor on a promoted replica
-// (a process's hash seed is its own), so one shared cursor cannot walk a
-// cluster, and a shard whose primary changed is walked again from 0
-// (keys repeat, none is skipped). CursorStart begins a walk; a step that
+// and the run_id of the process whose cursor it is ("s0@<run_id>:1234,…"):
+// a node's cursor means nothing on another node, nor on a promoted
+// replica or a restarted primary (a process's hash seed is its own), so
+// one shared cursor cannot walk a cluster, and a shard whose process
+// changed is walked again from 0 (keys repeat, none is skipped). CursorStart begins a walk; a step that
 // returns CursorStart has finished it.
 type Cursor string
 
@@ -105,7 +104,7 @@ func scanOne(ctx context.Context, c redis.Cmdable, cur uint64, match string, cou
 // clusterPos is one primary's place in a cluster walk.
 type clusterPos struct {
 	slot   int    // the first slot the node served: names its shard across failovers
-	owner  string // the node ID whose SCAN cursor this is ("": unknown, walk again)
+	owner  string // the run_id of the process whose SCAN cursor this is ("": unknown, walk again)
 	cursor uint64
 }
 
@@ -117,7 +116,7 @@ func parseClusterCursor(cur Cursor) ([]clusterPos, error) {
 		slot, err1 := strconv.Atoi(strings.TrimPrefix(s, "s"))
 		c, err2 := strconv.ParseUint(n, 10, 64)
 		if !ok || !strings.HasPrefix(s, "s") || err1 != nil || err2 != nil || slot < 0 || slot > 16383 ||
-			owned && !validNodeID(owner) {
+			owned && !validRunID(owner) {
 			return nil, fmt.Errorf("%w %q", ErrBadCursor, cur)
 		}
 		out = append(out, clusterPos{slot, owner, c})
@@ -125,8 +124,8 @@ func parseClusterCursor(cur Cursor) ([]clusterPos, error) {
 	return out, nil
 }
 
-// validNodeID: a cluster node ID is 40 lowercase hex digits.
-func validNodeID(s string) bool {
+// validRunID: a run_id (as a node ID) is 40 lowercase hex digits.
+func validRunID(s string) bool {
 	if len(s) != 40 {
 		return false
 	}
@@ -202,136 +201,149 @@ func primariesOf(ranges []redis.ClusterSlot) []Primary {
 	return out
 }
 
-// nodeIDs caches each node client's CLUSTER MYID (one command per node
-// for the client's life; dropped when a command on the node fails, so a
-// node that came back is asked again).
-var nodeIDs sync.Map // *redis.Client → string
-
-func nodeID(ctx context.Context, node *redis.Client) (string, error) {
-	if v, ok := nodeIDs.Load(node); ok {
-		return v.(string), nil
-	}
-	id, err := node.ClusterMyID(ctx).Result()
-	if err != nil {
-		return "", err
-	}
-	nodeIDs.Store(node, id)
-	return id, nil
-}
-
-// slotMaps caches each cluster client's CLUSTER SLOTS for the start of
-// its walks (which primaries there are); a step after that sends SCANs
-// only. A step that fails on a node drops it, and it is read again at the
-// latest after slotMapAge.
-var slotMaps sync.Map // *redis.ClusterClient → slotMap
-
-const slotMapAge = 30 * time.Second
-
-type slotMap struct {
-	ranges []redis.ClusterSlot
-	read   time.Time
-}
-
-func clusterSlots(ctx context.Context, cc *redis.ClusterClient) ([]redis.ClusterSlot, error) {
-	if v, ok := slotMaps.Load(cc); ok {
-		if m := v.(slotMap); time.Since(m.read) < slotMapAge {
-			return m.ranges, nil
-		}
-	}
-	ranges, err := cc.ClusterSlots(ctx).Result()
-	if err != nil {
-		return nil, err
-	}
-	slotMaps.Store(cc, slotMap{ranges, time.Now()})
-	return ranges, nil
-}
-
 // scanCluster runs one step of a cluster walk. Each position goes to the
 // node serving its slot in the client's own slot map (MasterForKey: no
 // command; ForEachMaster would send CLUSTER SLOTS on every call), so a
-// step sends one SCAN per primary not finished and nothing else (and a
-// CLUSTER MYID the first time it meets a node). A position whose node is
-// not the one that gave its cursor (a failover) starts that shard again.
+// step sends one SCAN per primary not finished and nothing else (and,
+// the first time it meets a process, a CLUSTER MYID and INFO server).
+//
+// A walk gives every key present for the whole walk at least once (some
+// maybe twice): a position whose cursor another process gave (a promoted
+// replica, a restarted primary: another run_id) starts that node again
+// from 0, and so does one that answered a SCAN while it was being
+// replaced; a node that serves the slots of two positions (a slot map
+// that changed) is walked once, from 0; a node the client routes a slot
+// to that the slot map does not name as its primary (either may be
+// behind the cluster) is not scanned, and both maps are read again; a
+// node's walk ends only if a slot map read then still names it (else the
+// slots' new node walks them from its start).
 func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
-	ps, err := clusterPositions(ctx, cc, cur)
+	st := stateOf(cc)
+	ps, err := st.positions(ctx, cc, cur)
+	if err != nil {
+		return nil, "", err
+	}
+	ranges, err := st.slots(ctx, cc)
 	if err != nil {
 		return nil, "", err
 	}
 	type job struct {
 		pos  clusterPos
 		node *redis.Client
+		who  identity
 	}
 	var (
-		jobs []job
-		next []clusterPos
-		errs []error
-		by   = map[string]bool{}
+		jobs  []*job
+		byID  = map[string]*job{}
+		next  []clusterPos
+		errs  []error
+		doubt bool
 	)
 	for _, p := range ps {
 		node, err := cc.MasterForKey(ctx, keyForSlot(p.slot))
-		var id string
+		var who identity
 		if err == nil {
-			id, err = nodeID(ctx, node)
+			who, err = st.identity(ctx, node)
 		}
-		if err != nil { // no node serves it now (a failover): kept, retried
+		if err == nil {
+			if id, ok := slotOwner(ranges, p.slot); !ok || id != "" && id != who.id {
+				err = fmt.Errorf("the client routes it to node %s, the slot map does not", who.id)
+			}
+		}
+		if err != nil { // no node serves it now, or not the one the client knows (a failover): kept, retried
 			next = append(next, p)
 			errs = append(errs, fmt.Errorf("slot %d: %w", p.slot, err))
+			doubt = true
 			continue
 		}
-		if id != p.owner { // another process: its cursor means nothing there
-			p.owner, p.cursor = id, 0
+		if p.owner != who.run { // another process: its cursor means nothing there
+			p.owner, p.cursor = who.run, 0
 		}
-		if !by[id] { // else another position walks that node already
-			by[id] = true
-			jobs = append(jobs, job{p, node})
+		if j := byID[who.id]; j != nil {
+			// Two positions on one node: it holds keys of both shards,
+			// some behind either cursor. Walk it once, from its start.
+			j.pos.slot, j.pos.cursor = min(j.pos.slot, p.slot), 0
+			continue
 		}
+		j := &job{p, node, who}
+		byID[who.id] = j
+		jobs = append(jobs, j)
 	}
 	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		keys []string
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		keys    []string
+		ended   []clusterPos // nodes whose walk ended this step
+		endedID []string
 	)
 	for _, j := range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			got, n, err := scanOne(ctx, j.node, j.pos.cursor, match, count, typ)
+			var who identity
+			if err == nil {
+				who, err = st.answered(ctx, j.node, j.who)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				nodeIDs.Delete(j.node) // ask again: it may come back as another process
+				st.forget(j.node) // ask again: it may come back as another process
 				errs = append(errs, fmt.Errorf("node %s: %w", j.node.Options().Addr, err))
 				next = append(next, j.pos)
+				doubt = true
 				return
 			}
 			keys = append(keys, got...)
-			if n != 0 {
+			switch {
+			case who.run != j.who.run: // replaced meanwhile: which one answered is not known
+				next = append(next, clusterPos{j.pos.slot, who.run, 0})
+			case n != 0:
 				next = append(next, clusterPos{j.pos.slot, j.pos.owner, n})
+			default:
+				ended = append(ended, j.pos)
+				endedID = append(endedID, who.id)
 			}
 		}()
 	}
 	wg.Wait()
+	if len(ended) > 0 {
+		// A node's walk ends only if it still serves the slot in a map
+		// read now: the one used may be behind (its slots and keys moved
+		// to another node, which then walks them from its start).
+		fresh, err := st.reread(ctx, cc)
+		for i, p := range ended {
+			if id, ok := slotOwner(fresh, p.slot); err != nil || !ok || id != "" && id != endedID[i] {
+				next = append(next, clusterPos{slot: p.slot})
+				doubt = true
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("confirming the end of a node's walk: %w", err))
+		}
+	}
+	if doubt {
+		st.doubt(ctx, cc) // the next step reads CLUSTER SLOTS again, the client its slot map
+	}
 	if len(errs) > 0 {
-		slotMaps.Delete(cc) // the next walk reads CLUSTER SLOTS again
-		cc.ReloadState(ctx) // and the client its slot map (in the background)
 		return keys, formatClusterCursor(next), errors.Join(errs...)
 	}
 	return keys, formatClusterCursor(next), nil
 }
 
-// clusterPositions are the positions of a step from cur: at the start of
-// a walk, one per primary (the cached CLUSTER SLOTS).
-func clusterPositions(ctx context.Context, cc *redis.ClusterClient, cur Cursor) ([]clusterPos, error) {
+// positions are the positions of a step from cur: at the start of a
+// walk, one per primary of the slot map.
+func (st *clusterState) positions(ctx context.Context, cc *redis.ClusterClient, cur Cursor) ([]clusterPos, error) {
 	if !cur.Done() {
 		return parseClusterCursor(cur)
 	}
-	ranges, err := clusterSlots(ctx, cc)
+	ranges, err := st.slots(ctx, cc)
 	if err != nil {
 		return nil, err
 	}
 	var ps []clusterPos
 	for _, p := range primariesOf(ranges) {
-		ps = append(ps, clusterPos{slot: p.FirstSlot, owner: p.ID})
+		ps = append(ps, clusterPos{slot: p.FirstSlot})
 	}
 	return ps, nil
 }
@@ -347,7 +359,7 @@ func StepWidth(ctx context.Context, c redis.Cmdable, cur Cursor) (int, error) {
 	if !ok {
 		return 1, nil
 	}
-	ps, err := clusterPositions(ctx, cc, cur)
+	ps, err := stateOf(cc).positions(ctx, cc, cur)
 	if err != nil {
 		return 0, err
 	}

@@ -283,6 +283,9 @@ func (c *Conn) detect(ctx context.Context) error {
 	}
 	defer c.mu.Unlock()
 	cc := newClusterClient(c.opts, c.target)
+	// Walks' slot map and node identities, on the connection's clock,
+	// kept while the connection lives (dropped at Close).
+	registerCluster(cc, c.clock)
 	// Hooks go on each node's client, not the cluster client's: a walk
 	// sends its SCANs to the node clients directly (ScanStep), and every
 	// command through the cluster client reaches a node client too, so
@@ -291,6 +294,7 @@ func (c *Conn) detect(ctx context.Context) error {
 	cc.OnNewNode(func(n *redis.Client) {
 		n.AddHook(ownHook{c.own})
 		n.AddHook(connHooks{c})
+		n.AddHook(reloadOnUnreachable{cc})
 	})
 	old := []redis.UniversalClient{c.client, c.multi}
 	for _, d := range c.dbs {
@@ -365,4 +369,39 @@ func (h connHooks) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 		}
 		return f(ctx, cmds)
 	}
+}
+
+// reloadOnUnreachable asks the cluster client to read the slot map again
+// when a node cannot be reached (a primary killed: go-redis retries the
+// same node and reads the map again only every 60 s, so every read of its
+// slots failed for up to a minute after the cluster had failed over).
+type reloadOnUnreachable struct{ cc *redis.ClusterClient }
+
+func (h reloadOnUnreachable) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h reloadOnUnreachable) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.check(ctx, err)
+		return err
+	}
+}
+
+func (h reloadOnUnreachable) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.check(ctx, err)
+		return err
+	}
+}
+
+// check: an error that is not the server's reply (a refused or broken
+// connection, a timeout) makes the client read the map again (in the
+// background, at most every 200 ms however many fail).
+func (h reloadOnUnreachable) check(ctx context.Context, err error) {
+	var re redis.Error
+	if err == nil || errors.As(err, &re) || ctx.Err() != nil {
+		return
+	}
+	h.cc.ReloadState(ctx)
 }

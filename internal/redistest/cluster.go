@@ -247,3 +247,191 @@ func (c *Cluster) WaitFailover(dead *Server, d time.Duration) {
 		return true
 	})
 }
+
+// NodeID is the server's cluster node ID (CLUSTER MYID).
+func (s *Server) NodeID() string {
+	s.t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	id, err := c.ClusterMyID(context.Background()).Result()
+	if err != nil {
+		s.t.Fatalf("CLUSTER MYID on %s: %v", s.Addr, err)
+	}
+	return id
+}
+
+// RunID is the server process's run_id (INFO server): it changes when the
+// server restarts, its node ID does not.
+func (s *Server) RunID() string {
+	s.t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	txt, err := c.Info(context.Background(), "server").Result()
+	if err != nil {
+		s.t.Fatalf("INFO server on %s: %v", s.Addr, err)
+	}
+	for _, line := range strings.Split(txt, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return v
+		}
+	}
+	s.t.Fatalf("INFO server on %s: no run_id", s.Addr)
+	return ""
+}
+
+// ReplicaOf is a running replica of primary p, as p's CLUSTER NODES says.
+func (c *Cluster) ReplicaOf(p *Server) *Server {
+	c.t.Helper()
+	id := p.NodeID()
+	cl := redis.NewClient(&redis.Options{Addr: p.Addr})
+	defer cl.Close()
+	txt, err := cl.ClusterNodes(context.Background()).Result()
+	if err != nil {
+		c.t.Fatalf("CLUSTER NODES on %s: %v", p.Addr, err)
+	}
+	for _, line := range strings.Split(txt, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[3] != id || !strings.Contains(f[2], "slave") {
+			continue
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		for _, n := range c.Nodes {
+			if n.Addr == addr && n.Running() {
+				return n
+			}
+		}
+	}
+	c.t.Fatalf("no running replica of %s", p.Addr)
+	return nil
+}
+
+// Takeover promotes replica r at once (CLUSTER FAILOVER TAKEOVER: no
+// agreement of the other primaries, its old primary stays up and becomes
+// its replica) and waits until every node sees r as a primary and says
+// cluster_state:ok.
+func (c *Cluster) Takeover(r *Server, d time.Duration) {
+	c.t.Helper()
+	ctx := context.Background()
+	cl := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer cl.Close()
+	if err := cl.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err(); err != nil {
+		c.t.Fatalf("CLUSTER FAILOVER TAKEOVER on %s: %v", r.Addr, err)
+	}
+	Eventually(c.t, d, fmt.Sprintf("every node sees %s as a primary and the cluster is ok", r.Addr), func() bool {
+		return c.allSee(ctx, func(slots []redis.ClusterSlot) bool {
+			for _, s := range slots {
+				if len(s.Nodes) > 0 && s.Nodes[0].Addr == r.Addr {
+					return true
+				}
+			}
+			return false
+		})
+	})
+}
+
+// WaitOK waits until every running node says cluster_state:ok.
+func (c *Cluster) WaitOK(d time.Duration) {
+	c.t.Helper()
+	Eventually(c.t, d, "every running node says cluster_state:ok", func() bool {
+		return c.allSee(context.Background(), func([]redis.ClusterSlot) bool { return true })
+	})
+}
+
+// allSee: every running node says cluster_state:ok and its CLUSTER SLOTS
+// satisfies ok.
+func (c *Cluster) allSee(ctx context.Context, ok func([]redis.ClusterSlot) bool) bool {
+	for _, s := range c.Nodes {
+		if !s.Running() {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+		info, err := cl.ClusterInfo(ctx).Result()
+		slots, serr := cl.ClusterSlots(ctx).Result()
+		cl.Close()
+		if err != nil || serr != nil || !strings.Contains(info, "cluster_state:ok") || !ok(slots) {
+			return false
+		}
+	}
+	return true
+}
+
+// Reshard moves n slots, and their keys, from primary from to primary to
+// (redis-cli --cluster reshard), and waits until every node agrees.
+func (c *Cluster) Reshard(from, to *Server, n int) {
+	c.t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		c.t.Fatal("redis-cli not found: install redis-tools (make deps does)")
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(cctx, cli, "--cluster", "reshard", to.Addr,
+		"--cluster-from", from.NodeID(), "--cluster-to", to.NodeID(),
+		"--cluster-slots", strconv.Itoa(n), "--cluster-yes", "--cluster-pipeline", "100").CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("redis-cli --cluster reshard: %v\n%s", err, out)
+	}
+	toID := to.NodeID()
+	c.t.Logf("resharded %d slots from %s to %s", n, from.Addr, to.Addr)
+	Eventually(c.t, 30*time.Second, "every node agrees on the moved slots", func() bool {
+		var want int
+		return c.allSee(context.Background(), func(slots []redis.ClusterSlot) bool {
+			got := 0
+			for _, s := range slots {
+				if len(s.Nodes) > 0 && s.Nodes[0].ID == toID {
+					got += int(s.End - s.Start + 1)
+				}
+			}
+			if want == 0 {
+				want = got
+			}
+			return got == want
+		})
+	})
+}
+
+// WaitReplicated waits until every primary's replicas are online and
+// have everything it wrote (their offsets reached its
+// master_repl_offset): a failover then loses no key. Under load a node
+// may have been failed over and resynced meanwhile; a kill before its new
+// replica caught up would lose keys, not test a walk.
+func (c *Cluster) WaitReplicated(d time.Duration) {
+	c.t.Helper()
+	ctx := context.Background()
+	Eventually(c.t, d, "every primary's replicas are online and caught up", func() bool {
+		for _, p := range c.Primaries() {
+			cl := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1})
+			txt, err := cl.Info(ctx, "replication").Result()
+			cl.Close()
+			if err != nil || !caughtUp(txt) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// caughtUp: INFO replication of a primary with at least one replica, each
+// online at the primary's offset.
+func caughtUp(txt string) bool {
+	var off string
+	var replicas []string
+	for _, line := range strings.Split(txt, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+			off = v
+		}
+		if strings.HasPrefix(line, "slave") && strings.Contains(line, "state=") {
+			replicas = append(replicas, line)
+		}
+	}
+	if off == "" || len(replicas) == 0 {
+		return false
+	}
+	for _, r := range replicas {
+		if !strings.Contains(r, "state=online") || !strings.Contains(r, "offset="+off+",") {
+			return false
+		}
+	}
+	return true
+}

@@ -117,3 +117,16 @@ func (s *Sentinel) KillPrimary(d time.Duration) {
 		return err == nil && strings.Contains(txt, "role:master")
 	})
 }
+
+// WaitReplicated waits until the primary's replica is online and has
+// everything it wrote: a failover then loses no key.
+func (s *Sentinel) WaitReplicated(d time.Duration) {
+	s.t.Helper()
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: s.PrimaryAddr()})
+	defer c.Close()
+	Eventually(s.t, d, "the replica is online and caught up", func() bool {
+		txt, err := c.Info(ctx, "replication").Result()
+		return err == nil && caughtUp(txt)
+	})
+}
