@@ -36,6 +36,11 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 		err = r.checkPreview(pv, keys)
 	}
 	if err == nil {
+		// A confirmation whose keys span slots was not made by this
+		// console's preview (or the plan's keys moved): refused, recorded.
+		err = w.err(checkSlots(conn, p, keys))
+	}
+	if err == nil {
 		// Claimed before anything else is written: a confirmation runs at
 		// most once, whatever happens next (preview again to retry).
 		err = r.audit.claimConfirmation(ctx, pv.Nonce, r.opts.PreviewTTL+clockSkew)

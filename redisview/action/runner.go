@@ -186,6 +186,9 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	// Keys named after a withheld argument are shown by stand-ins (see
 	// namedPlan), read by their names.
 	w := withheldKeys(conn, k, req, p, keys)
+	if err := checkSlots(conn, p, keys); err != nil {
+		return Preview{}, w.err(err)
+	}
 	if pp, ok := p.(preparer); ok {
 		if err := pp.prepare(ctx, conn.DB(req.DB)); err != nil {
 			return Preview{}, w.err(err)

@@ -1,0 +1,200 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// clusterFixture is a fixture whose connection is a 3-primary cluster
+// (detected, as the monitor does), with the audit log on a standalone
+// server of its own.
+type clusterFixture struct {
+	*fixture
+	cl *redistest.Cluster
+	cc *redis.ClusterClient
+}
+
+func clusterSetup(t *testing.T, opts Options) *clusterFixture {
+	t.Helper()
+	t.Parallel()
+	f := &fixture{t: t, ctx: context.Background()}
+	cl := redistest.StartCluster(t)
+	f.audSrv = redistest.Start(t)
+	f.conn = f.open(cl.URL())
+	if err := f.conn.Detect(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !f.conn.IsCluster() {
+		t.Fatal("the connection did not detect the cluster")
+	}
+	f.audit = f.audSrv.Client(15)
+	f.r = New(f.audit, opts)
+	return &clusterFixture{fixture: f, cl: cl, cc: cl.Client()}
+}
+
+// csnap is a key's DUMP and PTTL read through the cluster client.
+func (f *clusterFixture) csnap(key string) snap {
+	f.t.Helper()
+	d, err := f.cc.Dump(f.ctx, key).Result()
+	if err != nil && err != redis.Nil {
+		f.t.Fatal(err)
+	}
+	pttl, err := f.cc.PTTL(f.ctx, key).Result()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return snap{d, pttl}
+}
+
+func sameSnap(t *testing.T, key string, got, want snap) {
+	t.Helper()
+	if got.dump != want.dump {
+		t.Fatalf("%s holds %q, want %q", key, got.dump, want.dump)
+	}
+	if (want.pttl < 0) != (got.pttl < 0) || (want.pttl-got.pttl).Abs() > 3*time.Second {
+		t.Fatalf("%s has TTL %v, want about %v", key, got.pttl, want.pttl)
+	}
+}
+
+func TestSlotGroups(t *testing.T) {
+	tests := []struct {
+		keys   []string
+		groups string // slot:keys …
+	}{
+		// Slots as Redis's CLUSTER KEYSLOT answers them.
+		{[]string{"foo"}, "12182:[foo]"},
+		{[]string{"foo", "bar"}, "12182:[foo] 5061:[bar]"},
+		{[]string{"{user1000}.following", "{user1000}.followers"}, "3443:[{user1000}.following {user1000}.followers]"},
+		// The tag is the first {…} with something in it; {} hashes the whole key.
+		{[]string{"foo{}{bar}", "foo{}{bar}x"}, "8363:[foo{}{bar}] 10673:[foo{}{bar}x]"},
+		{[]string{"foo{{bar}}zap", "{bar"}, "4015:[foo{{bar}}zap {bar]"},
+		{[]string{"foo{bar}{zap}", "bar", "x{bar}"}, "5061:[foo{bar}{zap} bar x{bar}]"},
+		// Bytes, not runes: an invalid UTF-8 tag is hashed as it is.
+		{[]string{"a{\xff}1", "b{\xff}2", "\xff"}, fmt.Sprintf("%d:[a{\xff}1 b{\xff}2 \xff]", redistest.Slot("\xff"))},
+		{nil, ""},
+	}
+	for _, tt := range tests {
+		var parts []string
+		for _, g := range SlotGroups(tt.keys) {
+			parts = append(parts, fmt.Sprintf("%d:%v", g.Slot, g.Keys))
+			for _, k := range g.Keys {
+				if g.Slot != redistest.Slot(k) {
+					t.Errorf("%q in slot %d, the harness says %d", k, g.Slot, redistest.Slot(k))
+				}
+			}
+		}
+		if got := strings.Join(parts, " "); got != tt.groups {
+			t.Errorf("SlotGroups(%q) = %s, want %s", tt.keys, got, tt.groups)
+		}
+		err := CrossSlot(tt.keys)
+		if (err != nil) != (len(SlotGroups(tt.keys)) > 1) {
+			t.Errorf("CrossSlot(%q) = %v", tt.keys, err)
+		}
+	}
+	err := CrossSlot([]string{"board", "board:meta\xff"})
+	wantErr(t, err, ErrCrossSlot, fmt.Sprintf(`"board" (slot %d), "board:meta\xff" (slot %d)`, Slot("board"), Slot("board:meta\xff")))
+	wantErr(t, err, ErrInvalid, "2 keys are in 2 slots")
+}
+
+// An action on one key, and its undo, on a key of each primary: WATCH and
+// MULTI/EXEC run on the node of the key's slot.
+func TestClusterSingleKeyActionAndUndoOnEachPrimary(t *testing.T) {
+	f := clusterSetup(t, Options{})
+	for i, p := range f.cl.Primaries() {
+		key := f.cl.KeyOn(p, fmt.Sprintf("act:%d:", i))
+		seed(t, f.cc, "hash", key, 90*time.Minute)
+		before := f.csnap(key)
+
+		out := f.mustRun(admin, KindSetTTL, f.req(0, key, "ttl", "10m"))
+		if d := f.cc.PTTL(f.ctx, key).Val(); d > 10*time.Minute || d < 9*time.Minute {
+			t.Fatalf("%s on %s: TTL %v after set-ttl 10m (%+v)", key, p.Addr, d, out)
+		}
+		f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+		sameSnap(t, key, f.csnap(key), before)
+
+		f.mustRun(admin, KindDeleteKey, f.req(0, key))
+		if f.cc.Exists(f.ctx, key).Val() != 0 {
+			t.Fatalf("%s on %s not deleted", key, p.Addr)
+		}
+		f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+		sameSnap(t, key, f.csnap(key), before)
+	}
+}
+
+// A multi-key action whose keys are in different slots is refused at the
+// preview, naming the keys and their slots, and at execution too (a
+// confirmation made otherwise): nothing is written.
+func TestClusterCrossSlotActionIsRefused(t *testing.T) {
+	f := clusterSetup(t, Options{Kinds: []Kind{deletePair{}}})
+	a, b := "board", "board:meta"
+	if Slot(a) == Slot(b) {
+		t.Fatal("the test's keys share a slot")
+	}
+	seed(t, f.cc, "zset", a, 0)
+	seed(t, f.cc, "hash", b, time.Hour)
+	_, err := f.r.Preview(f.ctx, support, f.conn, "delete-pair", f.req(0, a, "other", b))
+	wantErr(t, err, ErrCrossSlot, fmt.Sprintf(`"board" (slot %d), "board:meta" (slot %d)`, Slot(a), Slot(b)))
+
+	// A confirmation of two keys of one slot, its other key changed to one
+	// of another slot (a stale or forged confirmation): refused, recorded.
+	x, y := "{board}:a", "{board}:b"
+	seed(t, f.cc, "set", x, 0)
+	seed(t, f.cc, "set", y, 0)
+	pv, err := f.r.Preview(f.ctx, support, f.conn, "delete-pair", f.req(0, x, "other", y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv.Request.Args["other"] = b
+	_, err = f.r.Execute(f.ctx, support, f.conn, pv)
+	wantErr(t, err, ErrCrossSlot, `"board:meta" (slot`)
+	if n := f.cc.Exists(f.ctx, a).Val() + f.cc.Exists(f.ctx, b).Val() + f.cc.Exists(f.ctx, x).Val(); n != 3 {
+		t.Fatalf("%d of 3 keys left", n)
+	}
+	if rec := f.last(); rec.Outcome != OutcomeRefused || !strings.Contains(rec.Error, "slot") {
+		t.Fatalf("audit %+v", rec)
+	}
+}
+
+// Keys sharing a hash tag share a slot: the multi-key action runs in one
+// transaction on that slot's node, and undo restores both, TTL included.
+func TestClusterHashTaggedActionAndUndo(t *testing.T) {
+	f := clusterSetup(t, Options{Kinds: []Kind{deletePair{}}})
+	for i, p := range f.cl.Primaries() {
+		tag := f.cl.KeyOn(p, fmt.Sprintf("user%d:", i))
+		a, b := "{"+tag+"}:board", "lb:{"+tag+"}:meta\xff"
+		seed(t, f.cc, "zset", a, 0)
+		seed(t, f.cc, "hash", b, time.Hour)
+		before := map[string]snap{a: f.csnap(a), b: f.csnap(b)}
+		f.mustRun(support, "delete-pair", f.req(0, a, "other", b))
+		if n := f.cc.Exists(f.ctx, a).Val() + f.cc.Exists(f.ctx, b).Val(); n != 0 {
+			t.Fatalf("%d keys left on %s", n, p.Addr)
+		}
+		f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+		for k, want := range before {
+			sameSnap(t, k, f.csnap(k), want)
+		}
+	}
+}
+
+// A registered multi-key kind, the gateway's release of a reservation
+// (the reservation and every concurrency set, read under WATCH): its keys
+// are in other slots, so a cluster refuses it in the preview by name.
+func TestClusterReleaseReservationAcrossSlotsIsRefused(t *testing.T) {
+	f := clusterSetup(t, Options{})
+	f.conn.ForcePack(schema.BuiltinPack("gateway"))
+	f.cc.SAdd(f.ctx, "q:conc:gk_a", "req_a1")
+	f.cc.Set(f.ctx, "q:reserved:req_old", 4096, 0)
+	_, err := f.r.Preview(f.ctx, admin, f.conn, KindReleaseReservation, f.req(0, "q:reserved:req_old"))
+	wantErr(t, err, ErrCrossSlot, fmt.Sprintf(`"q:conc:gk_a" (slot %d)`, Slot("q:conc:gk_a")))
+	if f.cc.Exists(f.ctx, "q:reserved:req_old").Val() != 1 {
+		t.Fatal("released")
+	}
+}
