@@ -68,6 +68,18 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err != nil && !isOurs(err) {
 		err = redisErr("watching the keys", err)
 	}
+	var lost lostErr
+	switch {
+	case errors.As(err, &lost):
+		// The connection failed with EXEC on its way or its reply (a
+		// primary killed, a failover): read the keys again to tell
+		// whether the change was made.
+		post, err = r.settleLost(ctx, x, lost)
+	case errors.Is(err, ErrRedis) && !x.committing:
+		// Redis failed before any EXEC was sent: nothing was written, so
+		// this confirmation has not run and may be confirmed again.
+		r.audit.releaseConfirmation(ctx, pv.Nonce)
+	}
 	err = w.err(err)
 	if errors.Is(err, ErrAuditUnavailable) {
 		r.tally.add(k.Name(), OutcomeFailed)
@@ -93,6 +105,9 @@ type execution struct {
 	w    withheld
 	rec  *Record
 	out  *Outcome
+	// committing is set once a MULTI/EXEC may have been sent: before
+	// that, a failure has changed nothing.
+	committing bool
 }
 
 // commitWatched runs the action under WATCH, retrying a MemberPlan that
@@ -174,6 +189,7 @@ func (r *Runner) attempt(ctx context.Context, tx *redis.Tx, x *execution, member
 	if r.opts.beforeExec != nil {
 		r.opts.beforeExec()
 	}
+	x.committing = true
 	return r.commit(ctx, tx, x.p, states, members)
 }
 

@@ -36,7 +36,8 @@ type Options struct {
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 
-	beforeExec func() // tests: runs between the intent record and EXEC
+	beforeExec func()        // tests: runs between the intent record and EXEC
+	lostWait   time.Duration // tests: settleLost's bound (default lostWait)
 }
 
 // Runner previews, executes and audits actions. It is safe for concurrent use.
