@@ -3,7 +3,9 @@ package action
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,27 +42,46 @@ func clusterSetup(t *testing.T, opts Options) *clusterFixture {
 	return &clusterFixture{fixture: f, cl: cl, cc: cl.Client()}
 }
 
-// csnap is a key's DUMP and PTTL read through the cluster client.
-func (f *clusterFixture) csnap(key string) snap {
-	f.t.Helper()
-	d, err := f.cc.Dump(f.ctx, key).Result()
-	if err != nil && err != redis.Nil {
-		f.t.Fatal(err)
-	}
-	pttl, err := f.cc.PTTL(f.ctx, key).Result()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return snap{d, pttl}
+// tsnap is a key's DUMP and PTTL, and when they were read.
+type tsnap struct {
+	snap
+	at time.Time
 }
 
-func sameSnap(t *testing.T, key string, got, want snap) {
+// csnap is a key's DUMP and PTTL read through the cluster client.
+func (f *clusterFixture) csnap(key string) tsnap {
+	f.t.Helper()
+	return readSnap(f.t, f.cc, key)
+}
+
+func readSnap(t *testing.T, c redis.Cmdable, key string) tsnap {
+	t.Helper()
+	at := time.Now()
+	d, err := c.Dump(t.Context(), key).Result()
+	if err != nil && err != redis.Nil {
+		t.Fatal(err)
+	}
+	pttl, err := c.PTTL(t.Context(), key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tsnap{snap{d, pttl}, at}
+}
+
+// sameSnap fails unless got holds want's value and expires when want
+// did (its TTL less the time between the reads), within 2 s.
+func sameSnap(t *testing.T, key string, got, want tsnap) {
 	t.Helper()
 	if got.dump != want.dump {
 		t.Fatalf("%s holds %q, want %q", key, got.dump, want.dump)
 	}
-	if (want.pttl < 0) != (got.pttl < 0) || (want.pttl-got.pttl).Abs() > 3*time.Second {
-		t.Fatalf("%s has TTL %v, want about %v", key, got.pttl, want.pttl)
+	if (want.pttl < 0) != (got.pttl < 0) {
+		t.Fatalf("%s has TTL %v, want %v", key, got.pttl, want.pttl)
+	}
+	if want.pttl >= 0 {
+		if left := want.pttl - got.at.Sub(want.at); (left - got.pttl).Abs() > 2*time.Second {
+			t.Fatalf("%s has TTL %v, want about %v (%v %s before)", key, got.pttl, left, want.pttl, got.at.Sub(want.at).Round(time.Millisecond))
+		}
 	}
 }
 
@@ -172,7 +193,7 @@ func TestClusterHashTaggedActionAndUndo(t *testing.T) {
 		a, b := "{"+tag+"}:board", "lb:{"+tag+"}:meta\xff"
 		seed(t, f.cc, "zset", a, 0)
 		seed(t, f.cc, "hash", b, time.Hour)
-		before := map[string]snap{a: f.csnap(a), b: f.csnap(b)}
+		before := map[string]tsnap{a: f.csnap(a), b: f.csnap(b)}
 		f.mustRun(support, "delete-pair", f.req(0, a, "other", b))
 		if n := f.cc.Exists(f.ctx, a).Val() + f.cc.Exists(f.ctx, b).Val(); n != 0 {
 			t.Fatalf("%d keys left on %s", n, p.Addr)
@@ -197,4 +218,102 @@ func TestClusterReleaseReservationAcrossSlotsIsRefused(t *testing.T) {
 	if f.cc.Exists(f.ctx, "q:reserved:req_old").Val() != 1 {
 		t.Fatal("released")
 	}
+}
+
+// synced waits until p's replica has acknowledged every write p made.
+func (f *clusterFixture) synced(p *redistest.Server) {
+	f.t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: p.Addr})
+	defer c.Close()
+	field := func(info, name string) int64 {
+		for _, line := range strings.Split(info, "\r\n") {
+			v, ok := strings.CutPrefix(line, name+":")
+			switch {
+			case !ok:
+			case name == "slave0": // ip=…,port=…,state=online,offset=N,lag=0
+				for _, kv := range strings.Split(v, ",") {
+					if v, ok := strings.CutPrefix(kv, "offset="); ok {
+						n, _ := strconv.ParseInt(v, 10, 64)
+						return n
+					}
+				}
+			default:
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		return -1
+	}
+	want := field(c.Info(f.ctx, "replication").Val(), "master_repl_offset")
+	redistest.Eventually(f.t, 10*time.Second, "the replica of "+p.Addr+" has every write", func() bool {
+		return field(c.Info(f.ctx, "replication").Val(), "slave0") >= want
+	})
+}
+
+// The primary of the keys' slot is killed during the confirmation, after
+// the intent is recorded and before EXEC reaches it: once its replica is
+// promoted, nothing is changed, the audit says so, and the same
+// confirmation then runs there; its undo restores both keys, TTL included.
+func TestClusterFailoverBeforeExec(t *testing.T) {
+	var kill atomic.Pointer[func()]
+	f := clusterSetup(t, Options{Kinds: []Kind{deletePair{}}, beforeExec: func() {
+		if k := kill.Swap(nil); k != nil {
+			(*k)()
+		}
+	}})
+	p := f.cl.Primaries()[0]
+	tag := f.cl.KeyOn(p, "fo:")
+	a, b := "{"+tag+"}:board", "{"+tag+"}:meta"
+	seed(t, f.cc, "zset", a, 0)
+	seed(t, f.cc, "hash", b, time.Hour)
+	before := map[string]tsnap{a: f.csnap(a), b: f.csnap(b)}
+	f.synced(p)
+	pv, err := f.r.Preview(f.ctx, support, f.conn, "delete-pair", f.req(0, a, "other", b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := func() { p.Stop(); f.cl.WaitFailover(p, time.Minute) }
+	kill.Store(&k)
+	_, err = f.r.Execute(f.ctx, support, f.conn, pv)
+	wantErr(t, err, ErrRedis, "nothing was changed")
+	f.cc = f.cl.Client() // one that never knew the dead node as a primary
+	for key, want := range before {
+		sameSnap(t, key, f.csnap(key), want)
+	}
+	o := f.outcomes("delete-pair")
+	if len(o) != 1 || o[0].Outcome != OutcomeFailed || !strings.Contains(o[0].Error, "nothing was changed") {
+		t.Fatalf("audit %+v", o)
+	}
+
+	if _, err := f.r.Execute(f.ctx, support, f.conn, pv); err != nil {
+		t.Fatalf("the confirmation again after the failover: %v", err)
+	}
+	if n := f.cc.Exists(f.ctx, a, b).Val(); n != 0 {
+		t.Fatalf("%d keys left", n)
+	}
+	f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+	for key, want := range before {
+		sameSnap(t, key, f.csnap(key), want)
+	}
+}
+
+// An action recorded before its slot's primary fails is undone on the
+// promoted replica: value and TTL as they were.
+func TestClusterUndoAfterFailover(t *testing.T) {
+	f := clusterSetup(t, Options{})
+	p := f.cl.Primaries()[1]
+	key := f.cl.KeyOn(p, "undo:")
+	seed(t, f.cc, "hash", key, 90*time.Minute)
+	before := f.csnap(key)
+	f.mustRun(admin, KindDeleteKey, f.req(0, key))
+	rec := f.last()
+	f.synced(p)
+	p.Stop()
+	f.cl.WaitFailover(p, time.Minute)
+	f.cc = f.cl.Client()
+	if f.cc.Exists(f.ctx, key).Val() != 0 {
+		t.Fatal("the promoted replica has the key the action deleted")
+	}
+	f.mustRun(admin, KindUndo, UndoRequest(rec))
+	sameSnap(t, key, f.csnap(key), before)
 }

@@ -64,10 +64,18 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	}
 
 	x := &execution{pv: pv, conn: conn, db: req.DB, p: p, keys: keys, w: w, rec: &rec, out: &out}
-	post, err := r.commitWatched(ctx, x)
-	if err != nil && !isOurs(err) {
-		err = redisErr("watching the keys", err)
-	}
+	var post []State
+	err = retryOnCluster(ctx, conn, req.DB, func() error {
+		var err error
+		post, err = r.commitWatched(ctx, x)
+		if err != nil && !isOurs(err) {
+			err = redisErr("watching the keys", err)
+		}
+		if x.committing && isUnreachable(err) {
+			return lostErr{err} // not tried again: EXEC may have been sent
+		}
+		return err
+	})
 	var lost lostErr
 	switch {
 	case errors.As(err, &lost):

@@ -59,7 +59,7 @@ const (
 // seedLogin writes alice's failures window and the lock it set on the
 // primary, waits until the replica has them, and returns both keys'
 // DUMP and TTL.
-func (f *sentinelFixture) seedLogin() map[string]snap {
+func (f *sentinelFixture) seedLogin() map[string]tsnap {
 	f.t.Helper()
 	c := f.primary(6)
 	now := time.Now()
@@ -77,28 +77,23 @@ func (f *sentinelFixture) seedLogin() map[string]snap {
 	return f.loginSnaps(c)
 }
 
-func (f *sentinelFixture) loginSnaps(c *redis.Client) map[string]snap {
+func (f *sentinelFixture) loginSnaps(c *redis.Client) map[string]tsnap {
 	f.t.Helper()
-	out := map[string]snap{}
+	out := map[string]tsnap{}
 	for _, k := range []string{loginWindow, loginLock} {
-		d, err := c.Dump(f.ctx, k).Result()
-		if err != nil && err != redis.Nil {
-			f.t.Fatal(err)
-		}
-		out[k] = snap{d, c.PTTL(f.ctx, k).Val()}
+		out[k] = readSnap(f.t, c, k)
 	}
 	return out
 }
 
 // checkLogin fails unless both login keys on the primary now are as want
-// (DUMP and TTL).
-func (f *sentinelFixture) checkLogin(what string, want map[string]snap) {
+// (value, and the time they expire).
+func (f *sentinelFixture) checkLogin(what string, want map[string]tsnap) {
+	f.t.Log("checking the login keys " + what)
 	f.t.Helper()
 	got := f.loginSnaps(f.primary(6))
 	for k, w := range want {
-		if got[k].dump != w.dump || (w.pttl < 0) != (got[k].pttl < 0) || (w.pttl-got[k].pttl).Abs() > 3*time.Second {
-			f.t.Fatalf("%s: %s is %q TTL %v, want %q TTL %v", what, k, got[k].dump, got[k].pttl, w.dump, w.pttl)
-		}
+		sameSnap(f.t, k, got[k], w)
 	}
 }
 

@@ -65,6 +65,7 @@ func (r *Runner) settleLost(ctx context.Context, x *execution, lost lostErr) ([]
 		if !errors.Is(err, ErrRedis) {
 			return nil, redisf("%v; reading the keys again to tell whether the change was made: %v. Redis applies a transaction entirely or not at all: check the keys", lost, err)
 		}
+		reloadSlots(ctx, x.conn, x.db) // a cluster's map, to the promoted replica
 		t := time.NewTimer(lostPoll)
 		select {
 		case <-ctx.Done():

@@ -190,12 +190,17 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	if err := checkSlots(conn, p, keys); err != nil {
 		return Preview{}, w.err(err)
 	}
-	if pp, ok := p.(preparer); ok {
-		if err := pp.prepare(ctx, conn.DB(req.DB)); err != nil {
-			return Preview{}, w.err(err)
+	var states []State
+	err = retryOnCluster(ctx, conn, req.DB, func() error {
+		if pp, ok := p.(preparer); ok {
+			if err := pp.prepare(ctx, conn.DB(req.DB)); err != nil {
+				return err
+			}
 		}
-	}
-	states, err := r.readStates(ctx, conn.DB(req.DB), conn, req.DB, p, keys)
+		var err error
+		states, err = r.readStates(ctx, conn.DB(req.DB), conn, req.DB, p, keys)
+		return err
+	})
 	if err != nil {
 		return Preview{}, w.err(err)
 	}

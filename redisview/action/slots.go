@@ -1,9 +1,13 @@
 package action
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/redisview"
 )
@@ -101,4 +105,43 @@ func checkSlots(conn *redisview.Conn, p Plan, keys []string) error {
 		return nil
 	}
 	return CrossSlot(slotKeys(p, keys))
+}
+
+// clusterRetry bounds how long an action's reads on a cluster are tried
+// again while a node does not answer: after a failover the client's slot
+// map names the dead primary until it is reloaded (go-redis reloads it
+// every 10 s by itself; reloadSlots asks at once).
+const clusterRetry = 10 * time.Second
+
+// reloadSlots asks a cluster connection's client to reload its slot map
+// (in the background); false on any other connection.
+func reloadSlots(ctx context.Context, conn *redisview.Conn, db int) bool {
+	cc, ok := conn.DB(db).(*redis.ClusterClient)
+	if ok {
+		cc.ReloadState(ctx)
+	}
+	return ok
+}
+
+// retryOnCluster runs f, and on a cluster connection runs it again, the
+// slot map reloaded, while it fails for a node not reached (isUnreachable)
+// and within clusterRetry: a key whose primary failed over is read on
+// the promoted replica. f must not have written anything when it fails so.
+func retryOnCluster(ctx context.Context, conn *redisview.Conn, db int, f func() error) error {
+	err := f()
+	if !isUnreachable(err) || !conn.IsCluster() {
+		return err
+	}
+	deadline := time.Now().Add(clusterRetry)
+	for isUnreachable(err) && time.Now().Before(deadline) && reloadSlots(ctx, conn, db) {
+		t := time.NewTimer(lostPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		err = f()
+	}
+	return err
 }
