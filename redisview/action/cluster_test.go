@@ -317,3 +317,67 @@ func TestClusterUndoAfterFailover(t *testing.T) {
 	f.mustRun(admin, KindUndo, UndoRequest(rec))
 	sameSnap(t, key, f.csnap(key), before)
 }
+
+// banPack0 is the eIsland ban list moved to database 0 (a cluster has no
+// other): its bloom and its set are in two slots.
+const banPack0 = `name: bans0
+title: ban list in database 0
+families:
+  - id: user-ban-bloom
+    db: 0
+    pattern: "user:ban:bloom"
+    type: string
+    ttl: none
+    domain: User ban
+    description: Bloom filter of banned usernames.
+    role: bloom
+    params:
+      bits: 1000003
+      hashes: 6
+      scheme: crc32-javahash-double
+      members: "user:ban:set"
+      purpose: ban
+  - id: user-ban-set
+    db: 0
+    pattern: "user:ban:set"
+    type: set
+    ttl: none
+    domain: User ban
+    description: Exact banned username set.
+    role: bloom-members
+    params:
+      bloom: "user:ban:bloom"
+`
+
+// On a cluster a ban, an unban (the set and the bloom) and a rebuild of
+// the bloom from its set (the set only read under WATCH, by the plan's
+// preparer) are each refused in the preview, naming both keys.
+func TestClusterBanListActionsAcrossSlotsAreRefused(t *testing.T) {
+	f := clusterSetup(t, Options{})
+	pack, err := schema.Load("bans0", []byte(banPack0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.conn.ForcePack(pack)
+	if Slot(banBloom) == Slot(banSet) {
+		t.Fatal("the bloom and its set share a slot")
+	}
+	f.cc.SetBit(f.ctx, banBloom, banBits-1, 0)
+	f.cc.SAdd(f.ctx, banSet, "mallory")
+	set, bloom := fmt.Sprintf("%q (slot %d)", banSet, Slot(banSet)), fmt.Sprintf("%q (slot %d)", banBloom, Slot(banBloom))
+	for _, tc := range []struct {
+		kind string
+		req  Request
+		want string
+	}{
+		{KindBan, f.req(0, banSet, ArgName, "eve"), set + ", " + bloom},
+		{KindUnban, f.req(0, banSet, ArgName, "mallory"), set + ", " + bloom},
+		{KindRebuildBloom, f.req(0, banBloom), bloom + ", " + set},
+	} {
+		_, err := f.r.Preview(f.ctx, admin, f.conn, tc.kind, tc.req)
+		wantErr(t, err, ErrCrossSlot, tc.want)
+	}
+	if !f.cc.SIsMember(f.ctx, banSet, "mallory").Val() || f.cc.SIsMember(f.ctx, banSet, "eve").Val() {
+		t.Fatal("the set changed")
+	}
+}
