@@ -45,6 +45,7 @@ func TestClusterPreviewRefusesKeysAcrossSlots(t *testing.T) {
 		fmt.Sprintf("%q (slot %d)", set, action.Slot(set)),
 		"must share a slot",
 	}
+	const title = "Keys in more than one cluster slot"
 
 	b := newBrowser(t, f.srv.URL)
 	q := "/actions/preview?" + url.Values{"kind": {action.KindReleaseReservation}, "conn": {"main"}, "db": {"0"}, "key": {res}}.Encode()
@@ -53,7 +54,7 @@ func TestClusterPreviewRefusesKeysAcrossSlots(t *testing.T) {
 		t.Fatalf("preview page: %d, want 400: %.500s", code, body)
 	}
 	text := html.UnescapeString(body)
-	for _, s := range want {
+	for _, s := range append(want, title) {
 		if !strings.Contains(text, s) {
 			t.Errorf("the preview page does not say %q: %.2000s", s, text)
 		}
@@ -66,6 +67,9 @@ func TestClusterPreviewRefusesKeysAcrossSlots(t *testing.T) {
 		if !strings.Contains(p.Detail, s) {
 			t.Errorf("the API's preview does not say %q: %+v", s, p)
 		}
+	}
+	if p.Title != title {
+		t.Errorf("the API's problem is titled %q, want %q", p.Title, title)
 	}
 	if cc.Exists(ctx, res).Val() != 1 || cc.Exists(ctx, set).Val() != 1 {
 		t.Fatal("a key was removed")

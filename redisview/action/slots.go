@@ -19,7 +19,7 @@ const SlotCount = 16384
 // more than one hash slot: its WATCH and MULTI/EXEC would have to span
 // nodes (or slots a reshard may move apart), which Redis cannot make
 // atomic. It wraps ErrInvalid (a refusal, 400): nothing was written.
-var ErrCrossSlot = fmt.Errorf("%w: the keys are in different cluster slots", ErrInvalid)
+var ErrCrossSlot = fmt.Errorf("%w: keys in more than one cluster slot", ErrInvalid)
 
 // Slot is the cluster hash slot of key, as Redis computes it: CRC16
 // (XMODEM) of the key's bytes — or of its hash tag, the bytes between the
