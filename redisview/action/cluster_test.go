@@ -125,27 +125,54 @@ func TestSlotGroups(t *testing.T) {
 	wantErr(t, err, ErrInvalid, "2 keys are in 2 slots")
 }
 
+// execOn checks that, since its last call (the first call only counts),
+// the cluster's primaries ran n transactions (EXEC), every one on on.
+func (f *clusterFixture) execOn(last map[string]int64, on *redistest.Server, n int64) {
+	f.t.Helper()
+	for _, p := range f.cl.Primaries() {
+		calls, err := p.CommandCalls(f.ctx)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		want := int64(0)
+		if p == on {
+			want = n
+		}
+		if prev, ok := last[p.Addr]; ok && calls["exec"]-prev != want {
+			d := calls["exec"] - prev
+			f.t.Errorf("%d EXEC on %s, want %d (the key is on %s)", d, p.Addr, want, on.Addr)
+		}
+		last[p.Addr] = calls["exec"]
+	}
+}
+
 // An action on one key, and its undo, on a key of each primary: WATCH and
-// MULTI/EXEC run on the node of the key's slot.
+// MULTI/EXEC run on the node of the key's slot, and nowhere else.
 func TestClusterSingleKeyActionAndUndoOnEachPrimary(t *testing.T) {
 	f := clusterSetup(t, Options{})
+	execs := map[string]int64{}
 	for i, p := range f.cl.Primaries() {
 		key := f.cl.KeyOn(p, fmt.Sprintf("act:%d:", i))
 		seed(t, f.cc, "hash", key, 90*time.Minute)
 		before := f.csnap(key)
+		f.execOn(execs, p, 0)
 
 		out := f.mustRun(admin, KindSetTTL, f.req(0, key, "ttl", "10m"))
+		f.execOn(execs, p, 1)
 		if d := f.cc.PTTL(f.ctx, key).Val(); d > 10*time.Minute || d < 9*time.Minute {
 			t.Fatalf("%s on %s: TTL %v after set-ttl 10m (%+v)", key, p.Addr, d, out)
 		}
 		f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+		f.execOn(execs, p, 1)
 		sameSnap(t, key, f.csnap(key), before)
 
 		f.mustRun(admin, KindDeleteKey, f.req(0, key))
 		if f.cc.Exists(f.ctx, key).Val() != 0 {
 			t.Fatalf("%s on %s not deleted", key, p.Addr)
 		}
+		f.execOn(execs, p, 1)
 		f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+		f.execOn(execs, p, 1)
 		sameSnap(t, key, f.csnap(key), before)
 	}
 }
