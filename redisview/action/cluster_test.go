@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
@@ -406,5 +407,34 @@ func TestClusterBanListActionsAcrossSlotsAreRefused(t *testing.T) {
 	}
 	if !f.cc.SIsMember(f.ctx, banSet, "mallory").Val() || f.cc.SIsMember(f.ctx, banSet, "eve").Val() {
 		t.Fatal("the set changed")
+	}
+}
+
+// vertique's buckets, one key and one slot each, are reset on the primary
+// of their slot, on every primary, and undone there to their exact bytes
+// and expiry.
+func TestClusterResetVertiqueBucketOnEachPrimary(t *testing.T) {
+	f := clusterSetup(t, Options{})
+	f.conn.ForcePack(schema.BuiltinPack("vertique"))
+	if err := demo.SeedVertique(f.ctx, f.cc, time.Now(), demo.DemoSecret); err != nil {
+		t.Fatal(err)
+	}
+	execs := map[string]int64{}
+	for _, p := range f.cl.Primaries() {
+		keys, _, err := p.Client(0).Scan(f.ctx, 0, "*:v1:*", 1000).Result()
+		if err != nil || len(keys) == 0 {
+			t.Fatalf("no vertique bucket on %s (%v)", p.Addr, err)
+		}
+		key := keys[0]
+		before := f.csnap(key)
+		f.execOn(execs, p, 0)
+		f.mustRun(support, KindResetLimit, f.req(0, key))
+		if f.cc.Exists(f.ctx, key).Val() != 0 {
+			t.Fatalf("bucket %s on %s not reset", key, p.Addr)
+		}
+		f.execOn(execs, p, 1)
+		f.mustRun(admin, KindUndo, UndoRequest(f.last()))
+		f.execOn(execs, p, 1)
+		sameSnap(t, key, f.csnap(key), before)
 	}
 }
