@@ -48,14 +48,10 @@ const (
 //   - anything else (someone else wrote meanwhile) or no answer: the
 //     error says it is not known, naming the keys.
 func (r *Runner) settleLost(ctx context.Context, x *execution, lost lostErr) ([]State, error) {
-	wait := lostWait
-	if r.opts.lostWait > 0 {
-		wait = r.opts.lostWait
-	}
 	if k := x.conn.Topology().Kind; k != redisview.Cluster && k != redisview.Sentinel {
 		return nil, redisf("%v (Redis applies a transaction entirely or not at all: check the keys to see whether it happened)", lost)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lostWait)
 	defer cancel()
 	for {
 		states, err := r.readStates(ctx, x.conn.DB(x.db), x.conn, x.db, x.p, x.keys)
@@ -70,7 +66,7 @@ func (r *Runner) settleLost(ctx context.Context, x *execution, lost lostErr) ([]
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, redisf("%v, and Redis did not answer again within %s: whether the change was made is not known (Redis applies a transaction entirely or not at all): check the keys", lost, format.Duration(wait))
+			return nil, redisf("%v, and Redis did not answer again within %s: whether the change was made is not known (Redis applies a transaction entirely or not at all): check the keys", lost, format.Duration(lostWait))
 		case <-t.C:
 		}
 	}

@@ -36,8 +36,7 @@ type Options struct {
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 
-	beforeExec func()        // tests: runs between the intent record and EXEC
-	lostWait   time.Duration // tests: settleLost's bound (default lostWait)
+	beforeExec func() // tests: runs between the intent record and EXEC
 }
 
 // Runner previews, executes and audits actions. It is safe for concurrent use.
