@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -282,4 +283,54 @@ func TestConfirmationNotLostWhenRedisIsDown(t *testing.T) {
 	}
 	_, err = f.r.Execute(f.ctx, admin, f.conn, pv)
 	wantErr(t, err, ErrInvalid, "already used")
+}
+
+// A ban writes a set and a key (SADD, SETBIT): the primary killed before
+// EXEC leaves neither written on the promoted replica, and the same
+// confirmation then writes both; its undo takes the name out of the set
+// (leaving its bits, as an undone ban does: see TestBanUnbanUndo).
+func TestSentinelBanFailoverBeforeExec(t *testing.T) {
+	var kill atomic.Pointer[func()]
+	f := sentinelSetup(t, Options{beforeExec: func() {
+		if k := kill.Swap(nil); k != nil {
+			(*k)()
+		}
+	}})
+	c := f.primary(9)
+	c.SetBit(f.ctx, banBloom, banBits-1, 0)
+	c.SAdd(f.ctx, banSet, "mallory")
+	f.replicated(9, "the ban list", func(r *redis.Client) bool { return r.SIsMember(f.ctx, banSet, "mallory").Val() })
+	state := func() (inSet bool, bits int) {
+		c := f.primary(9)
+		for _, off := range redisview.BloomPositions("eve", banBits, 6) {
+			bits += int(c.GetBit(f.ctx, banBloom, off).Val())
+		}
+		return c.SIsMember(f.ctx, banSet, "eve").Val(), bits
+	}
+	pv, err := f.r.Preview(f.ctx, support, f.conn, KindBan, f.req(9, banSet, ArgName, "eve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := func() { f.s.KillPrimary(30 * time.Second) }
+	kill.Store(&k)
+	_, err = f.r.Execute(f.ctx, support, f.conn, pv)
+	wantErr(t, err, ErrRedis, "nothing was changed")
+	if in, bits := state(); in || bits != 0 {
+		t.Fatalf("after the failed ban: in the set %v, %d of 6 bits set", in, bits)
+	}
+	out, err := f.r.Execute(f.ctx, support, f.conn, pv)
+	if err != nil {
+		t.Fatalf("the ban again after the failover: %v", err)
+	}
+	if in, bits := state(); !in || bits != 6 {
+		t.Fatalf("after the ban: in the set %v, %d of 6 bits set", in, bits)
+	}
+	o := f.outcomes(KindBan)
+	if len(o) != 2 || o[0].Outcome != OutcomeFailed || o[1].Outcome != OutcomeOK || o[1].ID != out.ID {
+		t.Fatalf("audit %+v", o)
+	}
+	f.mustRun(admin, KindUndo, UndoRequest(o[1]))
+	if in, _ := state(); in {
+		t.Fatal("after undo: still in the set")
+	}
 }
