@@ -34,6 +34,7 @@ var errorStatuses = []struct {
 	{action.ErrChanged, http.StatusConflict, "The key changed since you previewed it", ""},
 	{action.ErrNotFound, http.StatusNotFound, "Not found", ""},
 	{action.ErrAuditUnavailable, http.StatusServiceUnavailable, "The audit log is unavailable, so nothing was changed", ""},
+	{action.ErrCrossSlot, http.StatusBadRequest, "Keys in more than one cluster slot", ""},
 	{action.ErrInvalid, http.StatusBadRequest, "Invalid request", ""},
 	{action.ErrNotUndoable, http.StatusConflict, "Cannot undo", ""},
 	{action.ErrRedis, http.StatusBadGateway, "Redis refused or could not be reached", ""},

@@ -211,6 +211,17 @@ func (a *Audit) claimConfirmation(ctx context.Context, nonce string, ttl time.Du
 	return nil
 }
 
+// releaseConfirmation frees a claimed confirmation that changed nothing
+// (Redis failed before the change, or was found unchanged after a lost
+// connection), so that it can be confirmed again: it has not run. Best
+// effort, past the caller's context: a claim left expires with the
+// preview.
+func (a *Audit) releaseConfirmation(ctx context.Context, nonce string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditDeadline)
+	defer cancel()
+	_ = a.client.Del(ctx, a.stream+":confirmed:"+nonce).Err()
+}
+
 func auditErr(err error) error {
 	return fmt.Errorf("%w: nothing was changed, because the action could not be recorded first: %v", ErrAuditUnavailable, err)
 }

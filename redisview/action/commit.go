@@ -105,7 +105,8 @@ func execErr(cmds []redis.Cmder, nApply int, err error) error {
 		// Refused while queuing (ACL, unknown command): EXEC discarded it all.
 		return redisErr("queuing the change (nothing was changed)", firstErr(cmds, err))
 	case !isServerReply(err):
-		return redisf("connection to Redis lost while committing: %v (Redis applies a transaction entirely or not at all: check the key to see whether it happened)", err)
+		// EXEC may have run, or not: Execute reads the keys again to tell.
+		return lostErr{err}
 	}
 	// EXEC ran. A command Redis refuses at run time does not roll back the
 	// others, so say exactly how much happened.

@@ -26,6 +26,15 @@
 // Because the prior values are read under the same WATCH that guards EXEC,
 // the recorded prior is exactly the state the change replaced.
 //
+// On a Redis Cluster every key a transaction reads or writes must be in
+// one hash slot (CrossSlot): the preview refuses an action whose keys are
+// not, naming them, and so does Execute; the transaction runs on that
+// slot's primary. When the connection is lost with EXEC under way on a
+// sentinel or cluster connection (a failover), Execute reads the keys
+// again on the primary that answers next (settleLost) and records whether
+// the change was made; a confirmation that changed nothing may be
+// confirmed again.
+//
 // A live leaderboard changes many times a second, so an action on one of
 // its entries (MemberPlan) fingerprints and records that member only, and
 // when EXEC fails because the sorted set was written, steps 2 and 4 are

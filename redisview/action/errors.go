@@ -35,13 +35,16 @@ var (
 type quiet struct {
 	msg      string
 	sentinel error
+	// unreachable: Redis was not reached or the connection failed (no
+	// server reply), where a cluster's failover may be the cause.
+	unreachable bool
 }
 
 func (e quiet) Error() string { return e.msg }
 func (e quiet) Unwrap() error { return e.sentinel }
 
 func redisf(format string, args ...any) error {
-	return quiet{fmt.Sprintf(format, args...), ErrRedis}
+	return quiet{msg: fmt.Sprintf(format, args...), sentinel: ErrRedis}
 }
 
 func invalidf(format string, args ...any) error {
@@ -70,8 +73,14 @@ func redisErr(where string, err error) error {
 	case isServerReply(err):
 		return redisf("Redis refused the command while %s: %s", where, msg)
 	default:
-		return redisf("Redis unreachable while %s: %s", where, msg)
+		return quiet{msg: fmt.Sprintf("Redis unreachable while %s: %s", where, msg), sentinel: ErrRedis, unreachable: true}
 	}
+}
+
+// isUnreachable reports an error of redisErr's for a server not reached.
+func isUnreachable(err error) bool {
+	var q quiet
+	return errors.As(err, &q) && q.unreachable
 }
 
 // isServerReply tells a reply the server sent (it is up and said no) from a

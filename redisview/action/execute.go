@@ -36,6 +36,11 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 		err = r.checkPreview(pv, keys)
 	}
 	if err == nil {
+		// A confirmation whose keys span slots was not made by this
+		// console's preview (or the plan's keys moved): refused, recorded.
+		err = w.err(checkSlots(conn, p, keys))
+	}
+	if err == nil {
 		// Claimed before anything else is written: a confirmation runs at
 		// most once, whatever happens next (preview again to retry).
 		err = r.audit.claimConfirmation(ctx, pv.Nonce, r.opts.PreviewTTL+clockSkew)
@@ -59,9 +64,29 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	}
 
 	x := &execution{pv: pv, conn: conn, db: req.DB, p: p, keys: keys, w: w, rec: &rec, out: &out}
-	post, err := r.commitWatched(ctx, x)
-	if err != nil && !isOurs(err) {
-		err = redisErr("watching the keys", err)
+	var post []State
+	err = retryOnCluster(ctx, conn, req.DB, func() error {
+		var err error
+		post, err = r.commitWatched(ctx, x)
+		if err != nil && !isOurs(err) {
+			err = redisErr("watching the keys", err)
+		}
+		if x.committing && isUnreachable(err) {
+			return lostErr{err} // not tried again: EXEC may have been sent
+		}
+		return err
+	})
+	var lost lostErr
+	switch {
+	case errors.As(err, &lost):
+		// The connection failed with EXEC on its way or its reply (a
+		// primary killed, a failover): read the keys again to tell
+		// whether the change was made.
+		post, err = r.settleLost(ctx, x, lost)
+	case errors.Is(err, ErrRedis) && !x.committing:
+		// Redis failed before any EXEC was sent: nothing was written, so
+		// this confirmation has not run and may be confirmed again.
+		r.audit.releaseConfirmation(ctx, pv.Nonce)
 	}
 	err = w.err(err)
 	if errors.Is(err, ErrAuditUnavailable) {
@@ -88,6 +113,9 @@ type execution struct {
 	w    withheld
 	rec  *Record
 	out  *Outcome
+	// committing is set once a MULTI/EXEC may have been sent: before
+	// that, a failure has changed nothing.
+	committing bool
 }
 
 // commitWatched runs the action under WATCH, retrying a MemberPlan that
@@ -169,6 +197,7 @@ func (r *Runner) attempt(ctx context.Context, tx *redis.Tx, x *execution, member
 	if r.opts.beforeExec != nil {
 		r.opts.beforeExec()
 	}
+	x.committing = true
 	return r.commit(ctx, tx, x.p, states, members)
 }
 

@@ -186,12 +186,20 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	// Keys named after a withheld argument are shown by stand-ins (see
 	// namedPlan), read by their names.
 	w := withheldKeys(conn, k, req, p, keys)
-	if pp, ok := p.(preparer); ok {
-		if err := pp.prepare(ctx, conn.DB(req.DB)); err != nil {
-			return Preview{}, w.err(err)
-		}
+	if err := checkSlots(conn, p, keys); err != nil {
+		return Preview{}, w.err(err)
 	}
-	states, err := r.readStates(ctx, conn.DB(req.DB), conn, req.DB, p, keys)
+	var states []State
+	err = retryOnCluster(ctx, conn, req.DB, func() error {
+		if pp, ok := p.(preparer); ok {
+			if err := pp.prepare(ctx, conn.DB(req.DB)); err != nil {
+				return err
+			}
+		}
+		var err error
+		states, err = r.readStates(ctx, conn.DB(req.DB), conn, req.DB, p, keys)
+		return err
+	})
 	if err != nil {
 		return Preview{}, w.err(err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // seed writes one key of each type; ttl 0 leaves it persistent.
-func seed(t *testing.T, c *redis.Client, typ, key string, ttl time.Duration) {
+func seed(t *testing.T, c redis.Cmdable, typ, key string, ttl time.Duration) {
 	t.Helper()
 	ctx := t.Context()
 	var err error
