@@ -160,8 +160,14 @@ func (l *Lease) Hold(ctx context.Context) error {
 // called each time the lease is found held by another (or the audit Redis
 // fails); it may read what the holder shares. Run does not release the
 // lease: the caller does (Release) when it stops for good.
+//
+// When the audit Redis cannot be reached for TTL, nobody can hold the
+// lease: Run then does the work anyway, on its own, until the audit Redis
+// answers again (every replica works meanwhile, as each would without
+// replicas: the work fails open rather than stopping everywhere).
 func (l *Lease) Run(ctx context.Context, work func(context.Context), wait func(context.Context)) {
 	c := clock.Or(l.s.Clock)
+	var failing time.Time // since when the audit Redis fails
 	for ctx.Err() == nil {
 		actx, cancel := context.WithTimeout(ctx, l.s.Every())
 		ok, err := l.TryAcquire(actx)
@@ -174,6 +180,16 @@ func (l *Lease) Run(ctx context.Context, work func(context.Context), wait func(c
 		cancel()
 		if ctx.Err() != nil {
 			return
+		}
+		switch {
+		case err == nil:
+			failing = time.Time{}
+		case failing.IsZero():
+			failing = c.Now()
+		case c.Since(failing) >= l.s.ttl():
+			l.alone(ctx, work)
+			failing = time.Time{}
+			continue
 		}
 		if err != nil || !ok {
 			wait(ctx)
@@ -191,4 +207,26 @@ func (l *Lease) Run(ctx context.Context, work func(context.Context), wait func(c
 		stop()
 		<-done
 	}
+}
+
+// alone does work until the audit Redis answers a PING again (or ctx ends).
+func (l *Lease) alone(ctx context.Context, work func(context.Context)) {
+	c := clock.Or(l.s.Clock)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer stop()
+		for clock.Sleep(wctx, c, l.s.Every()) {
+			pctx, cancel := context.WithTimeout(wctx, l.s.Every())
+			err := l.s.Client.Ping(pctx).Err()
+			cancel()
+			if err == nil {
+				return
+			}
+		}
+	}()
+	work(wctx)
+	stop()
+	<-done
 }

@@ -237,3 +237,35 @@ func sharedSweepSurvivesAuditRestart(t *testing.T, race bool) {
 	}
 	redistest.Eventually(t, 10*time.Second, other.id+" showing the holder's pass again", func() bool { return sameFigures(h.detail(), other.detail()) })
 }
+
+// An audit Redis that stays down leaves nobody able to hold a lease: the
+// replicas sweep on their own meanwhile (figures keep coming), and once it
+// is back, one of them holds the lease again and the other shows its
+// figures.
+func TestSharedSweepFailsOpenWhileTheAuditRedisIsDown(t *testing.T) {
+	data, audit := redistest.Start(t), redistest.Start(t)
+	fillShare(t, data, 3000)
+	a := startReplica(t, "replica-a", data, audit)
+	redistest.Eventually(t, 30*time.Second, "replica-a's first pass", func() bool { return a.detail().Pass >= 1 })
+	b := startReplica(t, "replica-b", data, audit)
+	redistest.Eventually(t, 10*time.Second, "replica-b showing replica-a's pass", func() bool { return sameFigures(a.detail(), b.detail()) })
+
+	audit.Stop()
+	pa, pb := a.detail().Pass, b.detail().Pass
+	redistest.Eventually(t, 30*time.Second, "both replicas' own passes while the audit Redis is down", func() bool {
+		return a.detail().Pass >= pa+2 && b.detail().Pass >= pb+2
+	})
+
+	audit.Restart()
+	byID := map[string]*replica{a.id: a, b.id: b}
+	var h *replica
+	redistest.Eventually(t, 20*time.Second, "a lease holder once the audit Redis is back", func() bool {
+		h = byID[holder(t, audit)]
+		return h != nil
+	})
+	other := a
+	if h == a {
+		other = b
+	}
+	redistest.Eventually(t, 20*time.Second, other.id+" showing the holder's pass", func() bool { return sameFigures(h.detail(), other.detail()) })
+}
