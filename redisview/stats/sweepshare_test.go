@@ -3,6 +3,7 @@ package stats_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -268,4 +269,45 @@ func TestSharedSweepFailsOpenWhileTheAuditRedisIsDown(t *testing.T) {
 		other = b
 	}
 	redistest.Eventually(t, 20*time.Second, other.id+" showing the holder's pass", func() bool { return sameFigures(h.detail(), other.detail()) })
+}
+
+// A name is published byte-exact (invalid UTF-8, HTML, spaces kept), and
+// one longer than the published bound is left out of the follower's lists
+// but still counted.
+func TestSharedFiguresCarryNamesByteExact(t *testing.T) {
+	data, audit := redistest.Start(t), redistest.Start(t)
+	ctx := context.Background()
+	odd := "odd:\xff\xfe<b>x</b>: padded "
+	long := "long:" + strings.Repeat("x", 5000)
+	c := data.Client(0)
+	c.Set(ctx, odd, strings.Repeat("v", 5000), 0) // the biggest by memory
+	c.Set(ctx, long, "v", 0)
+	a := startReplica(t, "replica-a", data, audit)
+	redistest.Eventually(t, 30*time.Second, "replica-a's first pass", func() bool { return a.detail().Pass >= 1 })
+	b := startReplica(t, "replica-b", data, audit)
+	redistest.Eventually(t, 10*time.Second, "replica-b showing replica-a's pass", func() bool {
+		return !b.detail().CompletedAt.IsZero() && b.detail().CompletedAt.Equal(a.detail().CompletedAt)
+	})
+	names := func(d stats.DBDetail) map[string]bool {
+		out := map[string]bool{}
+		for _, k := range d.ByMemory {
+			out[k.Key] = true
+		}
+		for _, g := range d.Unmatched {
+			for _, e := range g.Examples {
+				out[e] = true
+			}
+		}
+		return out
+	}
+	da, db := a.detail(), b.detail()
+	if !names(da)[odd] || !names(da)[long] {
+		t.Fatalf("the holder lists %v", names(da))
+	}
+	if db.UnmCount != 2 || !names(db)[odd] || db.ByMemory[0].Key != odd {
+		t.Fatalf("the follower: %d keys, lists %v", db.UnmCount, names(db))
+	}
+	if names(db)[long] {
+		t.Fatal("a 5,005-byte name was published")
+	}
 }
