@@ -151,10 +151,14 @@ func TestSharedSweepRunsOnceAcrossReplicas(t *testing.T) {
 	one := perPasses(t, data, a, k)
 
 	b := startReplica(t, "replica-b", data, audit)
-	redistest.Eventually(t, 10*time.Second, "replica-b showing replica-a's pass", func() bool { return sameFigures(a.detail(), b.detail()) })
-	if d := b.detail(); d.UnmCount != 3000 {
-		t.Fatalf("replica-b shows %d keys, want 3000", d.UnmCount)
+	// A replica that joins shows the published pass at once: by its first
+	// read, a completed pass of every key (its own would be a partial
+	// first batch).
+	b.s.WaitRead(context.Background(), 10*time.Second)
+	if d := b.detail(); d.Pass < 1 || d.CompletedAt.IsZero() || d.UnmCount != 3000 {
+		t.Fatalf("replica-b's first figures: pass %d completed %v, %d keys; want replica-a's pass of 3000", d.Pass, d.CompletedAt, d.UnmCount)
 	}
+	redistest.Eventually(t, 10*time.Second, "replica-b showing replica-a's pass", func() bool { return sameFigures(a.detail(), b.detail()) })
 	two := perPasses(t, data, a, k)
 	t.Logf("data server commands over %d passes: replica-a alone %d, both replicas %d (%.3f×)", k, one, two, float64(two)/float64(one))
 	if float64(two) > 1.1*float64(one) {
