@@ -171,12 +171,6 @@ func (l *Lease) Run(ctx context.Context, work func(context.Context), wait func(c
 	for ctx.Err() == nil {
 		actx, cancel := context.WithTimeout(ctx, l.s.Every())
 		ok, err := l.TryAcquire(actx)
-		if err == nil && !ok {
-			// This process may hold it already (a restart of work
-			// after its context ended, a lease kept through a crash of
-			// the work): renewing takes it back.
-			ok, err = l.Renew(actx)
-		}
 		cancel()
 		if ctx.Err() != nil {
 			return
