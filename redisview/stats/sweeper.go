@@ -125,8 +125,7 @@ func (s *Sweeper) sweep(ctx context.Context) {
 				s.unchanged = s.last.started
 				s.err = ""
 				s.mu.Unlock()
-				s.markRead()
-				s.publish(ctx, false)
+				s.shown(ctx, false)
 				s.sleep(ctx, minPassInterval)
 				continue
 			}
@@ -162,8 +161,7 @@ func (s *Sweeper) sweep(ctx context.Context) {
 			starting = true
 		}
 		s.mu.Unlock()
-		s.markRead()
-		s.publish(ctx, done)
+		s.shown(ctx, done)
 
 		n := max(len(batch), 1)
 		wait := time.Duration(n)*time.Second/time.Duration(max(s.budget.KeysPerSec, 1)) - s.clock.Since(t0)
@@ -176,13 +174,19 @@ func (s *Sweeper) sweep(ctx context.Context) {
 	}
 }
 
+// shown marks what the sweeper holds as read — a pass done, a batch, a
+// failure, nothing changed — and publishes it to the other replicas.
+func (s *Sweeper) shown(ctx context.Context, done bool) {
+	s.markRead()
+	s.publish(ctx, done)
+}
+
 // fail records a failed read and waits a second before the next try.
 func (s *Sweeper) fail(ctx context.Context, err error) {
 	s.mu.Lock()
 	s.err = s.conn.SafeErr(err)
 	s.mu.Unlock()
-	s.markRead()
-	s.publish(ctx, false)
+	s.shown(ctx, false)
 	s.sleep(ctx, time.Second)
 }
 
