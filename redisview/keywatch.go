@@ -116,3 +116,11 @@ func (w *KeyWatch) Listen(ctx context.Context, c *Conn, kick func(name string)) 
 
 // Wait returns when every listener has ended (their contexts are done).
 func (w *KeyWatch) Wait() { w.wg.Wait() }
+
+// Watching reports whether a key of conn is watched now (an Add not
+// undone).
+func (w *KeyWatch) Watching(conn string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.per[conn] > 0
+}

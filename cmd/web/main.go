@@ -112,7 +112,9 @@ Flags:
                           names always work); repeatable
   --readyz-detail         name the connections that are down in /readyz for anonymous
                           callers too (default: only for signed-in users)
-  --audit NAME/DB         where the audit stream lives (default: first connection, db 15)
+  --audit NAME/DB         where the audit stream lives (default: first connection, db 15);
+                          given, replicas on the same audit Redis share their sweeps
+                          and probes through leases there
   --audit-maxlen N        approximate cap of the audit stream (default 100000)
 
 Subcommands:
@@ -225,7 +227,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 			TrustedProxies: cfg.TrustedProxies, UserHeader: cfg.ProxyUser, EmailHeader: cfg.ProxyEmail, RoleHeader: cfg.ProxyRole,
 			ProxyMatch: cfg.ProxyMatch, AllowedHosts: cfg.AllowedHosts, ReadyzDetail: cfg.ReadyzDetail, Users: users},
 		UsersFile: cfg.UsersFile, ReloadUsers: reload,
-		Audit: cfg.Audit, AuditMaxLen: cfg.AuditMaxLen,
+		Audit: cfg.Audit, AuditMaxLen: cfg.AuditMaxLen, Replicas: cfg.Audit != "",
 		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep, SearchRate: cfg.SearchRate, MetricsBans: true, MetricsKeep: cfg.MetricsKeep || cfg.Demo(),
 	}, log)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/clock"
+	"github.com/keydeck/keydeck/internal/lease"
 	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/internal/metrics"
 	"github.com/keydeck/keydeck/internal/people"
@@ -91,6 +92,12 @@ type Config struct {
 	AuditClient *redis.Client
 	// AuditMaxLen caps the audit stream (XADD … MAXLEN ~); 0: no cap.
 	AuditMaxLen int64
+	// Replicas: other Keydeck processes share this audit Redis (cmd/web:
+	// --audit given), and share the background work through it (see
+	// replicas.go): each database's statistics sweep and each
+	// connection's health probe run on one replica at a time, under a
+	// lease. Off, this process does all of it itself.
+	Replicas bool
 
 	// PollInterval is how often a live topic reads Redis (default 1s);
 	// MinGap how soon a keyspace notification may poll it again (default
@@ -193,6 +200,7 @@ type Server struct {
 	app     *handlers.App
 	handler *echo.Echo
 	budgets map[string]*scanbudget.Budget // per connection
+	share   *lease.Shared                 // nil: no replicas (Config.Replicas)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -234,15 +242,21 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, reg: reg,
 		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly, Now: cfg.Now})}
 	s.ctx, s.cancel = context.WithCancel(ctx)
+	if cfg.Replicas {
+		s.share = &lease.Shared{Client: audit, ID: lease.NewID(), Clock: cfg.Clock}
+	}
 
-	s.bg.Go(func() { reg.Monitor(s.ctx, cfg.MonitorInterval) })
+	if s.share == nil {
+		s.bg.Go(s.monitor)
+	}
 	if auth.Users != nil && cfg.UsersFile != "" {
 		s.bg.Go(func() { auth.Users.Watch(s.ctx, cfg.UsersPoll, cfg.ReloadUsers, log.With("component", "users")) })
 	}
 	s.hub = live.New(s.ctx, log.With("component", "hub"), cfg.PollInterval, live.WithClock(cfg.Clock))
 	// Keyspace notifications may kick a topic; it still polls at most this often.
 	s.hub.MinGap = cfg.MinGap
-	s.sweepers = stats.NewSweepers(s.ctx, cfg.Sweep, cfg.SweepLinger, log.With("component", "sweep"), stats.WithClock(cfg.Clock))
+	s.sweepers = stats.NewSweepers(s.ctx, cfg.Sweep, cfg.SweepLinger, log.With("component", "sweep"), stats.WithClock(cfg.Clock),
+		stats.WithShare(s.share))
 	s.boards = leaderboard.NewIndex(s.ctx, leaderboard.WithClock(cfg.Clock))
 	// The Rate limits and Locks pages read one sweep per connection; it
 	// keeps running LimitsLinger after the last viewer leaves, so flipping
@@ -253,8 +267,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	// Keyspace notifications (where the server publishes them) refresh the
 	// live views of a key at once instead of at their next tick.
 	s.watch = &redisview.KeyWatch{}
-	for _, c := range reg.All() {
-		s.watch.Listen(s.ctx, c, s.hub.Kick)
+	if s.share == nil {
+		for _, c := range reg.All() {
+			s.watch.Listen(s.ctx, c, s.hub.Kick)
+		}
+	} else {
+		// Replicas: each connection's probe and notifications under its
+		// watch lease (replicas.go).
+		s.bg.Go(s.monitor)
 	}
 
 	// One scan budget per connection, kept for the console's life so
@@ -291,7 +311,7 @@ func (s *Server) startMetrics() {
 	k := &metrics.Keeper{Conns: s.reg, Sweeps: s.sweepers, Limits: s.limits, Quotas: s.quotas, Bans: bans,
 		Hold: s.cfg.MetricsKeep, Interval: s.cfg.MetricsInterval, Clock: s.cfg.Clock}
 	// Awaited before the pools it acquires from (see Close).
-	s.keeper.Go(func() { k.Run(s.ctx) })
+	s.keeper.Go(func() { s.runKeeper(k) })
 }
 
 // MetricsHandler serves the Prometheus exposition alone, unguarded: for a

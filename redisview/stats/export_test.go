@@ -34,3 +34,7 @@ func SweepPass(ctx context.Context, c *redisview.Conn, db int, script bool) (DBD
 
 // ReadSignature is readSignature: what INFO says of db's changes.
 var ReadSignature = readSignature
+
+// WithoutRelease leaves a sweeper's lease to expire when it stops, as a
+// replica that died would.
+func WithoutRelease() Option { return func(p *Sweepers) { p.noRelease = true } }

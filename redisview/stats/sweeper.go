@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/clock"
+	"github.com/keydeck/keydeck/internal/lease"
 	"github.com/keydeck/keydeck/internal/linger"
 	"github.com/keydeck/keydeck/redisview"
 )
@@ -46,6 +47,13 @@ type Sweeper struct {
 	// opened as the sweeper starts shows figures, not an empty frame.
 	read     chan struct{}
 	readOnce sync.Once
+
+	// share is the audit Redis replicas share (nil: on its own); the
+	// rest is this sweeper's side of it (sweepshare.go), used by its run
+	// goroutine only.
+	share     *lease.Shared
+	noRelease bool
+	published time.Time // when the status was last written
 }
 
 func (s *Sweeper) markRead() { s.readOnce.Do(func() { close(s.read) }) }
@@ -74,7 +82,19 @@ func (s *Sweeper) fresh() (redis.UniversalClient, *keySweep) {
 	return cl, ks
 }
 
+// run sweeps the database until ctx ends: itself, or, where replicas
+// share an audit Redis, while this process holds the database's lease,
+// showing the holder's published passes meanwhile (see sweepshare.go).
 func (s *Sweeper) run(ctx context.Context) {
+	if s.share == nil {
+		s.sweep(ctx)
+		return
+	}
+	s.shared(ctx)
+}
+
+// sweep is the sweep itself: pass after pass until ctx ends.
+func (s *Sweeper) sweep(ctx context.Context) {
 	cl, ks := s.fresh()
 	starting := true
 	var passSig signature // as the running pass started
@@ -105,7 +125,7 @@ func (s *Sweeper) run(ctx context.Context) {
 				s.unchanged = s.last.started
 				s.err = ""
 				s.mu.Unlock()
-				s.markRead()
+				s.shown(ctx, false)
 				s.sleep(ctx, minPassInterval)
 				continue
 			}
@@ -141,7 +161,7 @@ func (s *Sweeper) run(ctx context.Context) {
 			starting = true
 		}
 		s.mu.Unlock()
-		s.markRead()
+		s.shown(ctx, done)
 
 		n := max(len(batch), 1)
 		wait := time.Duration(n)*time.Second/time.Duration(max(s.budget.KeysPerSec, 1)) - s.clock.Since(t0)
@@ -154,12 +174,19 @@ func (s *Sweeper) run(ctx context.Context) {
 	}
 }
 
+// shown marks what the sweeper holds as read — a pass done, a batch, a
+// failure, nothing changed — and publishes it to the other replicas.
+func (s *Sweeper) shown(ctx context.Context, done bool) {
+	s.markRead()
+	s.publish(ctx, done)
+}
+
 // fail records a failed read and waits a second before the next try.
 func (s *Sweeper) fail(ctx context.Context, err error) {
 	s.mu.Lock()
 	s.err = s.conn.SafeErr(err)
 	s.mu.Unlock()
-	s.markRead()
+	s.shown(ctx, false)
 	s.sleep(ctx, time.Second)
 }
 
@@ -206,6 +233,12 @@ type Sweepers struct {
 	// starting or stopping), then under mu.
 	mu     sync.Mutex
 	recent map[sweepKey]keptPass
+
+	// share: replicas sharing an audit Redis sweep each database once
+	// (WithShare); noRelease (tests) leaves the lease to expire on stop,
+	// as a process that died would.
+	share     *lease.Shared
+	noRelease bool
 }
 
 type keptPass struct {
@@ -258,7 +291,8 @@ func (p *Sweepers) Budget() SweepBudget { return p.budget }
 func (p *Sweepers) Acquire(c *redisview.Conn, db int) (s *Sweeper, release func()) {
 	k := sweepKey{c.Name, db}
 	return p.pool.Acquire(k, func() *Sweeper {
-		s := &Sweeper{conn: c, db: db, budget: p.budget, log: p.log, clock: p.clock, read: make(chan struct{})}
+		s := &Sweeper{conn: c, db: db, budget: p.budget, log: p.log, clock: p.clock, read: make(chan struct{}),
+			share: p.share, noRelease: p.noRelease}
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if kp, ok := p.recent[k]; ok && p.clock.Since(kp.last.finished) <= recentFor {
