@@ -227,23 +227,51 @@ func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match
 	if err != nil {
 		return nil, "", err
 	}
-	type job struct {
-		pos  clusterPos
-		node *redis.Client
-		who  identity
+	w := &clusterStep{st: st, cc: cc, byID: map[string]*scanJob{}}
+	w.plan(ctx, ps, ranges)
+	w.scan(ctx, match, count, typ)
+	w.confirmEnds(ctx)
+	if w.doubt {
+		st.doubt(ctx, cc) // the next step reads CLUSTER SLOTS again, the client its slot map
 	}
-	var (
-		jobs  []*job
-		byID  = map[string]*job{}
-		next  []clusterPos
-		errs  []error
-		doubt bool
-	)
+	if len(w.errs) > 0 {
+		return w.keys, formatClusterCursor(w.next), errors.Join(w.errs...)
+	}
+	return w.keys, formatClusterCursor(w.next), nil
+}
+
+// scanJob is one node's SCAN in a step.
+type scanJob struct {
+	pos  clusterPos
+	node *redis.Client
+	who  identity
+}
+
+// clusterStep is one step of a composite walk: a SCAN on each primary,
+// in parallel, and the positions of the next step.
+type clusterStep struct {
+	st    *clusterState
+	cc    *redis.ClusterClient
+	jobs  []*scanJob
+	byID  map[string]*scanJob
+	next  []clusterPos
+	errs  []error
+	doubt bool
+
+	mu      sync.Mutex
+	keys    []string
+	ended   []clusterPos // nodes whose walk ended this step
+	endedID []string
+}
+
+// plan finds the node of each position; a position whose node is not
+// known now is kept for the next step.
+func (w *clusterStep) plan(ctx context.Context, ps []clusterPos, ranges []redis.ClusterSlot) {
 	for _, p := range ps {
-		node, err := cc.MasterForKey(ctx, keyForSlot(p.slot))
+		node, err := w.cc.MasterForKey(ctx, keyForSlot(p.slot))
 		var who identity
 		if err == nil {
-			who, err = st.identity(ctx, node)
+			who, err = w.st.identity(ctx, node)
 		}
 		if err == nil {
 			if id, ok := slotOwner(ranges, p.slot); !ok || id != "" && id != who.id {
@@ -251,84 +279,79 @@ func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match
 			}
 		}
 		if err != nil { // no node serves it now, or not the one the client knows (a failover): kept, retried
-			next = append(next, p)
-			errs = append(errs, fmt.Errorf("slot %d: %w", p.slot, err))
-			doubt = true
+			w.next = append(w.next, p)
+			w.errs = append(w.errs, fmt.Errorf("slot %d: %w", p.slot, err))
+			w.doubt = true
 			continue
 		}
 		if p.owner != who.run { // another process: its cursor means nothing there
 			p.owner, p.cursor = who.run, 0
 		}
-		if j := byID[who.id]; j != nil {
+		if j := w.byID[who.id]; j != nil {
 			// Two positions on one node: it holds keys of both shards,
 			// some behind either cursor. Walk it once, from its start.
 			j.pos.slot, j.pos.cursor = min(j.pos.slot, p.slot), 0
 			continue
 		}
-		j := &job{p, node, who}
-		byID[who.id] = j
-		jobs = append(jobs, j)
+		j := &scanJob{p, node, who}
+		w.byID[who.id] = j
+		w.jobs = append(w.jobs, j)
 	}
-	var (
-		mu      sync.Mutex
-		wg      sync.WaitGroup
-		keys    []string
-		ended   []clusterPos // nodes whose walk ended this step
-		endedID []string
-	)
-	for _, j := range jobs {
+}
+
+// scan runs every planned node's SCAN in parallel.
+func (w *clusterStep) scan(ctx context.Context, match string, count int64, typ string) {
+	var wg sync.WaitGroup
+	for _, j := range w.jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			got, n, err := scanOne(ctx, j.node, j.pos.cursor, match, count, typ)
 			var who identity
 			if err == nil {
-				who, err = st.answered(ctx, j.node, j.who)
+				who, err = w.st.answered(ctx, j.node, j.who)
 			}
-			mu.Lock()
-			defer mu.Unlock()
+			w.mu.Lock()
+			defer w.mu.Unlock()
 			if err != nil {
-				st.forget(j.node) // ask again: it may come back as another process
-				errs = append(errs, fmt.Errorf("node %s: %w", j.node.Options().Addr, err))
-				next = append(next, j.pos)
-				doubt = true
+				w.st.forget(j.node) // ask again: it may come back as another process
+				w.errs = append(w.errs, fmt.Errorf("node %s: %w", j.node.Options().Addr, err))
+				w.next = append(w.next, j.pos)
+				w.doubt = true
 				return
 			}
-			keys = append(keys, got...)
+			w.keys = append(w.keys, got...)
 			switch {
 			case who.run != j.who.run: // replaced meanwhile: which one answered is not known
-				next = append(next, clusterPos{j.pos.slot, who.run, 0})
+				w.next = append(w.next, clusterPos{j.pos.slot, who.run, 0})
 			case n != 0:
-				next = append(next, clusterPos{j.pos.slot, j.pos.owner, n})
+				w.next = append(w.next, clusterPos{j.pos.slot, j.pos.owner, n})
 			default:
-				ended = append(ended, j.pos)
-				endedID = append(endedID, who.id)
+				w.ended = append(w.ended, j.pos)
+				w.endedID = append(w.endedID, who.id)
 			}
 		}()
 	}
 	wg.Wait()
-	if len(ended) > 0 {
-		// A node's walk ends only if it still serves the slot in a map
-		// read now: the one used may be behind (its slots and keys moved
-		// to another node, which then walks them from its start).
-		fresh, err := st.reread(ctx, cc)
-		for i, p := range ended {
-			if id, ok := slotOwner(fresh, p.slot); err != nil || !ok || id != "" && id != endedID[i] {
-				next = append(next, clusterPos{slot: p.slot})
-				doubt = true
-			}
+}
+
+// confirmEnds: a node's walk ends only if it still serves the slot in a
+// map read now: the one used may be behind (its slots and keys moved to
+// another node, which then walks them from its start).
+func (w *clusterStep) confirmEnds(ctx context.Context) {
+	if len(w.ended) == 0 {
+		return
+	}
+	fresh, err := w.st.reread(ctx, w.cc)
+	for i, p := range w.ended {
+		if id, ok := slotOwner(fresh, p.slot); err != nil || !ok || id != "" && id != w.endedID[i] {
+			w.next = append(w.next, clusterPos{slot: p.slot})
+			w.doubt = true
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("confirming the end of a node's walk: %w", err))
-		}
 	}
-	if doubt {
-		st.doubt(ctx, cc) // the next step reads CLUSTER SLOTS again, the client its slot map
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("confirming the end of a node's walk: %w", err))
 	}
-	if len(errs) > 0 {
-		return keys, formatClusterCursor(next), errors.Join(errs...)
-	}
-	return keys, formatClusterCursor(next), nil
 }
 
 // positions are the positions of a step from cur: at the start of a

@@ -47,15 +47,19 @@ func TestScanStepRestartsAShardAfterFailover(t *testing.T) {
 	dead := cl.Primaries()[1]
 	dead.Stop()
 	cl.WaitFailover(dead, 30*time.Second)
-	deadline := time.Now().Add(30 * time.Second)
-	for steps := 0; !cur.Done(); steps++ {
-		if steps > 2000 || time.Now().After(deadline) {
-			t.Fatalf("the walk does not end (%d steps, at %q)", steps, cur)
+	steps := 0
+	// A failing step waits a moment: the client learns the new primary.
+	redistest.Eventually(t, 30*time.Second, "the walk ends", func() bool {
+		for ; !cur.Done(); steps++ {
+			if steps > 2000 {
+				t.Fatalf("the walk does not end (%d steps, at %q)", steps, cur)
+			}
+			if err := step(); err != nil {
+				return false
+			}
 		}
-		if err := step(); err != nil {
-			time.Sleep(50 * time.Millisecond) // poll: the client learns the new primary
-		}
-	}
+		return true
+	})
 	var sum int64
 	for _, p := range cl.Primaries() {
 		n, err := p.Client(0).DBSize(ctx).Result()

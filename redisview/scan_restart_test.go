@@ -51,15 +51,19 @@ func (w *walker) half() {
 // failing over) and fails t if any of the n keys k:<i> was not given.
 func (w *walker) finish(n int, what string) {
 	w.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for steps := 0; !w.cur.Done(); steps++ {
-		if steps > 5000 || time.Now().After(deadline) {
-			w.t.Fatalf("the walk does not end (%d steps, at %q)", steps, w.cur)
+	steps := 0
+	// A failing step waits a moment: the client learns the new primary.
+	redistest.Eventually(w.t, 60*time.Second, "the walk ends", func() bool {
+		for ; !w.cur.Done(); steps++ {
+			if steps > 5000 {
+				w.t.Fatalf("the walk does not end (%d steps, at %q)", steps, w.cur)
+			}
+			if err := w.step(); err != nil {
+				return false
+			}
 		}
-		if err := w.step(); err != nil {
-			time.Sleep(50 * time.Millisecond) // poll: the client learns the new primary
-		}
-	}
+		return true
+	})
 	var missed []string
 	for i := range n {
 		if k := fmt.Sprintf("k:%d", i); !w.seen[k] {
