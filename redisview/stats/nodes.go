@@ -68,9 +68,9 @@ func (n NodeStats) Problem() string {
 
 // ClusterStats is what the overview says of the cluster as a whole.
 type ClusterStats struct {
-	State    redisview.Opt[string] // cluster_state
-	Assigned int                   // slots some primary serves
-	Uncovered int                  // 16384 − Assigned
+	State     redisview.Opt[string] // cluster_state
+	Assigned  int                   // slots some primary serves
+	Uncovered int                   // 16384 − Assigned
 	// Primaries: the primaries that hold slots (or should: not failed);
 	// PrimariesRead of them answered, and the keyspace and server figures
 	// sum those.

@@ -134,8 +134,8 @@ type OverviewReader struct {
 	prevOps   opsPoint // the counters at the previous read
 	history   []Sample
 	sweep     ttlSweep
-	lastSizes map[int]int64 // DBSIZE of the previous fallback tick
-	last      Overview      // the latest read, for pages opened meanwhile
+	lastSizes map[int]int64      // DBSIZE of the previous fallback tick
+	last      Overview           // the latest read, for pages opened meanwhile
 	nodeOps   map[string]nodeOps // a cluster's command counters by node ID
 	// policyByConfig: the server's INFO has no maxmemory_policy (before
 	// Redis 4): CONFIG GET maxmemory-policy reads it.
