@@ -192,10 +192,14 @@ func (p *nodePool) close() {
 	}
 }
 
-// closeNodeClients closes a connection's node clients (Conn.Close).
+// closeNodeClients closes a connection's clients of single cluster
+// nodes and of its sentinels (Conn.Close).
 func closeNodeClients(c *Conn) {
 	if v, ok := nodePools.LoadAndDelete(c); ok {
 		v.(*nodePool).close()
+	}
+	if v, ok := sentinelPools.LoadAndDelete(c); ok {
+		v.(*sentinelPool).close()
 	}
 }
 

@@ -34,6 +34,9 @@ type Overview struct {
 	// Headroom is each primary's memory and keys before it evicts (one
 	// line on a standalone server).
 	Headroom []Headroom
+	// Sentinel is a sentinel connection's primary, replicas and sentinels
+	// (nil on other connections).
+	Sentinel *SentinelStats
 }
 
 // ServerStats are the server-wide numbers of the overview.
@@ -141,6 +144,10 @@ type OverviewReader struct {
 	// Redis 4): CONFIG GET maxmemory-policy reads it.
 	policyByConfig bool
 	policyCfg      redisview.Opt[string] // what it read
+	// A sentinel connection's primary at the last read, and the last
+	// change of primary seen.
+	primary  string
+	failover *Failover
 }
 
 // NewOverviewReader makes a reader for c.
@@ -187,6 +194,10 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	if err == nil && r.fallback {
 		mark = redisview.OwnMark{}
 		info, infoE, notif, sizes, err = r.readFallback(redisview.WithOwnMark(ctx, &mark))
+	}
+	if c.Topology().Kind == redisview.Sentinel {
+		// Even when the primary cannot be read: the sentinels say why.
+		r.readSentinel(ctx, &ov)
 	}
 	ov.At = r.now()
 	if err != nil {
