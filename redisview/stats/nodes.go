@@ -263,7 +263,10 @@ func (r *OverviewReader) readCluster(ctx context.Context, ov *Overview) error {
 	case len(primaryInfos) == 0:
 		why := "no primary answered"
 		ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec, ov.Server.TotalOpsPerSec = redisview.None[float64](why), redisview.None[float64](why), redisview.None[float64](why)
-	case first || !opsOK:
+	case !opsOK && !first:
+		why := "not every primary answered twice in a row"
+		ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec, ov.Server.TotalOpsPerSec = redisview.Pending[float64](why), redisview.Pending[float64](why), redisview.Pending[float64](why)
+	case first:
 		ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec, ov.Server.TotalOpsPerSec = redisview.Pending[float64]("measuring…"), redisview.Pending[float64]("measuring…"), redisview.Pending[float64]("measuring…")
 	default:
 		ownDelta := float64(own.Done-prevOwn) - 2*float64(replicaReads)
