@@ -187,4 +187,3 @@ func sentinelVM(s *stats.SentinelStats) *views.SentinelVM {
 	}
 	return vm
 }
-
