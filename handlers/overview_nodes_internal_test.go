@@ -1,0 +1,60 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/schema"
+	"github.com/keydeck/keydeck/redisview/stats"
+)
+
+// A policy that cannot be read is said "not readable", never guessed and
+// never flagged; on a vertique connection the row says the eviction
+// question stays open. A known policy other than noeviction is flagged on
+// vertique only.
+func TestHeadroomPolicyRows(t *testing.T) {
+	t.Parallel()
+	vt := redisview.PackChoice{Pack: schema.BuiltinPack("vertique")}
+	ei := redisview.PackChoice{Pack: schema.BuiltinPack("eisland")}
+	refused := redisview.None[string]("not readable: CONFIG GET is not permitted for this Redis user (ACL)")
+	for _, c := range []struct {
+		name       string
+		policy     redisview.Opt[string]
+		pc         redisview.PackChoice
+		want       string
+		flag       bool
+		whyContain string
+	}{
+		{"vertique lru", redisview.Some("allkeys-lru"), vt, "allkeys-lru", true, "non-evicting"},
+		{"vertique volatile", redisview.Some("volatile-ttl"), vt, "volatile-ttl", true, "non-evicting"},
+		{"vertique noeviction", redisview.Some("noeviction"), vt, "noeviction", false, ""},
+		{"eisland lru", redisview.Some("allkeys-lru"), ei, "allkeys-lru", false, ""},
+		{"no pack", redisview.Some("allkeys-lru"), redisview.PackChoice{}, "allkeys-lru", false, ""},
+		{"vertique refused", refused, vt, "not readable", false, "cannot be told"},
+		{"eisland refused", refused, ei, "not readable", false, "ACL"},
+	} {
+		rows, _ := headroomVM([]stats.Headroom{{Policy: c.policy, Used: redisview.Some[int64](10), Max: redisview.Some[int64](0), Keys: redisview.Some[int64](3)}}, c.pc)
+		if len(rows) != 1 {
+			t.Fatalf("%s: %d rows", c.name, len(rows))
+		}
+		r := rows[0]
+		if r.Policy != c.want || r.PolicyBad != c.flag || !strings.Contains(r.PolicyWhy, c.whyContain) || r.Keys != "3" || !strings.HasPrefix(r.Room, "no maxmemory set") {
+			t.Errorf("%s: %+v", c.name, r)
+		}
+	}
+}
+
+// A failed primary whose slots went to its replica is named as such, with
+// why; a replica says whose it is.
+func TestNodeRowRoles(t *testing.T) {
+	t.Parallel()
+	failed := nodeRow(stats.NodeStats{ID: "0123456789abcdef", Addr: "10.0.0.1:7000", Primary: true, Fail: true, Err: "not reachable: connection refused"})
+	if failed.Role != "failed primary" || failed.Primary || !failed.Failing || !strings.Contains(failed.Problem, "flagged fail") || failed.ShortID != "01234567" {
+		t.Errorf("failed: %+v", failed)
+	}
+	rep := nodeRow(stats.NodeStats{Addr: "10.0.0.2:7000", PrimaryAddr: "10.0.0.3:7000", LinkUp: true, LagBytes: redisview.Some[int64](2048), IOAgo: redisview.Some[int64](1)})
+	if rep.Role != "replica of 10.0.0.3:7000" || rep.Failing || rep.Lag != "2.0 KiB behind, heard 1 second ago" {
+		t.Errorf("replica: %+v", rep)
+	}
+}
