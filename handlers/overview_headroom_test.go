@@ -20,7 +20,7 @@ func TestOverviewFlagsEvictingPolicyForVertique(t *testing.T) {
 	lru := redistest.Start(t, "--maxmemory-policy", "allkeys-lru", "--maxmemory", "64mb")
 	plain := redistest.Start(t)
 	f := startConsole(t, lru, server.Config{
-		Conns: []redisview.ConnConfig{{Name: "vt", URL: lru.URL(0)}, {Name: "vtok", URL: plain.URL(0)}, {Name: "ei", URL: lru.URL(1)}},
+		Conns:   []redisview.ConnConfig{{Name: "vt", URL: lru.URL(0)}, {Name: "vtok", URL: plain.URL(0)}, {Name: "ei", URL: lru.URL(1)}},
 		PackFor: map[string]string{"vt": "vertique", "vtok": "vertique", "ei": "eisland"},
 	}, nil)
 	flagged := regexp.MustCompile(`data-testid="policy" data-flagged>([^<]*)<`)
