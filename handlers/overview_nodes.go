@@ -6,25 +6,10 @@ import (
 	"strings"
 
 	"github.com/keydeck/keydeck/redisview"
-	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
-
-// holdsBucket4j reports a pack with Bucket4j buckets (vertique's), whose
-// strict enforcement needs a Redis that never evicts.
-func holdsBucket4j(pc redisview.PackChoice) bool {
-	if pc.Pack == nil {
-		return false
-	}
-	for _, f := range pc.Pack.Families {
-		if f.Role == schema.RoleBucket4j {
-			return true
-		}
-	}
-	return false
-}
 
 // clusterVM is the nodes table of a cluster's overview.
 func clusterVM(cs *stats.ClusterStats) *views.ClusterVM {
@@ -113,7 +98,7 @@ func nodeRow(n stats.NodeStats) views.NodeRow {
 // headroomVM is each primary's memory and keys before it evicts; a pack
 // of Bucket4j buckets flags any policy but noeviction.
 func headroomVM(hs []stats.Headroom, pc redisview.PackChoice) ([]views.HeadroomRow, string) {
-	strict := holdsBucket4j(pc)
+	strict := stats.NeedsNoEviction(pc)
 	var rows []views.HeadroomRow
 	for _, h := range hs {
 		row := views.HeadroomRow{Node: h.Addr, Keys: optString(mapOpt(h.Keys, format.Count))}
@@ -123,7 +108,7 @@ func headroomVM(hs []stats.Headroom, pc redisview.PackChoice) ([]views.HeadroomR
 		switch {
 		case h.Policy.OK:
 			row.Policy = h.Policy.V
-			if strict && h.Policy.V != "noeviction" {
+			if strict && h.Evicting() {
 				row.PolicyBad = true
 				row.PolicyWhy = "vertique needs a non-evicting Redis: under " + h.Policy.V + " a bucket may be evicted, and an evicted bucket comes back full"
 			}
