@@ -264,7 +264,7 @@ func (r *OverviewReader) readCluster(ctx context.Context, ov *Overview) error {
 		why := "no primary answered"
 		ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec, ov.Server.TotalOpsPerSec = redisview.None[float64](why), redisview.None[float64](why), redisview.None[float64](why)
 	case !opsOK && !first:
-		why := "not every primary answered twice in a row"
+		why := "a primary did not answer"
 		ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec, ov.Server.TotalOpsPerSec = redisview.Pending[float64](why), redisview.Pending[float64](why), redisview.Pending[float64](why)
 	case first:
 		ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec, ov.Server.TotalOpsPerSec = redisview.Pending[float64]("measuring…"), redisview.Pending[float64]("measuring…"), redisview.Pending[float64]("measuring…")
