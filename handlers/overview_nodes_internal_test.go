@@ -1,6 +1,11 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/keydeck/keydeck/views"
 	"strings"
 	"testing"
 
@@ -56,5 +61,28 @@ func TestNodeRowRoles(t *testing.T) {
 	rep := nodeRow(stats.NodeStats{Addr: "10.0.0.2:7000", PrimaryAddr: "10.0.0.3:7000", LinkUp: true, LagBytes: redisview.Some[int64](2048), IOAgo: redisview.Some[int64](1)})
 	if rep.Role != "replica of 10.0.0.3:7000" || rep.Failing || rep.Lag != "2.0 KiB behind, heard 1 second ago" {
 		t.Errorf("replica: %+v", rep)
+	}
+}
+
+// A sentinel connection's overview names the primary, its replicas with
+// their lag and the last failover, even when the primary cannot be read.
+func TestOverviewSentinelPanel(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ov := stats.Overview{Conn: "s", Status: redisview.Status{Up: false, Checked: at, Since: at}, At: at, Err: "dial tcp: connection refused",
+		Sentinel: &stats.SentinelStats{Master: "keydeck", Asked: "127.0.0.1:26379", Primary: "127.0.0.1:6380", PrimaryFlags: "master",
+			Sentinels: 3, Quorum: 2, CkQuorum: redisview.Some("OK 3 usable Sentinels. Quorum and failover authorization can be reached"),
+			Replicas:     []stats.SentinelReplica{{Addr: "127.0.0.1:6379", Flags: "s_down,slave,disconnected", LagBytes: redisview.None[int64]("x"), LagSec: redisview.None[int64]("x")}},
+			LastFailover: &stats.Failover{At: at, From: "127.0.0.1:6379", To: "127.0.0.1:6380"}}}
+	vm := overviewVM(ov, at)
+	var b bytes.Buffer
+	if err := views.OverviewLive(vm, true).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{`data-testid="sentinel-primary">127.0.0.1:6380<`, "3 sentinels known, quorum 2", "from 127.0.0.1:6379 to 127.0.0.1:6380, seen at 12:00:00", `data-testid="sentinel-replica"`, "s_down,slave,disconnected"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not say %q", want)
+		}
 	}
 }
