@@ -3,15 +3,14 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"time"
-
-	"github.com/keydeck/keydeck/views"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
+	"github.com/keydeck/keydeck/views"
 )
 
 // A policy that cannot be read is said "not readable", never guessed and
