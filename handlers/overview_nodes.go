@@ -16,6 +16,9 @@ func clusterVM(cs *stats.ClusterStats) *views.ClusterVM {
 	if cs == nil {
 		return nil
 	}
+	if cs.Err != "" {
+		return &views.ClusterVM{Err: cs.Err}
+	}
 	vm := &views.ClusterVM{
 		Slots:   fmt.Sprintf("%s of %s slots assigned", format.Count(int64(cs.Assigned)), format.Count(redisview.ClusterSlots)),
 		Uneven:  cs.Uneven,

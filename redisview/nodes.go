@@ -41,6 +41,8 @@ type ClusterNode struct {
 	// Info is the node's INFO; "" when it was not read (Err says why).
 	Info string
 	Err  string
+	// Refused: the node answered, refusing INFO (ACL): it is up.
+	Refused bool
 }
 
 // ClusterReport is one reading of a cluster's nodes.
@@ -92,6 +94,13 @@ func ReadCluster(ctx context.Context, c *Conn, perNode time.Duration) (ClusterRe
 			n.Err = "not read: the cluster knows no address for it"
 			continue
 		}
+		if n.Fail && !n.LinkUp {
+			// The cluster agreed it is down and its bus link is cut:
+			// dialling a dead host each tick would only wait out the
+			// timeout.
+			n.Err = "not read: the cluster agreed it is down and its link is disconnected"
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -105,7 +114,12 @@ func ReadCluster(ctx context.Context, c *Conn, perNode time.Duration) (ClusterRe
 			if n.Primary {
 				ci = p.ClusterInfo(nctx)
 			}
-			if _, err := p.Exec(nctx); err != nil {
+			_, err := p.Exec(nctx)
+			switch {
+			case info.Err() != nil && !IsConnErr(info.Err()):
+				n.Err, n.Refused = "not read: "+Refusal("INFO", info.Err()), true
+				return
+			case err != nil && IsConnErr(err):
 				n.Err = "not reachable: " + c.SafeErr(err)
 				return
 			}

@@ -22,6 +22,8 @@ type NodeStats struct {
 	Slots, SlotRanges      int
 	Flags                  []string
 	Fail, PFail, LinkUp    bool
+	// Refused: the node refused INFO (ACL); it is up, its figures unknown.
+	Refused bool
 	// Err says why the node's INFO was not read; its figures are then
 	// unknown.
 	Err string
@@ -45,7 +47,9 @@ type NodeStats struct {
 
 // Failing reports a node that is flagged fail or pfail, whose cluster bus
 // link is down, or that did not answer.
-func (n NodeStats) Failing() bool { return n.Fail || n.PFail || !n.LinkUp || n.Err != "" }
+func (n NodeStats) Failing() bool {
+	return n.Fail || n.PFail || !n.LinkUp || n.Err != "" && !n.Refused
+}
 
 // Problem says in words what is wrong with a failing node ("" when
 // nothing is).
@@ -60,7 +64,7 @@ func (n NodeStats) Problem() string {
 	if !n.LinkUp && !n.Fail {
 		w = append(w, "cluster bus link disconnected")
 	}
-	if n.Err != "" {
+	if n.Err != "" && (len(w) > 0 || !n.Refused) {
 		w = append(w, n.Err)
 	}
 	return strings.Join(w, "; ")
@@ -80,6 +84,9 @@ type ClusterStats struct {
 	// Failing names each failing node with what is wrong.
 	Failing []string
 	Nodes   []NodeStats
+	// Err says why the nodes could not be listed (CLUSTER NODES refused):
+	// the figures then sum every primary's INFO, the nodes are not shown.
+	Err string
 }
 
 // Covered says what the summed figures cover when some primary was not
@@ -128,6 +135,9 @@ func (r *OverviewReader) readCluster(ctx context.Context, ov *Overview) error {
 	c := r.conn
 	own := c.OwnCount()
 	rep, err := redisview.ReadCluster(ctx, c, nodeTimeout)
+	if err != nil && !redisview.IsConnErr(err) {
+		return r.readPrimariesOnly(ctx, ov, redisview.Refusal("CLUSTER NODES", err))
+	}
 	if err != nil {
 		return err
 	}
@@ -166,7 +176,7 @@ func (r *OverviewReader) readCluster(ctx context.Context, ov *Overview) error {
 	r.nodeOps = map[string]nodeOps{}
 	for i, n := range rep.Nodes {
 		ns := NodeStats{ID: n.ID, Addr: n.Addr, Primary: n.Primary, PrimaryID: n.PrimaryID, PrimaryAddr: addrOf[n.PrimaryID],
-			Slots: n.Slots, SlotRanges: n.SlotRanges, Flags: n.Flags, Fail: n.Fail, PFail: n.PFail, LinkUp: n.LinkUp, Err: n.Err}
+			Slots: n.Slots, SlotRanges: n.SlotRanges, Flags: n.Flags, Fail: n.Fail, PFail: n.PFail, LinkUp: n.LinkUp, Err: n.Err, Refused: n.Refused}
 		countable := n.Primary && (n.Slots > 0 || !n.Fail)
 		if countable {
 			cs.Primaries++
@@ -269,7 +279,7 @@ func (r *OverviewReader) readCluster(ctx context.Context, ov *Overview) error {
 	case first:
 		ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec, ov.Server.TotalOpsPerSec = redisview.Pending[float64]("measuring…"), redisview.Pending[float64]("measuring…"), redisview.Pending[float64]("measuring…")
 	default:
-		ownDelta := float64(own.Done-prevOwn) - 2*float64(replicaReads)
+		ownDelta := float64(own.Done-prevOwn) - float64(replicaReads) // one INFO each
 		ov.Server.TotalOpsPerSec = redisview.Some(totalDelta / dt)
 		ov.Server.OwnOpsPerSec = redisview.Some(max(0, ownDelta) / dt)
 		ov.Server.OpsPerSec = redisview.Some(max(0, totalDelta-ownDelta) / dt)
@@ -280,6 +290,33 @@ func (r *OverviewReader) readCluster(ctx context.Context, ov *Overview) error {
 		ov.KeyspaceSource = "INFO keyspace of " + cov + " (the others did not answer)"
 	}
 	ov.DBs = keyspaceStatsOf(KeyspaceOf(primaryTxts))
+	return nil
+}
+
+// readPrimariesOnly serves a user refused CLUSTER NODES (ACL): the
+// figures sum each primary's INFO (redisview.InfoEach), and the nodes
+// panel says why it is empty.
+func (r *OverviewReader) readPrimariesOnly(ctx context.Context, ov *Overview, why string) error {
+	c := r.conn
+	txts, err := redisview.InfoEach(ctx, c.Client())
+	if err != nil {
+		return err
+	}
+	ov.At = r.now()
+	infos := make([]Info, len(txts))
+	for i, t := range txts {
+		infos[i] = ParseInfo(t)
+		ov.Headroom = append(ov.Headroom, Headroom{Addr: fmt.Sprintf("primary %d", i+1), Policy: policyOf(infos[i]),
+			Used: infoInt(infos[i], "used_memory", "memory"), Max: infoInt(infos[i], "maxmemory", "memory"), Keys: redisview.Some(infos[i].Keyspace()[0].Keys)})
+	}
+	ov.Cluster = &ClusterStats{Err: why, State: redisview.None[string](why), Primaries: len(txts), PrimariesRead: len(txts)}
+	ov.Server = sumServer(infos, notificationFlags(c.Client().ConfigGet(ctx, "notify-keyspace-events")))
+	ov.Server.Keyspace = c.Keyspace()
+	ov.Server.Databases = 1
+	const rates = "per-node rates need CLUSTER NODES"
+	ov.Server.OpsPerSec, ov.Server.OwnOpsPerSec, ov.Server.TotalOpsPerSec = redisview.None[float64](rates), redisview.None[float64](rates), redisview.None[float64](rates)
+	ov.KeyspaceSource = "INFO keyspace of every primary"
+	ov.DBs = keyspaceStatsOf(KeyspaceOf(txts))
 	return nil
 }
 

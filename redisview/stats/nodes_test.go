@@ -146,3 +146,28 @@ func TestClusterOverviewNodesThroughFailover(t *testing.T) {
 		t.Errorf("no failing node named")
 	}
 }
+
+// TestClusterOverviewWithoutClusterNodes: a user refused CLUSTER NODES
+// (ACL) still gets the overview: the figures sum every primary's INFO and
+// the nodes panel says why it is empty (the whole read failed).
+func TestClusterOverviewWithoutClusterNodes(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	ctx := context.Background()
+	cl.Fill("k:", 600)
+	for _, s := range cl.Nodes {
+		if err := s.Client(0).Do(ctx, "ACL", "SETUSER", "viewer", "on", ">pw", "~*", "+@all", "-cluster|nodes").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := openConn(t, "redis://viewer:pw@"+cl.Nodes[0].Addr)
+	if err := c.Detect(ctx); err != nil || !c.IsCluster() {
+		t.Fatalf("detect: %v", err)
+	}
+	ov := NewOverviewReader(c).Read(ctx)
+	if ov.Err != "" || ov.Cluster == nil || !strings.Contains(ov.Cluster.Err, "CLUSTER NODES") {
+		t.Fatalf("read: %q, cluster %+v", ov.Err, ov.Cluster)
+	}
+	if got, want := totalOf(ov), primariesDBSize(t, cl); got != want || len(ov.Headroom) != 3 {
+		t.Fatalf("keys %d, want %d; headroom %+v", got, want, ov.Headroom)
+	}
+}
