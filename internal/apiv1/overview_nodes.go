@@ -19,6 +19,7 @@ type ClusterNodes struct {
 	UnevenSpread    string        `json:"uneven_spread,omitempty" doc:"How unevenly the primaries share the slots (a primary more than 20% off an even share); absent when even."`
 	Failing         []string      `json:"failing" nullable:"false" doc:"Each failing node (flagged fail or pfail, bus link down, or not answering) with what is wrong."`
 	Nodes           []ClusterNode `json:"nodes" nullable:"false" doc:"The primaries by first slot, each followed by its replicas."`
+	Error           string        `json:"error,omitempty" doc:"Why the nodes cannot be listed (CLUSTER NODES refused): nodes is then empty, and server and keyspace sum every primary's INFO."`
 }
 
 // ClusterNode is one node of a cluster.
@@ -99,7 +100,7 @@ func clusterNodes(cs *stats.ClusterStats) *ClusterNodes {
 	}
 	out := &ClusterNodes{State: opt(cs.State, "", nil), SlotsAssigned: cs.Assigned, SlotsNotCovered: cs.Uncovered,
 		Primaries: cs.Primaries, PrimariesRead: cs.PrimariesRead, Covers: cs.Covered(), UnevenSpread: cs.Uneven,
-		Failing: append([]string{}, cs.Failing...), Nodes: make([]ClusterNode, 0, len(cs.Nodes))}
+		Failing: append([]string{}, cs.Failing...), Nodes: make([]ClusterNode, 0, len(cs.Nodes)), Error: cs.Err}
 	if !cs.State.OK {
 		out.StateWhy = cs.State.Why
 	}
