@@ -24,8 +24,11 @@ func (a *App) overview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vm := overviewVM(a.overviews[conn.Name].Latest(c.Request().Context(), 3*time.Second), a.now())
-	vm.Pack = packLine(conn.PackChoice())
+	ov := a.overviews[conn.Name].Latest(c.Request().Context(), 3*time.Second)
+	vm := overviewVM(ov, a.now())
+	pc := conn.PackChoice()
+	vm.Pack = packLine(pc)
+	vm.Headroom, vm.HeadroomNote = headroomVM(ov.Headroom, pc)
 	a.overviewViolations(&vm, conn.Name)
 	return render(c, http.StatusOK, vm, views.OverviewPage(a.page(c, conn.Name, conn.Name), vm))
 }
@@ -57,8 +60,11 @@ func (t OverviewTopic) source(a *App) (func() live.Source, error) {
 	return func() live.Source {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
 			c.EnsurePack(a.conns.Packs())
-			vm := overviewVM(reader.Read(ctx), a.now())
-			vm.Pack = packLine(c.PackChoice())
+			ov := reader.Read(ctx)
+			vm := overviewVM(ov, a.now())
+			pc := c.PackChoice()
+			vm.Pack = packLine(pc)
+			vm.Headroom, vm.HeadroomNote = headroomVM(ov.Headroom, pc)
 			a.overviewViolations(&vm, c.Name)
 			return renderBytes(ctx, overviewFragment(vm))
 		})
@@ -98,6 +104,7 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 		StatusText: statusText(ov.Status),
 		StatusErr:  ov.Status.Err,
 		ReadErr:    ov.Err,
+		Sentinel:   sentinelVM(ov.Sentinel),
 	}
 	if ov.Status.Checked.IsZero() && ov.Err == "" {
 		vm.StatusText = "connected"
@@ -112,6 +119,7 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 	serverTiles(&vm, ov.Server)
 	vm.Spark = sparks(ov.History)
 	keyspaceRows(&vm, ov)
+	vm.Cluster = clusterVM(ov.Cluster)
 	return vm
 }
 

@@ -330,6 +330,7 @@ func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
 
 // Close closes every client.
 func (c *Conn) Close() error {
+	closeNodeClients(c) // the overview's clients of single cluster nodes (nodes.go)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cc, ok := c.client.(*redis.ClusterClient); ok {

@@ -23,6 +23,11 @@ type OverviewPage struct {
 	// Unavailable lists the figures the server would not give and why: a
 	// figure absent from server is listed here, never sent as 0.
 	Unavailable []Unavailable `json:"unavailable" nullable:"false" doc:"The server figures that are absent, and why (a figure not known yet is pending)."`
+	// Nodes, Sentinel and Headroom: the deployment's nodes (on a cluster,
+	// server and keyspace sum the primaries that answered: nodes.covers).
+	Nodes    *ClusterNodes  `json:"nodes,omitempty" doc:"A cluster's nodes, slots and state; absent on other connections and when the read failed."`
+	Sentinel *SentinelState `json:"sentinel,omitempty" doc:"A sentinel connection's primary, replicas, sentinels and last failover; absent on other connections."`
+	Headroom []Headroom     `json:"headroom" nullable:"false" doc:"Each primary's (a standalone server's) maxmemory-policy, memory headroom and keys; empty when the read failed."`
 }
 
 // Unavailable is one figure that is not known.
@@ -106,7 +111,8 @@ type OverviewSample struct {
 // database (Sweepers.Known), nil when there are no sweepers.
 func Overview(ov stats.Overview, pc redisview.PackChoice, known func(db int) (stats.DBDetail, bool)) OverviewPage {
 	p := OverviewPage{Conn: ov.Conn, Display: ov.Display, ReadAt: timePtr(ov.At), Redis: redisState(ov.Status), Pack: packState(pc),
-		Error: ov.Err, History: make([]OverviewSample, 0, len(ov.History)), Unavailable: []Unavailable{}}
+		Error: ov.Err, History: make([]OverviewSample, 0, len(ov.History)), Unavailable: []Unavailable{},
+		Sentinel: sentinelState(ov.Sentinel), Headroom: headrooms(ov.Headroom, pc), Nodes: clusterNodes(ov.Cluster)}
 	if ov.Err != "" {
 		return p
 	}

@@ -29,6 +29,14 @@ type Overview struct {
 	KeyspaceSource string
 	// History holds recent samples for sparklines, oldest first.
 	History []Sample
+	// Cluster is a cluster's nodes and slots (nil on other connections).
+	Cluster *ClusterStats
+	// Headroom is each primary's memory and keys before it evicts (one
+	// line on a standalone server).
+	Headroom []Headroom
+	// Sentinel is a sentinel connection's primary, replicas and sentinels
+	// (nil on other connections).
+	Sentinel *SentinelStats
 }
 
 // ServerStats are the server-wide numbers of the overview.
@@ -129,8 +137,17 @@ type OverviewReader struct {
 	prevOps   opsPoint // the counters at the previous read
 	history   []Sample
 	sweep     ttlSweep
-	lastSizes map[int]int64 // DBSIZE of the previous fallback tick
-	last      Overview      // the latest read, for pages opened meanwhile
+	lastSizes map[int]int64      // DBSIZE of the previous fallback tick
+	last      Overview           // the latest read, for pages opened meanwhile
+	nodeOps   map[string]nodeOps // a cluster's command counters by node ID
+	// policyByConfig: the server's INFO has no maxmemory_policy (before
+	// Redis 4): CONFIG GET maxmemory-policy reads it.
+	policyByConfig bool
+	policyCfg      redisview.Opt[string] // what it read
+	// A sentinel connection's primary at the last read, and the last
+	// change of primary seen.
+	primary  string
+	failover *Failover
 }
 
 // NewOverviewReader makes a reader for c.
@@ -146,6 +163,18 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	defer r.mu.Unlock()
 	c := r.conn
 	ov := Overview{Conn: c.Name, Display: c.Display, Status: c.Status(), Databases: c.Topology().Databases}
+	if c.IsCluster() {
+		if err := r.readCluster(ctx, &ov); err != nil {
+			ov.At = r.now()
+			ov.Err = c.SafeErr(err)
+			ov.History = append([]Sample(nil), r.history...)
+			return ov
+		}
+		r.remember(ov)
+		ov.History = append([]Sample(nil), r.history...)
+		r.last = ov
+		return ov
+	}
 
 	var (
 		info  Info
@@ -166,6 +195,10 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 		mark = redisview.OwnMark{}
 		info, infoE, notif, sizes, err = r.readFallback(redisview.WithOwnMark(ctx, &mark))
 	}
+	if c.Topology().Kind == redisview.Sentinel {
+		// Even when the primary cannot be read: the sentinels say why.
+		r.readSentinel(ctx, &ov)
+	}
 	ov.At = r.now()
 	if err != nil {
 		ov.Err = c.SafeErr(err)
@@ -183,10 +216,48 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 		ov.KeyspaceSource = SourceInfo
 		ov.DBs = keyspaceStats(info)
 	}
+	ov.Headroom = []Headroom{r.headroom(info, infoE, ov)}
 	r.remember(ov)
 	ov.History = append([]Sample(nil), r.history...)
 	r.last = ov
 	return ov
+}
+
+// headroom is a standalone server's memory and keys before it evicts.
+func (r *OverviewReader) headroom(info Info, infoErr error, ov Overview) Headroom {
+	h := Headroom{Used: ov.Server.UsedMemory, Max: ov.Server.MaxMemory}
+	var keys int64
+	for _, db := range ov.DBs {
+		keys += db.Keys
+	}
+	h.Keys = redisview.Some(keys)
+	switch {
+	case infoErr != nil:
+		h.Policy = redisview.None[string]("not readable: " + redisview.Refusal("INFO", infoErr))
+	case r.policyByConfig && (r.policyCfg.OK || r.policyCfg.Why != ""):
+		h.Policy = r.policyCfg
+	default:
+		h.Policy = policyOf(info)
+		if !h.Policy.OK && !r.policyByConfig {
+			// Before Redis 4: CONFIG GET from the next read on.
+			r.policyByConfig = true
+			h.Policy = redisview.Pending[string]("reading CONFIG GET maxmemory-policy…")
+		}
+	}
+	return h
+}
+
+// configPolicy is CONFIG GET maxmemory-policy's answer; a refusal is said,
+// never guessed.
+func configPolicy(cmd *redis.MapStringStringCmd) redisview.Opt[string] {
+	m, err := cmd.Result()
+	if err != nil {
+		return redisview.None[string]("not readable: " + redisview.Refusal("CONFIG GET", err))
+	}
+	if v, ok := m["maxmemory-policy"]; ok {
+		return redisview.Some(v)
+	}
+	return redisview.None[string]("not readable: the server did not report maxmemory-policy")
 }
 
 // minRateInterval is the shortest interval Latest measures rates over.
@@ -216,11 +287,19 @@ func (r *OverviewReader) readInfo(ctx context.Context) (Info, error, redisview.O
 	p := r.conn.Client().Pipeline()
 	infoCmd := p.Info(ctx)
 	cfgCmd := p.ConfigGet(ctx, "notify-keyspace-events")
+	var policyCmd *redis.MapStringStringCmd
+	if r.policyByConfig {
+		policyCmd = p.ConfigGet(ctx, "maxmemory-policy")
+	}
 	_, err := p.Exec(ctx)
 	if redisview.IsConnErr(err) {
 		return nil, nil, redisview.Opt[string]{}, err
 	}
 	info, infoErr := parseInfoCmd(infoCmd)
+	r.policyCfg = redisview.Opt[string]{}
+	if policyCmd != nil {
+		r.policyCfg = configPolicy(policyCmd)
+	}
 	return info, infoErr, notificationFlags(cfgCmd), nil
 }
 
