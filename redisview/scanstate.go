@@ -158,7 +158,8 @@ func (st *clusterState) identity(ctx context.Context, node *redis.Client) (ident
 		st.forget(node)
 		return identity{}, err
 	}
-	who := identity{id: myid.Val(), run: infoField(info.Val(), "run_id"), at: at}
+	run, _ := infoField(info.Val(), "run_id")
+	who := identity{id: myid.Val(), run: run, at: at}
 	if !validRunID(who.run) {
 		return identity{}, fmt.Errorf("node %s: INFO server gives no run_id", node.Options().Addr)
 	}
@@ -205,16 +206,6 @@ func (dialCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { retur
 
 func (dialCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
-}
-
-// infoField is one field of an INFO reply ("" when absent).
-func infoField(txt, name string) string {
-	for _, line := range strings.Split(txt, "\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // slotOwner is the node ID the slot map names as the slot's primary; ok
