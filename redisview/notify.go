@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/keydeck/keydeck/internal/clock"
 )
 
@@ -221,13 +219,17 @@ var errSubscriptionClosed = errors.New("the keyspace subscription was closed")
 // subscribeKeyspace delivers events until ctx ends, the subscription
 // fails (an error), or a recheck finds keyspace events off (nil).
 func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string)) error {
-	ps := c.Client().PSubscribe(ctx, "__keyspace@*__:*")
-	defer ps.Close()
-	if _, err := ps.Receive(ctx); err != nil {
+	subs, err := c.openKeyspaceSubs(ctx)
+	defer func() {
+		for _, ps := range subs {
+			_ = ps.Close()
+		}
+	}()
+	if err != nil {
 		return err
 	}
 	// A subscription's commands bypass the client's hooks: count them here.
-	c.own.done.Add(1) // PSUBSCRIBE, confirmed
+	c.own.done.Add(int64(len(subs))) // PSUBSCRIBE, confirmed
 	c.noteSubscribed(1)
 	defer c.noteSubscribed(-1)
 	// Re-check now and then that events are still on: an operator may
@@ -237,7 +239,9 @@ func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string
 	ping := c.clock.NewTicker(subscribePing)
 	defer ping.Stop()
 	heard := c.clock.Now()
-	ch := ps.Channel(redis.WithChannelHealthCheckInterval(0))
+	mctx, stop := context.WithCancel(ctx) // ends the merging goroutines with this subscription
+	defer stop()
+	ch := mergeKeyspaceChannels(mctx, subs)
 	for {
 		select {
 		case <-ctx.Done():
@@ -250,20 +254,12 @@ func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string
 			if c.clock.Since(heard) < subscribePing {
 				continue
 			}
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			c.own.gate.enter()
-			err := ps.Ping(pctx)
-			if err == nil {
-				c.own.done.Add(1)
-			}
-			c.own.gate.leave()
-			cancel()
-			if err != nil {
+			if err := c.pingKeyspaceSubs(ctx, subs); err != nil {
 				return err
 			}
 			heard = c.clock.Now()
 		case m, ok := <-ch:
-			if !ok {
+			if !ok || m == nil {
 				return errSubscriptionClosed
 			}
 			heard = c.clock.Now()
