@@ -146,7 +146,7 @@ func (r *OverviewReader) readPrimariesOnly(ctx context.Context, ov *Overview, wh
 			Used: infoInt(infos[i], "used_memory", "memory"), Max: infoInt(infos[i], "maxmemory", "memory"), Keys: redisview.Some(infos[i].Keyspace()[0].Keys)})
 	}
 	ov.Cluster = &ClusterStats{Err: why, State: redisview.None[string](why), Primaries: len(txts), PrimariesRead: len(txts)}
-	ov.Server = sumServer(infos, notificationFlags(c.Client().ConfigGet(ctx, "notify-keyspace-events")))
+	ov.Server = sumServer(infos, clusterNotifyFlags(ctx, c))
 	ov.Server.Keyspace = c.Keyspace()
 	ov.Server.Databases = 1
 	const rates = "per-node rates need CLUSTER NODES"

@@ -19,7 +19,7 @@ func (r *OverviewReader) readCluster(ctx context.Context, ov *Overview) error {
 		return err
 	}
 	ov.At = r.now()
-	notif := notificationFlags(c.Client().ConfigGet(ctx, "notify-keyspace-events"))
+	notif := clusterNotifyFlags(ctx, c)
 	cr := newClusterRead(ov, rep, r.nodeOps)
 	r.nodeOps = map[string]nodeOps{}
 	for i, n := range rep.Nodes {
@@ -199,4 +199,14 @@ func (r *OverviewReader) clusterRates(ov *Overview, ownDone int64, cr *clusterRe
 		ov.Server.OpsPerSec = redisview.Some(max(0, cr.totalDelta-ownDelta) / dt)
 		ov.Server.OpsApprox = true
 	}
+}
+
+// clusterNotifyFlags reads notify-keyspace-events from one node (the
+// cluster client picks it), bounded like a node's INFO: a primary whose
+// host drops packets must not hold the overview for the dial timeout
+// times the retries.
+func clusterNotifyFlags(ctx context.Context, c *redisview.Conn) redisview.Opt[string] {
+	ctx, cancel := context.WithTimeout(ctx, nodeTimeout)
+	defer cancel()
+	return notificationFlags(c.Client().ConfigGet(ctx, "notify-keyspace-events"))
 }
