@@ -82,14 +82,24 @@ func ParseCursor(s string) (Cursor, error) {
 // finished yet, in parallel, with count per node (the budget is per node).
 // An empty match or typ is left out.
 func ScanStep(ctx context.Context, c redis.Cmdable, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
+	keys, next, _, err := ScanStepRestarts(ctx, c, cur, match, count, typ)
+	return keys, next, err
+}
+
+// ScanStepRestarts is ScanStep, also saying whether this step walks a
+// cluster shard again from its start after it had given keys (its primary
+// failed over or restarted, two shards met on one node, or a finished
+// node's slots moved): a caller that sums what a walk gives (a sweep's
+// counts) starts its sums again rather than count those keys twice.
+func ScanStepRestarts(ctx context.Context, c redis.Cmdable, cur Cursor, match string, count int64, typ string) ([]string, Cursor, bool, error) {
 	cc, ok := c.(*redis.ClusterClient)
 	if err := checkKind(cur, ok); err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	if !ok {
 		n, _ := cur.Uint64()
 		keys, next, err := scanOne(ctx, c, n, match, count, typ)
-		return keys, CursorOf(next), err
+		return keys, CursorOf(next), false, err
 	}
 	return scanCluster(ctx, cc, cur, match, count, typ)
 }
@@ -217,15 +227,15 @@ func primariesOf(ranges []redis.ClusterSlot) []Primary {
 // behind the cluster) is not scanned, and both maps are read again; a
 // node's walk ends only if a slot map read then still names it (else the
 // slots' new node walks them from its start).
-func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match string, count int64, typ string) ([]string, Cursor, error) {
+func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match string, count int64, typ string) ([]string, Cursor, bool, error) {
 	st := stateOf(cc)
 	ps, err := st.positions(ctx, cc, cur)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	ranges, err := st.slots(ctx, cc)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	w := &clusterStep{st: st, cc: cc, byID: map[string]*scanJob{}}
 	w.plan(ctx, ps, ranges)
@@ -235,9 +245,9 @@ func scanCluster(ctx context.Context, cc *redis.ClusterClient, cur Cursor, match
 		st.doubt(ctx, cc) // the next step reads CLUSTER SLOTS again, the client its slot map
 	}
 	if len(w.errs) > 0 {
-		return w.keys, formatClusterCursor(w.next), errors.Join(w.errs...)
+		return w.keys, formatClusterCursor(w.next), w.restarted, errors.Join(w.errs...)
 	}
-	return w.keys, formatClusterCursor(w.next), nil
+	return w.keys, formatClusterCursor(w.next), w.restarted, nil
 }
 
 // scanJob is one node's SCAN in a step.
@@ -257,6 +267,8 @@ type clusterStep struct {
 	next  []clusterPos
 	errs  []error
 	doubt bool
+	// restarted: a shard that had given keys is walked again from its start.
+	restarted bool
 
 	mu      sync.Mutex
 	keys    []string
@@ -285,12 +297,14 @@ func (w *clusterStep) plan(ctx context.Context, ps []clusterPos, ranges []redis.
 			continue
 		}
 		if p.owner != who.run { // another process: its cursor means nothing there
+			w.restarted = w.restarted || p.owner != "" || p.cursor != 0
 			p.owner, p.cursor = who.run, 0
 		}
 		if j := w.byID[who.id]; j != nil {
 			// Two positions on one node: it holds keys of both shards,
 			// some behind either cursor. Walk it once, from its start.
 			j.pos.slot, j.pos.cursor = min(j.pos.slot, p.slot), 0
+			w.restarted = true
 			continue
 		}
 		j := &scanJob{p, node, who}
@@ -324,6 +338,7 @@ func (w *clusterStep) scan(ctx context.Context, match string, count int64, typ s
 			switch {
 			case who.run != j.who.run: // replaced meanwhile: which one answered is not known
 				w.next = append(w.next, clusterPos{j.pos.slot, who.run, 0})
+				w.restarted = true
 			case n != 0:
 				w.next = append(w.next, clusterPos{j.pos.slot, j.pos.owner, n})
 			default:
@@ -346,7 +361,7 @@ func (w *clusterStep) confirmEnds(ctx context.Context) {
 	for i, p := range w.ended {
 		if id, ok := slotOwner(fresh, p.slot); err != nil || !ok || id != "" && id != w.endedID[i] {
 			w.next = append(w.next, clusterPos{slot: p.slot})
-			w.doubt = true
+			w.doubt, w.restarted = true, true
 		}
 	}
 	if err != nil {

@@ -17,6 +17,8 @@ type walker struct {
 	c    *redisview.Conn
 	cur  redisview.Cursor
 	seen map[string]bool
+	// restarts counts the steps that said a shard is walked again.
+	restarts int
 }
 
 func newWalker(t *testing.T, c *redisview.Conn) *walker {
@@ -24,7 +26,10 @@ func newWalker(t *testing.T, c *redisview.Conn) *walker {
 }
 
 func (w *walker) step() error {
-	keys, next, err := redisview.ScanStep(context.Background(), w.c.Client(), w.cur, "", 100, "")
+	keys, next, restarted, err := redisview.ScanStepRestarts(context.Background(), w.c.Client(), w.cur, "", 100, "")
+	if restarted {
+		w.restarts++
+	}
 	for _, k := range keys {
 		w.seen[k] = true
 	}
@@ -44,6 +49,9 @@ func (w *walker) half() {
 	}
 	if w.cur.Done() || len(w.seen) > 4500 {
 		w.t.Fatalf("the walk is not half-way: %d keys seen", len(w.seen))
+	}
+	if w.restarts != 0 {
+		w.t.Fatalf("a walk with no failover says a shard restarted (%d steps)", w.restarts)
 	}
 }
 
@@ -114,6 +122,9 @@ func TestScanStepRestartsARestartedPrimary(t *testing.T) {
 		t.Fatalf("the restarted primary holds %d keys (%v): its RDB was not loaded", n, err)
 	}
 	w.finish(6000, "a primary's restart")
+	if w.restarts == 0 {
+		t.Error("no step said a shard was walked again after a primary's restart: a sum of the walk counts its keys twice")
+	}
 }
 
 // TestScanStepFollowsATakeover: a replica promoted by CLUSTER FAILOVER
@@ -129,6 +140,9 @@ func TestScanStepFollowsATakeover(t *testing.T) {
 	p := cl.Primaries()[2]
 	cl.Takeover(cl.ReplicaOf(p), 30*time.Second)
 	w.finish(6000, "a takeover")
+	if w.restarts == 0 {
+		t.Error("no step said a shard was walked again after a takeover: a sum of the walk counts its keys twice")
+	}
 }
 
 // TestScanStepWalksANodeThatTookAnotherShard: when one node comes to serve
@@ -155,4 +169,7 @@ func TestScanStepWalksANodeThatTookAnotherShard(t *testing.T) {
 	}
 	cl.Reshard(from, to, slots)
 	w.finish(6000, "a reshard")
+	if w.restarts == 0 {
+		t.Error("no step said a shard was walked again after a reshard: a sum of the walk counts its keys twice")
+	}
 }

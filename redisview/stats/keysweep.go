@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -108,15 +109,23 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 			return batch, done, err
 		}
 	}
-	keys, cursor, err := redisview.ScanStep(ctx, s.client, s.cursor, "", int64(s.count), "")
+	keys, cursor, restarted, err := redisview.ScanStepRestarts(ctx, s.client, s.cursor, "", int64(s.count), "")
 	if err != nil {
 		return nil, false, err
 	}
-	s.cursor = cursor
+	if restarted {
+		// A cluster shard is walked again (a failover): the pass would
+		// count its keys twice. It starts again, every shard from 0.
+		s.cursor = redisview.CursorStart
+		return nil, false, errPassRestarted
+	}
 	done = cursor.Done()
 	if len(keys) == 0 {
+		s.cursor = cursor
 		return nil, done, nil
 	}
+	// The cursor moves on only once the batch was read: a step whose
+	// reads failed is taken again, its keys with it.
 	batch, err = s.mem.inspect(ctx, s.client, keys)
 	if err != nil {
 		return nil, false, err
@@ -124,8 +133,32 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 	if err := s.estimateTables(ctx, batch); err != nil {
 		return nil, false, err
 	}
+	s.cursor = cursor
 	return batch, done, nil
 }
+
+// transient tells a reply that says "not now" (the node is loading,
+// failing over, or the slot is moving) from a refusal: a key whose TYPE
+// got one was not read, and is not a key that vanished.
+func transient(err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return false
+	}
+	if redisview.IsConnErr(err) {
+		return true
+	}
+	msg := err.Error()
+	for _, p := range []string{"LOADING", "TRYAGAIN", "CLUSTERDOWN", "MOVED", "ASK", "MASTERDOWN", "BUSY"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// errPassRestarted: a cluster shard was walked again from its start, so
+// the running pass starts over rather than count its keys twice.
+var errPassRestarted = errors.New("a cluster shard failed over or moved mid-pass: the pass starts again")
 
 // memoryMode remembers what a server said about MEMORY USAGE.
 type memoryMode struct {
@@ -191,6 +224,11 @@ func (m *memoryMode) shapes(ctx context.Context, c redis.UniversalClient, keys [
 			if err := cmdErr(ttls[i]); err != nil {
 				return nil, err
 			}
+		}
+	}
+	for i := range keys {
+		if err := types[i].Err(); transient(err) {
+			return nil, fmt.Errorf("TYPE %w", err)
 		}
 	}
 	for i, k := range keys {

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -107,35 +108,21 @@ func (s *Sweeper) sweep(ctx context.Context) {
 			starting = true
 		}
 		if starting {
-			// A new pass runs only when the last one is stale or the
-			// database changed since it started (see signature).
-			sig, err := readSignature(ctx, cl, s.db)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				if redisview.IsConnErr(err) {
-					s.fail(ctx, err)
-					continue
-				}
-				sig = signature{} // INFO refused: never skip a pass
-			}
-			s.mu.Lock()
-			if s.last != nil && sig.ok && sig == s.lastSig && s.clock.Since(s.last.finished) < freshFor {
-				s.unchanged = s.last.started
-				s.err = ""
-				s.mu.Unlock()
-				s.shown(ctx, false)
-				s.sleep(ctx, minPassInterval)
+			sig, run := s.startPass(ctx, cl)
+			if !run {
 				continue
 			}
-			s.unchanged = time.Time{}
-			s.cur.started = s.clock.Now()
-			s.mu.Unlock()
 			passSig, starting = sig, false
 		}
 		t0 := s.clock.Now()
 		batch, done, err := ks.step(ctx)
+		if errors.Is(err, errPassRestarted) {
+			s.mu.Lock()
+			s.cur = newAccumulator(s.clock.Now())
+			s.mu.Unlock()
+			starting = true
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -172,6 +159,37 @@ func (s *Sweeper) sweep(ctx context.Context) {
 			s.sleep(ctx, wait)
 		}
 	}
+}
+
+// startPass decides whether a new pass runs: only when the last one is
+// stale or the database changed since it started (see signature). When
+// it does not (or the signature could not be read), it has waited or
+// failed already and the caller tries again.
+func (s *Sweeper) startPass(ctx context.Context, cl redis.UniversalClient) (signature, bool) {
+	sig, err := readSignature(ctx, cl, s.db)
+	if err != nil {
+		if ctx.Err() != nil {
+			return sig, false
+		}
+		if redisview.IsConnErr(err) {
+			s.fail(ctx, err)
+			return sig, false
+		}
+		sig = signature{} // INFO refused: never skip a pass
+	}
+	s.mu.Lock()
+	if s.last != nil && sig.ok && sig == s.lastSig && s.clock.Since(s.last.finished) < freshFor {
+		s.unchanged = s.last.started
+		s.err = ""
+		s.mu.Unlock()
+		s.shown(ctx, false)
+		s.sleep(ctx, minPassInterval)
+		return sig, false
+	}
+	s.unchanged = time.Time{}
+	s.cur.started = s.clock.Now()
+	s.mu.Unlock()
+	return sig, true
 }
 
 // shown marks what the sweeper holds as read — a pass done, a batch, a
