@@ -116,6 +116,7 @@ type execution struct {
 	// committing is set once a MULTI/EXEC may have been sent: before
 	// that, a failure has changed nothing.
 	committing bool
+	sentAt     time.Time // when the last attempt's EXEC was sent
 }
 
 // commitWatched runs the action under WATCH, retrying a MemberPlan that
@@ -197,7 +198,7 @@ func (r *Runner) attempt(ctx context.Context, tx *redis.Tx, x *execution, member
 	if r.opts.beforeExec != nil {
 		r.opts.beforeExec()
 	}
-	x.committing = true
+	x.committing, x.sentAt = true, time.Now()
 	return r.commit(ctx, tx, x.p, states, members)
 }
 
