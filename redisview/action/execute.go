@@ -113,8 +113,9 @@ type execution struct {
 	w    withheld
 	rec  *Record
 	out  *Outcome
-	// committing is set once a MULTI/EXEC may have been sent: before
-	// that, a failure has changed nothing.
+	// committing is set once the current attempt's MULTI/EXEC may have
+	// been sent (reset by each attempt): before that, a failure has
+	// changed nothing.
 	committing bool
 	sentAt     time.Time // when the last attempt's EXEC was sent
 }
@@ -137,6 +138,9 @@ func (r *Runner) commitWatched(ctx context.Context, x *execution) ([]State, erro
 	var post []State
 	var err error
 	for attempt := 1; ; attempt++ {
+		// Only an attempt whose EXEC was written counts: an earlier one's
+		// aborted EXEC (errRaced) applied nothing.
+		x.committing = false
 		err = x.conn.DB(x.db).Watch(ctx, func(tx *redis.Tx) error {
 			if pp != nil {
 				if err := pp.prepare(ctx, tx); err != nil {
