@@ -113,9 +113,11 @@ type execution struct {
 	w    withheld
 	rec  *Record
 	out  *Outcome
-	// committing is set once a MULTI/EXEC may have been sent: before
-	// that, a failure has changed nothing.
+	// committing is set once the current attempt's MULTI/EXEC may have
+	// been sent (reset by each attempt): before that, a failure has
+	// changed nothing.
 	committing bool
+	sentAt     time.Time // when the last attempt's EXEC was sent
 }
 
 // commitWatched runs the action under WATCH, retrying a MemberPlan that
@@ -136,6 +138,9 @@ func (r *Runner) commitWatched(ctx context.Context, x *execution) ([]State, erro
 	var post []State
 	var err error
 	for attempt := 1; ; attempt++ {
+		// Only an attempt whose EXEC was written counts: an earlier one's
+		// aborted EXEC (errRaced) applied nothing.
+		x.committing = false
 		err = x.conn.DB(x.db).Watch(ctx, func(tx *redis.Tx) error {
 			if pp != nil {
 				if err := pp.prepare(ctx, tx); err != nil {
@@ -197,7 +202,7 @@ func (r *Runner) attempt(ctx context.Context, tx *redis.Tx, x *execution, member
 	if r.opts.beforeExec != nil {
 		r.opts.beforeExec()
 	}
-	x.committing = true
+	x.committing, x.sentAt = true, time.Now()
 	return r.commit(ctx, tx, x.p, states, members)
 }
 

@@ -334,3 +334,40 @@ func TestSentinelBanFailoverBeforeExec(t *testing.T) {
 		t.Fatal("after undo: still in the set")
 	}
 }
+
+// The primary is killed before EXEC reaches it and, during the failover,
+// the application writes the key itself (a new lock, its own TTL): the key
+// differs from the preview, but not as the change would leave it (a TTL of
+// 1h), so whether the change was made is not known; it is not recorded as
+// made (nor made undoable), and the application's write stays.
+func TestSentinelLostExecAppWroteKey(t *testing.T) {
+	var kill atomic.Pointer[func()]
+	f := sentinelSetup(t, Options{beforeExec: func() {
+		if k := kill.Swap(nil); k != nil {
+			(*k)()
+		}
+	}})
+	f.seedLogin()
+	pv, err := f.r.Preview(f.ctx, admin, f.conn, KindSetTTL, f.req(6, loginLock, ArgTTL, "1h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	relock := strconv.FormatInt(time.Now().Add(20*time.Minute).UnixMilli(), 10)
+	k := func() {
+		f.s.KillPrimary(30 * time.Second)
+		if err := f.primary(6).Set(f.ctx, loginLock, relock, 20*time.Minute).Err(); err != nil {
+			t.Error(err)
+		}
+	}
+	kill.Store(&k)
+	_, err = f.r.Execute(f.ctx, admin, f.conn, pv)
+	wantErr(t, err, ErrRedis, "not known")
+	o := f.outcomes(KindSetTTL)
+	if len(o) != 1 || o[0].Outcome != OutcomeFailed || o[0].Ref == "" {
+		t.Fatalf("audit %+v", o)
+	}
+	c := f.primary(6)
+	if v, ttl := c.Get(f.ctx, loginLock).Val(), c.PTTL(f.ctx, loginLock).Val(); v != relock || ttl > 20*time.Minute {
+		t.Fatalf("the application's lock: %q, TTL %v", v, ttl)
+	}
+}

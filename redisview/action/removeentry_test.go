@@ -1,9 +1,11 @@
 package action
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"reflect"
@@ -621,5 +623,64 @@ func TestRemoveLeaderboardEntryBigBoard(t *testing.T) {
 	f.mustRun(admin, "undo", UndoRequest(f.last()))
 	if c.ZScore(f.ctx, lbBoard, "cheat").Val() != n/2+0.5 || c.ZCard(f.ctx, lbBoard).Val() != n+1 {
 		t.Fatal("undo")
+	}
+}
+
+// failWatch, once armed, fails the next WATCH as a lost connection would,
+// without sending it.
+type failWatch struct{ armed atomic.Bool }
+
+func (h *failWatch) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *failWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "watch" && h.armed.CompareAndSwap(true, false) {
+			cmd.SetErr(io.ErrUnexpectedEOF)
+			return io.ErrUnexpectedEOF
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *failWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// The first attempt's EXEC is aborted (another member written: nothing
+// applied), and the retry's WATCH fails unreachable before any EXEC: the
+// failure is not a lost EXEC, so the confirmation is released and the
+// same confirmation then runs.
+func TestRemoveLeaderboardEntryRetryUnreachableBeforeExec(t *testing.T) {
+	f := eisland(t)
+	c := f.db(lbDB)
+	f.seedBoard(10)
+	f.seedEntry("a", 500)
+	h := &failWatch{}
+	f.conn.AddHook(h)
+	var calls atomic.Int32
+	f.r.opts.beforeExec = func() {
+		if calls.Add(1) == 1 {
+			c.ZAdd(f.ctx, lbBoard, redis.Z{Score: 1, Member: "new-1"})
+			h.armed.Store(true)
+		}
+	}
+	pv, err := f.r.Preview(f.ctx, support, f.conn, lbKind, f.entryReq("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.r.Execute(f.ctx, support, f.conn, pv)
+	wantErr(t, err, ErrRedis, "Redis unreachable while watching the keys")
+	if strings.Contains(err.Error(), "while committing") {
+		t.Fatalf("taken for a lost EXEC: %v", err)
+	}
+	if h.armed.Load() || calls.Load() != 1 {
+		t.Fatalf("armed %v after %d attempts", h.armed.Load(), calls.Load())
+	}
+	if c.ZScore(f.ctx, lbBoard, "a").Err() != nil {
+		t.Fatal("removed by a failed confirmation")
+	}
+	if _, err := f.r.Execute(f.ctx, support, f.conn, pv); err != nil {
+		t.Fatalf("the confirmation again, nothing having been sent: %v", err)
+	}
+	if c.ZScore(f.ctx, lbBoard, "a").Err() != redis.Nil {
+		t.Fatal("not removed")
 	}
 }
