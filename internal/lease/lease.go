@@ -77,6 +77,20 @@ if not v then
 end
 return 0`)
 
+// acquireScript takes the lease when nobody holds it (SET NX PX), or when
+// its key already holds this process's id (a renewal that timed out on
+// the client but ran, an audit Redis restored with the lease): a bare
+// SET NX would make the holder wait, and nobody sweep, for up to TTL.
+var acquireScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`)
+
 // releaseScript deletes the lease when this process holds it.
 var releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -96,10 +110,11 @@ func (s *Shared) New(key string) *Lease { return &Lease{s: s, key: key} }
 // Key is the lease's key in the audit Redis.
 func (l *Lease) Key() string { return l.key }
 
-// TryAcquire takes the lease when nobody holds it (SET NX PX).
+// TryAcquire takes the lease when nobody holds it, or when it already
+// holds this process's id (see acquireScript).
 func (l *Lease) TryAcquire(ctx context.Context) (bool, error) {
-	ok, err := l.s.Client.SetNX(ctx, l.key, l.s.ID, l.s.ttl()).Result()
-	return ok, err
+	n, err := acquireScript.Run(ctx, l.s.Client, []string{l.key}, l.s.ID, l.s.ttl().Milliseconds()).Int()
+	return n == 1, err
 }
 
 // Renew extends the lease this process holds (see renewScript); false when

@@ -91,3 +91,29 @@ func TestHoldEndsWhenTheLeaseIsLost(t *testing.T) {
 		t.Fatal("Hold went on without a renewal for longer than TTL")
 	}
 }
+
+// A lease key that already holds the caller's own ID (its renewal timed
+// out client-side but ran, or the audit Redis was restored with it) is
+// the caller's: TryAcquire takes it and sets its TTL, while another
+// process's lease is still refused.
+func TestTryAcquireTakesItsOwnLease(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	cl := rs.Client(0)
+	cl.Set(ctx, "keydeck:test:own", "a", time.Minute)
+	a := (&lease.Shared{Client: cl, ID: "a"}).New("keydeck:test:own")
+	if ok, err := a.TryAcquire(ctx); !ok || err != nil {
+		t.Fatalf("a's acquire of a lease holding its own ID: %v %v", ok, err)
+	}
+	if ttl := cl.PTTL(ctx, "keydeck:test:own").Val(); ttl <= 0 || ttl > lease.TTL {
+		t.Fatalf("a's acquired lease expires in %v, want within %v", ttl, lease.TTL)
+	}
+	b := (&lease.Shared{Client: cl, ID: "b"}).New("keydeck:test:own")
+	if ok, err := b.TryAcquire(ctx); ok || err != nil {
+		t.Fatalf("b acquired a's lease: %v %v", ok, err)
+	}
+	if v := cl.Get(ctx, "keydeck:test:own").Val(); v != "a" {
+		t.Fatalf("lease held by %q after b's try, want a", v)
+	}
+}
