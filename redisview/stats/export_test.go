@@ -38,3 +38,7 @@ var ReadSignature = readSignature
 // WithoutRelease leaves a sweeper's lease to expire when it stops, as a
 // replica that died would.
 func WithoutRelease() Option { return func(p *Sweepers) { p.noRelease = true } }
+
+// ShareKey is the key of s's shared state what ("lease", "pass", "status")
+// in the audit Redis.
+func ShareKey(s *Sweeper, what string) string { return s.shareKey(what) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"errors"
 	"strconv"
 	"time"
 
@@ -181,7 +182,9 @@ func decode(b []byte, v any) bool { return gob.NewDecoder(bytes.NewReader(b)).De
 
 // publish writes the holder's state: the pass just completed (done), and
 // the running pass's status at most every publishEvery. Both are kept
-// recentFor, so that a replica opening the page later shows them.
+// recentFor, so that a replica opening the page later shows them: each
+// status write keeps the pass it names as long (an unchanged database's
+// holder writes only the status, for up to freshFor).
 func (s *Sweeper) publish(ctx context.Context, done bool) {
 	if s.share == nil || (!done && s.clock.Since(s.published) < publishEvery) {
 		return
@@ -214,6 +217,9 @@ func (s *Sweeper) publish(ctx context.Context, done bool) {
 	_, err := s.share.Client.TxPipelined(wctx, func(p redis.Pipeliner) error {
 		if pass != nil {
 			p.Set(wctx, s.shareKey("pass"), pass, recentFor)
+		} else {
+			// The status names the latest pass: keep it as long.
+			p.PExpire(wctx, s.shareKey("pass"), recentFor)
 		}
 		p.Set(wctx, s.shareKey("status"), status, recentFor)
 		return nil
@@ -222,6 +228,10 @@ func (s *Sweeper) publish(ctx context.Context, done bool) {
 		s.log.Debug("sharing a sweep's figures failed", "conn", s.conn.Name, "db", s.db, "err", err)
 	}
 }
+
+// passGone is a follower's state when the pass the holder's status names
+// is no longer in the audit Redis (expired, or the audit Redis lost it).
+const passGone = "the sweeping replica's latest pass is no longer published; its figures show again after its next pass"
 
 // follow reads what the holder published: the status, and the pass when
 // it is not the one shown. It sends nothing to the database's server.
@@ -241,6 +251,13 @@ func (s *Sweeper) follow(ctx context.Context) {
 	var wp wirePass
 	if !have && !st.Finished.IsZero() {
 		b, err := s.share.Client.Get(rctx, s.shareKey("pass")).Bytes()
+		if errors.Is(err, redis.Nil) {
+			s.mu.Lock()
+			s.err = passGone
+			s.mu.Unlock()
+			s.markRead()
+			return
+		}
 		if err != nil || !decode(b, &wp) {
 			return
 		}

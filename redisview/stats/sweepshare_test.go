@@ -315,3 +315,39 @@ func TestSharedFiguresCarryNamesByteExact(t *testing.T) {
 		t.Fatal("a 5,005-byte name was published")
 	}
 }
+
+// The holder of an unchanged database skips passes (freshFor) and writes
+// only the status, which names its latest pass: each status write keeps
+// that pass published as long as the status (a follower opening the
+// database later than recentFor after the pass still shows it), and a
+// follower that finds the named pass gone says so instead of showing an
+// empty frame.
+func TestSharedPassOutlivesAnUnchangedDatabase(t *testing.T) {
+	data, audit := redistest.Start(t), redistest.Start(t)
+	ctx := context.Background()
+	c := data.Client(0)
+	for i := range 100 {
+		c.Set(ctx, fmt.Sprintf("still:%03d", i), "v", 0)
+	}
+	a := startReplica(t, "replica-a", data, audit)
+	redistest.Eventually(t, 30*time.Second, "replica-a's first pass", func() bool { return a.detail().Pass >= 1 })
+	ac := audit.Client(0)
+	pass := stats.ShareKey(a.s, "pass")
+	redistest.Eventually(t, 10*time.Second, "the published pass", func() bool { return ac.Exists(ctx, pass).Val() == 1 })
+	// As if the pass were published 9 min 45 s ago (recentFor is 10 min);
+	// the status is written every 2-4 s.
+	ac.PExpire(ctx, pass, 15*time.Second)
+	redistest.Eventually(t, 12*time.Second, "the pass's TTL renewed with the status", func() bool {
+		return ac.PTTL(ctx, pass).Val() > time.Minute
+	})
+	if p := a.detail().Pass; p != 1 {
+		t.Fatalf("replica-a swept an unchanged database again (pass %d): the test shows nothing", p)
+	}
+
+	ac.Del(ctx, pass)
+	b := startReplica(t, "replica-b", data, audit)
+	b.s.WaitRead(ctx, 10*time.Second)
+	redistest.Eventually(t, 10*time.Second, "replica-b saying the holder's pass is gone", func() bool {
+		return strings.Contains(b.detail().Err, "no longer published")
+	})
+}
