@@ -44,9 +44,11 @@ const (
 )
 
 // shareKey names one database's shared state: the lease ("lease"), the
-// latest pass ("pass") and the running pass's status ("status").
+// latest pass ("pass") and the running pass's status ("status"), of the
+// connection's name and its server (TargetID: consoles whose connections
+// share a name but not a server share nothing).
 func (s *Sweeper) shareKey(what string) string {
-	return "keydeck:sweep:" + what + ":" + strconv.Itoa(s.db) + ":" + s.conn.Name
+	return "keydeck:sweep:" + what + ":" + strconv.Itoa(s.db) + ":" + s.conn.Name + ":" + s.conn.TargetID()
 }
 
 // wirePass is the latest completed pass as published.
