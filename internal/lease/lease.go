@@ -11,6 +11,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -43,6 +45,18 @@ type Shared struct {
 	Clock  clock.Clock // renewal timing (the connections' clock)
 	// TTL and Renew default to the package's.
 	TTL, Renew time.Duration
+	// Log is told when this process starts working alone, cut off from
+	// the audit Redis, and when it shares again (nil: not told).
+	Log *slog.Logger
+
+	alone atomic.Int64 // leases worked alone now
+}
+
+func (s *Shared) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
 }
 
 func (s *Shared) ttl() time.Duration {
@@ -137,34 +151,47 @@ func (l *Lease) Release() {
 var ErrLost = errors.New("lease lost")
 
 // Hold renews the lease every Every() until ctx ends (nil) or the lease is
-// lost (ErrLost): another process holds it, or no renewal succeeded for
-// TTL since the last one that did (the holder must then assume another
-// took it). It does not release the lease.
+// lost (ErrLost): another process holds it, or no renewal succeeded by its
+// deadline — TTL − Every()/2 after the last renewal that did (sent), on
+// the Shared's clock — when the holder must assume the lease expired and
+// another took it. A renewal still running at the deadline is abandoned.
+// It does not release the lease.
 func (l *Lease) Hold(ctx context.Context) error {
 	c := clock.Or(l.s.Clock)
-	last := c.Now()
+	keep := l.s.ttl() - l.s.Every()/2
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var expired atomic.Bool
+	deadline := c.AfterFunc(keep, func() { expired.Store(true); cancel() })
+	defer deadline.Stop()
 	t := c.NewTicker(l.s.Every())
 	defer t.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			return nil
+		case <-hctx.Done():
 		case <-t.C():
 		}
-		rctx, cancel := context.WithTimeout(ctx, l.s.Every())
+		if expired.Load() {
+			// Unrenewed for about TTL: it may have expired and been
+			// taken; stop before two replicas work at once for long.
+			return ErrLost
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		sent := c.Now()
+		rctx, rcancel := context.WithTimeout(hctx, l.s.Every())
 		ok, err := l.Renew(rctx)
-		cancel()
+		rcancel()
 		switch {
+		case expired.Load():
+			return ErrLost
 		case ctx.Err() != nil:
 			return nil
 		case err == nil && !ok:
 			return ErrLost
 		case err == nil:
-			last = c.Now()
-		case c.Since(last) >= l.s.ttl()-l.s.Every()/2:
-			// Unrenewed for about TTL: it may have expired and been
-			// taken; stop before two replicas work at once for long.
-			return ErrLost
+			deadline.Reset(keep - c.Since(sent))
 		}
 	}
 }
@@ -176,10 +203,13 @@ func (l *Lease) Hold(ctx context.Context) error {
 // fails); it may read what the holder shares. Run does not release the
 // lease: the caller does (Release) when it stops for good.
 //
-// When the audit Redis cannot be reached for TTL, nobody can hold the
-// lease: Run then does the work anyway, on its own, until the audit Redis
-// answers again (every replica works meanwhile, as each would without
-// replicas: the work fails open rather than stopping everywhere).
+// When this replica cannot reach the audit Redis for TTL it cannot hold
+// the lease: Run then does the work anyway, on its own, until the audit
+// Redis answers again, and says so once (Warn) as it starts. The replicas
+// that still reach the audit Redis keep their lease and work on meanwhile,
+// so a replica cut off alone duplicates the holder's work (it fails open
+// rather than stopping); with the audit Redis down for all, every replica
+// works, as each would without replicas.
 func (l *Lease) Run(ctx context.Context, work func(context.Context), wait func(context.Context)) {
 	c := clock.Or(l.s.Clock)
 	var failing time.Time // since when the audit Redis fails
@@ -219,8 +249,18 @@ func (l *Lease) Run(ctx context.Context, work func(context.Context), wait func(c
 }
 
 // alone does work until the audit Redis answers a PING again (or ctx ends).
+// The first lease of the process worked alone says so (Warn), and the
+// last says when the process shares again.
 func (l *Lease) alone(ctx context.Context, work func(context.Context)) {
 	c := clock.Or(l.s.Clock)
+	if l.s.alone.Add(1) == 1 {
+		l.s.log().Warn("the audit Redis cannot be reached: this replica does the shared background work on its own (others may do it too) until it answers", "lease", l.key)
+	}
+	defer func() {
+		if l.s.alone.Add(-1) == 0 && ctx.Err() == nil {
+			l.s.log().Info("the audit Redis answers again: this replica shares the background work again")
+		}
+	}()
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
