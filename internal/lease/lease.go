@@ -1,7 +1,8 @@
 // Package lease lets Keydeck replicas that share one audit Redis agree on
 // which of them does a piece of background work (a database's statistics
 // sweep, a connection's health probe): the one holding the work's lease, a
-// key set with SET NX PX to the holder's process id and renewed by its
+// key set with SET NX PX to the holder's process id and a counter (one
+// token per Lease) and renewed by its
 // holder with a compare-and-renew script. A holder that dies stops
 // renewing; its lease expires after TTL and another replica takes it.
 package lease
@@ -12,6 +13,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +53,7 @@ type Shared struct {
 	Log *slog.Logger
 
 	alone atomic.Int64 // leases worked alone now
+	runs  atomic.Int64 // leases made (New)
 }
 
 func (s *Shared) log() *slog.Logger {
@@ -114,12 +118,29 @@ return 0`)
 
 // Lease is one piece of work's lease.
 type Lease struct {
-	s   *Shared
-	key string
+	s     *Shared
+	key   string
+	token string
 }
 
-// New is the lease named key.
-func (s *Shared) New(key string) *Lease { return &Lease{s: s, key: key} }
+// New is the lease named key, held under a token of its own: the process's
+// id and a counter, so that a work stopped and started again in one
+// process (a lingering sweeper's restart) never takes, renews or releases
+// the lease of the one before or after it.
+func (s *Shared) New(key string) *Lease {
+	return &Lease{s: s, key: key, token: s.ID + ":" + strconv.FormatInt(s.runs.Add(1), 10)}
+}
+
+// Token is the value the lease's key holds while this Lease holds it.
+func (l *Lease) Token() string { return l.token }
+
+// HolderID is the process id of a lease's holder, from its key's value.
+func HolderID(token string) string {
+	if i := strings.LastIndexByte(token, ':'); i >= 0 {
+		return token[:i]
+	}
+	return token
+}
 
 // Key is the lease's key in the audit Redis.
 func (l *Lease) Key() string { return l.key }
@@ -127,14 +148,14 @@ func (l *Lease) Key() string { return l.key }
 // TryAcquire takes the lease when nobody holds it, or when it already
 // holds this process's id (see acquireScript).
 func (l *Lease) TryAcquire(ctx context.Context) (bool, error) {
-	n, err := acquireScript.Run(ctx, l.s.Client, []string{l.key}, l.s.ID, l.s.ttl().Milliseconds()).Int()
+	n, err := acquireScript.Run(ctx, l.s.Client, []string{l.key}, l.token, l.s.ttl().Milliseconds()).Int()
 	return n == 1, err
 }
 
 // Renew extends the lease this process holds (see renewScript); false when
 // another process holds it now.
 func (l *Lease) Renew(ctx context.Context) (bool, error) {
-	n, err := renewScript.Run(ctx, l.s.Client, []string{l.key}, l.s.ID, l.s.ttl().Milliseconds()).Int()
+	n, err := renewScript.Run(ctx, l.s.Client, []string{l.key}, l.token, l.s.ttl().Milliseconds()).Int()
 	return n == 1, err
 }
 
@@ -143,7 +164,7 @@ func (l *Lease) Renew(ctx context.Context) (bool, error) {
 func (l *Lease) Release() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_ = releaseScript.Run(ctx, l.s.Client, []string{l.key}, l.s.ID).Err()
+	_ = releaseScript.Run(ctx, l.s.Client, []string{l.key}, l.token).Err()
 }
 
 // ErrLost: the lease was taken by another process, or could not be renewed

@@ -28,7 +28,7 @@ func TestLeaseHeldByOneProcess(t *testing.T) {
 	cl := rs.Client(0)
 	a := (&lease.Shared{Client: cl, ID: "a"}).New("keydeck:test:lease")
 	b := (&lease.Shared{Client: cl, ID: "b"}).New("keydeck:test:lease")
-	holder := func() string { v, _ := cl.Get(ctx, "keydeck:test:lease").Result(); return v }
+	holder := func() string { v, _ := cl.Get(ctx, "keydeck:test:lease").Result(); return lease.HolderID(v) }
 
 	if ok, err := a.TryAcquire(ctx); !ok || err != nil {
 		t.Fatalf("a's first acquire: %v %v", ok, err)
@@ -108,8 +108,8 @@ func TestTryAcquireTakesItsOwnLease(t *testing.T) {
 	rs := redistest.Start(t)
 	ctx := context.Background()
 	cl := rs.Client(0)
-	cl.Set(ctx, "keydeck:test:own", "a", time.Minute)
 	a := (&lease.Shared{Client: cl, ID: "a"}).New("keydeck:test:own")
+	cl.Set(ctx, "keydeck:test:own", a.Token(), time.Minute)
 	if ok, err := a.TryAcquire(ctx); !ok || err != nil {
 		t.Fatalf("a's acquire of a lease holding its own ID: %v %v", ok, err)
 	}
@@ -120,7 +120,7 @@ func TestTryAcquireTakesItsOwnLease(t *testing.T) {
 	if ok, err := b.TryAcquire(ctx); ok || err != nil {
 		t.Fatalf("b acquired a's lease: %v %v", ok, err)
 	}
-	if v := cl.Get(ctx, "keydeck:test:own").Val(); v != "a" {
+	if v := cl.Get(ctx, "keydeck:test:own").Val(); v != a.Token() {
 		t.Fatalf("lease held by %q after b's try, want a", v)
 	}
 }
@@ -232,4 +232,38 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A work restarted in one process (a sweeper stopped and started again
+// while its lease is still held) takes a lease of its own: the old one's
+// late Release never deletes its successor's.
+func TestReleaseLeavesTheSuccessorsLease(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	cl := rs.Client(0)
+	sh := &lease.Shared{Client: cl, ID: "p"}
+	old := sh.New("keydeck:test:restart")
+	if ok, err := old.TryAcquire(ctx); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	successor := sh.New("keydeck:test:restart")
+	if ok, err := successor.TryAcquire(ctx); err != nil {
+		t.Fatal(err)
+	} else if !ok {
+		old.Release()
+		if ok, err := successor.TryAcquire(ctx); !ok || err != nil {
+			t.Fatalf("the successor's acquire after the old one released: %v %v", ok, err)
+		}
+	}
+	old.Release() // late: the old sweeper's stop
+	if n := cl.Exists(ctx, "keydeck:test:restart").Val(); n != 1 {
+		t.Fatal("the old worker's release deleted its successor's lease")
+	}
+	if ok, err := successor.Renew(ctx); !ok || err != nil {
+		t.Fatalf("the successor's renewal: %v %v", ok, err)
+	}
+	if id := lease.HolderID(cl.Get(ctx, "keydeck:test:restart").Val()); id != "p" {
+		t.Fatalf("lease held by process %q, want p", id)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/lease"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 )
@@ -34,7 +35,8 @@ func TestReplicaSubscribesWhileItsPagesWatchAKey(t *testing.T) {
 	a, b := start(), start()
 	var holder, other *Server
 	redistest.Eventually(t, 20*time.Second, "a holder of the connection's watch", func() bool {
-		id, _ := audit.Client(0).Get(context.Background(), probeKey(a.reg.All()[0])).Result()
+		v, _ := audit.Client(0).Get(context.Background(), probeKey(a.reg.All()[0])).Result()
+		id := lease.HolderID(v)
 		switch id {
 		case a.share.ID:
 			holder, other = a, b

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -53,7 +54,8 @@ type Sweeper struct {
 	// goroutine only.
 	share     *lease.Shared
 	noRelease bool
-	published time.Time // when the status was last written
+	leased    atomic.Pointer[lease.Lease] // its lease, once shared() made it (read by tests too)
+	published time.Time                   // when the status was last written
 }
 
 func (s *Sweeper) markRead() { s.readOnce.Do(func() { close(s.read) }) }

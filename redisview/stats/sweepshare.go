@@ -291,8 +291,9 @@ func (s *Sweeper) follow(ctx context.Context) {
 // published at once, then sweeps while it holds the database's lease and
 // follows the holder otherwise; it releases the lease when it stops.
 func (s *Sweeper) shared(ctx context.Context) {
-	s.follow(ctx)
 	l := s.share.New(s.shareKey("lease"))
+	s.leased.Store(l)
+	s.follow(ctx)
 	l.Run(ctx, func(ctx context.Context) {
 		s.sweep(ctx)
 	}, s.follow)

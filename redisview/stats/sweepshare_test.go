@@ -117,7 +117,7 @@ func holder(t *testing.T, audit *redistest.Server, r *replica) string {
 	if err != nil && err != redis.Nil {
 		t.Fatal(err)
 	}
-	return v
+	return lease.HolderID(v)
 }
 
 func sameFigures(a, b stats.DBDetail) bool {
@@ -214,7 +214,7 @@ func sharedSweepSurvivesAuditRestart(t *testing.T, race bool) {
 	if race {
 		// replica-b's SET NX came before replica-a's renewal found the
 		// lease gone: replica-a must stop sweeping.
-		if err := audit.Client(0).Set(context.Background(), stats.ShareKey(b.s, "lease"), b.id, lease.TTL).Err(); err != nil {
+		if err := audit.Client(0).Set(context.Background(), stats.ShareKey(b.s, "lease"), stats.LeaseToken(b.s), lease.TTL).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -383,7 +383,7 @@ func TestSharedSweepKeepsToItsOwnServer(t *testing.T) {
 	if d := a.detail(); d.UnmCount != 100 {
 		t.Fatalf("replica-a (staging) shows %d keys, want its own 100", d.UnmCount)
 	}
-	if v := audit.Client(0).Get(ctx, stats.ShareKey(b.s, "lease")).Val(); v != b.id {
+	if v := lease.HolderID(audit.Client(0).Get(ctx, stats.ShareKey(b.s, "lease")).Val()); v != b.id {
 		t.Fatalf("prod's sweep lease held by %q, want replica-b", v)
 	}
 }
