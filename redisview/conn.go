@@ -2,6 +2,8 @@ package redisview
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +38,22 @@ var connName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
 // ValidName reports whether s may name a connection: it appears in URLs and topics.
 func ValidName(s string) bool { return connName.MatchString(s) }
+
+// TargetID is a short stable identity of the server a connection URL
+// names: the first 8 bytes, hex, of SHA-256 of its display URL
+// (RedactURL: the password is never hashed). Replicas sharing an audit
+// Redis name a connection's shared work with it beside the connection's
+// name, so that two consoles whose connections share a name but not a
+// server (staging and prod) share nothing.
+func TargetID(rawURL string) string { return displayID(RedactURL(rawURL)) }
+
+func displayID(display string) string {
+	h := sha256.Sum256([]byte(display))
+	return hex.EncodeToString(h[:8])
+}
+
+// TargetID is TargetID of c's URL.
+func (c *Conn) TargetID() string { return displayID(c.Display) }
 
 // Status is a connection's reachability as last seen by its monitor.
 type Status struct {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // replicaConsole runs the real main loop with args; stop ends it (a clean
@@ -99,7 +100,7 @@ func TestTwoConsolesShareOneSweep(t *testing.T) {
 		d, ok := getDBSweep(t, b)
 		return ok && d.Sweep.CompletedAt != nil && d.Sweep.CompletedAt.Equal(*first.Sweep.CompletedAt)
 	})
-	lease := "keydeck:sweep:lease:0:main"
+	lease := "keydeck:sweep:lease:0:main:" + redisview.TargetID(data.URL(0))
 	holderA, err := audit.Client(0).Get(ctx, lease).Result()
 	if err != nil {
 		t.Fatalf("the sweep's lease: %v", err)

@@ -1,7 +1,8 @@
 // Package lease lets Keydeck replicas that share one audit Redis agree on
 // which of them does a piece of background work (a database's statistics
 // sweep, a connection's health probe): the one holding the work's lease, a
-// key set with SET NX PX to the holder's process id and renewed by its
+// key set with SET NX PX to the holder's process id and a counter (one
+// token per Lease) and renewed by its
 // holder with a compare-and-renew script. A holder that dies stops
 // renewing; its lease expires after TTL and another replica takes it.
 package lease
@@ -11,6 +12,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -43,6 +48,19 @@ type Shared struct {
 	Clock  clock.Clock // renewal timing (the connections' clock)
 	// TTL and Renew default to the package's.
 	TTL, Renew time.Duration
+	// Log is told when this process starts working alone, cut off from
+	// the audit Redis, and when it shares again (nil: not told).
+	Log *slog.Logger
+
+	alone atomic.Int64 // leases worked alone now
+	runs  atomic.Int64 // leases made (New)
+}
+
+func (s *Shared) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
 }
 
 func (s *Shared) ttl() time.Duration {
@@ -77,6 +95,20 @@ if not v then
 end
 return 0`)
 
+// acquireScript takes the lease when nobody holds it (SET NX PX), or when
+// its key already holds this process's id (a renewal that timed out on
+// the client but ran, an audit Redis restored with the lease): a bare
+// SET NX would make the holder wait, and nobody sweep, for up to TTL.
+var acquireScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`)
+
 // releaseScript deletes the lease when this process holds it.
 var releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -86,26 +118,44 @@ return 0`)
 
 // Lease is one piece of work's lease.
 type Lease struct {
-	s   *Shared
-	key string
+	s     *Shared
+	key   string
+	token string
 }
 
-// New is the lease named key.
-func (s *Shared) New(key string) *Lease { return &Lease{s: s, key: key} }
+// New is the lease named key, held under a token of its own: the process's
+// id and a counter, so that a work stopped and started again in one
+// process (a lingering sweeper's restart) never takes, renews or releases
+// the lease of the one before or after it.
+func (s *Shared) New(key string) *Lease {
+	return &Lease{s: s, key: key, token: s.ID + ":" + strconv.FormatInt(s.runs.Add(1), 10)}
+}
+
+// Token is the value the lease's key holds while this Lease holds it.
+func (l *Lease) Token() string { return l.token }
+
+// HolderID is the process id of a lease's holder, from its key's value.
+func HolderID(token string) string {
+	if i := strings.LastIndexByte(token, ':'); i >= 0 {
+		return token[:i]
+	}
+	return token
+}
 
 // Key is the lease's key in the audit Redis.
 func (l *Lease) Key() string { return l.key }
 
-// TryAcquire takes the lease when nobody holds it (SET NX PX).
+// TryAcquire takes the lease when nobody holds it, or when it already
+// holds this process's id (see acquireScript).
 func (l *Lease) TryAcquire(ctx context.Context) (bool, error) {
-	ok, err := l.s.Client.SetNX(ctx, l.key, l.s.ID, l.s.ttl()).Result()
-	return ok, err
+	n, err := acquireScript.Run(ctx, l.s.Client, []string{l.key}, l.token, l.s.ttl().Milliseconds()).Int()
+	return n == 1, err
 }
 
 // Renew extends the lease this process holds (see renewScript); false when
 // another process holds it now.
 func (l *Lease) Renew(ctx context.Context) (bool, error) {
-	n, err := renewScript.Run(ctx, l.s.Client, []string{l.key}, l.s.ID, l.s.ttl().Milliseconds()).Int()
+	n, err := renewScript.Run(ctx, l.s.Client, []string{l.key}, l.token, l.s.ttl().Milliseconds()).Int()
 	return n == 1, err
 }
 
@@ -114,7 +164,7 @@ func (l *Lease) Renew(ctx context.Context) (bool, error) {
 func (l *Lease) Release() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_ = releaseScript.Run(ctx, l.s.Client, []string{l.key}, l.s.ID).Err()
+	_ = releaseScript.Run(ctx, l.s.Client, []string{l.key}, l.token).Err()
 }
 
 // ErrLost: the lease was taken by another process, or could not be renewed
@@ -122,34 +172,47 @@ func (l *Lease) Release() {
 var ErrLost = errors.New("lease lost")
 
 // Hold renews the lease every Every() until ctx ends (nil) or the lease is
-// lost (ErrLost): another process holds it, or no renewal succeeded for
-// TTL since the last one that did (the holder must then assume another
-// took it). It does not release the lease.
+// lost (ErrLost): another process holds it, or no renewal succeeded by its
+// deadline — TTL − Every()/2 after the last renewal that did (sent), on
+// the Shared's clock — when the holder must assume the lease expired and
+// another took it. A renewal still running at the deadline is abandoned.
+// It does not release the lease.
 func (l *Lease) Hold(ctx context.Context) error {
 	c := clock.Or(l.s.Clock)
-	last := c.Now()
+	keep := l.s.ttl() - l.s.Every()/2
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var expired atomic.Bool
+	deadline := c.AfterFunc(keep, func() { expired.Store(true); cancel() })
+	defer deadline.Stop()
 	t := c.NewTicker(l.s.Every())
 	defer t.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			return nil
+		case <-hctx.Done():
 		case <-t.C():
 		}
-		rctx, cancel := context.WithTimeout(ctx, l.s.Every())
+		if expired.Load() {
+			// Unrenewed for about TTL: it may have expired and been
+			// taken; stop before two replicas work at once for long.
+			return ErrLost
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		sent := c.Now()
+		rctx, rcancel := context.WithTimeout(hctx, l.s.Every())
 		ok, err := l.Renew(rctx)
-		cancel()
+		rcancel()
 		switch {
+		case expired.Load():
+			return ErrLost
 		case ctx.Err() != nil:
 			return nil
 		case err == nil && !ok:
 			return ErrLost
 		case err == nil:
-			last = c.Now()
-		case c.Since(last) >= l.s.ttl()-l.s.Every()/2:
-			// Unrenewed for about TTL: it may have expired and been
-			// taken; stop before two replicas work at once for long.
-			return ErrLost
+			deadline.Reset(keep - c.Since(sent))
 		}
 	}
 }
@@ -161,10 +224,13 @@ func (l *Lease) Hold(ctx context.Context) error {
 // fails); it may read what the holder shares. Run does not release the
 // lease: the caller does (Release) when it stops for good.
 //
-// When the audit Redis cannot be reached for TTL, nobody can hold the
-// lease: Run then does the work anyway, on its own, until the audit Redis
-// answers again (every replica works meanwhile, as each would without
-// replicas: the work fails open rather than stopping everywhere).
+// When this replica cannot reach the audit Redis for TTL it cannot hold
+// the lease: Run then does the work anyway, on its own, until the audit
+// Redis answers again, and says so once (Warn) as it starts. The replicas
+// that still reach the audit Redis keep their lease and work on meanwhile,
+// so a replica cut off alone duplicates the holder's work (it fails open
+// rather than stopping); with the audit Redis down for all, every replica
+// works, as each would without replicas.
 func (l *Lease) Run(ctx context.Context, work func(context.Context), wait func(context.Context)) {
 	c := clock.Or(l.s.Clock)
 	var failing time.Time // since when the audit Redis fails
@@ -204,8 +270,18 @@ func (l *Lease) Run(ctx context.Context, work func(context.Context), wait func(c
 }
 
 // alone does work until the audit Redis answers a PING again (or ctx ends).
+// The first lease of the process worked alone says so (Warn), and the
+// last says when the process shares again.
 func (l *Lease) alone(ctx context.Context, work func(context.Context)) {
 	c := clock.Or(l.s.Clock)
+	if l.s.alone.Add(1) == 1 {
+		l.s.log().Warn("the audit Redis cannot be reached: this replica does the shared background work on its own (others may do it too) until it answers", "lease", l.key)
+	}
+	defer func() {
+		if l.s.alone.Add(-1) == 0 && ctx.Err() == nil {
+			l.s.log().Info("the audit Redis answers again: this replica shares the background work again")
+		}
+	}()
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

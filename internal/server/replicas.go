@@ -2,6 +2,10 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,18 +21,37 @@ import (
 // does:
 //   - each database's statistics sweep (stats.WithShare): one replica
 //     sweeps, the others show what it publishes;
-//   - each connection's watch, under "keydeck:probe:NAME": its holder
+//   - each connection's watch, under probeKey: its holder
 //     probes the connection every MonitorInterval and follows its keyspace
 //     notifications, as a console on its own does; the others probe it
 //     every followerProbe, read its notify-keyspace-events every
 //     KeyspaceIdleRecheck, and subscribe to its notifications only while
 //     one of their own pages watches a key of it;
 //   - the metrics keeper (ban health, and with MetricsKeep the workers it
-//     holds for /metrics), under "keydeck:metrics".
+//     holds for /metrics), under metricsKey.
+//
+// The keys name the connections' servers (redisview.TargetID), so that two
+// consoles logging to one audit Redis whose connections share a name but
+// not a server (staging and prod) share nothing.
 //
 // What a viewer starts stays with the replica serving the viewer: live
 // topics, the limit sweeps and quota walks of the pages, searches, the
 // leaderboard index, a key's live view.
+
+// probeKey is the lease of c's watch.
+func probeKey(c *redisview.Conn) string { return "keydeck:probe:" + c.Name + ":" + c.TargetID() }
+
+// metricsKey is the lease of the metrics keeper of a console with conns:
+// of its connections' names and servers.
+func metricsKey(conns []*redisview.Conn) string {
+	ids := make([]string, 0, len(conns))
+	for _, c := range conns {
+		ids = append(ids, c.Name+"="+c.TargetID())
+	}
+	slices.Sort(ids)
+	h := sha256.Sum256([]byte(strings.Join(ids, "\n")))
+	return "keydeck:metrics:" + hex.EncodeToString(h[:8])
+}
 
 // followerProbe is how often a replica not holding a connection's watch
 // probes it (its pages' own reads fail at once when the server does).
@@ -94,7 +117,7 @@ func (s *Server) watchShared(c *redisview.Conn) {
 			}
 		}
 	})
-	l := s.share.New("keydeck:probe:" + c.Name)
+	l := s.share.New(probeKey(c))
 	l.Run(s.ctx, func(ctx context.Context) {
 		holding.Store(true)
 		mon.run(ctx, fast, func(ctx context.Context) { c.Monitor(ctx, fast) })
@@ -115,7 +138,7 @@ func (s *Server) runKeeper(k *metrics.Keeper) {
 		k.Run(s.ctx)
 		return
 	}
-	l := s.share.New("keydeck:metrics")
+	l := s.share.New(metricsKey(s.reg.All()))
 	l.Run(s.ctx, k.Run, func(context.Context) {})
 	l.Release()
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/lease"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 )
@@ -33,7 +35,8 @@ func TestReplicaSubscribesWhileItsPagesWatchAKey(t *testing.T) {
 	a, b := start(), start()
 	var holder, other *Server
 	redistest.Eventually(t, 20*time.Second, "a holder of the connection's watch", func() bool {
-		id, _ := audit.Client(0).Get(context.Background(), "keydeck:probe:main").Result()
+		v, _ := audit.Client(0).Get(context.Background(), probeKey(a.reg.All()[0])).Result()
+		id := lease.HolderID(v)
 		switch id {
 		case a.share.ID:
 			holder, other = a, b
@@ -56,5 +59,41 @@ func TestReplicaSubscribesWhileItsPagesWatchAKey(t *testing.T) {
 	redistest.Eventually(t, 20*time.Second, "the other replica unsubscribed once nothing is watched", func() bool { return !sub(other) })
 	if !sub(holder) {
 		t.Fatal("the holder's subscription ended")
+	}
+}
+
+// Two consoles logging to one audit Redis whose connections share a name
+// but not a server (staging and prod) share neither a connection's watch
+// lease nor the metrics keeper's; the same connections do; the keys
+// never carry a password.
+func TestReplicaLeasesKeepToTheirOwnServers(t *testing.T) {
+	t.Parallel()
+	open := func(url string) *redisview.Conn {
+		c, err := redisview.Open(redisview.ConnConfig{Name: "main", URL: url}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	staging := open("redis://:s3cret@staging.example:6379/0")
+	staging2 := open("redis://:other@staging.example:6379/0")
+	prod := open("redis://:s3cret@prod.example:6379/0")
+	if probeKey(staging) == probeKey(prod) {
+		t.Fatalf("staging's and prod's watches share the lease %q", probeKey(staging))
+	}
+	if probeKey(staging) != probeKey(staging2) {
+		t.Fatalf("one server's watch under two leases: %q, %q", probeKey(staging), probeKey(staging2))
+	}
+	if metricsKey([]*redisview.Conn{staging}) == metricsKey([]*redisview.Conn{prod}) {
+		t.Fatalf("staging's and prod's metrics keepers share the lease %q", metricsKey([]*redisview.Conn{staging}))
+	}
+	if metricsKey([]*redisview.Conn{staging}) != metricsKey([]*redisview.Conn{staging2}) {
+		t.Fatal("one console's metrics keeper under two leases")
+	}
+	for _, k := range []string{probeKey(staging), metricsKey([]*redisview.Conn{staging})} {
+		if strings.Contains(k, "s3cret") {
+			t.Fatalf("lease key %q carries the password", k)
+		}
 	}
 }

@@ -62,7 +62,7 @@ func newDeployment(t *testing.T, n int) *deployment {
 				return false
 			}
 		}
-		n, _ := d.audit.Client(0).Exists(ctx, "keydeck:probe:main").Result()
+		n, _ := d.audit.Client(0).Exists(ctx, "keydeck:probe:main:"+d.replicas[0].Registry().All()[0].TargetID()).Result()
 		return n == 1
 	})
 	return d

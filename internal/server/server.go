@@ -243,7 +243,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly, Now: cfg.Now})}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	if cfg.Replicas {
-		s.share = &lease.Shared{Client: audit, ID: lease.NewID(), Clock: cfg.Clock}
+		s.share = &lease.Shared{Client: audit, ID: lease.NewID(), Clock: cfg.Clock, Log: log.With("component", "replicas")}
 	}
 
 	if s.share == nil {

@@ -38,3 +38,16 @@ var ReadSignature = readSignature
 // WithoutRelease leaves a sweeper's lease to expire when it stops, as a
 // replica that died would.
 func WithoutRelease() Option { return func(p *Sweepers) { p.noRelease = true } }
+
+// ShareKey is the key of s's shared state what ("lease", "pass", "status")
+// in the audit Redis.
+func ShareKey(s *Sweeper, what string) string { return s.shareKey(what) }
+
+// LeaseToken is the value s's lease holds while s holds it ("" before s
+// made it).
+func LeaseToken(s *Sweeper) string {
+	if l := s.leased.Load(); l != nil {
+		return l.Token()
+	}
+	return ""
+}

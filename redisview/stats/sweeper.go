@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,7 +55,8 @@ type Sweeper struct {
 	// goroutine only.
 	share     *lease.Shared
 	noRelease bool
-	published time.Time // when the status was last written
+	leased    atomic.Pointer[lease.Lease] // its lease, once shared() made it (read by tests too)
+	published time.Time                   // when the status was last written
 }
 
 func (s *Sweeper) markRead() { s.readOnce.Do(func() { close(s.read) }) }

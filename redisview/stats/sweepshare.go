@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"errors"
 	"strconv"
 	"time"
 
@@ -43,9 +44,11 @@ const (
 )
 
 // shareKey names one database's shared state: the lease ("lease"), the
-// latest pass ("pass") and the running pass's status ("status").
+// latest pass ("pass") and the running pass's status ("status"), of the
+// connection's name and its server (TargetID: consoles whose connections
+// share a name but not a server share nothing).
 func (s *Sweeper) shareKey(what string) string {
-	return "keydeck:sweep:" + what + ":" + strconv.Itoa(s.db) + ":" + s.conn.Name
+	return "keydeck:sweep:" + what + ":" + strconv.Itoa(s.db) + ":" + s.conn.Name + ":" + s.conn.TargetID()
 }
 
 // wirePass is the latest completed pass as published.
@@ -181,7 +184,9 @@ func decode(b []byte, v any) bool { return gob.NewDecoder(bytes.NewReader(b)).De
 
 // publish writes the holder's state: the pass just completed (done), and
 // the running pass's status at most every publishEvery. Both are kept
-// recentFor, so that a replica opening the page later shows them.
+// recentFor, so that a replica opening the page later shows them: each
+// status write keeps the pass it names as long (an unchanged database's
+// holder writes only the status, for up to freshFor).
 func (s *Sweeper) publish(ctx context.Context, done bool) {
 	if s.share == nil || (!done && s.clock.Since(s.published) < publishEvery) {
 		return
@@ -214,6 +219,9 @@ func (s *Sweeper) publish(ctx context.Context, done bool) {
 	_, err := s.share.Client.TxPipelined(wctx, func(p redis.Pipeliner) error {
 		if pass != nil {
 			p.Set(wctx, s.shareKey("pass"), pass, recentFor)
+		} else {
+			// The status names the latest pass: keep it as long.
+			p.PExpire(wctx, s.shareKey("pass"), recentFor)
 		}
 		p.Set(wctx, s.shareKey("status"), status, recentFor)
 		return nil
@@ -222,6 +230,10 @@ func (s *Sweeper) publish(ctx context.Context, done bool) {
 		s.log.Debug("sharing a sweep's figures failed", "conn", s.conn.Name, "db", s.db, "err", err)
 	}
 }
+
+// passGone is a follower's state when the pass the holder's status names
+// is no longer in the audit Redis (expired, or the audit Redis lost it).
+const passGone = "the sweeping replica's latest pass is no longer published; its figures show again after its next pass"
 
 // follow reads what the holder published: the status, and the pass when
 // it is not the one shown. It sends nothing to the database's server.
@@ -241,6 +253,13 @@ func (s *Sweeper) follow(ctx context.Context) {
 	var wp wirePass
 	if !have && !st.Finished.IsZero() {
 		b, err := s.share.Client.Get(rctx, s.shareKey("pass")).Bytes()
+		if errors.Is(err, redis.Nil) {
+			s.mu.Lock()
+			s.err = passGone
+			s.mu.Unlock()
+			s.markRead()
+			return
+		}
 		if err != nil || !decode(b, &wp) {
 			return
 		}
@@ -272,8 +291,9 @@ func (s *Sweeper) follow(ctx context.Context) {
 // published at once, then sweeps while it holds the database's lease and
 // follows the holder otherwise; it releases the lease when it stops.
 func (s *Sweeper) shared(ctx context.Context) {
-	s.follow(ctx)
 	l := s.share.New(s.shareKey("lease"))
+	s.leased.Store(l)
+	s.follow(ctx)
 	l.Run(ctx, func(ctx context.Context) {
 		s.sweep(ctx)
 	}, s.follow)

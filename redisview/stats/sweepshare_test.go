@@ -109,13 +109,15 @@ func perPasses(t *testing.T, data *redistest.Server, r *replica, k int) int64 {
 	return sweepCommands(t, data) - c0
 }
 
-func holder(t *testing.T, audit *redistest.Server) string {
+// holder is the holder of r's database's sweep lease (every replica of a
+// test watches the same one).
+func holder(t *testing.T, audit *redistest.Server, r *replica) string {
 	t.Helper()
-	v, err := audit.Client(0).Get(context.Background(), "keydeck:sweep:lease:0:t").Result()
+	v, err := audit.Client(0).Get(context.Background(), stats.ShareKey(r.s, "lease")).Result()
 	if err != nil && err != redis.Nil {
 		t.Fatal(err)
 	}
-	return v
+	return lease.HolderID(v)
 }
 
 func sameFigures(a, b stats.DBDetail) bool {
@@ -164,7 +166,7 @@ func TestSharedSweepRunsOnceAcrossReplicas(t *testing.T) {
 	if float64(two) > 1.1*float64(one) {
 		t.Fatalf("two replicas cost %d commands over %d passes, one %d: more than 1.1×", two, k, one)
 	}
-	if h := holder(t, audit); h != "replica-a" {
+	if h := holder(t, audit, a); h != "replica-a" {
 		t.Fatalf("lease held by %q, want replica-a", h)
 	}
 	redistest.Eventually(t, 10*time.Second, "replica-b showing replica-a's latest pass", func() bool { return sameFigures(a.detail(), b.detail()) })
@@ -172,7 +174,7 @@ func TestSharedSweepRunsOnceAcrossReplicas(t *testing.T) {
 	a.stop() // dies: no release
 	killed := time.Now()
 	last := b.detail().Pass
-	redistest.Eventually(t, 10*time.Second, "replica-b taking the lease of the dead replica-a", func() bool { return holder(t, audit) == "replica-b" })
+	redistest.Eventually(t, 10*time.Second, "replica-b taking the lease of the dead replica-a", func() bool { return holder(t, audit, a) == "replica-b" })
 	t.Logf("replica-b took the lease %v after replica-a died", time.Since(killed).Round(100*time.Millisecond))
 	redistest.Eventually(t, 30*time.Second, "replica-b's own passes", func() bool { return b.detail().Pass >= last+2 })
 	if d := b.detail(); d.UnmCount != 3000 || d.Err != "" {
@@ -212,14 +214,14 @@ func sharedSweepSurvivesAuditRestart(t *testing.T, race bool) {
 	if race {
 		// replica-b's SET NX came before replica-a's renewal found the
 		// lease gone: replica-a must stop sweeping.
-		if err := audit.Client(0).Set(context.Background(), "keydeck:sweep:lease:0:t", b.id, lease.TTL).Err(); err != nil {
+		if err := audit.Client(0).Set(context.Background(), stats.ShareKey(b.s, "lease"), stats.LeaseToken(b.s), lease.TTL).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	byID := map[string]*replica{a.id: a, b.id: b}
 	var h *replica
 	redistest.Eventually(t, 10*time.Second, "a lease holder after the audit Redis restarted", func() bool {
-		h = byID[holder(t, audit)]
+		h = byID[holder(t, audit, a)]
 		return h != nil
 	})
 	if race && h != b {
@@ -228,8 +230,8 @@ func sharedSweepSurvivesAuditRestart(t *testing.T, race bool) {
 	// Let a replica that lost the lease notice it (its next renewal).
 	p0 := h.detail().Pass
 	redistest.Eventually(t, 30*time.Second, "two passes of the holder", func() bool { return h.detail().Pass >= p0+2 })
-	if byID[holder(t, audit)] != h {
-		t.Fatalf("the lease moved from %s to %q", h.id, holder(t, audit))
+	if byID[holder(t, audit, a)] != h {
+		t.Fatalf("the lease moved from %s to %q", h.id, holder(t, audit, a))
 	}
 	after := perPasses(t, data, h, k)
 	t.Logf("data server commands over %d passes: before the audit restart %d, after (holder %s) %d (%.3f×)", k, one, h.id, after, float64(after)/float64(one))
@@ -265,7 +267,7 @@ func TestSharedSweepFailsOpenWhileTheAuditRedisIsDown(t *testing.T) {
 	byID := map[string]*replica{a.id: a, b.id: b}
 	var h *replica
 	redistest.Eventually(t, 20*time.Second, "a lease holder once the audit Redis is back", func() bool {
-		h = byID[holder(t, audit)]
+		h = byID[holder(t, audit, a)]
 		return h != nil
 	})
 	other := a
@@ -313,5 +315,75 @@ func TestSharedFiguresCarryNamesByteExact(t *testing.T) {
 	}
 	if names(db)[long] {
 		t.Fatal("a 5,005-byte name was published")
+	}
+}
+
+// The holder of an unchanged database skips passes (freshFor) and writes
+// only the status, which names its latest pass: each status write keeps
+// that pass published as long as the status (a follower opening the
+// database later than recentFor after the pass still shows it), and a
+// follower that finds the named pass gone says so instead of showing an
+// empty frame.
+func TestSharedPassOutlivesAnUnchangedDatabase(t *testing.T) {
+	data, audit := redistest.Start(t), redistest.Start(t)
+	ctx := context.Background()
+	c := data.Client(0)
+	for i := range 100 {
+		c.Set(ctx, fmt.Sprintf("still:%03d", i), "v", 0)
+	}
+	a := startReplica(t, "replica-a", data, audit)
+	redistest.Eventually(t, 30*time.Second, "replica-a's first pass", func() bool { return a.detail().Pass >= 1 })
+	ac := audit.Client(0)
+	pass := stats.ShareKey(a.s, "pass")
+	redistest.Eventually(t, 10*time.Second, "the published pass", func() bool { return ac.Exists(ctx, pass).Val() == 1 })
+	// As if the pass were published 9 min 45 s ago (recentFor is 10 min);
+	// the status is written every 2-4 s.
+	ac.PExpire(ctx, pass, 15*time.Second)
+	redistest.Eventually(t, 12*time.Second, "the pass's TTL renewed with the status", func() bool {
+		return ac.PTTL(ctx, pass).Val() > time.Minute
+	})
+	if p := a.detail().Pass; p != 1 {
+		t.Fatalf("replica-a swept an unchanged database again (pass %d): the test shows nothing", p)
+	}
+
+	ac.Del(ctx, pass)
+	b := startReplica(t, "replica-b", data, audit)
+	b.s.WaitRead(ctx, 10*time.Second)
+	redistest.Eventually(t, 10*time.Second, "replica-b saying the holder's pass is gone", func() bool {
+		return strings.Contains(b.detail().Err, "no longer published")
+	})
+}
+
+// Two consoles logging to one audit Redis whose connections share a name
+// ("t") but not a server (staging and prod) share nothing: each sweeps
+// its own server and shows its own figures.
+func TestSharedSweepKeepsToItsOwnServer(t *testing.T) {
+	audit := redistest.Start(t)
+	staging, prod := redistest.Start(t), redistest.Start(t)
+	ctx := context.Background()
+	for n, data := range map[int]*redistest.Server{100: staging, 200: prod} {
+		p := data.Client(0).Pipeline()
+		for i := range n {
+			p.Set(ctx, fmt.Sprintf("own:%03d", i), "v", 0)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := startReplica(t, "replica-a", staging, audit)
+	redistest.Eventually(t, 30*time.Second, "replica-a's first pass", func() bool { return a.detail().Pass >= 1 })
+	b := startReplica(t, "replica-b", prod, audit)
+	if stats.ShareKey(a.s, "lease") == stats.ShareKey(b.s, "lease") {
+		t.Fatalf("staging's and prod's sweeps share the lease %q", stats.ShareKey(a.s, "lease"))
+	}
+	redistest.Eventually(t, 30*time.Second, "replica-b's own pass of prod", func() bool {
+		d := b.detail()
+		return d.Pass >= 1 && d.UnmCount == 200
+	})
+	if d := a.detail(); d.UnmCount != 100 {
+		t.Fatalf("replica-a (staging) shows %d keys, want its own 100", d.UnmCount)
+	}
+	if v := lease.HolderID(audit.Client(0).Get(ctx, stats.ShareKey(b.s, "lease")).Val()); v != b.id {
+		t.Fatalf("prod's sweep lease held by %q, want replica-b", v)
 	}
 }
