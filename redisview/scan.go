@@ -411,7 +411,7 @@ func keyForSlot(slot int) string {
 		left := len(slotKeys)
 		for i := 0; left > 0; i++ {
 			k := strconv.Itoa(i)
-			if s := int(crc16(k)) % len(slotKeys); slotKeys[s] == "" {
+			if s := KeySlot(k); slotKeys[s] == "" {
 				slotKeys[s] = k
 				left--
 			}
@@ -424,19 +424,3 @@ var (
 	slotKeysOnce sync.Once
 	slotKeys     [16384]string
 )
-
-// crc16 is CRC-16/XMODEM, Redis Cluster's key hash.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}

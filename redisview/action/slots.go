@@ -13,7 +13,7 @@ import (
 )
 
 // SlotCount is the number of hash slots of a Redis Cluster.
-const SlotCount = 16384
+const SlotCount = redisview.ClusterSlots
 
 // ErrCrossSlot refuses, on a Redis Cluster, an action whose keys are in
 // more than one hash slot: its WATCH and MULTI/EXEC would have to span
@@ -21,34 +21,8 @@ const SlotCount = 16384
 // atomic. It wraps ErrInvalid (a refusal, 400): nothing was written.
 var ErrCrossSlot = fmt.Errorf("%w: keys in more than one cluster slot", ErrInvalid)
 
-// Slot is the cluster hash slot of key, as Redis computes it: CRC16
-// (XMODEM) of the key's bytes — or of its hash tag, the bytes between the
-// first '{' and the first '}' after it when there is at least one — modulo
-// 16384.
-func Slot(key string) int {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	return int(crc16(key) % SlotCount)
-}
-
-// crc16 is CRC-16/XMODEM (polynomial 0x1021, initial 0), the cluster's.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
+// Slot is the cluster hash slot of key (redisview.KeySlot).
+func Slot(key string) int { return redisview.KeySlot(key) }
 
 // SlotGroup is the keys of one slot, in the order the action names them.
 type SlotGroup struct {
