@@ -182,9 +182,11 @@ func (s *Server) launch() error {
 	}
 }
 
-// answersAs reports whether the server on addr is process pid: INFO
-// server's process_id; a server that wants a password (NOAUTH) is ours
-// when its log says it is ready.
+// answersAs reports whether the server on addr is process pid (INFO
+// server's process_id) and has loaded its data (INFO persistence's
+// loading:0 — a server loading its AOF answers INFO and WATCH already, and
+// the keys it loads then touch what a test watched); a server that wants a
+// password (NOAUTH) is ours when its log says it is ready.
 func answersAs(addr string, pid int, logPath string) bool {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
@@ -192,7 +194,7 @@ func answersAs(addr string, pid int, logPath string) bool {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+	if _, err := c.Write([]byte("INFO server persistence\r\n")); err != nil {
 		return false
 	}
 	r := bufio.NewReader(c)
@@ -212,7 +214,8 @@ func answersAs(addr string, pid int, logPath string) bool {
 	if _, err := io.ReadFull(r, body); err != nil {
 		return false
 	}
-	return bytes.Contains(body, []byte("\nprocess_id:"+strconv.Itoa(pid)+"\r"))
+	loaded := !bytes.Contains(body, []byte("\nloading:")) || bytes.Contains(body, []byte("\nloading:0\r")) // a sentinel loads nothing
+	return bytes.Contains(body, []byte("\nprocess_id:"+strconv.Itoa(pid)+"\r")) && loaded
 }
 
 func lastLine(b []byte) string {
