@@ -27,6 +27,7 @@ var errorStatuses = []struct {
 	{route.ErrParam, http.StatusBadRequest, "Bad request", ""},
 	{redisview.ErrUnknownConnection, http.StatusNotFound, "No such connection", "Keydeck has no Redis connection of that name."},
 	{redisview.ErrNoDatabase, http.StatusNotFound, "No such database", ""},
+	{redisview.ErrUnknownNode, http.StatusNotFound, "No such server", ""},
 	{ErrNoKey, http.StatusNotFound, "No such key", ""},
 	{ErrUnknownTopic, http.StatusNotFound, "No such live view", ""},
 	{leaderboard.ErrSensitive, http.StatusForbidden, "Sensitive values are never shown", ""},

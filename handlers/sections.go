@@ -28,6 +28,13 @@ var sections = []section{
 	{"Bans", route.Bans, route.BansURL},
 	{"vertique", route.Vertique, route.VertiqueURL},
 	{"Search", route.Search, route.SearchPath},
+	// The server's own pages (issue 21).
+	{"Slowlog", route.Slowlog, route.SlowlogURL},
+	{"Latency", route.Latency, route.LatencyURL},
+	{"Clients", route.Clients, route.ClientsURL},
+	{"Server", route.Server, route.ServerInfoURL},
+	{"Pub/Sub", route.PubSub, route.PubSubURL},
+	{"Console", route.Console, route.ConsoleURL},
 }
 
 var (
