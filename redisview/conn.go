@@ -139,6 +139,7 @@ func open(cfg ConnConfig, log *slog.Logger, own *ownTraffic, clk clock.Clock) (*
 		own = &ownTraffic{}
 	}
 	clk = clock.Or(clk)
+	own.lat.useClock(clk)
 	c := &Conn{
 		Name:    cfg.Name,
 		Display: RedactURL(cfg.URL),

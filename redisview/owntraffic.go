@@ -56,6 +56,7 @@ type OwnCount struct {
 type ownTraffic struct {
 	done, inFlight, unsure, scripts atomic.Int64
 	gate                            gate
+	lat                             ownLatency // round-trip times (ownlatency.go)
 }
 
 // markWait is how long a marked round trip waits for the round trips in
@@ -142,6 +143,7 @@ type nestedKey struct{}
 type roundTrip struct {
 	mark  *OwnMark // the round trip carries a mark and holds the gate shut
 	gated bool     // the round trip passed the gate and must leave it
+	start time.Time
 }
 
 func (h ownHook) begin(ctx context.Context, n int) (context.Context, roundTrip) {
@@ -159,11 +161,14 @@ func (h ownHook) begin(ctx context.Context, n int) (context.Context, roundTrip) 
 		ctx = context.WithValue(ctx, nestedKey{}, true)
 	}
 	h.t.inFlight.Add(int64(n))
+	rt.start = h.t.lat.now()
 	return ctx, rt
 }
 
 // end counts cmds once their replies are in; errOf(i) is how cmds[i] ended.
 func (h ownHook) end(rt roundTrip, cmds []redis.Cmder, errOf func(int) error) {
+	now := h.t.lat.now()
+	h.t.lat.record(now.Sub(rt.start), now)
 	if m := rt.mark; m != nil {
 		m.After = h.t.read()
 		m.After.InFlight -= int64(len(cmds))

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/internal/clock"
+	"github.com/keydeck/keydeck/redisview"
+)
+
+// A watch follows one channel (SUBSCRIBE) or pattern (PSUBSCRIBE) on one
+// server for the people looking at it. A busy channel would otherwise
+// flood their pages: it keeps at most Rate messages a second, the newest
+// Keep of them, and counts the rest as dropped.
+
+// Watch defaults.
+const (
+	WatchRate       = 50
+	WatchKeep       = 100
+	WatchPayloadMax = 1024
+)
+
+// WatchOptions shape a watch; zero fields take the defaults.
+type WatchOptions struct {
+	Pattern    bool // PSUBSCRIBE name rather than SUBSCRIBE
+	Rate       int  // messages kept per second
+	Keep       int  // newest messages kept
+	PayloadMax int  // bytes kept of each payload
+	Clock      clock.Clock
+	// OnMessage is called after each kept message (from the watch's
+	// goroutine; it must not block): a live page polls at once.
+	OnMessage func()
+}
+
+// Message is one message received.
+type Message struct {
+	Channel string // bytes
+	Pattern string // the pattern it matched (PSUBSCRIBE), bytes
+	Payload string // its first PayloadMax bytes, exactly
+	More    int    // payload bytes left off
+	Time    time.Time
+}
+
+// WatchState is what a watch has seen.
+type WatchState struct {
+	Messages []Message // newest first
+	Received int64     // every message the server sent
+	Dropped  int64     // of those, not kept (over the rate)
+	Since    time.Time
+}
+
+// Watch is one running subscription; Close ends it.
+type Watch struct {
+	ps   *redis.PubSub
+	opt  WatchOptions
+	done chan struct{}
+
+	mu       sync.Mutex
+	msgs     []Message // ring, oldest first once full
+	next     int
+	received int64
+	dropped  int64
+	sec      int64 // the second inSec counts
+	inSec    int
+	since    time.Time
+}
+
+// StartWatch subscribes to name on cl and waits for the server to confirm.
+// cl is one server's client: on a cluster a node's, which sees every
+// channel's messages (the cluster passes them to every node).
+func StartWatch(ctx context.Context, cl redis.UniversalClient, name string, o WatchOptions) (*Watch, error) {
+	if o.Rate <= 0 {
+		o.Rate = WatchRate
+	}
+	if o.Keep <= 0 {
+		o.Keep = WatchKeep
+	}
+	if o.PayloadMax <= 0 {
+		o.PayloadMax = WatchPayloadMax
+	}
+	o.Clock = clock.Or(o.Clock)
+	var ps *redis.PubSub
+	if o.Pattern {
+		ps = cl.PSubscribe(ctx, name)
+	} else {
+		ps = cl.Subscribe(ctx, name)
+	}
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		cmd := "SUBSCRIBE"
+		if o.Pattern {
+			cmd = "PSUBSCRIBE"
+		}
+		if redisview.IsConnErr(err) {
+			return nil, redisview.ReadError(cmd, err)
+		}
+		return nil, errors.New(redisview.Refusal(cmd, err))
+	}
+	w := &Watch{ps: ps, opt: o, done: make(chan struct{}), since: o.Clock.Now()}
+	go w.run()
+	return w, nil
+}
+
+func (w *Watch) run() {
+	defer close(w.done)
+	for m := range w.ps.Channel(redis.WithChannelSize(256)) {
+		if w.take(m) && w.opt.OnMessage != nil {
+			w.opt.OnMessage()
+		}
+	}
+}
+
+// take keeps m unless the second's share is spent; it reports whether it did.
+func (w *Watch) take(m *redis.Message) bool {
+	now := w.opt.Clock.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.received++
+	if s := now.Unix(); s != w.sec {
+		w.sec, w.inSec = s, 0
+	}
+	if w.inSec >= w.opt.Rate {
+		w.dropped++
+		return false
+	}
+	w.inSec++
+	msg := Message{Channel: m.Channel, Pattern: m.Pattern, Payload: m.Payload, Time: now}
+	if len(msg.Payload) > w.opt.PayloadMax {
+		msg.More = len(msg.Payload) - w.opt.PayloadMax
+		msg.Payload = msg.Payload[:w.opt.PayloadMax]
+	}
+	if len(w.msgs) < w.opt.Keep {
+		w.msgs = append(w.msgs, msg)
+		w.next = len(w.msgs) % w.opt.Keep
+	} else {
+		w.msgs[w.next] = msg
+		w.next = (w.next + 1) % w.opt.Keep
+	}
+	return true
+}
+
+// State is what the watch has seen so far.
+func (w *Watch) State() WatchState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := WatchState{Received: w.received, Dropped: w.dropped, Since: w.since,
+		Messages: make([]Message, 0, len(w.msgs))}
+	for i := range w.msgs {
+		// Newest first: walk the ring backwards from the last written.
+		j := (w.next - 1 - i + 2*len(w.msgs)) % len(w.msgs)
+		st.Messages = append(st.Messages, w.msgs[j])
+	}
+	return st
+}
+
+// Close unsubscribes and waits for the watch's goroutine to end.
+func (w *Watch) Close() error {
+	err := w.ps.Close()
+	<-w.done
+	return err
+}

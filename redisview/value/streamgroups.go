@@ -1,0 +1,169 @@
+package value
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
+)
+
+// Bounds of a stream's consumer groups panel. The server answers XINFO
+// GROUPS and XINFO CONSUMERS whole (they take no COUNT); groups and
+// consumers are few in practice, and the panel keeps these many.
+const (
+	MaxGroups          = 16
+	MaxGroupConsumers  = 20
+	MaxPendingOldest   = 10
+	MaxPendingConsumer = 20
+)
+
+// StreamGroups is a stream's consumer groups. Group and consumer names and
+// entry IDs only: no entry's fields are read, so a stream of a sensitive
+// family shows its groups as any other.
+type StreamGroups struct {
+	Groups []StreamGroup
+	More   int // groups left off
+	Err    string
+}
+
+// StreamGroup is one XINFO GROUPS row, its consumers and pending entries.
+type StreamGroup struct {
+	Name          string
+	Consumers     int64
+	Pending       int64
+	LastDelivered string
+	EntriesRead   int64
+	// Lag is how many entries wait to be delivered; unknown (the server
+	// cannot tell after deletions, or is older than 7.0) when !Lag.OK.
+	Lag redisview.Opt[int64]
+
+	ConsumerList  []StreamConsumer
+	MoreConsumers int
+	ConsumersErr  string
+
+	Summary    PendingSummary
+	Oldest     []PendingEntry
+	PendingErr string
+}
+
+// StreamConsumer is one XINFO CONSUMERS row.
+type StreamConsumer struct {
+	Name     string
+	Pending  int64
+	Idle     time.Duration
+	Inactive time.Duration // since its last successful read; -1 unknown (before 7.2)
+}
+
+// PendingSummary is XPENDING's summary form.
+type PendingSummary struct {
+	Count         int64
+	Lower, Higher string
+	PerConsumer   []ConsumerPending // at most MaxPendingConsumer, most first
+	More          int
+}
+
+// ConsumerPending is one consumer's count in the summary.
+type ConsumerPending struct {
+	Name  string
+	Count int64
+}
+
+// PendingEntry is one of the oldest pending entries.
+type PendingEntry struct {
+	ID         string
+	Consumer   string
+	Idle       time.Duration
+	Deliveries int64
+}
+
+// ReadStreamGroups reads key's groups (XINFO GROUPS), then for each group
+// kept its consumers, pending summary and oldest pending entries, in one
+// more round trip.
+func ReadStreamGroups(ctx context.Context, cl redis.UniversalClient, key string) StreamGroups {
+	gs, err := cl.XInfoGroups(ctx, key).Result()
+	if err != nil {
+		return StreamGroups{Err: redisview.Refusal("XINFO GROUPS", err)}
+	}
+	var out StreamGroups
+	if len(gs) > MaxGroups {
+		out.More = len(gs) - MaxGroups
+		gs = gs[:MaxGroups]
+	}
+	cons := make([]*redis.XInfoConsumersCmd, len(gs))
+	sums := make([]*redis.XPendingCmd, len(gs))
+	olds := make([]*redis.XPendingExtCmd, len(gs))
+	_, _ = cl.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, g := range gs {
+			cons[i] = p.XInfoConsumers(ctx, key, g.Name)
+			sums[i] = p.XPending(ctx, key, g.Name)
+			olds[i] = p.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: g.Name, Start: "-", End: "+", Count: MaxPendingOldest})
+		}
+		return nil
+	})
+	for i, g := range gs {
+		sg := StreamGroup{Name: g.Name, Consumers: g.Consumers, Pending: g.Pending, LastDelivered: g.LastDeliveredID, EntriesRead: g.EntriesRead}
+		if g.Lag >= 0 {
+			sg.Lag = redisview.Some(g.Lag)
+		} else {
+			sg.Lag = redisview.None[int64]("unknown (the server cannot tell it after entries were deleted)")
+		}
+		groupConsumers(&sg, cons[i])
+		groupPending(&sg, sums[i], olds[i])
+		out.Groups = append(out.Groups, sg)
+	}
+	return out
+}
+
+func groupConsumers(sg *StreamGroup, cmd *redis.XInfoConsumersCmd) {
+	cs, err := cmd.Result()
+	if err != nil {
+		sg.ConsumersErr = redisview.Refusal("XINFO CONSUMERS", err)
+		return
+	}
+	if len(cs) > MaxGroupConsumers {
+		sg.MoreConsumers = len(cs) - MaxGroupConsumers
+		cs = cs[:MaxGroupConsumers]
+	}
+	for _, c := range cs {
+		sg.ConsumerList = append(sg.ConsumerList, StreamConsumer{Name: c.Name, Pending: c.Pending, Idle: c.Idle, Inactive: c.Inactive})
+	}
+}
+
+func groupPending(sg *StreamGroup, sum *redis.XPendingCmd, old *redis.XPendingExtCmd) {
+	s, err := sum.Result()
+	if err != nil {
+		sg.PendingErr = redisview.Refusal("XPENDING", err)
+		return
+	}
+	sg.Summary = PendingSummary{Count: s.Count, Lower: s.Lower, Higher: s.Higher}
+	for name, n := range s.Consumers {
+		sg.Summary.PerConsumer = append(sg.Summary.PerConsumer, ConsumerPending{Name: name, Count: n})
+	}
+	sortPending(sg.Summary.PerConsumer)
+	if len(sg.Summary.PerConsumer) > MaxPendingConsumer {
+		sg.Summary.More = len(sg.Summary.PerConsumer) - MaxPendingConsumer
+		sg.Summary.PerConsumer = sg.Summary.PerConsumer[:MaxPendingConsumer]
+	}
+	es, err := old.Result()
+	if err != nil {
+		sg.PendingErr = redisview.Refusal("XPENDING (oldest)", err)
+		return
+	}
+	for _, e := range es {
+		sg.Oldest = append(sg.Oldest, PendingEntry{ID: e.ID, Consumer: e.Consumer, Idle: e.Idle, Deliveries: e.RetryCount})
+	}
+}
+
+// sortPending orders consumers by pending count, most first, then name.
+func sortPending(cs []ConsumerPending) {
+	slices.SortFunc(cs, func(a, b ConsumerPending) int {
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+}
