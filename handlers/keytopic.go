@@ -186,6 +186,9 @@ func (a *App) keyView(ctx context.Context, conn *redisview.Conn, db int, key str
 	if vm.Value, err = keyValue(ctx, conn, db, key, info.Type, valueAt); err != nil {
 		return keyView{}, err
 	}
+	if info.Type == "stream" {
+		vm.Groups = streamGroups(ctx, conn, db, key)
+	}
 	var fam *schema.Family
 	if cls := conn.Classifier(); cls != nil {
 		if m, ok := cls.Match(db, key); ok {

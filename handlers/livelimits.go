@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -19,9 +20,17 @@ const (
 	// user, yet well short of maxLiveTopics.
 	maxConnsPerAddr  = 256
 	maxTopicsPerAddr = 192
+	// A channel watch holds a subscription on the server, not only a
+	// poller: a user keeps a few (distinct channels or patterns), an
+	// address a few users' worth.
+	maxWatchesPerUser = 3
+	maxWatchesPerAddr = 24
 )
 
-var errLiveShare = errors.New("too many live views")
+var (
+	errLiveShare  = errors.New("too many live views")
+	errWatchShare = errors.New("too many channel watches")
+)
 
 // liveShares counts, per user and per client address, the open websockets
 // and the distinct topics they hold.
@@ -32,12 +41,12 @@ type liveShares struct {
 	m  map[string]*liveShare
 }
 
-type shareCaps struct{ conns, topics int }
+type shareCaps struct{ conns, topics, watches int }
 
 func newLiveShares() *liveShares {
 	return &liveShares{
-		user: shareCaps{conns: maxConnsPerUser, topics: maxTopicsPerUser},
-		addr: shareCaps{conns: maxConnsPerAddr, topics: maxTopicsPerAddr},
+		user: shareCaps{conns: maxConnsPerUser, topics: maxTopicsPerUser, watches: maxWatchesPerUser},
+		addr: shareCaps{conns: maxConnsPerAddr, topics: maxTopicsPerAddr, watches: maxWatchesPerAddr},
 	}
 }
 
@@ -61,6 +70,22 @@ type liveShare struct {
 	topics map[string]int // topic → websockets of this holder watching it
 }
 
+// watches counts the channel watches among the topics held.
+func (sh *liveShare) watches() int {
+	n := 0
+	for t := range sh.topics {
+		n += isWatch(t)
+	}
+	return n
+}
+
+func isWatch(topic string) int {
+	if strings.HasPrefix(topic, pubsubWatchKind+":") {
+		return 1
+	}
+	return 0
+}
+
 type shareLimit struct {
 	holder string // "user:NAME", "proxy:NAME" (unmatched) or "addr:IP"
 	shareCaps
@@ -80,14 +105,18 @@ func (s *liveShares) take(limits []shareLimit, topics []string) (release func(),
 		if sh == nil {
 			sh = &liveShare{topics: map[string]int{}}
 		}
-		fresh := 0
+		fresh, freshWatches := 0, 0
 		for _, t := range topics {
 			if sh.topics[t] == 0 {
 				fresh++
+				freshWatches += isWatch(t)
 			}
 		}
 		if sh.conns+1 > l.conns || len(sh.topics)+fresh > l.topics {
 			return nil, errLiveShare
+		}
+		if freshWatches > 0 && sh.watches()+freshWatches > l.watches {
+			return nil, errWatchShare
 		}
 	}
 	for _, l := range limits {

@@ -71,7 +71,7 @@ func (a *App) RouteTable() []Route {
 	const previewIn = "An action is previewed by POST " + route.APIPreview + " {kind, conn, db, key, args}: what will change and a confirmation token, which POST " + route.APIExecute + " {token} runs."
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
 	assets.Asset = true
-	return []Route{
+	return append([]Route{
 		// Public: probes, assets, signing in and out.
 		probe(public(get, route.Healthz, a.healthz)),
 		probe(public(get, route.Readyz, a.readyz)),
@@ -116,6 +116,19 @@ func (a *App) RouteTable() []Route {
 		htmlOnly(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), "An undo is previewed by POST "+route.APIUndo+" {conn, db, record: the audit record's id}, and confirmed by POST "+route.APIExecute+" {token}."),
 		htmlOnly(act(post, route.Execute, a.executeAction), "A previewed action is executed by POST "+route.APIExecute+" {token: the confirmation token POST "+route.APIPreview+" answered}."),
 		htmlOnly(act(post, route.BansRebuild, a.rebuildBans), "A ban list's bloom is rebuilt from its set by the action "+action.KindRebuildBloom+": POST "+route.APIPreview+" {kind: \""+action.KindRebuildBloom+"\", conn, db, key: the list's bloom_key (GET "+route.APIBans+")}, then POST "+route.APIExecute+" {token}."),
+	}, a.serverRoutes()...)
+}
+
+// serverRoutes are the server's own pages (issue 21), read by any role;
+// no API operation answers them yet.
+func (a *App) serverRoutes() []Route {
+	page := func(path string, h echo.HandlerFunc, where string) Route {
+		return Route{Method: http.MethodGet, Path: path, Level: action.Viewer, handler: h, NoJSON: where}
+	}
+	return []Route{
+		page(route.Slowlog, a.slowlogPage, "No API operation answers the slowlog yet; this page (live over "+route.Live+") is its only view."),
+		page(route.Latency, a.latencyPage, "No API operation answers the latency monitor yet; this page is its only view."),
+		page(route.PubSub, a.pubsubPage, "No API operation answers Pub/Sub yet; this page (its watches live over "+route.Live+") is its only view."),
 	}
 }
 

@@ -110,6 +110,12 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	}{{"eisland", ei}, {"gateway", gw}, {"vertique", vq}}
 	var planted []sensKey
 	for _, s := range servers {
+		// Every command in the slowlog: the planting's writes name the
+		// sensitive keys and their values, which the slowlog page withholds.
+		s.rs.Client(0).ConfigSet(ctx, "slowlog-log-slower-than", "0")
+		s.rs.Client(0).ConfigSet(ctx, "slowlog-max-len", "1024")
+	}
+	for _, s := range servers {
 		planted = append(planted, plantMarkers(t, s.rs, s.name, packOf[s.name])...)
 	}
 	// The crawl's user is banned (bloom bits and set, as the seed writes
@@ -377,6 +383,10 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 		add(route.Limits, route.LimitsURL(conn))
 		add(route.Limits, route.LimitsURL(conn)+"?q="+url.QueryEscape(sensUser))
 		add(route.Locks, route.LocksURL(conn))
+		add(route.Slowlog, route.SlowlogURL(conn))
+		add(route.Latency, route.LatencyURL(conn))
+		add(route.PubSub, route.PubSubURL(conn))
+		add(route.PubSub, route.PubSubURL(conn)+"?watch="+url.QueryEscape(sensUser)+"&mode=pattern")
 		add(route.Violations, route.ViolationsURL(conn))
 		for _, u := range append([]string{sensUser}, users[conn]...) {
 			add(route.User, route.UserURL(conn, u))
@@ -411,6 +421,8 @@ func sensTopicExamples(planted []sensKey) map[string][]string {
 		add("limits", handlers.OpsTopic{Kind: "limits", Conn: conn})
 		add("limits", handlers.OpsTopic{Kind: "limits", Conn: conn, Filter: sensUser, Act: true})
 		add("locks", handlers.OpsTopic{Kind: "locks", Conn: conn, Act: true})
+		add("slowlog", handlers.SlowlogTopic{Conn: conn})
+		add("pubsubwatch", handlers.PubSubWatchTopic{Conn: conn, Mode: "pattern", Name: "*"})
 		add("user", handlers.UserTopic{Conn: conn, Name: sensUser})
 		add("user", handlers.UserTopic{Conn: conn, Name: sensUser, Support: true})
 	}

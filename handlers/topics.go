@@ -47,6 +47,8 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	limitsKind:            parseOpsTopic(limitsKind),
 	locksKind:             parseOpsTopic(locksKind),
 	userKind:              parseUserTopic,
+	slowlogKind:           parseSlowlogTopic,
+	pubsubWatchKind:       parsePubSubWatchTopic,
 }
 
 // ParseTopic reads a topic's wire name.

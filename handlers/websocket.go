@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -107,6 +109,9 @@ func (a *App) websocket(c echo.Context) error {
 	// The user's and the address's share first, so that one viewer runs
 	// into their own limit long before everyone's.
 	release, err := a.shares.take(a.shares.limits(a, c), slices.Collect(maps.Keys(factories)))
+	if errors.Is(err, errWatchShare) {
+		return echo.NewHTTPError(http.StatusTooManyRequests, fmt.Sprintf("You already watch %d channels or patterns; close one of those pages, then reload.", maxWatchesPerUser))
+	}
 	if err != nil {
 		return echo.NewHTTPError(http.StatusTooManyRequests, "You have too many live views open; close some tabs, then reload.")
 	}

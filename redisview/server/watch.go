@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/redisview"
 )
 
@@ -26,11 +25,11 @@ const (
 
 // WatchOptions shape a watch; zero fields take the defaults.
 type WatchOptions struct {
-	Pattern    bool // PSUBSCRIBE name rather than SUBSCRIBE
-	Rate       int  // messages kept per second
-	Keep       int  // newest messages kept
-	PayloadMax int  // bytes kept of each payload
-	Clock      clock.Clock
+	Pattern    bool             // PSUBSCRIBE name rather than SUBSCRIBE
+	Rate       int              // messages kept per second
+	Keep       int              // newest messages kept
+	PayloadMax int              // bytes kept of each payload
+	Now        func() time.Time // the clock that stamps and paces messages; nil: time.Now
 	// OnMessage is called after each kept message (from the watch's
 	// goroutine; it must not block): a live page polls at once.
 	OnMessage func()
@@ -82,7 +81,9 @@ func StartWatch(ctx context.Context, cl redis.UniversalClient, name string, o Wa
 	if o.PayloadMax <= 0 {
 		o.PayloadMax = WatchPayloadMax
 	}
-	o.Clock = clock.Or(o.Clock)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	var ps *redis.PubSub
 	if o.Pattern {
 		ps = cl.PSubscribe(ctx, name)
@@ -100,7 +101,7 @@ func StartWatch(ctx context.Context, cl redis.UniversalClient, name string, o Wa
 		}
 		return nil, errors.New(redisview.Refusal(cmd, err))
 	}
-	w := &Watch{ps: ps, opt: o, done: make(chan struct{}), since: o.Clock.Now()}
+	w := &Watch{ps: ps, opt: o, done: make(chan struct{}), since: o.Now()}
 	go w.run()
 	return w, nil
 }
@@ -116,7 +117,7 @@ func (w *Watch) run() {
 
 // take keeps m unless the second's share is spent; it reports whether it did.
 func (w *Watch) take(m *redis.Message) bool {
-	now := w.opt.Clock.Now()
+	now := w.opt.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.received++

@@ -22,7 +22,7 @@ func TestWatchReceivesAndCaps(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	var kicks atomic.Int64
 	w, err := server.StartWatch(ctx, conn.Client(), "jobs.*", server.WatchOptions{Pattern: true, Rate: 5, Keep: 3, PayloadMax: 8,
-		Clock: clk, OnMessage: func() { kicks.Add(1) }})
+		Now: clk.Now, OnMessage: func() { kicks.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}

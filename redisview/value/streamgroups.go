@@ -80,12 +80,16 @@ type PendingEntry struct {
 	Deliveries int64
 }
 
-// ReadStreamGroups reads key's groups (XINFO GROUPS), then for each group
-// kept its consumers, pending summary and oldest pending entries, in one
-// more round trip.
-func ReadStreamGroups(ctx context.Context, cl redis.UniversalClient, key string) StreamGroups {
+// ReadStreamGroups reads the groups of key in database db (XINFO GROUPS),
+// then for each group kept its consumers, pending summary and oldest
+// pending entries, in one more round trip.
+func ReadStreamGroups(ctx context.Context, conn *redisview.Conn, db int, key string) StreamGroups {
+	cl := conn.DB(db)
 	gs, err := cl.XInfoGroups(ctx, key).Result()
 	if err != nil {
+		if redisview.IsConnErr(err) {
+			return StreamGroups{Err: conn.WrapErr(redisview.ReadError("reading the consumer groups", err)).Error()}
+		}
 		return StreamGroups{Err: redisview.Refusal("XINFO GROUPS", err)}
 	}
 	var out StreamGroups

@@ -21,7 +21,7 @@ func TestStreamGroups(t *testing.T) {
 	rc.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "alice", Streams: []string{"orders", ">"}, Count: 2})
 	rc.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "bob", Streams: []string{"orders", ">"}, Count: 1})
 
-	sg := value.ReadStreamGroups(ctx, c.Client(), "orders")
+	sg := value.ReadStreamGroups(ctx, c, 0, "orders")
 	if sg.Err != "" || len(sg.Groups) != 2 {
 		t.Fatalf("groups = %+v", sg)
 	}
@@ -38,7 +38,7 @@ func TestStreamGroups(t *testing.T) {
 	if idle := sg.Groups[1]; idle.Name != "idle" || idle.Pending != 0 || len(idle.Oldest) != 0 || idle.PendingErr != "" {
 		t.Errorf("idle group = %+v", idle)
 	}
-	if none := value.ReadStreamGroups(ctx, c.Client(), "missing"); none.Err == "" {
+	if none := value.ReadStreamGroups(ctx, c, 0, "missing"); none.Err == "" {
 		t.Errorf("a missing stream's groups read without error")
 	}
 }

@@ -1,0 +1,131 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/internal/route"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/server"
+	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+// latencyPage shows one server's latency monitor and Keydeck's own
+// round-trip latency to it.
+func (a *App) latencyPage(c echo.Context) error {
+	conn, err := a.conns.Get(c.Param("conn"))
+	if err != nil {
+		return err
+	}
+	srv, err := serverOf(c, conn, route.LatencyURL)
+	if err != nil {
+		return err
+	}
+	l := server.ReadLatency(c.Request().Context(), srv.Client)
+	vm := latencyVM(conn.Name, l, conn.OwnLatency())
+	vm.Picker = srv.Picker
+	if a.mayConfigure(c) && l.Threshold.OK && l.Threshold.V == 0 {
+		vm.Form = a.configForm(c, conn.Name, srv.Node.Addr, "latency-monitor-threshold", "100",
+			"Record events slower than (milliseconds)", "Preview turning monitoring on…", "latency-on-form")
+	}
+	return render(c, http.StatusOK, vm, views.LatencyPage(a.page(c, "Latency · "+conn.Name, conn.Name), vm))
+}
+
+func latencyVM(conn string, l server.Latency, own redisview.OwnLatency) views.LatencyVM {
+	vm := views.LatencyVM{Conn: conn, Own: ownLatencyVM(own)}
+	switch t := l.Threshold; {
+	case !t.OK:
+		vm.Threshold = "Monitor threshold " + t.Why
+	case t.V == 0:
+		vm.Threshold = "latency-monitor-threshold 0"
+		vm.Off = "Latency monitoring is off: the server records no event (set latency-monitor-threshold to a number of milliseconds to turn it on)."
+	default:
+		vm.Threshold = "Events slower than " + strconv.FormatInt(t.V, 10) + " ms are recorded (latency-monitor-threshold)"
+	}
+	if l.Down {
+		vm.Down = "Disconnected: " + l.Err
+		return vm
+	}
+	vm.Err = l.Err
+	if l.Err == "" && len(l.Events) == 0 {
+		vm.Empty = "No latency event recorded since the server started or was last reset."
+	}
+	for _, e := range l.Events {
+		vm.Events = append(vm.Events, views.LatencyRow{Name: e.Name, Time: format.Time(e.Time), Latest: ms(e.Latest), Max: ms(e.Max),
+			Chart: latencyChart(e)})
+	}
+	if l.More > 0 {
+		vm.More = fmt.Sprintf("%s more not shown.", format.Plural(int64(l.More), "event", "events"))
+	}
+	return vm
+}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" }
+
+// latencyChart scales an event's history into the chart's 300×100 box:
+// time along x (first to last sample), milliseconds up y from 0.
+func latencyChart(e server.LatencyEvent) views.LatencyChart {
+	h := e.History
+	switch {
+	case e.HistoryErr != "":
+		return views.LatencyChart{Empty: e.HistoryErr}
+	case len(h) == 0:
+		return views.LatencyChart{Empty: "No history kept for this event."}
+	}
+	top := time.Millisecond
+	for _, s := range h {
+		top = max(top, s.Latency)
+	}
+	from, to := h[0].Time, h[len(h)-1].Time
+	span := to.Sub(from)
+	c := views.LatencyChart{YMax: ms(top), YMin: "0 ms", XFrom: format.Time(from), XTo: format.Time(to),
+		Samples: format.Plural(int64(len(h)), "sample", "samples")}
+	pts := make([]byte, 0, len(h)*12)
+	for i, s := range h {
+		x := 150.0 // one sample, or all at one second: in the middle
+		if span > 0 {
+			x = float64(s.Time.Sub(from)) / float64(span) * 300
+		}
+		y := 100 - float64(s.Latency)/float64(top)*98
+		xs, ys := strconv.FormatFloat(x, 'f', 1, 64), strconv.FormatFloat(y, 'f', 1, 64)
+		if i > 0 {
+			pts = append(pts, ' ')
+		}
+		pts = append(pts, xs+","+ys...)
+		c.Dots = append(c.Dots, views.ChartDot{X: xs, Y: ys, Title: ms(s.Latency) + " at " + format.Time(s.Time)})
+	}
+	c.Points = string(pts)
+	return c
+}
+
+func ownLatencyVM(l redisview.OwnLatency) views.OwnLatencyVM {
+	vm := views.OwnLatencyVM{Window: "over the last " + format.Duration(l.Window)}
+	if l.Count == 0 {
+		vm.Empty = "No round trip in that time."
+		return vm
+	}
+	pct := func(d time.Duration, over bool) string {
+		if over {
+			return "> 5 s"
+		}
+		return "≤ " + roundTrip(d)
+	}
+	vm.Count = format.Count(l.Count)
+	vm.P50, vm.P90, vm.P99 = pct(l.P50, l.Over50), pct(l.P90, l.Over90), pct(l.P99, l.Over99)
+	vm.Max = roundTrip(l.Max)
+	return vm
+}
+
+// roundTrip writes a round trip's time: most take well under a
+// millisecond.
+func roundTrip(d time.Duration) string {
+	if d < time.Millisecond {
+		return strconv.FormatInt(d.Microseconds(), 10) + " µs"
+	}
+	return micros(d)
+}

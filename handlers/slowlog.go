@@ -1,0 +1,168 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/internal/route"
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/server"
+	"github.com/keydeck/keydeck/views"
+	"github.com/keydeck/keydeck/views/format"
+)
+
+// kindConfigSet is the server action that changes one setting (CONFIG
+// SET, audited, undoable; its args are parameter, value and node): the
+// slowlog's threshold and the latency monitor's are changed through it.
+const kindConfigSet = "config-set"
+
+// slowlogPage shows one server's slowlog; the websocket keeps it live.
+func (a *App) slowlogPage(c echo.Context) error {
+	conn, err := a.conns.Get(c.Param("conn"))
+	if err != nil {
+		return err
+	}
+	srv, err := serverOf(c, conn, route.SlowlogURL)
+	if err != nil {
+		return err
+	}
+	sl := server.ReadSlowlog(c.Request().Context(), srv.Client, conn)
+	vm := slowlogVM(conn.Name, srv.Node.Addr, sl)
+	vm.Picker = srv.Picker
+	if a.mayConfigure(c) && sl.Threshold.OK {
+		vm.Form = a.configForm(c, conn.Name, srv.Node.Addr, "slowlog-log-slower-than", strconv.FormatInt(sl.Threshold.V, 10),
+			"Log commands slower than (microseconds; 0 logs every command, -1 none)", "Preview the change…", "slowlog-threshold-form")
+	}
+	return render(c, http.StatusOK, vm, views.SlowlogPage(a.page(c, "Slowlog · "+conn.Name, conn.Name), vm))
+}
+
+// mayConfigure: the request's user may change server settings (the forms
+// are not shown to anyone else).
+func (a *App) mayConfigure(c echo.Context) bool {
+	return identity(c).Level >= action.Admin && !a.auth.ReadOnly
+}
+
+// configForm previews setting parameter on node (its current value
+// prefilled).
+func (a *App) configForm(c echo.Context, conn, node, parameter, current, help, button, testID string) *views.ConfigForm {
+	csrf, _ := c.Get(ctxCSRF).(string)
+	u := route.Action{Kind: kindConfigSet, Conn: conn, Args: map[string]string{"parameter": parameter, "node": node}}.PreviewURL()
+	return &views.ConfigForm{PreviewURL: u, CSRF: csrf, Parameter: parameter, Value: current, Help: help, Button: button, TestID: testID}
+}
+
+func slowlogVM(conn, node string, sl server.Slowlog) views.SlowlogVM {
+	vm := views.SlowlogVM{Conn: conn, Node: node, WSURL: route.LiveURL(SlowlogTopic{Conn: conn, Node: node}.String())}
+	switch t := sl.Threshold; {
+	case !t.OK:
+		vm.Threshold = "Threshold " + t.Why
+	case t.V < 0:
+		vm.Threshold = "Logging is off (slowlog-log-slower-than " + strconv.FormatInt(t.V, 10) + ")"
+	case t.V == 0:
+		vm.Threshold = "Every command is logged (slowlog-log-slower-than 0)"
+	default:
+		vm.Threshold = "Commands slower than " + micros(time.Duration(t.V)*time.Microsecond) + " are logged"
+	}
+	vm.MaxLen = "the server keeps " + optText(sl.MaxLen, func(n int64) string { return format.Plural(n, "entry", "entries") }) + " at most"
+	if sl.Len.OK {
+		vm.Count = fmt.Sprintf("%s now; the newest %d read", format.Plural(sl.Len.V, "entry", "entries"), server.SlowlogMax)
+	} else {
+		vm.Count = sl.Len.Why
+	}
+	if sl.Down {
+		vm.Down = "Disconnected: " + sl.Err
+		return vm
+	}
+	vm.Err = sl.Err
+	if sl.Err == "" && len(sl.Entries) == 0 {
+		vm.Empty = "The slowlog is empty: no command was slower than the threshold since it was last reset."
+	}
+	for _, e := range sl.Entries {
+		vm.Entries = append(vm.Entries, slowRow(e))
+	}
+	return vm
+}
+
+func slowRow(e server.SlowEntry) views.SlowRow {
+	r := views.SlowRow{ID: strconv.FormatInt(e.ID, 10), Time: format.Time(e.Time), Duration: micros(e.Duration),
+		Command: e.Command, Withheld: e.Withheld, Client: e.ClientAddr, Name: e.ClientName, Own: e.Own}
+	for _, a := range e.Args {
+		sa := views.SlowArg{Text: a.Text}
+		if a.More > 0 {
+			sa.More = "… " + format.Plural(int64(a.More), "more byte", "more bytes")
+		}
+		r.Args = append(r.Args, sa)
+	}
+	if e.MoreArgs > 0 {
+		r.More = "… " + format.Plural(int64(e.MoreArgs), "more argument", "more arguments")
+	}
+	return r
+}
+
+// micros writes a command's duration to the microsecond: slowlog
+// thresholds are set in microseconds, and most entries take less than a
+// millisecond.
+func micros(d time.Duration) string {
+	us := d.Microseconds()
+	switch {
+	case us < 1000:
+		return strconv.FormatInt(us, 10) + " µs"
+	case us < 1_000_000:
+		return strconv.FormatFloat(float64(us)/1000, 'f', -1, 64) + " ms"
+	}
+	return strconv.FormatFloat(float64(us)/1e6, 'f', 3, 64) + " s"
+}
+
+func optText[T any](o redisview.Opt[T], f func(T) string) string {
+	if !o.OK {
+		return o.Why
+	}
+	return f(o.V)
+}
+
+const slowlogKind = "slowlog"
+
+// SlowlogTopic is one server's slowlog, live:
+// "slowlog:conn=NAME&node=ADDR" (node "" is the connection's own server).
+type SlowlogTopic struct{ Conn, Node string }
+
+func (t SlowlogTopic) String() string {
+	return slowlogKind + ":" + url.Values{"conn": {t.Conn}, "node": {t.Node}}.Encode()
+}
+
+func (SlowlogTopic) Level() action.Level { return action.Viewer }
+
+func parseSlowlogTopic(arg string) (Topic, error) {
+	q, err := url.ParseQuery(arg)
+	if err != nil || !redisview.ValidName(q.Get("conn")) {
+		return nil, ErrUnknownTopic
+	}
+	return SlowlogTopic{Conn: q.Get("conn"), Node: q.Get("node")}, nil
+}
+
+// source resolves the server afresh each poll: a cluster node may leave.
+func (t SlowlogTopic) source(a *App) (func() live.Source, error) {
+	conn, err := a.conns.Get(t.Conn)
+	if err != nil {
+		return nil, err
+	}
+	return func() live.Source {
+		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
+			cl, node, err := conn.Server(ctx, t.Node)
+			vm := views.SlowlogVM{Conn: conn.Name, Node: t.Node}
+			if err == nil {
+				vm = slowlogVM(conn.Name, node.Addr, server.ReadSlowlog(ctx, cl, conn))
+			} else {
+				vm.Down = "This server could not be read: " + conn.SafeErr(err)
+			}
+			return renderBytes(ctx, views.SlowlogLive(vm, true))
+		})
+	}, nil
+}
