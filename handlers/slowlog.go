@@ -34,7 +34,7 @@ func (a *App) slowlogPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sl := server.ReadSlowlog(c.Request().Context(), srv.Client, conn)
+	sl := server.ReadSlowlog(c.Request().Context(), srv.Client, conn, a.ownKey())
 	vm := slowlogVM(conn.Name, srv.Node.Addr, sl)
 	vm.Picker = srv.Picker
 	if a.mayConfigure(c) && sl.Threshold.OK {
@@ -42,6 +42,15 @@ func (a *App) slowlogPage(c echo.Context) error {
 			"Log commands slower than (microseconds; 0 logs every command, -1 none)", "Preview the change…", "slowlog-threshold-form")
 	}
 	return render(c, http.StatusOK, vm, views.SlowlogPage(a.page(c, "Slowlog · "+conn.Name, conn.Name), vm))
+}
+
+// ownKey names Keydeck's own keys (the audit log under its configured
+// name too); nil leaves it to the slowlog's default.
+func (a *App) ownKey() func(string) bool {
+	if a.actions == nil {
+		return nil
+	}
+	return a.actions.Protected
 }
 
 // mayConfigure: the request's user may change server settings (the forms
@@ -158,7 +167,7 @@ func (t SlowlogTopic) source(a *App) (func() live.Source, error) {
 			cl, node, err := conn.Server(ctx, t.Node)
 			vm := views.SlowlogVM{Conn: conn.Name, Node: t.Node}
 			if err == nil {
-				vm = slowlogVM(conn.Name, node.Addr, server.ReadSlowlog(ctx, cl, conn))
+				vm = slowlogVM(conn.Name, node.Addr, server.ReadSlowlog(ctx, cl, conn, a.ownKey()))
 			} else {
 				vm.Down = "This server could not be read: " + conn.SafeErr(err)
 			}

@@ -68,9 +68,18 @@ type Namer interface {
 	SensitivePrefix(prefix string) (fam string, sensitive bool)
 }
 
+// OwnKeyPrefix begins the names of Keydeck's own keys (its signing
+// secret, sign-in counters, audit log).
+const OwnKeyPrefix = "keydeck:"
+
 // ReadSlowlog reads the newest SlowlogMax entries, the log's length and
-// its settings, in one round trip.
-func ReadSlowlog(ctx context.Context, cl redis.UniversalClient, names Namer) Slowlog {
+// its settings, in one round trip. own names Keydeck's own keys, whose
+// commands carry its secrets (nil: those under OwnKeyPrefix): their
+// arguments are withheld like a sensitive family's.
+func ReadSlowlog(ctx context.Context, cl redis.UniversalClient, names Namer, own func(key string) bool) Slowlog {
+	if own == nil {
+		own = func(k string) bool { return strings.HasPrefix(k, OwnKeyPrefix) }
+	}
 	var get *redis.SlowLogCmd
 	var n *redis.IntCmd
 	var thr, ml *redis.MapStringStringCmd
@@ -98,7 +107,7 @@ func ReadSlowlog(ctx context.Context, cl redis.UniversalClient, names Namer) Slo
 		return out
 	}
 	for _, e := range get.Val() {
-		out.Entries = append(out.Entries, slowEntry(e, names))
+		out.Entries = append(out.Entries, slowEntry(e, names, own))
 	}
 	return out
 }
@@ -120,7 +129,7 @@ func configInt(cmd *redis.MapStringStringCmd, name string) redisview.Opt[int64] 
 	return redisview.Some(i)
 }
 
-func slowEntry(e redis.SlowLog, names Namer) SlowEntry {
+func slowEntry(e redis.SlowLog, names Namer, own func(string) bool) SlowEntry {
 	out := SlowEntry{ID: e.ID, Time: e.Time, Duration: e.Duration, ClientAddr: e.ClientAddr, ClientName: e.ClientName,
 		Own: e.ClientName == OwnClientName}
 	if len(e.Args) == 0 {
@@ -136,7 +145,7 @@ func slowEntry(e redis.SlowLog, names Namer) SlowEntry {
 			args = args[:k-1]
 		}
 	}
-	if why := withheld(out.Command, args, names); why != "" {
+	if why := withheld(out.Command, args, names, own); why != "" {
 		out.Withheld = why
 		out.MoreArgs += len(args)
 		return out
@@ -174,7 +183,7 @@ func keepArg(a string) Arg {
 }
 
 // withheld says why a command's arguments must not be shown, or "".
-func withheld(cmd string, args []string, names Namer) string {
+func withheld(cmd string, args []string, names Namer, own func(string) bool) string {
 	switch c := strings.ToLower(cmd); {
 	case c == "auth", c == "hello", c == "migrate":
 		return "arguments withheld: " + strings.ToUpper(c) + " may carry a password"
@@ -185,6 +194,11 @@ func withheld(cmd string, args []string, names Namer) string {
 			if lp := strings.ToLower(p); strings.Contains(lp, "pass") || strings.Contains(lp, "auth") {
 				return "arguments withheld: CONFIG SET of a password setting"
 			}
+		}
+	}
+	for _, a := range args {
+		if own(a) || strings.HasPrefix(a, OwnKeyPrefix) {
+			return "arguments withheld: a key of Keydeck's own (its secrets, sign-ins or audit log)"
 		}
 	}
 	if names == nil {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/server"
 )
@@ -29,8 +31,10 @@ func TestSlowlogEntries(t *testing.T) {
 	}
 	app.Do(ctx, many...)
 	conn.Client().Ping(ctx) // Keydeck's own
+	app.Set(ctx, "keydeck:session-secret", "OWNSECRET", 0)
+	app.XAdd(ctx, &redis.XAddArgs{Stream: "app:audit", Values: []any{"prior", "OWNSECRET"}})
 
-	sl := server.ReadSlowlog(ctx, conn.Client(), conn)
+	sl := server.ReadSlowlog(ctx, conn.Client(), conn, func(k string) bool { return k == "app:audit" })
 	if sl.Err != "" || !sl.Threshold.OK || sl.Threshold.V != 0 || !sl.MaxLen.OK || !sl.Len.OK {
 		t.Fatalf("slowlog = %+v", sl)
 	}
@@ -51,7 +55,7 @@ func TestSlowlogEntries(t *testing.T) {
 	found := false
 	for _, e := range sl.Entries {
 		for _, a := range e.Args {
-			if strings.Contains(a.Text, "SECRETMARKER") || strings.Contains(a.Text, "totp:security") {
+			if strings.Contains(a.Text, "SECRET") || strings.Contains(a.Text, "totp:security") {
 				t.Errorf("sensitive argument shown: %+v", e)
 			}
 		}
@@ -61,6 +65,9 @@ func TestSlowlogEntries(t *testing.T) {
 				t.Errorf("withheld entry counts %d arguments, want 2", e.MoreArgs)
 			}
 		}
+	}
+	if n := strings.Count(fmtEntries(sl.Entries), "a key of Keydeck's own"); n != 2 {
+		t.Errorf("%d entries withheld as Keydeck's own, want 2 (the secret and the audit log)", n)
 	}
 	if !found || strings.Count(fmtEntries(sl.Entries), "totp-secret-plain") != 2 {
 		t.Errorf("no SET entry withheld for the TOTP secret: %+v", sl.Entries)
@@ -86,7 +93,7 @@ func TestSlowlogWithholdsPasswords(t *testing.T) {
 	app.SlowLogReset(ctx)
 	app.ConfigSet(ctx, "masterauth", "PASSMARKER")
 	app.Do(ctx, "acl", "setuser", "bob", ">PASSMARKER2")
-	sl := server.ReadSlowlog(ctx, conn.Client(), conn)
+	sl := server.ReadSlowlog(ctx, conn.Client(), conn, nil)
 	n := 0
 	for _, e := range sl.Entries {
 		for _, a := range e.Args {

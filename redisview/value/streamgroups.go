@@ -97,12 +97,14 @@ func ReadStreamGroups(ctx context.Context, conn *redisview.Conn, db int, key str
 		out.More = len(gs) - MaxGroups
 		gs = gs[:MaxGroups]
 	}
-	cons := make([]*redis.XInfoConsumersCmd, len(gs))
+	cons := make([]*redis.Cmd, len(gs))
 	sums := make([]*redis.XPendingCmd, len(gs))
 	olds := make([]*redis.XPendingExtCmd, len(gs))
 	_, _ = cl.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, g := range gs {
-			cons[i] = p.XInfoConsumers(ctx, key, g.Name)
+			// Raw: before Redis 7.2 a consumer has no "inactive", which
+			// the typed reply cannot tell from 0.
+			cons[i] = p.Do(ctx, "xinfo", "consumers", key, g.Name)
 			sums[i] = p.XPending(ctx, key, g.Name)
 			olds[i] = p.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: g.Name, Start: "-", End: "+", Count: MaxPendingOldest})
 		}
@@ -122,19 +124,51 @@ func ReadStreamGroups(ctx context.Context, conn *redisview.Conn, db int, key str
 	return out
 }
 
-func groupConsumers(sg *StreamGroup, cmd *redis.XInfoConsumersCmd) {
-	cs, err := cmd.Result()
+func groupConsumers(sg *StreamGroup, cmd *redis.Cmd) {
+	rows, err := cmd.Slice()
 	if err != nil {
 		sg.ConsumersErr = redisview.Refusal("XINFO CONSUMERS", err)
 		return
 	}
-	if len(cs) > MaxGroupConsumers {
-		sg.MoreConsumers = len(cs) - MaxGroupConsumers
-		cs = cs[:MaxGroupConsumers]
+	if len(rows) > MaxGroupConsumers {
+		sg.MoreConsumers = len(rows) - MaxGroupConsumers
+		rows = rows[:MaxGroupConsumers]
 	}
-	for _, c := range cs {
-		sg.ConsumerList = append(sg.ConsumerList, StreamConsumer{Name: c.Name, Pending: c.Pending, Idle: c.Idle, Inactive: c.Inactive})
+	for _, r := range rows {
+		f := fields(r)
+		c := StreamConsumer{Inactive: -1}
+		c.Name, _ = f["name"].(string)
+		if n, ok := f["pending"].(int64); ok {
+			c.Pending = n
+		}
+		if n, ok := f["idle"].(int64); ok {
+			c.Idle = time.Duration(n) * time.Millisecond
+		}
+		if n, ok := f["inactive"].(int64); ok && n >= 0 {
+			c.Inactive = time.Duration(n) * time.Millisecond
+		}
+		sg.ConsumerList = append(sg.ConsumerList, c)
 	}
+}
+
+// fields reads a reply of field-value pairs (RESP2) or a map (RESP3).
+func fields(r any) map[string]any {
+	out := map[string]any{}
+	switch v := r.(type) {
+	case []any:
+		for i := 0; i+1 < len(v); i += 2 {
+			if k, ok := v[i].(string); ok {
+				out[k] = v[i+1]
+			}
+		}
+	case map[any]any:
+		for k, val := range v {
+			if ks, ok := k.(string); ok {
+				out[ks] = val
+			}
+		}
+	}
+	return out
 }
 
 func groupPending(sg *StreamGroup, sum *redis.XPendingCmd, old *redis.XPendingExtCmd) {

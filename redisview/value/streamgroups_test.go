@@ -3,6 +3,7 @@ package value_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -31,6 +32,12 @@ func TestStreamGroups(t *testing.T) {
 	}
 	if got := fmt.Sprint(len(g.ConsumerList), g.Summary.Count, g.Summary.PerConsumer, len(g.Oldest)); got != "2 3 [{alice 2} {bob 1}] 3" {
 		t.Errorf("consumers, summary, oldest = %s", got)
+	}
+	// Before 7.2 the server does not say when a consumer last read.
+	info, _ := rc.Info(ctx, "server").Result()
+	old := strings.Contains(info, "redis_version:6.") || strings.Contains(info, "redis_version:7.0.") || strings.Contains(info, "redis_version:7.1.")
+	if c := g.ConsumerList[0]; c.Name != "alice" || c.Pending != 2 || c.Idle < 0 || old != (c.Inactive == -1) {
+		t.Errorf("consumer = %+v (server before 7.2: %v)", c, old)
 	}
 	if o := g.Oldest[0]; o.ID != g.Summary.Lower || o.Consumer != "alice" || o.Deliveries != 1 || o.Idle < 0 {
 		t.Errorf("oldest = %+v", o)
