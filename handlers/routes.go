@@ -126,9 +126,9 @@ func (a *App) serverRoutes() []Route {
 		return Route{Method: http.MethodGet, Path: path, Level: action.Viewer, handler: h, NoJSON: where}
 	}
 	return []Route{
-		page(route.Slowlog, a.slowlogPage, "No API operation answers the slowlog yet; this page (live over "+route.Live+") is its only view."),
-		page(route.Latency, a.latencyPage, "No API operation answers the latency monitor yet; this page is its only view."),
-		page(route.PubSub, a.pubsubPage, "No API operation answers Pub/Sub yet; this page (its watches live over "+route.Live+") is its only view."),
+		page(route.Slowlog, a.slowlogPage, "No API operation ("+route.APIOpenAPI+") answers the slowlog yet; this page (live over "+route.Live+") is its only view."),
+		page(route.Latency, a.latencyPage, "No API operation ("+route.APIOpenAPI+") answers the latency monitor yet; this page is its only view."),
+		page(route.PubSub, a.pubsubPage, "No API operation ("+route.APIOpenAPI+") answers Pub/Sub yet; this page (its watches live over "+route.Live+") is its only view."),
 	}
 }
 
