@@ -85,4 +85,23 @@ func TestCrawlSeededCluster(t *testing.T) {
 			}
 		}
 	}
+	serverPagesPerNode(t, f, cl)
+}
+
+// serverPagesPerNode opens the slowlog, latency and Pub/Sub pages of each
+// primary: each reads its node (picked in the node picker), none shows an
+// error state.
+func serverPagesPerNode(t *testing.T, f *console, cl *redistest.Cluster) {
+	t.Helper()
+	for _, p := range cl.Primaries() {
+		for _, u := range []string{route.SlowlogURL("vq"), route.LatencyURL("vq"), route.PubSubURL("vq")} {
+			u = route.OnNode(u, p.Addr)
+			code, _, body := get(t, f.srv.URL+u)
+			d := doc(t, body)
+			cur := d.Find(`[data-testid="node-option"][aria-current="page"]`).Text()
+			if code != http.StatusOK || !strings.Contains(cur, p.Addr) || strings.Contains(body, "-error\"") || strings.Contains(body, `data-testid="disconnected"`) {
+				t.Errorf("%s: %d, node picked %q: %.300s", u, code, cur, body)
+			}
+		}
+	}
 }
