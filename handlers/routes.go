@@ -104,6 +104,8 @@ func (a *App) RouteTable() []Route {
 		json(view(get, route.User, a.userPage), twin(route.APIUser, nil)),
 		account(view(post, route.SignOutEverywhere, a.signOutEverywhere)),
 		account(admin(post, route.ClearLockout, a.clearLockout)),
+		htmlOnly(view(get, route.Server, a.serverPage), "A server's INFO, memory report and configuration have no API operation yet; a setting is changed through the API's actions: POST "+route.APIPreview+" {kind: \""+action.KindConfigSet+"\", conn, db: 0, args: {parameter, value, node}}."),
+		htmlOnly(view(get, route.Clients, a.clientsPage), "A server's client list has no API operation yet; a client is killed through the API's actions: POST "+route.APIPreview+" {kind: \""+action.KindKillClient+"\", conn, db: 0, args: {id, node}}."),
 
 		// The action forms are the pages' way to act; a script acts through
 		// the API's actions (preview → execute, undo), which answer the
