@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -81,7 +82,7 @@ func panelErr(what string, err error) string {
 	case err == nil:
 		return ""
 	case errors.Is(err, server.ErrRefused):
-		return "Not shown: " + err.Error() + "."
+		return "Not shown: " + strings.TrimRight(err.Error(), ". ") + "."
 	}
 	return what + " could not be read: the server did not answer (" + err.Error() + ")."
 }

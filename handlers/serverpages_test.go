@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -213,3 +214,30 @@ func TestServerPagesReadOnly(t *testing.T) {
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A Redis user without CONFIG, MEMORY and CLIENT LIST: each panel says
+// the server refused, the rest of the page still shows.
+func TestServerPagesDegradeWhenRefused(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	if err := rs.Client(0).Do(context.Background(), "ACL", "SETUSER", "looker", "on", ">pw", "~*", "&*", "+@all", "-config", "-memory", "-client|list").Err(); err != nil {
+		t.Fatal(err)
+	}
+	f := newAuthFixtureURL(t, rs, "redis://looker:pw@"+rs.Addr+"/0", nil)
+	vera := newBrowser(t, f.srv.URL)
+	vera.login("vera", "right-password")
+	code, _, body := vera.do(http.MethodGet, "/c/main/server", nil)
+	d := parseDoc(t, body)
+	if code != http.StatusOK || count(d, `[data-testid=info-field]`) == 0 {
+		t.Fatalf("server page: %d, %d INFO fields", code, count(d, `[data-testid=info-field]`))
+	}
+	for _, sel := range []string{"config-error", "memory-error", "doctor-error"} {
+		if txt := d.Find(`[data-testid=` + sel + `]`).Text(); !strings.Contains(txt, "refused by the server") || !strings.Contains(txt, "ACL") {
+			t.Errorf("%s: %q", sel, txt)
+		}
+	}
+	code, _, body = vera.do(http.MethodGet, "/c/main/clients", nil)
+	if txt := parseDoc(t, body).Find(`[data-testid=clients-error]`).Text(); code != http.StatusOK || !strings.Contains(txt, "ACL") {
+		t.Errorf("clients page: %d %q", code, txt)
+	}
+}
