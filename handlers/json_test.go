@@ -99,6 +99,8 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Limits:     {{route.LimitsURL("main"), api + "main/limits"}, {route.LimitsURL("main") + "?q=alice", api + "main/limits?q=alice"}, {route.LimitsURL("nope"), api + "nope/limits"}},
 		route.Locks:      {{route.LocksURL("main"), api + "main/locks"}, {route.LocksURL("nope"), api + "nope/locks"}},
 		route.Violations: {{route.ViolationsURL("main"), api + "main/violations"}, {route.ViolationsURL("nope"), api + "nope/violations"}},
+		route.Server:     {{route.ServerInfoURL("main"), ""}},
+		route.Clients:    {{route.ClientsURL("main"), ""}},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))
