@@ -94,3 +94,12 @@ func disconnectedLine(conn *redisview.Conn) string {
 	}
 	return ""
 }
+
+// serverWhere names the server an action acted on: "this server" (the
+// connection's own) or "server host:port" (a cluster node).
+func serverWhere(node string) string {
+	if node == "" {
+		return "this server"
+	}
+	return "server " + node
+}

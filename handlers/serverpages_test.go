@@ -136,6 +136,9 @@ func TestConfigSetThroughPages(t *testing.T) {
 	if err != nil || len(recs) < 2 || !recs[0].Undoable() || recs[0].Server == nil || string(recs[0].Server.After) != "0" {
 		t.Fatalf("records: %v %+v", err, recs)
 	}
+	if _, _, body = ada.do(http.MethodGet, "/audit", nil); !strings.Contains(body, "main · this server") {
+		t.Error("the audit page does not say the action was on the server")
+	}
 	code, _, body = ada.do(http.MethodGet, "/actions/undo?"+url.Values{"conn": {"main"}, "db": {"0"}, "record": {recs[0].ID}}.Encode(), nil)
 	if code != http.StatusOK || !strings.Contains(body, "0 → 10000") {
 		t.Fatalf("undo preview: %d %.500s", code, body)
