@@ -36,6 +36,14 @@ func TestServerPagesPerClusterNode(t *testing.T) {
 		t.Errorf("an unknown node: %d", code)
 	}
 
+	// Without ?node= a cluster's action acts on its first primary, and
+	// says which.
+	own := url.Values{"kind": {action.KindConfigSet}, "conn": {"main"}, "db": {"0"}, "arg.parameter": {"maxmemory-samples"}, "arg.value": {"9"}}
+	_, _, body = b.do(http.MethodGet, "/actions/preview?"+own.Encode(), nil)
+	if txt := parseDoc(t, body).Find(`[data-testid=confirm-server]`).Text(); !strings.Contains(txt, "server 127.0.0.1:") {
+		t.Errorf("a cluster's own server is not named: %q", txt)
+	}
+
 	before := prim[0].Client(0).ConfigGet(ctx, "maxmemory-samples").Val()["maxmemory-samples"]
 	q := url.Values{"kind": {action.KindConfigSet}, "conn": {"main"}, "db": {"0"}, "arg.parameter": {"maxmemory-samples"}, "arg.value": {"9"}, "arg.node": {other.Addr}}
 	code, _, body = b.do(http.MethodGet, "/actions/preview?"+q.Encode(), nil)
