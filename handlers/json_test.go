@@ -102,6 +102,8 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Slowlog:    {{route.SlowlogURL("main"), ""}},
 		route.Latency:    {{route.LatencyURL("main"), ""}},
 		route.PubSub:     {{route.PubSubURL("main"), ""}, {route.PubSubURL("main") + "?watch=alice&mode=pattern", ""}},
+		route.Server:     {{route.ServerInfoURL("main"), ""}},
+		route.Clients:    {{route.ClientsURL("main"), ""}},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))

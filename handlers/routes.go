@@ -119,13 +119,16 @@ func (a *App) RouteTable() []Route {
 	}, a.serverRoutes()...)
 }
 
-// serverRoutes are the server's own pages (issue 21), read by any role;
-// no API operation answers them yet.
+// serverRoutes are the server's own pages (issue 21): one server of a
+// connection each (?node= on a cluster), read by any role; what they
+// change goes through the actions (POST /actions/preview).
 func (a *App) serverRoutes() []Route {
-	page := func(path string, h echo.HandlerFunc, where string) Route {
-		return Route{Method: http.MethodGet, Path: path, Level: action.Viewer, handler: h, NoJSON: where}
+	page := func(path string, h echo.HandlerFunc, noJSON string) Route {
+		return Route{Method: http.MethodGet, Path: path, Level: action.Viewer, handler: h, NoJSON: noJSON}
 	}
 	return []Route{
+		page(route.Server, a.serverPage, "A server's INFO, memory report and configuration have no API operation yet; a setting is changed through the API's actions: POST "+route.APIPreview+" {kind: \""+action.KindConfigSet+"\", conn, db: 0, args: {parameter, value, node}}."),
+		page(route.Clients, a.clientsPage, "A server's client list has no API operation yet; a client is killed through the API's actions: POST "+route.APIPreview+" {kind: \""+action.KindKillClient+"\", conn, db: 0, args: {id, node}}."),
 		page(route.Slowlog, a.slowlogPage, "No API operation ("+route.APIOpenAPI+") answers the slowlog yet; this page (live over "+route.Live+") is its only view."),
 		page(route.Latency, a.latencyPage, "No API operation ("+route.APIOpenAPI+") answers the latency monitor yet; this page is its only view."),
 		page(route.PubSub, a.pubsubPage, "No API operation ("+route.APIOpenAPI+") answers Pub/Sub yet; this page (its watches live over "+route.Live+") is its only view."),

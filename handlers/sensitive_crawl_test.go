@@ -388,6 +388,9 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 		add(route.PubSub, route.PubSubURL(conn))
 		add(route.PubSub, route.PubSubURL(conn)+"?watch="+url.QueryEscape(sensUser)+"&mode=pattern")
 		add(route.Violations, route.ViolationsURL(conn))
+		add(route.Server, route.ServerInfoURL(conn))
+		add(route.Clients, route.ClientsURL(conn))
+		add(route.Clients, route.ClientsURL(conn)+"?sort=-idle&q="+url.QueryEscape(sensUser))
 		for _, u := range append([]string{sensUser}, users[conn]...) {
 			add(route.User, route.UserURL(conn, u))
 		}

@@ -51,6 +51,11 @@ func TestSlowlogAndLatencyPages(t *testing.T) {
 		!form.Has("arg.node") || !strings.Contains(body, `name="arg.value"`) {
 		t.Errorf("threshold form posts to %v", form)
 	}
+	// The form previews the change: the setting, its value now and the new one.
+	code, _, pv := ada.do(http.MethodPost, route.Preview+"?"+form.Encode(), url.Values{"_csrf": {csrfOf(t, body)}, "arg.value": {"10000"}})
+	if code != http.StatusOK || !strings.Contains(pv, "slowlog-log-slower-than") || !strings.Contains(pv, "10000") {
+		t.Errorf("the threshold form's preview: %d %.500s", code, pv)
+	}
 
 	// Latency: off, then an event.
 	code, _, body = vera.do(http.MethodGet, route.LatencyURL("main"), nil)
@@ -74,6 +79,15 @@ func TestSlowlogAndLatencyPages(t *testing.T) {
 			t.Errorf("%s on an unknown node: %d, want 404", u, code)
 		}
 	}
+}
+
+func csrfOf(t *testing.T, body string) string {
+	t.Helper()
+	m := csrfRe.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("no CSRF token")
+	}
+	return m[1]
 }
 
 // formAction is the query of the action of the form with data-testid id.

@@ -19,11 +19,6 @@ import (
 	"github.com/keydeck/keydeck/views/format"
 )
 
-// kindConfigSet is the server action that changes one setting (CONFIG
-// SET, audited, undoable; its args are parameter, value and node): the
-// slowlog's threshold and the latency monitor's are changed through it.
-const kindConfigSet = "config-set"
-
 // slowlogPage shows one server's slowlog; the websocket keeps it live.
 func (a *App) slowlogPage(c echo.Context) error {
 	conn, err := a.conns.Get(c.Param("conn"))
@@ -53,17 +48,18 @@ func (a *App) ownKey() func(string) bool {
 	return a.actions.Protected
 }
 
-// mayConfigure: the request's user may change server settings (the forms
-// are not shown to anyone else).
+// mayConfigure: the request's user may change server settings through
+// the config-set action (admins, on a console that is not read-only); the
+// forms are not shown to anyone else.
 func (a *App) mayConfigure(c echo.Context) bool {
-	return identity(c).Level >= action.Admin && !a.auth.ReadOnly
+	return a.actions != nil && !a.auth.ReadOnly && a.actions.Allowed(actor(c), action.KindConfigSet)
 }
 
 // configForm previews setting parameter on node (its current value
 // prefilled).
 func (a *App) configForm(c echo.Context, conn, node, parameter, current, help, button, testID string) *views.ConfigForm {
 	csrf, _ := c.Get(ctxCSRF).(string)
-	u := route.Action{Kind: kindConfigSet, Conn: conn, Args: map[string]string{"parameter": parameter, "node": node}}.PreviewURL()
+	u := route.Action{Kind: action.KindConfigSet, Conn: conn, Args: map[string]string{action.ArgParameter: parameter, action.ArgNode: node}}.PreviewURL()
 	return &views.ConfigForm{PreviewURL: u, CSRF: csrf, Parameter: parameter, Value: current, Help: help, Button: button, TestID: testID}
 }
 

@@ -144,7 +144,7 @@ func LatencyPage(p Page, vm LatencyVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if vm.Form != nil {
-				templ_7745c5c3_Err = configForm(*vm.Form).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = configSetForm(*vm.Form).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

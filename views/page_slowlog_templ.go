@@ -111,7 +111,7 @@ func SlowlogPage(p Page, vm SlowlogVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if vm.Form != nil {
-				templ_7745c5c3_Err = configForm(*vm.Form).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = configSetForm(*vm.Form).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -151,7 +151,7 @@ func SlowlogPage(p Page, vm SlowlogVM) templ.Component {
 	})
 }
 
-func configForm(f ConfigForm) templ.Component {
+func configSetForm(f ConfigForm) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

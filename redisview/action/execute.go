@@ -24,16 +24,15 @@ import (
 func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn, pv Preview) (Outcome, error) {
 	req := cloneRequest(pv.Request)
 	out := Outcome{Kind: pv.Kind, Request: req}
-	rec := Record{User: actor.User, Level: actor.Level.String(), Token: actor.Token, TokenOwner: actor.TokenOwner,
-		Action: pv.Kind, Conn: req.Conn, DB: req.DB, Args: req.Args}
-	if req.Key != "" {
-		rec.Keys = []string{req.Key}
-	}
+	rec := newRecord(actor, pv.Kind, req)
 	k, p, keys, err := r.plan(ctx, actor, conn, pv.Kind, req)
 	rec.Args = r.recordedArgs(conn, k, req, keys)
+	if sp, ok := p.(serverPlanned); ok && err == nil {
+		return r.executeServer(ctx, k, conn, pv, sp, rec, out)
+	}
 	w := withheldKeys(conn, k, req, p, keys)
 	if err == nil {
-		err = r.checkPreview(pv, keys)
+		err = r.checkPreview(pv, len(keys))
 	}
 	if err == nil {
 		// A confirmation whose keys span slots was not made by this
@@ -100,6 +99,17 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	}
 	r.settle(ctx, &out, rec, out.IntentID, err)
 	return out, err
+}
+
+// newRecord is the audit record of actor's action kind on req, before
+// the plan says which keys it touches.
+func newRecord(actor Actor, kind string, req Request) Record {
+	rec := Record{User: actor.User, Level: actor.Level.String(), Token: actor.Token, TokenOwner: actor.TokenOwner,
+		Action: kind, Conn: req.Conn, DB: req.DB, Args: req.Args}
+	if req.Key != "" {
+		rec.Keys = []string{req.Key}
+	}
+	return rec
 }
 
 // execution is one confirmed action on its way through WATCH: what its
@@ -249,14 +259,14 @@ func changedText(s State) string {
 	return fmt.Sprintf("%s is now %s", quoteKey(s.Key), s.Shape())
 }
 
-func (r *Runner) checkPreview(pv Preview, keys []string) error {
+func (r *Runner) checkPreview(pv Preview, n int) error {
 	age := r.opts.Now().Sub(pv.Made)
 	switch {
 	case pv.Made.IsZero() || age < -clockSkew:
 		return invalidf("the preview has no valid time; preview again")
 	case age > r.opts.PreviewTTL:
 		return invalidf("the preview is %s old, older than the %s a preview may be confirmed; preview again", format.Duration(age.Round(time.Second)), format.Duration(r.opts.PreviewTTL))
-	case len(pv.Fingerprints) != len(keys):
+	case len(pv.Fingerprints) != n:
 		return invalidf("the preview does not match the action; preview again")
 	case pv.Nonce == "":
 		return invalidf("the preview has no nonce; preview again")

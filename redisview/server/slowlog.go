@@ -21,10 +21,6 @@ const (
 	ArgMaxCount = 32
 )
 
-// OwnClientName is the client name Keydeck's connections set (CLIENT
-// SETNAME): entries and clients with it are Keydeck's own.
-const OwnClientName = "keydeck"
-
 // Arg is one argument as kept: its first ArgMaxBytes bytes, exactly.
 type Arg struct {
 	Text string
