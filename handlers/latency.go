@@ -1,15 +1,19 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/keydeck/keydeck/internal/live"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/server"
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
@@ -29,11 +33,51 @@ func (a *App) latencyPage(c echo.Context) error {
 	l := server.ReadLatency(c.Request().Context(), srv.Client)
 	vm := latencyVM(conn.Name, l, conn.OwnLatency())
 	vm.Picker = srv.Picker
+	vm.WSURL = route.LiveURL(LatencyTopic{Conn: conn.Name, Node: srv.Node.Addr}.String())
 	if a.mayConfigure(c) && l.Threshold.OK && l.Threshold.V == 0 {
 		vm.Form = a.configForm(c, conn.Name, srv.Node.Addr, "latency-monitor-threshold", "100",
 			"Record events slower than (milliseconds)", "Preview turning monitoring on…", "latency-on-form")
 	}
 	return render(c, http.StatusOK, vm, views.LatencyPage(a.page(c, "Latency · "+conn.Name, conn.Name), vm))
+}
+
+const latencyKind = "latency"
+
+// LatencyTopic is one server's latency page, live:
+// "latency:conn=NAME&node=ADDR" (node "" is the connection's own server).
+type LatencyTopic struct{ Conn, Node string }
+
+func (t LatencyTopic) String() string {
+	return latencyKind + ":" + url.Values{"conn": {t.Conn}, "node": {t.Node}}.Encode()
+}
+
+func (LatencyTopic) Level() action.Level { return action.Viewer }
+
+func parseLatencyTopic(arg string) (Topic, error) {
+	q, err := url.ParseQuery(arg)
+	if err != nil || !redisview.ValidName(q.Get("conn")) {
+		return nil, ErrUnknownTopic
+	}
+	return LatencyTopic{Conn: q.Get("conn"), Node: q.Get("node")}, nil
+}
+
+// source resolves the server afresh each poll: a cluster node may leave.
+func (t LatencyTopic) source(a *App) (func() live.Source, error) {
+	conn, err := a.conns.Get(t.Conn)
+	if err != nil {
+		return nil, err
+	}
+	return func() live.Source {
+		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
+			var l server.Latency
+			if cl, _, err := conn.Server(ctx, t.Node); err == nil {
+				l = server.ReadLatency(ctx, cl)
+			} else {
+				l = server.Latency{Err: "This server could not be read: " + conn.SafeErr(err), Down: true}
+			}
+			return renderBytes(ctx, views.LatencyLive(latencyVM(conn.Name, l, conn.OwnLatency()), true))
+		})
+	}, nil
 }
 
 func latencyVM(conn string, l server.Latency, own redisview.OwnLatency) views.LatencyVM {

@@ -425,6 +425,7 @@ func sensTopicExamples(planted []sensKey) map[string][]string {
 		add("limits", handlers.OpsTopic{Kind: "limits", Conn: conn, Filter: sensUser, Act: true})
 		add("locks", handlers.OpsTopic{Kind: "locks", Conn: conn, Act: true})
 		add("slowlog", handlers.SlowlogTopic{Conn: conn})
+		add("latency", handlers.LatencyTopic{Conn: conn})
 		add("pubsubwatch", handlers.PubSubWatchTopic{Conn: conn, Mode: "pattern", Name: "*"})
 		add("user", handlers.UserTopic{Conn: conn, Name: sensUser})
 		add("user", handlers.UserTopic{Conn: conn, Name: sensUser, Support: true})

@@ -10,8 +10,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
 )
@@ -66,8 +68,18 @@ func TestSlowlogAndLatencyPages(t *testing.T) {
 	if form := formAction(t, body, "latency-on-form"); form.Get("arg.parameter") != "latency-monitor-threshold" || form.Get("kind") != "config-set" {
 		t.Errorf("turn-on form posts to %v", form)
 	}
+	slow, _ := wsAs(t, vera, handlers.SlowlogTopic{Conn: "main"}.String())
+	lat, _ := wsAs(t, vera, handlers.LatencyTopic{Conn: "main"}.String())
+	if slow == nil || lat == nil {
+		t.Fatal("the slowlog or latency websocket was refused")
+	}
+	if m := readUntil(t, slow, `data-testid="slow-entry"`); strings.Contains(m, "SECRETMARKER") || strings.Contains(m, "OWNMARKER") {
+		t.Error("the slowlog's live fragment shows a secret")
+	}
+	readUntil(t, lat, `data-testid="latency-off"`)
 	app.ConfigSet(ctx, "latency-monitor-threshold", "10")
 	app.Do(ctx, "debug", "sleep", "0.03")
+	readUntil(t, lat, `data-testid="latency-event"`) // live, without a reload
 	code, _, body = vera.do(http.MethodGet, route.LatencyURL("main"), nil)
 	for _, want := range []string{`data-testid="latency-event"`, `data-testid="latency-chart"`, `data-testid="own-count"`, "milliseconds, times UTC"} {
 		if code != http.StatusOK || !strings.Contains(body, want) {
@@ -88,6 +100,22 @@ func csrfOf(t *testing.T, body string) string {
 		t.Fatal("no CSRF token")
 	}
 	return m[1]
+}
+
+// readUntil reads ws's frames until one contains want (5 s at most).
+func readUntil(t *testing.T, ws *websocket.Conn, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_ = ws.SetReadDeadline(deadline)
+		_, msg, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("no frame with %s: %v", want, err)
+		}
+		if strings.Contains(string(msg), want) {
+			return string(msg)
+		}
+	}
 }
 
 // formAction is the query of the action of the form with data-testid id.

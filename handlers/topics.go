@@ -48,6 +48,7 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	locksKind:             parseOpsTopic(locksKind),
 	userKind:              parseUserTopic,
 	slowlogKind:           parseSlowlogTopic,
+	latencyKind:           parseLatencyTopic,
 	pubsubWatchKind:       parsePubSubWatchTopic,
 }
 
