@@ -1,0 +1,67 @@
+package demo
+
+import (
+	"strconv"
+
+	"github.com/alicebob/miniredis/v2/server"
+)
+
+// reply is one RESP3 reply as a real Redis server wrote it, kept with its
+// types (a map stays a map, a set a set, a status a status) so that the demo
+// can write it again to a RESP3 client as it was, and to a RESP2 client as
+// Redis converts it (maps flattened, sets as arrays).
+type reply struct {
+	// K is the RESP3 type byte: + $ : * % ~ _ ,
+	K string  `json:"k"`
+	S string  `json:"s,omitempty"`
+	N int64   `json:"n,omitempty"`
+	A []reply `json:"a,omitempty"`
+}
+
+// write writes r to w, which knows the client's protocol.
+func (r reply) write(w *server.Writer) {
+	switch r.K {
+	case "+":
+		w.WriteInline(r.S)
+	case "$":
+		w.WriteBulk(r.S)
+	case ":":
+		w.WriteInt(int(r.N))
+	case ",":
+		f, _ := strconv.ParseFloat(r.S, 64)
+		w.WriteFloat(f)
+	case "_":
+		w.WriteNull()
+	case "%":
+		w.WriteMapLen(len(r.A) / 2)
+		for _, e := range r.A {
+			e.write(w)
+		}
+	case "~":
+		w.WriteSetLen(len(r.A))
+		for _, e := range r.A {
+			e.write(w)
+		}
+	default:
+		w.WriteLen(len(r.A))
+		for _, e := range r.A {
+			e.write(w)
+		}
+	}
+}
+
+// get returns the value of a map reply's field, or false.
+func (r reply) get(field string) (reply, bool) {
+	if r.K != "%" {
+		return reply{}, false
+	}
+	for i := 0; i+1 < len(r.A); i += 2 {
+		if r.A[i].S == field {
+			return r.A[i+1], true
+		}
+	}
+	return reply{}, false
+}
+
+// str returns a string reply's text ("" for other types).
+func (r reply) str() string { return r.S }
