@@ -37,7 +37,7 @@ func (h *host) clientCmd(c *server.Peer, st *peerState, args []string) {
 		c.ClientName = args[1]
 		c.WriteOK()
 	case "info":
-		c.WriteBulk(h.clientLine(c, st, time.Now()) + "\n")
+		writeVerbatim(c, h.clientLine(c, st, time.Now())+"\n")
 	case "list":
 		h.clientList(c, args[1:])
 	case "kill":
@@ -144,7 +144,7 @@ func (h *host) clientList(c *server.Peer, args []string) {
 		}
 		b.WriteString(h.clientLine(c, st, now) + "\n")
 	}
-	c.WriteBulk(b.String())
+	writeVerbatim(c, b.String())
 }
 
 // clientType is the client's TYPE for CLIENT LIST and KILL: the demo has no
@@ -266,4 +266,73 @@ func (h *host) kill(me *server.Peer, st *peerState) {
 		return
 	}
 	_ = st.conn.conn.Close()
+}
+
+// hello answers HELLO [protover [AUTH user pass] [SETNAME name]] as Redis
+// 7.0 does; miniredis's drops SETNAME (go-redis names its connections with
+// it) and answers with a made-up id and module.
+func (h *host) hello(c *server.Peer, st *peerState, args []string) {
+	proto := int64(0)
+	if len(args) > 0 {
+		n, err := strconv.ParseInt(args[0], 10, 64)
+		switch {
+		case err != nil:
+			c.WriteError("ERR Protocol version is not an integer or out of range")
+			return
+		case n < 2 || n > 3:
+			c.WriteError("NOPROTO unsupported protocol version")
+			return
+		}
+		proto = n
+	}
+	name, setName := "", false
+	for i := 1; i < len(args); i++ {
+		more := len(args) - i - 1
+		switch {
+		case strings.EqualFold(args[i], "AUTH") && more >= 2:
+			// The demo has no passwords: its default user takes any.
+			if args[i+1] != "default" {
+				c.WriteError("WRONGPASS invalid username-password pair or user is disabled.")
+				return
+			}
+			i += 2
+		case strings.EqualFold(args[i], "SETNAME") && more >= 1:
+			name, setName = args[i+1], true
+			i++
+		default:
+			c.WriteError(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", args[i]))
+			return
+		}
+	}
+	if setName && !validClientName(name) {
+		c.WriteError("ERR Client names cannot contain spaces, newlines or special characters.")
+		return
+	}
+	if proto != 0 {
+		c.Resp3 = proto == 3
+	}
+	if setName {
+		c.ClientName = name
+	}
+	resp := 2
+	if c.Resp3 {
+		resp = 3
+	}
+	c.Block(func(w *server.Writer) {
+		w.WriteMapLen(7)
+		w.WriteBulk("server")
+		w.WriteBulk("miniredis")
+		w.WriteBulk("version")
+		w.WriteBulk(redisVersion)
+		w.WriteBulk("proto")
+		w.WriteInt(resp)
+		w.WriteBulk("id")
+		w.WriteInt(int(st.conn.id))
+		w.WriteBulk("mode")
+		w.WriteBulk("standalone")
+		w.WriteBulk("role")
+		w.WriteBulk("master")
+		w.WriteBulk("modules")
+		w.WriteLen(0)
+	})
 }

@@ -44,7 +44,7 @@ func (h *host) info(c *server.Peer, args []string) {
 			parts = append(parts, h.infoSection(sec, time.Now()))
 		}
 	}
-	c.WriteBulk(strings.Join(parts, "\r\n"))
+	writeVerbatim(c, strings.Join(parts, "\r\n"))
 }
 
 func (h *host) infoSection(name string, now time.Time) string {

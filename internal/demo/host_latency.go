@@ -113,7 +113,7 @@ func (h *host) latencyCmd(c *server.Peer, args []string) {
 		}
 		c.WriteInt(n)
 	case "doctor":
-		c.WriteBulk(h.latencyReport(time.Now()))
+		writeVerbatim(c, h.latencyReport(time.Now()))
 	}
 }
 

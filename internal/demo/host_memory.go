@@ -13,7 +13,7 @@ import (
 // truly has none.
 func (h *host) memoryCmd(c *server.Peer, args []string) {
 	if strings.EqualFold(args[0], "DOCTOR") {
-		c.WriteBulk(h.memoryReport())
+		writeVerbatim(c, h.memoryReport())
 		return
 	}
 	keys := h.keyCount()

@@ -139,43 +139,10 @@ func (h *host) run(c *server.Peer, st *peerState, cmd string, args []string) []s
 	if !st.inTx {
 		h.countLookups(c, cmd, args)
 	}
-	name, named := helloName(cmd, args)
-	if named && !validClientName(name) {
-		c.WriteError("ERR Client names cannot contain spaces, newlines or special characters.")
-		h.answered++
-		return full
-	}
 	st.running = true
 	h.srv.Dispatch(c, append([]string{cmd}, args...))
 	st.running = false
-	c.Flush()
-	if named && !strings.HasPrefix(st.conn.pc.peek(), "-") {
-		// miniredis's HELLO reads SETNAME and drops it; Redis names the
-		// client (go-redis names its connections so).
-		c.ClientName = name
-	}
 	return full
-}
-
-// helloName is the name HELLO … SETNAME name gives, if it does.
-func helloName(cmd string, args []string) (string, bool) {
-	if cmd != "HELLO" || len(args) == 0 {
-		return "", false
-	}
-	for i := 1; i < len(args); i++ {
-		switch strings.ToUpper(args[i]) {
-		case "AUTH":
-			i += 2
-		case "SETNAME":
-			if i+1 < len(args) {
-				return args[i+1], true
-			}
-			return "", false
-		default:
-			return "", false
-		}
-	}
-	return "", false
 }
 
 // answerer is the host's own answer to a command, or nil when miniredis
@@ -196,6 +163,8 @@ func (h *host) answerer(c *server.Peer, st *peerState, cmd string, args []string
 		return func(c *server.Peer, _ []string) { c.WriteError("ERR This instance has cluster support disabled") }
 	case "CLIENT":
 		return func(c *server.Peer, args []string) { h.clientCmd(c, st, args) }
+	case "HELLO":
+		return func(c *server.Peer, args []string) { h.hello(c, st, args) }
 	case "MEMORY":
 		if len(args) > 0 && (strings.EqualFold(args[0], "STATS") || strings.EqualFold(args[0], "DOCTOR")) {
 			return h.memoryCmd

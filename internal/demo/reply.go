@@ -65,3 +65,16 @@ func (r reply) get(field string) (reply, bool) {
 
 // str returns a string reply's text ("" for other types).
 func (r reply) str() string { return r.S }
+
+// writeVerbatim writes text as Redis writes its reports (INFO, CLIENT LIST,
+// the doctors): a verbatim string of format txt to a RESP3 client, a bulk
+// string to a RESP2 one.
+func writeVerbatim(c *server.Peer, text string) {
+	if !c.Resp3 {
+		c.WriteBulk(text)
+		return
+	}
+	c.Block(func(w *server.Writer) {
+		w.WriteRaw("=" + strconv.Itoa(len(text)+4) + "\r\ntxt:" + text + "\r\n")
+	})
+}

@@ -75,7 +75,7 @@ func readReply(rd *bufio.Reader) (reply, error) {
 	case ":":
 		n, err := strconv.ParseInt(rest, 10, 64)
 		return reply{K: ":", N: n}, err
-	case "$", "=", "!":
+	case "$", "=", "!": // a verbatim string (=) keeps its format: "txt:…"
 		n, err := strconv.Atoi(rest)
 		if err != nil {
 			return reply{}, err
@@ -87,7 +87,10 @@ func readReply(rd *bufio.Reader) (reply, error) {
 		if _, err := io.ReadFull(rd, buf); err != nil {
 			return reply{}, err
 		}
-		return reply{K: "$", S: string(buf[:n])}, nil
+		if k == "!" {
+			k = "-"
+		}
+		return reply{K: k, S: string(buf[:n])}, nil
 	case "*", "%", "~", ">":
 		n, err := strconv.Atoi(rest)
 		if err != nil {
