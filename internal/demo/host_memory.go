@@ -57,10 +57,10 @@ func (h *host) memoryReport() string {
 	if h.usedMem < 5*1024*1024 {
 		return "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. " +
 			"Please, leave for your mission on Earth and fill it with some data. " +
-			"The new Sam and I will be back to our programming as soon as I finished rebooting."
+			"The new Sam and I will be back to our programming as soon as I finished rebooting.\n"
 	}
 	if float64(h.peakMem)/float64(h.usedMem) <= 1.5 {
-		return "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."
+		return "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n"
 	}
 	return "Sam, I detected a few issues in this Redis instance memory implants:\n\n" +
 		" * Peak memory: In the past this instance used more than 150% the memory that is currently using. " +

@@ -165,6 +165,11 @@ func (h *host) answerer(c *server.Peer, st *peerState, cmd string, args []string
 		return func(c *server.Peer, args []string) { h.clientCmd(c, st, args) }
 	case "HELLO":
 		return func(c *server.Peer, args []string) { h.hello(c, st, args) }
+	case "PUBSUB":
+		if len(args) == 1 && strings.EqualFold(args[0], "NUMPAT") {
+			// Redis counts the patterns; miniredis, the subscriptions.
+			return func(c *server.Peer, _ []string) { _, n := h.pubsubCounts(); c.WriteInt(n) }
+		}
 	case "MEMORY":
 		if len(args) > 0 && (strings.EqualFold(args[0], "STATS") || strings.EqualFold(args[0], "DOCTOR")) {
 			return h.memoryCmd

@@ -66,16 +66,12 @@ func (h *host) slowlogCmd(c *server.Peer, args []string) {
 	case "GET":
 		count := 10
 		if len(args) > 2 {
-			c.WriteError("ERR wrong number of arguments for 'slowlog|get' command")
+			c.WriteError(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try SLOWLOG HELP.", args[0]))
 			return
 		}
 		if len(args) == 2 {
 			n, err := strconv.Atoi(args[1])
-			if err != nil {
-				c.WriteError("ERR value is not an integer or out of range")
-				return
-			}
-			if n < -1 {
+			if err != nil || n < -1 {
 				c.WriteError("ERR count should be greater than or equal to -1")
 				return
 			}

@@ -114,3 +114,14 @@ func readReply(rd *bufio.Reader) (reply, error) {
 	}
 	return reply{}, fmt.Errorf("unknown reply type %q", line)
 }
+
+// readNext reads a reply nothing was sent for (a published message).
+func (rc *rawConn) readNext() reply {
+	rc.t.Helper()
+	_ = rc.c.SetDeadline(time.Now().Add(10 * time.Second))
+	r, err := readReply(rc.r)
+	if err != nil {
+		rc.t.Fatalf("read: %v", err)
+	}
+	return r
+}
