@@ -54,25 +54,27 @@ type host struct {
 	nextID int64
 
 	// Guarded by gate.
-	internal  int64 // commands the host dispatched for itself (probes, walks): not traffic
-	answered  int64 // commands the host answered itself, which miniredis never counted
-	cmdsBase  int64 // CONFIG RESETSTAT: the command count when stats were reset
-	connsBase int64
-	hits      int64
-	misses    int64
-	expired   int64
-	usedMem   int64 // bytes of data, from the last memory walk
-	peakMem   int64
-	ops       opsMeter
-	slow      slowlog
-	latency   latencyMonitor
-	stats     cmdStats
-	maxMemory int64  // CONFIG SET maxmemory: writes are refused above it (noeviction)
-	replID    string // INFO replication's master_replid
-	netIn     atomic.Int64
-	netOut    atomic.Int64
-	probe     *recorder         // shares a client's connection state for one probe
-	dbPeers   map[int]*recorder // one internal connection per database, for the walks
+	internal   int64 // commands the host dispatched for itself (probes, walks): not traffic
+	answered   int64 // commands the host answered itself, which miniredis never counted
+	cmdsBase   int64 // CONFIG RESETSTAT: the command count when stats were reset
+	connsBase  int64
+	hits       int64
+	misses     int64
+	expired    int64
+	usedMem    int64 // bytes of data, from the last memory walk
+	peakMem    int64
+	ops        opsMeter
+	slow       slowlog
+	latency    latencyMonitor
+	stats      cmdStats
+	streamCuts map[string]bool // see host_streams.go
+	groupReads map[string]bool // key NUL group: groups that delivered entries
+	maxMemory  int64           // CONFIG SET maxmemory: writes are refused above it (noeviction)
+	replID     string          // INFO replication's master_replid
+	netIn      atomic.Int64
+	netOut     atomic.Int64
+	probe      *recorder         // shares a client's connection state for one probe
+	dbPeers    map[int]*recorder // one internal connection per database, for the walks
 }
 
 // peerState is what the host tracks of one client connection.
@@ -146,9 +148,21 @@ func (h *host) hook(c *server.Peer, cmd string, args ...string) bool {
 		// probe shares the script's connection state, so it runs under
 		// the same lock) and let miniredis run it.
 		h.countLookups(c, cmd, args)
+		h.noteStreamCut(cmd, args)
 		return false
 	}
-	if st.running || blocking[cmd] {
+	if st.running {
+		return false
+	}
+	if blocking[cmd] {
+		h.gate.Lock()
+		if !st.inTx {
+			st.lastAt, st.lastCmd = time.Now(), h.table.fullName(cmd, args)
+			if cmd == "XREADGROUP" {
+				h.noteGroupRead(args)
+			}
+		}
+		h.gate.Unlock()
 		return false
 	}
 	h.gate.Lock()

@@ -26,6 +26,7 @@ func (h *host) serve(c *server.Peer, st *peerState, cmd string, args []string) {
 		st.queued++
 		st.multiMem += st.argvMem
 	}
+	h.noteStreamCut(cmd, args)
 	pc := st.conn.pc
 	pc.watch()
 	full := h.run(c, st, cmd, args)
@@ -165,6 +166,8 @@ func (h *host) answerer(c *server.Peer, st *peerState, cmd string, args []string
 		return func(c *server.Peer, args []string) { h.clientCmd(c, st, args) }
 	case "HELLO":
 		return func(c *server.Peer, args []string) { h.hello(c, st, args) }
+	case "XINFO":
+		return h.xinfoAnswer(st, args)
 	case "PUBSUB":
 		if len(args) == 1 && strings.EqualFold(args[0], "NUMPAT") {
 			// Redis counts the patterns; miniredis, the subscriptions.

@@ -1,7 +1,11 @@
 package demo
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"strconv"
+	"strings"
 
 	"github.com/alicebob/miniredis/v2/server"
 )
@@ -21,6 +25,8 @@ type reply struct {
 // write writes r to w, which knows the client's protocol.
 func (r reply) write(w *server.Writer) {
 	switch r.K {
+	case "-":
+		w.WriteError(r.S)
 	case "+":
 		w.WriteInline(r.S)
 	case "$":
@@ -77,4 +83,64 @@ func writeVerbatim(c *server.Peer, text string) {
 	c.Block(func(w *server.Writer) {
 		w.WriteRaw("=" + strconv.Itoa(len(text)+4) + "\r\ntxt:" + text + "\r\n")
 	})
+}
+
+// readReply reads one RESP2 or RESP3 reply: the host reads miniredis's
+// replies it completes, the tests the servers' replies. An error is K "-".
+func readReply(rd *bufio.Reader) (reply, error) {
+	line, err := rd.ReadString('\n')
+	if err != nil {
+		return reply{}, err
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	if line == "" {
+		return reply{}, fmt.Errorf("empty line")
+	}
+	k, rest := line[:1], line[1:]
+	switch k {
+	case "+", "-", ",", "(", "#":
+		return reply{K: k, S: rest}, nil
+	case "_":
+		return reply{K: "_"}, nil
+	case ":":
+		n, err := strconv.ParseInt(rest, 10, 64)
+		return reply{K: ":", N: n}, err
+	case "$", "=", "!": // a verbatim string (=) keeps its format: "txt:…"
+		n, err := strconv.Atoi(rest)
+		if err != nil {
+			return reply{}, err
+		}
+		if n < 0 {
+			return reply{K: "_"}, nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return reply{}, err
+		}
+		if k == "!" {
+			k = "-"
+		}
+		return reply{K: k, S: string(buf[:n])}, nil
+	case "*", "%", "~", ">":
+		n, err := strconv.Atoi(rest)
+		if err != nil {
+			return reply{}, err
+		}
+		if n < 0 {
+			return reply{K: "_"}, nil
+		}
+		if k == "%" {
+			n *= 2
+		}
+		out := reply{K: k, A: []reply{}}
+		for range n {
+			e, err := readReply(rd)
+			if err != nil {
+				return reply{}, err
+			}
+			out.A = append(out.A, e)
+		}
+		return out, nil
+	}
+	return reply{}, fmt.Errorf("unknown reply type %q", line)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,65 +53,6 @@ func (rc *rawConn) do(args ...string) reply {
 		rc.t.Fatalf("reply to %q: %v", args, err)
 	}
 	return r
-}
-
-// readReply reads one RESP2 or RESP3 reply.
-func readReply(rd *bufio.Reader) (reply, error) {
-	line, err := rd.ReadString('\n')
-	if err != nil {
-		return reply{}, err
-	}
-	line = strings.TrimSuffix(line, "\r\n")
-	if line == "" {
-		return reply{}, fmt.Errorf("empty line")
-	}
-	k, rest := line[:1], line[1:]
-	switch k {
-	case "+", "-", ",", "(", "#":
-		return reply{K: k, S: rest}, nil
-	case "_":
-		return reply{K: "_"}, nil
-	case ":":
-		n, err := strconv.ParseInt(rest, 10, 64)
-		return reply{K: ":", N: n}, err
-	case "$", "=", "!": // a verbatim string (=) keeps its format: "txt:…"
-		n, err := strconv.Atoi(rest)
-		if err != nil {
-			return reply{}, err
-		}
-		if n < 0 {
-			return reply{K: "_"}, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return reply{}, err
-		}
-		if k == "!" {
-			k = "-"
-		}
-		return reply{K: k, S: string(buf[:n])}, nil
-	case "*", "%", "~", ">":
-		n, err := strconv.Atoi(rest)
-		if err != nil {
-			return reply{}, err
-		}
-		if n < 0 {
-			return reply{K: "_"}, nil
-		}
-		if k == "%" {
-			n *= 2
-		}
-		out := reply{K: k, A: []reply{}}
-		for range n {
-			e, err := readReply(rd)
-			if err != nil {
-				return reply{}, err
-			}
-			out.A = append(out.A, e)
-		}
-		return out, nil
-	}
-	return reply{}, fmt.Errorf("unknown reply type %q", line)
 }
 
 // readNext reads a reply nothing was sent for (a published message).
