@@ -121,6 +121,19 @@ func TestAsRedisConfig(t *testing.T) {
 				t.Errorf("RESP%d: %q\n demo %s\n real %s", proto, args, text(dr), text(rr))
 			}
 		}
+		// Above maxmemory (noeviction), writes are refused, reads served.
+		both(d, r, "SET", "big", strings.Repeat("x", 10000))
+		tw.demo.measureMemory()
+		for _, args := range [][]string{{"CONFIG", "SET", "maxmemory", "1"}, {"SET", "k", "v"}, {"GET", "big"},
+			{"DEL", "big"}, {"CONFIG", "SET", "maxmemory", "0"}, {"SET", "k", "v"}} {
+			dr, rr := both(d, r, args...)
+			if args[0] == "GET" {
+				dr, rr = reply{K: dr.K, S: dr.S[:10]}, reply{K: rr.K, S: rr.S[:10]}
+			}
+			if text(dr) != text(rr) {
+				t.Errorf("RESP%d: %q\n demo %s\n real %s", proto, args, text(dr), text(rr))
+			}
+		}
 		for _, args := range [][]string{
 			{"CONFIG", "SET", "slowlog-max-len", "64"}, {"CONFIG", "GET", "slowlog-max-len"},
 			{"CONFIG", "SET", "slowlog-max-len", "x"}, {"CONFIG", "SET", "slowlog-max-len", "-1"},

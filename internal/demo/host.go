@@ -16,10 +16,10 @@ import (
 )
 
 // host is one demo server: a miniredis, plus what a real Redis server tells
-// its operators and miniredis does not — INFO with the server, memory,
-// stats and keyspace sections, MEMORY USAGE with SAMPLES, CONFIG GET,
-// SLOWLOG — so that every panel Keydeck shows for a real server has its
-// figure on the demo too. Every figure is the demo's own: counted from the
+// its operators and miniredis does not — INFO's sections, COMMAND, CLIENT,
+// CONFIG, SLOWLOG, LATENCY, MEMORY STATS, XINFO (see doc.go) — so that
+// every panel Keydeck shows for a real server has its figure on the demo
+// too. Every figure is the demo's own: counted from the
 // commands it serves and measured from the data it holds. What the demo
 // cannot know is left out of INFO, so the page says so in words.
 //

@@ -17,6 +17,7 @@ import (
 // by TestRedisTableIsTheInstalledRedis -update-redis-table, which otherwise
 // checks it against the installed redis-server.
 //
+//go:generate go test -run TestRedisTableIsTheInstalledRedis -args -update-redis-table
 //go:embed redistable.json.gz
 var redisTableGz []byte
 
