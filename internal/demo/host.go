@@ -155,6 +155,7 @@ func (h *host) hook(c *server.Peer, cmd string, args ...string) bool {
 		return false
 	}
 	if blocking[cmd] {
+		st.conn.pc.sentName(cmd)
 		h.gate.Lock()
 		if !st.inTx {
 			st.lastAt, st.lastCmd = time.Now(), h.table.fullName(cmd, args)

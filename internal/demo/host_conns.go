@@ -98,6 +98,19 @@ type prefacedConn struct {
 	watching bool
 	head     []byte
 	in, out  *atomic.Int64 // INFO's total_net_input_bytes, total_net_output_bytes
+	names    nameScanner
+}
+
+// sentName is the name of the command being served as the client sent it,
+// or upper, miniredis's, where the scanner lost track.
+func (p *prefacedConn) sentName(upper string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := p.names.pop(); strings.EqualFold(n, upper) {
+		return n
+	}
+	p.names.names = nil // out of step: start again with the next command
+	return upper
 }
 
 // replyHead is how much of a reply the host keeps: enough for an error's
@@ -148,6 +161,9 @@ func (p *prefacedConn) Read(b []byte) (int, error) {
 	p.mu.Unlock()
 	n, err := p.Conn.Read(b)
 	p.in.Add(int64(n))
+	p.mu.Lock()
+	p.names.feed(b[:n])
+	p.mu.Unlock()
 	return n, err
 }
 

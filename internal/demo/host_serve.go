@@ -28,6 +28,7 @@ func (h *host) serve(c *server.Peer, st *peerState, cmd string, args []string) {
 	}
 	h.noteStreamCut(cmd, args)
 	pc := st.conn.pc
+	sent := pc.sentName(cmd)
 	pc.watch()
 	full := h.run(c, st, cmd, args)
 	c.Flush()
@@ -37,6 +38,7 @@ func (h *host) serve(c *server.Peer, st *peerState, cmd string, args []string) {
 	h.stats.record(name, took, head, queued)
 	if !queued && name != "" {
 		if cmd != "EXEC" { // Redis's skip_slowlog: its commands are logged, not it
+			full[0] = sent
 			h.slow.record(start, took, full, st.conn.conn.RemoteAddr().String(), c.ClientName)
 		}
 		event := "command"

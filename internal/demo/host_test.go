@@ -347,7 +347,7 @@ func TestHostConfigAndSlowlog(t *testing.T) {
 		t.Fatalf("SLOWLOG GET 1 = %v, %v", logs, err)
 	}
 	e := logs[0]
-	if len(e.Args) != 3 || e.Args[0] != "SET" || e.Args[1] != "k" || e.Args[2] != strings.Repeat("v", 128)+"... (172 more bytes)" ||
+	if len(e.Args) != 3 || e.Args[0] != "set" || e.Args[1] != "k" || e.Args[2] != strings.Repeat("v", 128)+"... (172 more bytes)" ||
 		time.Since(e.Time) > time.Minute || e.Duration < 0 {
 		t.Errorf("slow log entry %+v", e)
 	}
