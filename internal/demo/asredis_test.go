@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // These tests send the same commands to a demo host and to a real
@@ -291,7 +293,18 @@ func TestAsRedisClients(t *testing.T) {
 			clientField(dr.S, "db") != "3" || strings.Count(dr.S, "\n") != 1 {
 			t.Errorf("RESP%d: CLIENT LIST ID %d = %q", proto, dID.N, dr.S)
 		}
-		// Killing a client closes its connection.
+		// A client in a transaction: flags x, its queued commands.
+		both(dOther, rOther, "MULTI")
+		both(dOther, rOther, "SET", "a", "b")
+		dm := d.do("CLIENT", "LIST", "ID", fmt.Sprint(dID.N))
+		rm := r.do("CLIENT", "LIST", "ID", fmt.Sprint(rID.N))
+		for _, f := range []string{"flags", "multi", "cmd", "db"} {
+			if dv, rv := clientField(dm.S, f), clientField(rm.S, f); dv != rv {
+				t.Errorf("RESP%d: in MULTI, %s: demo %q, real %q", proto, f, dv, rv)
+			}
+		}
+		both(dOther, rOther, "DISCARD")
+				// Killing a client closes its connection.
 		dk, rk := d.do("CLIENT", "KILL", "ID", fmt.Sprint(dID.N)), r.do("CLIENT", "KILL", "ID", fmt.Sprint(rID.N))
 		if text(dk) != "1" || text(rk) != "1" {
 			t.Errorf("RESP%d: CLIENT KILL ID: demo %s, real %s", proto, text(dk), text(rk))
@@ -316,5 +329,25 @@ func TestAsRedisHelloNamesTheClient(t *testing.T) {
 		if dr, rr := both(d, r, args...); shape(dr) != shape(rr) || args[0] == "CLIENT" && text(dr) != text(rr) {
 			t.Errorf("%q\n demo %s\n real %s", args, text(dr), text(rr))
 		}
+	}
+}
+
+// go-redis, as Keydeck uses it (RESP3, a client name), reads the demo's
+// verbatim strings and sees its name.
+func TestGoRedisReadsTheDemosReports(t *testing.T) {
+	t.Parallel()
+	th := startHost(t)
+	c := redis.NewClient(&redis.Options{Addr: th.addr(), ClientName: "keydeck", DisableIdentity: true, PoolSize: 1})
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	list, err := c.ClientList(ctx).Result()
+	if err != nil || !strings.HasPrefix(list, "id=") || clientField(list, "name") != "keydeck" || clientField(list, "resp") != "3" {
+		t.Errorf("CLIENT LIST = %q, %v", list, err)
+	}
+	if info, err := c.Info(ctx, "server").Result(); err != nil || !strings.HasPrefix(info, "# Server\r\n") {
+		t.Errorf("INFO server = %q, %v", info, err)
+	}
+	if doc, err := c.Do(ctx, "LATENCY", "DOCTOR").Text(); err != nil || !strings.HasPrefix(doc, "I'm sorry, Dave") {
+		t.Errorf("LATENCY DOCTOR = %q, %v", doc, err)
 	}
 }
