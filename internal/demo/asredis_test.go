@@ -304,7 +304,7 @@ func TestAsRedisClients(t *testing.T) {
 			}
 		}
 		both(dOther, rOther, "DISCARD")
-				// Killing a client closes its connection.
+		// Killing a client closes its connection.
 		dk, rk := d.do("CLIENT", "KILL", "ID", fmt.Sprint(dID.N)), r.do("CLIENT", "KILL", "ID", fmt.Sprint(rID.N))
 		if text(dk) != "1" || text(rk) != "1" {
 			t.Errorf("RESP%d: CLIENT KILL ID: demo %s, real %s", proto, text(dk), text(rk))
