@@ -351,3 +351,42 @@ func TestGoRedisReadsTheDemosReports(t *testing.T) {
 		t.Errorf("LATENCY DOCTOR = %q, %v", doc, err)
 	}
 }
+
+func TestAsRedisBlockedClient(t *testing.T) {
+	t.Parallel()
+	tw := startTwin(t)
+	d, r := tw.conns(2)
+	dw, rw := tw.conns(2)
+	dw.send("BLPOP", "jobs", "0")
+	rw.send("BLPOP", "jobs", "0")
+	// Each server takes the waiting client in its own time: ask until it
+	// shows blocked (bounded by the connection's deadline).
+	blocked := func(c *rawConn) string {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			l := c.do("CLIENT", "LIST", "TYPE", "normal")
+			for _, line := range strings.Split(l.S, "\n") {
+				if clientField(line, "cmd") == "blpop" && clientField(line, "flags") == "b" || time.Now().After(deadline) {
+					return line
+				}
+			}
+		}
+	}
+	dl, rl := blocked(d), blocked(r)
+	for _, f := range []string{"flags", "cmd"} {
+		if dv, rv := clientField(dl, f), clientField(rl, f); dv != rv {
+			t.Errorf("blocked client's %s: demo %q, real %q", f, dv, rv)
+		}
+	}
+	di, ri := both(d, r, "INFO", "clients")
+	if !strings.Contains(di.S, "blocked_clients:1\r\n") || !strings.Contains(ri.S, "blocked_clients:1\r\n") {
+		t.Errorf("INFO clients\n demo %q\n real %q", di.S, ri.S)
+	}
+	both(d, r, "LPUSH", "jobs", "j1")
+	if dv, rv := dw.readNext(), rw.readNext(); text(dv) != text(rv) {
+		t.Errorf("BLPOP: demo %s, real %s", text(dv), text(rv))
+	}
+	if di, _ := both(d, r, "INFO", "clients"); !strings.Contains(di.S, "blocked_clients:0\r\n") {
+		t.Errorf("INFO clients once unblocked: %q", di.S)
+	}
+}

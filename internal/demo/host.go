@@ -101,6 +101,7 @@ type peerState struct {
 	subs     map[string]bool
 	psubs    map[string]bool
 	killed   bool // by CLIENT KILL; guarded by host.mu
+	blocked  bool // waiting in a blocking command
 }
 
 func (st *peerState) subscriptions() int { return len(st.subs) + len(st.psubs) }
@@ -155,16 +156,7 @@ func (h *host) hook(c *server.Peer, cmd string, args ...string) bool {
 		return false
 	}
 	if blocking[cmd] {
-		st.conn.pc.sentName(cmd)
-		h.gate.Lock()
-		if !st.inTx {
-			st.lastAt, st.lastCmd = time.Now(), h.table.fullName(cmd, args)
-			if cmd == "XREADGROUP" {
-				h.noteGroupRead(args)
-			}
-		}
-		h.gate.Unlock()
-		return false
+		return h.block(c, st, cmd, args)
 	}
 	h.gate.Lock()
 	defer h.gate.Unlock()

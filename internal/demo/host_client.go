@@ -74,12 +74,15 @@ func (h *host) clients() []*peerState {
 func (h *host) clientLine(_ *server.Peer, st *peerState, now time.Time) string {
 	cc := st.conn
 	p := cc.peer
-	flags := ""
+	flags := "" // in Redis's order
+	if st.subscriptions() > 0 {
+		flags += "P"
+	}
 	if st.inTx {
 		flags += "x"
 	}
-	if st.subscriptions() > 0 {
-		flags += "P"
+	if st.blocked {
+		flags += "b"
 	}
 	if flags == "" {
 		flags = "N"

@@ -65,6 +65,7 @@ func (h *host) infoSection(name string, now time.Time) string {
 	case "clients":
 		field("connected_clients", h.srv.ClientsLen())
 		field("cluster_connections", 0)
+		field("blocked_clients", h.blockedClients())
 		field("tracking_clients", 0) // the demo has no CLIENT TRACKING
 	case "memory":
 		field("used_memory", h.usedMem)

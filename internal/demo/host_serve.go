@@ -189,3 +189,37 @@ func (h *host) answerer(c *server.Peer, st *peerState, cmd string, args []string
 	}
 	return nil
 }
+
+// block runs a blocking command (BLPOP, XREAD …) outside the gate, since
+// it waits for another client's write, and keeps what CLIENT LIST and
+// INFO clients show of it: the client is blocked (flag b) while it waits.
+func (h *host) block(c *server.Peer, st *peerState, cmd string, args []string) bool {
+	st.conn.pc.sentName(cmd)
+	if st.inTx {
+		return false // queued: it will not block
+	}
+	h.gate.Lock()
+	st.lastAt, st.lastCmd, st.blocked = time.Now(), h.table.fullName(cmd, args), true
+	if cmd == "XREADGROUP" {
+		h.noteGroupRead(args)
+	}
+	h.gate.Unlock()
+	st.running = true
+	h.srv.Dispatch(c, append([]string{cmd}, args...))
+	st.running = false
+	h.gate.Lock()
+	st.blocked = false
+	h.gate.Unlock()
+	return true
+}
+
+// blockedClients is INFO's blocked_clients.
+func (h *host) blockedClients() int {
+	n := 0
+	for _, st := range h.clients() {
+		if st.blocked {
+			n++
+		}
+	}
+	return n
+}

@@ -39,6 +39,17 @@ func dialRaw(t *testing.T, addr string, proto int) *rawConn {
 // do sends one command and reads its reply; an error reply has K "-".
 func (rc *rawConn) do(args ...string) reply {
 	rc.t.Helper()
+	rc.send(args...)
+	r, err := readReply(rc.r)
+	if err != nil {
+		rc.t.Fatalf("reply to %q: %v", args, err)
+	}
+	return r
+}
+
+// send sends one command; its reply is for readNext.
+func (rc *rawConn) send(args ...string) {
+	rc.t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
@@ -48,11 +59,6 @@ func (rc *rawConn) do(args ...string) reply {
 	if _, err := io.WriteString(rc.c, b.String()); err != nil {
 		rc.t.Fatalf("send %q: %v", args, err)
 	}
-	r, err := readReply(rc.r)
-	if err != nil {
-		rc.t.Fatalf("reply to %q: %v", args, err)
-	}
-	return r
 }
 
 // readNext reads a reply nothing was sent for (a published message).
