@@ -141,7 +141,8 @@ func TestAsRedisConfig(t *testing.T) {
 			{"CONFIG", "SET", "slowlog-max-len", "1", "slowlog-max-len", "2"},
 			{"CONFIG", "SET", "maxmemory", "1gb"}, {"CONFIG", "GET", "maxmemory"},
 			{"CONFIG", "SET", "maxmemory", "0"}, {"CONFIG", "RESETSTAT"}, {"CONFIG", "NOSUCH"}, {"CONFIG"},
-			{"CONFIG", "GET"}, {"CONFIG", "RESETSTAT", "x"},
+			{"CONFIG", "GET"}, {"CONFIG", "RESETSTAT", "x"}, {"CONFIG", "SET", "notify-keyspace-events", ""},
+			{"CONFIG", "SET", "maxmemory-policy", "noeviction"},
 		} {
 			if dr, rr := both(d, r, args...); text(dr) != text(rr) {
 				t.Errorf("RESP%d: %q\n demo %s\n real %s", proto, args, text(dr), text(rr))

@@ -81,6 +81,16 @@ func (h *host) settable(name string) func(v string, apply bool) string {
 		return integer(0, func(n int64) { h.slow.max = int(n); h.slow.trim() })
 	case "latency-monitor-threshold":
 		return integer(0, func(n int64) { h.latency.threshold = n })
+	case "notify-keyspace-events", "maxmemory-policy":
+		// What the demo does (no notifications; never evicting) can be
+		// set again; anything else it cannot do.
+		keep := map[string]string{"notify-keyspace-events": "", "maxmemory-policy": "noeviction"}[name]
+		return func(v string, _ bool) string {
+			if !strings.EqualFold(v, keep) {
+				return "the demo server cannot change it"
+			}
+			return ""
+		}
 	case "maxmemory":
 		return func(v string, apply bool) string {
 			n, ok := memoryValue(v)
