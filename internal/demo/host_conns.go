@@ -39,6 +39,7 @@ func runHost(now time.Time) (*host, error) {
 		return nil, fmt.Errorf("start demo redis: %w", err)
 	}
 	h := newHost(m, now)
+	h.connsBase = int64(h.srv.TotalConnections()) // Dial's: not a client's
 	h.ln = ln
 	h.accepting.Go(h.accept)
 	return h, nil
