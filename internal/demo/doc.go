@@ -5,7 +5,10 @@
 //
 // The servers are miniredis instances, each wrapped by a host (host.go)
 // that answers what a real Redis server tells its operators and miniredis
-// does not — INFO's server, memory, stats and keyspace sections, MEMORY
-// USAGE with SAMPLES, CONFIG GET, SLOWLOG — from the demo's own data and
-// traffic, so Keydeck's panels show the same figures they show for Redis.
+// does not, as Redis 7.0 answers it: INFO's sections, COMMAND from Redis's
+// own command table (redistable.go), CLIENT LIST/INFO/KILL over the host's
+// own listener (host_conns.go), CONFIG GET of every parameter and CONFIG
+// SET of those the demo can change, SLOWLOG, LATENCY, MEMORY STATS and
+// DOCTOR, XINFO — from the demo's own data and traffic, so Keydeck's panels
+// show the same figures they show for Redis.
 package demo

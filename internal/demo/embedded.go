@@ -3,13 +3,11 @@ package demo
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,8 +17,7 @@ type Conn struct{ Name, URL string }
 // Demo is three in-process Redis servers holding the seed systems' data,
 // with a simulator writing live traffic into them.
 type Demo struct {
-	servers []*miniredis.Miniredis
-	hosts   []*host // one per server: what miniredis does not answer
+	hosts   []*host // one per server: a miniredis and what it does not answer
 	names   []string
 	clients []*redis.Client
 	cancel  context.CancelFunc
@@ -42,22 +39,21 @@ func Start(ctx context.Context, log *slog.Logger) (*Demo, error) {
 	d := &Demo{names: []string{"eisland", "gateway", "vertique"}}
 	now := time.Now()
 	for range d.names {
-		m := miniredis.NewMiniRedis()
-		if err := m.StartAddr("127.0.0.1:0"); err != nil {
+		h, err := runHost(now)
+		if err != nil {
 			d.Close()
-			return nil, fmt.Errorf("start demo redis: %w", err)
+			return nil, err
 		}
-		d.servers = append(d.servers, m)
-		d.hosts = append(d.hosts, newHost(m, now))
+		d.hosts = append(d.hosts, h)
 	}
 
 	eisland := make([]redis.Cmdable, eislandDatabases)
 	for db := range eisland {
-		eisland[db] = d.client(d.servers[0].Addr(), db)
+		eisland[db] = d.client(d.hosts[0].addr(), db)
 	}
 	eislandDB := func(db int) redis.Cmdable { return eisland[db] }
-	gateway := d.client(d.servers[1].Addr(), 0)
-	vertique := d.client(d.servers[2].Addr(), 0)
+	gateway := d.client(d.hosts[1].addr(), 0)
+	vertique := d.client(d.hosts[2].addr(), 0)
 
 	err := errors.Join(
 		SeedEIsland(ctx, eislandDB, now),
@@ -131,8 +127,9 @@ const clockTick = 100 * time.Millisecond
 
 func (d *Demo) client(addr string, db int) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr, DB: db,
-		// miniredis has no CLIENT command; skip the identity handshake
-		// rather than send a command that is bound to fail.
+		// Redis 7.0, which the demo answers as, has no CLIENT SETINFO:
+		// skip the identity handshake rather than send a command that is
+		// bound to fail.
 		DisableIdentity: true})
 	d.clients = append(d.clients, c)
 	return c
@@ -140,9 +137,9 @@ func (d *Demo) client(addr string, db int) *redis.Client {
 
 // Connections lists the demo servers: "eisland", "gateway", "vertique".
 func (d *Demo) Connections() []Conn {
-	out := make([]Conn, len(d.servers))
-	for i, m := range d.servers {
-		out[i] = Conn{Name: d.names[i], URL: "redis://" + m.Addr()}
+	out := make([]Conn, len(d.hosts))
+	for i, h := range d.hosts {
+		out[i] = Conn{Name: d.names[i], URL: "redis://" + h.addr()}
 	}
 	return out
 }
@@ -157,8 +154,8 @@ func (d *Demo) Close() {
 		for _, c := range d.clients {
 			_ = c.Close()
 		}
-		for _, m := range d.servers {
-			m.Close()
+		for _, h := range d.hosts {
+			h.close()
 		}
 	})
 }

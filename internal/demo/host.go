@@ -5,9 +5,10 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"net"
 	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -15,10 +16,10 @@ import (
 )
 
 // host is one demo server: a miniredis, plus what a real Redis server tells
-// its operators and miniredis does not — INFO with the server, memory,
-// stats and keyspace sections, MEMORY USAGE with SAMPLES, CONFIG GET,
-// SLOWLOG — so that every panel Keydeck shows for a real server has its
-// figure on the demo too. Every figure is the demo's own: counted from the
+// its operators and miniredis does not — INFO's sections, COMMAND, CLIENT,
+// CONFIG, SLOWLOG, LATENCY, MEMORY STATS, XINFO (see doc.go) — so that
+// every panel Keydeck shows for a real server has its figure on the demo
+// too. Every figure is the demo's own: counted from the
 // commands it serves and measured from the data it holds. What the demo
 // cannot know is left out of INFO, so the page says so in words.
 //
@@ -41,23 +42,39 @@ type host struct {
 	// it, or a waiting client would stop the server.
 	gate sync.Mutex
 
-	mu    sync.Mutex // guards peers
-	peers map[*server.Peer]*peerState
+	ln        net.Listener // see host_conns.go
+	accepting sync.WaitGroup
+	closeOnce sync.Once
+	secret    string      // the greeting's name
+	table     *commandSet // Redis's command table, restricted to the demo's
+
+	mu     sync.Mutex // guards peers, conns, nextID
+	peers  map[*server.Peer]*peerState
+	conns  map[int64]*clientConn
+	nextID int64
 
 	// Guarded by gate.
-	internal  int64 // commands the host dispatched for itself (probes, walks): not traffic
-	answered  int64 // commands the host answered itself, which miniredis never counted
-	cmdsBase  int64 // CONFIG RESETSTAT: the command count when stats were reset
-	connsBase int64
-	hits      int64
-	misses    int64
-	expired   int64
-	usedMem   int64 // bytes of data, from the last memory walk
-	peakMem   int64
-	ops       opsMeter
-	slow      slowlog
-	probe     *recorder         // shares a client's connection state for one probe
-	dbPeers   map[int]*recorder // one internal connection per database, for the walks
+	internal   int64 // commands the host dispatched for itself (probes, walks): not traffic
+	answered   int64 // commands the host answered itself, which miniredis never counted
+	cmdsBase   int64 // CONFIG RESETSTAT: the command count when stats were reset
+	connsBase  int64
+	hits       int64
+	misses     int64
+	expired    int64
+	usedMem    int64 // bytes of data, from the last memory walk
+	peakMem    int64
+	ops        opsMeter
+	slow       slowlog
+	latency    latencyMonitor
+	stats      cmdStats
+	streamCuts map[string]bool // see host_streams.go
+	groupReads map[string]bool // key NUL group: groups that delivered entries
+	maxMemory  int64           // CONFIG SET maxmemory: writes are refused above it (noeviction)
+	replID     string          // INFO replication's master_replid
+	netIn      atomic.Int64
+	netOut     atomic.Int64
+	probe      *recorder         // shares a client's connection state for one probe
+	dbPeers    map[int]*recorder // one internal connection per database, for the walks
 }
 
 // peerState is what the host tracks of one client connection.
@@ -72,7 +89,22 @@ type peerState struct {
 	// db is the database the client selected (outside transactions),
 	// for the commands the host answers from miniredis's data.
 	db int
+
+	// What CLIENT LIST shows (see host_client.go).
+	conn     *clientConn
+	lastAt   time.Time // the last command's start
+	lastCmd  string    // its full name ("client|list"), "" if unknown
+	lastSize int       // its size as sent, in bytes
+	argvMem  int       // the running command's arguments, in bytes
+	queued   int       // commands queued in MULTI
+	multiMem int       // their arguments, in bytes
+	subs     map[string]bool
+	psubs    map[string]bool
+	killed   bool // by CLIENT KILL; guarded by host.mu
+	blocked  bool // waiting in a blocking command
 }
+
+func (st *peerState) subscriptions() int { return len(st.subs) + len(st.psubs) }
 
 // internalName marks the host's own connections. CLIENT SETNAME refuses
 // names with spaces, so no client can take it.
@@ -85,12 +117,18 @@ const databases = 16
 func newHost(m *miniredis.Miniredis, now time.Time) *host {
 	id := make([]byte, 20)
 	_, _ = rand.Read(id)
+	repl := make([]byte, 20)
+	_, _ = rand.Read(repl)
 	h := &host{
-		m: m, srv: m.Server(), started: now, runID: hex.EncodeToString(id),
+		m: m, srv: m.Server(), started: now, runID: hex.EncodeToString(id), replID: hex.EncodeToString(repl),
 		peers: map[*server.Peer]*peerState{}, dbPeers: map[int]*recorder{},
+		conns: map[int64]*clientConn{}, secret: newSecret(),
 		probe: newRecorder(),
 		slow:  slowlog{threshold: 10000, max: 128},
 	}
+	h.table = buildCommands(func(name string) bool {
+		return name != "" && h.srv.IsRegisteredCommand(name)
+	})
 	h.ops.lastAt = now
 	h.srv.SetPreHook(h.hook)
 	return h
@@ -101,6 +139,9 @@ func (h *host) hook(c *server.Peer, cmd string, args ...string) bool {
 	if c.ClientName == internalName {
 		return false
 	}
+	if h.greeted(c, cmd, args) {
+		return true
+	}
 	st := h.peer(c)
 	if st == nil {
 		// A command a Lua script runs: its EVAL holds the gate and
@@ -108,10 +149,14 @@ func (h *host) hook(c *server.Peer, cmd string, args ...string) bool {
 		// probe shares the script's connection state, so it runs under
 		// the same lock) and let miniredis run it.
 		h.countLookups(c, cmd, args)
+		h.noteStreamCut(cmd, args)
 		return false
 	}
-	if st.running || blocking[cmd] {
+	if st.running {
 		return false
+	}
+	if blocking[cmd] {
+		return h.block(c, st, cmd, args)
 	}
 	h.gate.Lock()
 	defer h.gate.Unlock()
@@ -120,103 +165,12 @@ func (h *host) hook(c *server.Peer, cmd string, args ...string) bool {
 }
 
 // peer returns the state of a client connection, or nil for the peers
-// miniredis makes for the commands of a Lua script. A client's first
-// command reaches the hook before miniredis gives the peer its connection
-// state; a script's peer carries the script's state from the start.
+// miniredis makes for the commands of a Lua script (a client connection's
+// state is made when its greeting arrives: see host_conns.go).
 func (h *host) peer(c *server.Peer) *peerState {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if st, ok := h.peers[c]; ok {
-		return st
-	}
-	if c.Ctx != nil {
-		return nil
-	}
-	st := &peerState{}
-	h.peers[c] = st
-	c.OnDisconnect(func() {
-		h.mu.Lock()
-		delete(h.peers, c)
-		h.mu.Unlock()
-	})
-	return st
-}
-
-// serve runs one client command, under the gate, and keeps it in the slow
-// log if it took long enough.
-func (h *host) serve(c *server.Peer, st *peerState, cmd string, args []string) {
-	queued := st.inTx && cmd != "EXEC" && cmd != "DISCARD"
-	start := time.Now()
-	full := h.run(c, st, cmd, args)
-	if !queued {
-		h.slow.record(start, time.Since(start), full, c.ClientName)
-	}
-	if len(args) == 0 {
-		switch cmd {
-		case "MULTI":
-			st.inTx = true
-		case "EXEC", "DISCARD":
-			st.inTx = false
-		}
-	}
-}
-
-// run answers a command or has miniredis run it; it returns the command as
-// run.
-func (h *host) run(c *server.Peer, st *peerState, cmd string, args []string) []string {
-	full := append([]string{cmd}, args...)
-	if !st.inTx {
-		var answer func(*server.Peer, []string)
-		switch cmd {
-		case "INFO":
-			answer = h.info
-		case "CONFIG":
-			answer = h.config
-		case "SLOWLOG":
-			answer = h.slowlogCmd
-		case "OBJECT":
-			if len(args) == 2 && strings.EqualFold(args[0], "ENCODING") {
-				answer = func(c *server.Peer, args []string) {
-					h.countLookups(c, cmd, args)
-					h.objectEncoding(c, st.db, args[1])
-				}
-			}
-		}
-		if answer != nil {
-			answer(c, args)
-			h.answered++
-			return full
-		}
-	}
-	if cmd == "SELECT" && !st.inTx && len(args) == 1 {
-		// Redis has `databases` of them; miniredis takes any index.
-		if n, err := strconv.Atoi(args[0]); err == nil && n >= databases {
-			c.WriteError("ERR DB index is out of range")
-			h.answered++
-			return full
-		} else if err == nil && n >= 0 {
-			st.db = n
-		}
-	}
-	if cmd == "MEMORY" {
-		stripped, errMsg := memoryArgs(args)
-		switch {
-		case errMsg == "":
-			args = stripped
-		case !st.inTx:
-			c.WriteError(errMsg)
-			h.answered++
-			return full
-		}
-	}
-	args = scanMatchArgs(cmd, args)
-	if !st.inTx {
-		h.countLookups(c, cmd, args)
-	}
-	st.running = true
-	h.srv.Dispatch(c, append([]string{cmd}, args...))
-	st.running = false
-	return full
+	return h.peers[c]
 }
 
 // blocking commands wait inside miniredis for another client's write, so
