@@ -68,6 +68,7 @@ func (a *App) RouteTable() []Route {
 	htmlOnly := func(r Route, where string) Route { r.NoJSON = where; return r }
 	probe := func(r Route) Route { r.Probe = true; return r }
 	const get, post = http.MethodGet, http.MethodPost
+	const consoleIn = "The console is for people; scripts read through the API's operations (" + route.APIOpenAPI + ") and write through its actions."
 	const previewIn = "An action is previewed by POST " + route.APIPreview + " {kind, conn, db, key, args}: what will change and a confirmation token, which POST " + route.APIExecute + " {token} runs."
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
 	assets.Asset = true
@@ -104,6 +105,10 @@ func (a *App) RouteTable() []Route {
 		json(view(get, route.User, a.userPage), twin(route.APIUser, nil)),
 		account(view(post, route.SignOutEverywhere, a.signOutEverywhere)),
 		account(admin(post, route.ClearLockout, a.clearLockout)),
+		// The console: GET shows the form, POST runs a read or previews a
+		// write (CSRF-checked like every POST, though a read writes nothing).
+		htmlOnly(view(get, route.Console, a.consolePage), consoleIn),
+		htmlOnly(view(post, route.Console, a.runConsole), consoleIn),
 
 		// The action forms are the pages' way to act; a script acts through
 		// the API's actions (preview → execute, undo), which answer the

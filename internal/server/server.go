@@ -32,6 +32,7 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/console"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/quotas"
@@ -125,6 +126,10 @@ type Config struct {
 	// /metrics reports what pages started.
 	MetricsBans, MetricsKeep bool
 	MetricsInterval          time.Duration
+
+	// ConsoleAllowDangerous lets admins run the console's @dangerous
+	// commands where it can preview them (--console-allow-dangerous).
+	ConsoleAllowDangerous bool
 
 	// LimitsLinger is how long a connection's limit sweep outlives its
 	// last viewer (default 30s); QuotaInterval how often a quota walker
@@ -290,7 +295,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
 		Vertique: cfg.Vertique, ScanBudgets: budgets,
 		LimitSweeps: s.limits, QuotaWalkers: s.quotas, VertiqueInventory: &vertique.Cache{},
-		UserStates: search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now)})
+		UserStates:     search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now),
+		ConsoleHistory: console.NewHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous})
 	s.budgets = budgets
 	s.app.Routes(s.handler)
 	s.startMetrics()
