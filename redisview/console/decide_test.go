@@ -181,7 +181,7 @@ func TestKeysMovable(t *testing.T) {
 	rs := redistest.Start(t)
 	cl, tab := table(t, rs, 2)
 	for line, want := range map[string][]string{
-		"ZUNION 2 a b WITHSCORES":      {"a", "b"},
+		"ZUNION 2 a b WITHSCORES":       {"a", "b"},
 		"XREAD COUNT 2 STREAMS s t 0 0": {"s", "t"},
 		"MGET x y z":                    {"x", "y", "z"},
 		"PING":                          nil,
