@@ -160,6 +160,8 @@ func (a *App) previewAction(c echo.Context) error {
 	back := "/"
 	if req.Key != "" {
 		back = route.KeyURL(req.Conn, req.DB, req.Key)
+	} else if b := serverBack(kind, req); b != "" {
+		back = b
 	}
 	return a.preview(c, kind, req, back)
 }
@@ -174,7 +176,13 @@ func (a *App) preview(c echo.Context, kind string, req action.Request, back stri
 		return withBack(err, back)
 	}
 	vm := views.ConfirmVM{Title: pv.Title, Summary: pv.Summary, Notes: pv.Notes, Undoable: pv.Undoable,
-		Token: a.signer.Seal("action", []byte(pv.Token())), Cancel: back, Conn: conn.Name, DB: req.DB}
+		Token: a.signer.Seal("action", []byte(pv.Token())), Cancel: back, Conn: conn.Name, DB: req.DB, UndoNote: pv.UndoNote}
+	if pv.Server != nil {
+		vm.Server = "this server"
+		if pv.Server.Node != "" {
+			vm.Server = "server " + pv.Server.Node
+		}
+	}
 	for _, ch := range pv.Changes {
 		vm.Changes = append(vm.Changes, views.ChangeRow{Key: ch.Key, Text: ch.Text, After: ch.After})
 	}
@@ -202,6 +210,8 @@ func (a *App) executeAction(c echo.Context) error {
 	back := route.Audit
 	if pv.Request.Key != "" && pv.Kind != action.KindUndo {
 		back = route.KeyURL(pv.Request.Conn, pv.Request.DB, pv.Request.Key)
+	} else if b := serverBack(pv.Kind, pv.Request); b != "" {
+		back = b
 	}
 	conn, err := a.conns.Get(pv.Request.Conn)
 	if err != nil {
@@ -242,4 +252,17 @@ func changeText(chs []action.Change) string {
 		parts = append(parts, ch.Text)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// serverBack is the page an action on a server returns to: the page its
+// form is on, on the same node; "" for other kinds.
+func serverBack(kind string, req action.Request) string {
+	node := req.Args[action.ArgNode]
+	switch kind {
+	case action.KindConfigSet:
+		return route.OnNode(route.ServerInfoURL(req.Conn), node)
+	case action.KindKillClient:
+		return route.OnNode(route.ClientsURL(req.Conn), node)
+	}
+	return ""
 }

@@ -32,6 +32,7 @@ var errorStatuses = []struct {
 	{ErrUnknownTopic, http.StatusNotFound, "No such live view", ""},
 	{leaderboard.ErrSensitive, http.StatusForbidden, "Sensitive values are never shown", ""},
 	{action.ErrForbidden, http.StatusForbidden, "Not allowed", ""},
+	{action.ErrServerChanged, http.StatusConflict, "The server changed since you previewed it", ""},
 	{action.ErrChanged, http.StatusConflict, "The key changed since you previewed it", ""},
 	{action.ErrNotFound, http.StatusNotFound, "Not found", ""},
 	{action.ErrAuditUnavailable, http.StatusServiceUnavailable, "The audit log is unavailable, so nothing was changed", ""},

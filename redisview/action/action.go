@@ -67,6 +67,9 @@ type Env struct {
 	Conn  *redisview.Conn
 	Audit *Audit
 	Now   time.Time
+	// kindOf finds a kind by name (undo of a server action: the kind
+	// that writes its state back).
+	kindOf func(name string) (Kind, bool)
 }
 
 // Change is what one key will go through, in words and in structure.
@@ -101,6 +104,12 @@ type Preview struct {
 	// so a confirmation cannot be replayed (after an undo restored the very
 	// state it fingerprinted, say), on this replica or another.
 	Nonce string `json:"-"`
+	// Server is set for an action on a server (OnServer): which node
+	// and what on it; nil for an action on keys.
+	Server *ServerTarget `json:"server,omitempty"`
+	// UndoNote says why an action on a server cannot be undone (a killed
+	// client); the confirmation step says it first.
+	UndoNote string `json:"undo_note,omitempty"`
 }
 
 // Outcome is what Execute did.

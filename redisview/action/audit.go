@@ -58,9 +58,12 @@ type Record struct {
 	Args    map[string]string `json:"args,omitempty"`
 	Summary string            `json:"summary"`
 	Targets []Target          `json:"targets,omitempty"`
-	Outcome string            `json:"outcome,omitempty"` // outcome records only
-	Error   string            `json:"error,omitempty"`
-	Undoes  string            `json:"undoes,omitempty"` // undo: the outcome record it reverses
+	// Server is the server an action on a server acted on (see
+	// ServerTarget); nil for actions on keys.
+	Server  *ServerTarget `json:"server,omitempty"`
+	Outcome string        `json:"outcome,omitempty"` // outcome records only
+	Error   string        `json:"error,omitempty"`
+	Undoes  string        `json:"undoes,omitempty"` // undo: the outcome record it reverses
 	// UndoneBy is filled by ReadAudit for successful outcomes an undo has
 	// claimed: the undo's intent id, or "pending" while it runs.
 	UndoneBy string `json:"undone_by,omitempty"`
@@ -99,6 +102,9 @@ type Target struct {
 // (the intent's priors are checked by undo itself); a write of Keydeck's
 // own (Own) is not.
 func (r Record) Undoable() bool {
+	if r.Server != nil && r.Server.Kind == "" {
+		return false // a killed client cannot be brought back
+	}
 	return r.Phase == PhaseOutcome && r.Outcome == OutcomeOK && r.UndoneBy == "" && !r.Own()
 }
 
@@ -128,6 +134,9 @@ func (r Record) fields() []any {
 	add("summary", r.Summary)
 	if len(r.Targets) > 0 {
 		add("targets", mustJSON(r.Targets))
+	}
+	if r.Server != nil {
+		add("server", mustJSON(r.Server))
 	}
 	add("outcome", r.Outcome)
 	add("error", r.Error)
@@ -166,6 +175,12 @@ func parseRecord(m redis.XMessage) Record {
 	_ = json.Unmarshal([]byte(str("args")), &args)
 	r.Args = stringMap(args)
 	_ = json.Unmarshal([]byte(str("targets")), &r.Targets)
+	if s := str("server"); s != "" {
+		var t ServerTarget
+		if json.Unmarshal([]byte(s), &t) == nil {
+			r.Server = &t
+		}
+	}
 	return r
 }
 

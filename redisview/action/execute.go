@@ -31,9 +31,12 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	}
 	k, p, keys, err := r.plan(ctx, actor, conn, pv.Kind, req)
 	rec.Args = r.recordedArgs(conn, k, req, keys)
+	if sp, ok := p.(serverPlanned); ok && err == nil {
+		return r.executeServer(ctx, k, conn, pv, sp, rec, out)
+	}
 	w := withheldKeys(conn, k, req, p, keys)
 	if err == nil {
-		err = r.checkPreview(pv, keys)
+		err = r.checkPreview(pv, len(keys))
 	}
 	if err == nil {
 		// A confirmation whose keys span slots was not made by this
@@ -249,14 +252,14 @@ func changedText(s State) string {
 	return fmt.Sprintf("%s is now %s", quoteKey(s.Key), s.Shape())
 }
 
-func (r *Runner) checkPreview(pv Preview, keys []string) error {
+func (r *Runner) checkPreview(pv Preview, n int) error {
 	age := r.opts.Now().Sub(pv.Made)
 	switch {
 	case pv.Made.IsZero() || age < -clockSkew:
 		return invalidf("the preview has no valid time; preview again")
 	case age > r.opts.PreviewTTL:
 		return invalidf("the preview is %s old, older than the %s a preview may be confirmed; preview again", format.Duration(age.Round(time.Second)), format.Duration(r.opts.PreviewTTL))
-	case len(pv.Fingerprints) != len(keys):
+	case len(pv.Fingerprints) != n:
 		return invalidf("the preview does not match the action; preview again")
 	case pv.Nonce == "":
 		return invalidf("the preview has no nonce; preview again")

@@ -148,9 +148,15 @@ func (r *Runner) plan(ctx context.Context, actor Actor, conn *redisview.Conn, ki
 	case req.DB < 0 || req.DB > maxDB:
 		return k, nil, nil, invalidf("database %d out of range", req.DB)
 	}
-	p, err := k.Plan(ctx, Env{Conn: conn, Audit: r.audit, Now: r.opts.Now()}, req)
+	p, err := k.Plan(ctx, Env{Conn: conn, Audit: r.audit, Now: r.opts.Now(), kindOf: r.Kind}, req)
 	if err != nil {
 		return k, nil, nil, err
+	}
+	if _, ok := p.(serverPlanned); ok {
+		if req.Key != "" {
+			return k, nil, nil, invalidf("%s acts on a server, not on a key; the request names key %s", k.Title(), quoteKey(req.Key))
+		}
+		return k, p, nil, nil // no keys: it acts on a server (see OnServer)
 	}
 	keys := p.Keys()
 	if len(keys) == 0 || len(keys) > maxKeys {
@@ -182,6 +188,9 @@ func (r *Runner) Preview(ctx context.Context, actor Actor, conn *redisview.Conn,
 	k, p, keys, err := r.plan(ctx, actor, conn, kind, req)
 	if err != nil {
 		return Preview{}, err
+	}
+	if sp, ok := p.(serverPlanned); ok {
+		return r.previewServer(ctx, k, conn, req, sp)
 	}
 	// Keys named after a withheld argument are shown by stand-ins (see
 	// namedPlan), read by their names.

@@ -192,6 +192,9 @@ func (u Undo) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rec.Server != nil {
+		return u.planServerUndo(env, id, rec, intent)
+	}
 	after, afterCapture := map[string]string{}, map[string]string{}
 	for _, t := range rec.Targets {
 		after[t.Key], afterCapture[t.Key] = t.After, t.Capture
