@@ -99,6 +99,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Limits:     {{route.LimitsURL("main"), api + "main/limits"}, {route.LimitsURL("main") + "?q=alice", api + "main/limits?q=alice"}, {route.LimitsURL("nope"), api + "nope/limits"}},
 		route.Locks:      {{route.LocksURL("main"), api + "main/locks"}, {route.LocksURL("nope"), api + "nope/locks"}},
 		route.Violations: {{route.ViolationsURL("main"), api + "main/violations"}, {route.ViolationsURL("nope"), api + "nope/violations"}},
+		route.Console:    {{route.ConsoleURL("main"), ""}, {route.ConsoleURL("main") + "?command=GET+x&db=5", ""}, {route.ConsoleURL("nope"), ""}},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))
