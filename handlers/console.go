@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
@@ -33,10 +32,10 @@ const consoleDeadline = 10 * time.Second
 
 // consoleTarget is the server and database a console request runs on.
 type consoleTarget struct {
-	conn   *redisview.Conn
-	srv    onServer
-	db     int
-	client redis.UniversalClient
+	conn *redisview.Conn
+	srv  onServer // the node picker
+	on   console.On
+	db   int
 }
 
 // consoleTargetOf resolves the request's connection, ?node= and db (the
@@ -51,19 +50,20 @@ func (a *App) consoleTargetOf(c echo.Context) (consoleTarget, error) {
 	if err != nil {
 		return consoleTarget{}, err
 	}
-	t := consoleTarget{conn: conn, srv: srv, db: conn.BaseDB, client: srv.Client}
+	db := conn.BaseDB
 	if s := c.FormValue("db"); s != "" {
-		if t.db, err = route.ParseDB(s); err != nil {
+		if db, err = route.ParseDB(s); err != nil {
 			return consoleTarget{}, err
 		}
 	}
-	switch {
-	case conn.IsCluster() && t.db != 0:
-		return consoleTarget{}, fmt.Errorf("%w: a cluster has database 0 only, not %d", route.ErrParam, t.db)
-	case !conn.IsCluster():
-		t.client = conn.DB(t.db)
+	on, err := console.At(c.Request().Context(), conn, srv.Node.Addr, db)
+	if errors.Is(err, console.ErrClusterDB) {
+		return consoleTarget{}, fmt.Errorf("%w: %v", route.ErrParam, err)
 	}
-	return t, nil
+	if err != nil {
+		return consoleTarget{}, err
+	}
+	return consoleTarget{conn: conn, srv: srv, on: on, db: db}, nil
 }
 
 // consolePage shows the console's form, prefilled with ?command= (a
@@ -100,18 +100,17 @@ func (a *App) runConsole(c echo.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), consoleDeadline)
 	defer cancel()
-	table, err := console.DefaultTables.Get(ctx, t.conn.Name+"@"+t.srv.Node.Addr, t.client)
+	table, err := t.on.Table(ctx)
 	if err != nil {
 		vm.Error = a.consoleErr(t.conn, err)
 		return page(http.StatusBadGateway)
 	}
 	id := identity(c)
-	d, err := console.Decide(ctx, t.client, table, console.Request{
-		Args: args, DB: t.db, Level: id.Level, ReadOnly: a.auth.ReadOnly, AllowDangerous: a.consoleDangerous,
+	d, err := t.on.Decide(ctx, table, console.Request{
+		Args: args, Level: id.Level, ReadOnly: a.auth.ReadOnly, AllowDangerous: a.consoleDangerous,
 		Sensitive: t.conn.Sensitive, Protected: a.protected,
 	})
 	var refused *console.Refused
-	var re redis.Error
 	switch {
 	case errors.As(err, &refused):
 		vm.Refusal, vm.RefusalLink, vm.RefusalLinkText = refusalView(t, refused)
@@ -120,7 +119,7 @@ func (a *App) runConsole(c echo.Context) error {
 			return page(http.StatusForbidden)
 		}
 		return page(http.StatusBadRequest)
-	case errors.As(err, &re):
+	case console.IsReply(err):
 		vm.Reply = console.Format(nil, err).Text // the server's answer to the arguments
 		return page(http.StatusOK)
 	case err != nil:
@@ -135,12 +134,11 @@ func (a *App) runConsole(c echo.Context) error {
 		req := action.Request{Conn: t.conn.Name, DB: t.db, Args: map[string]string{console.ArgCommand: console.Line(args)}}
 		return a.preview(c, console.KindCommand, req, consoleBack(t))
 	}
-	v, rerr := t.client.Do(ctx, anyArgs(args)...).Result()
-	if rerr != nil && !errors.As(rerr, &re) && !errors.Is(rerr, redis.Nil) {
-		vm.Error = a.consoleErr(t.conn, rerr)
+	r, err := t.on.Run(ctx, args)
+	if err != nil {
+		vm.Error = a.consoleErr(t.conn, err)
 		return page(http.StatusBadGateway)
 	}
-	r := console.Format(v, rerr)
 	vm.Reply, vm.Truncated, vm.Class, vm.Ran = r.Text, r.Truncated, d.Class.String(), console.Line(args)
 	return page(http.StatusOK)
 }
@@ -176,14 +174,6 @@ func (a *App) consoleErr(conn *redisview.Conn, err error) string {
 
 func consoleBack(t consoleTarget) string {
 	return route.OnNode(route.ConsoleURL(t.conn.Name), t.srv.Node.Addr)
-}
-
-func anyArgs(args []string) []any {
-	out := make([]any, len(args))
-	for i, s := range args {
-		out[i] = s
-	}
-	return out
 }
 
 // refusalView words a refusal and links the page that does its job.

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/big"
@@ -183,4 +184,23 @@ func count(v any) int {
 		return n
 	}
 	return 0
+}
+
+// Run runs a line Decide judged a read on cl and formats its reply. An
+// error that is not the server's reply (the server unreachable, the
+// deadline passed) is returned instead.
+func Run(ctx context.Context, cl redis.UniversalClient, args []string) (Reply, error) {
+	v, err := cl.Do(ctx, toAny(args)...).Result()
+	var re redis.Error
+	if err != nil && !errors.As(err, &re) && !errors.Is(err, redis.Nil) {
+		return Reply{}, err
+	}
+	return Format(v, err), nil
+}
+
+// IsReply reports an error that is the server's reply (an error reply),
+// to be shown as redis-cli shows it, not a failure to reach the server.
+func IsReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
 }
