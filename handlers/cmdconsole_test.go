@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
+	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	cmdconsole "github.com/keydeck/keydeck/redisview/console"
 )
@@ -162,4 +165,51 @@ func consoleAnswer(body string) string {
 		body = body[:i]
 	}
 	return body
+}
+
+// With --console-allow-dangerous an admin's FLUSHDB asks for the
+// connection's name, is previewed with its scope in words, says it cannot
+// be undone, runs on the database chosen only, and is audited; viewers
+// are still refused.
+func TestConsoleDangerousWithFlag(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	cfg := server.Config{Conns: []redisview.ConnConfig{{Name: "main", URL: rs.URL(0)}}, PackFor: map[string]string{"main": "eisland"},
+		Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}, ConsoleAllowDangerous: true}
+	f := startConsole(t, rs, cfg, nil).up(t)
+	ctx := context.Background()
+	for _, k := range []string{"a", "b", "c"} {
+		rs.Client(3).Set(ctx, k, "v", 0)
+	}
+	rs.Client(4).Set(ctx, "kept", "v", 0)
+	vera, ada := newBrowserAs(t, f, "vera"), newBrowserAs(t, f, "ada")
+	if code, body := consoleRun(vera, "3", "FLUSHDB"); code != http.StatusForbidden {
+		t.Fatalf("viewer FLUSHDB with the flag: %d %s", code, consoleAnswer(body))
+	}
+	code, body := consoleRun(ada, "3", "FLUSHDB")
+	if code != http.StatusOK || !strings.Contains(body, `data-testid="console-dangerous"`) || rs.Client(3).DBSize(ctx).Val() != 3 {
+		t.Fatalf("admin FLUSHDB: %d %s", code, consoleAnswer(body))
+	}
+	form := url.Values{"_csrf": {ada.csrf(route.ConsoleURL("main"))}, "kind": {cmdconsole.KindDangerous}, "conn": {"main"}, "db": {"3"},
+		"arg.command": {"FLUSHDB"}, "arg.node": {""}, "arg.confirm": {"mian"}}
+	if code, _, body := ada.do(http.MethodPost, route.Preview, form); code != http.StatusBadRequest || !strings.Contains(body, "type the connection") {
+		t.Fatalf("mistyped name: %d", code)
+	}
+	form.Set("arg.confirm", "main")
+	code, _, body = ada.do(http.MethodPost, route.Preview, form)
+	m := regexpToken.FindStringSubmatch(body)
+	if code != http.StatusOK || m == nil || !strings.Contains(body, "FLUSHDB deletes all 3 keys of database 3 on main") || !strings.Contains(body, "cannot be undone") {
+		t.Fatalf("preview: %d %s", code, body)
+	}
+	if rs.Client(3).DBSize(ctx).Val() != 3 {
+		t.Fatal("flushed before the confirmation")
+	}
+	code, _, body = ada.do(http.MethodPost, route.Execute, url.Values{"_csrf": {ada.csrf(route.ConsoleURL("main"))}, "token": {html.UnescapeString(m[1])}})
+	if code != http.StatusOK || rs.Client(3).DBSize(ctx).Val() != 0 || rs.Client(4).DBSize(ctx).Val() != 1 {
+		t.Fatalf("execute: %d, db3 %d keys, db4 %d keys %s", code, rs.Client(3).DBSize(ctx).Val(), rs.Client(4).DBSize(ctx).Val(), body)
+	}
+	recs, _, err := f.run.ReadAudit(ctx, action.Filter{})
+	if err != nil || len(recs) == 0 || recs[0].Action != cmdconsole.KindDangerous || recs[0].User != "ada" {
+		t.Fatalf("audit: %+v %v", recs, err)
+	}
 }

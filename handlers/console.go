@@ -127,6 +127,16 @@ func (a *App) runConsole(c echo.Context) error {
 		return page(http.StatusBadGateway)
 	}
 	a.remember(c, t, args, d.Keys)
+	if d.Class == console.Dangerous {
+		// Allowed by --console-allow-dangerous: the preview comes after
+		// the connection's name is typed (the kind checks it again).
+		if a.actions == nil || !a.actions.Allowed(actor(c), console.KindDangerous) {
+			vm.Refusal = "Dangerous commands are not offered by this Keydeck's actions."
+			return page(http.StatusForbidden)
+		}
+		vm.Dangerous = &views.DangerousForm{Line: console.Line(args), Node: t.srv.Node.Addr, Kind: console.KindDangerous}
+		return page(http.StatusOK)
+	}
 	if d.Class == console.Write {
 		if a.actions == nil {
 			return withBack(errors.New("actions are not configured, so the console runs no write"), route.ConsoleURL(t.conn.Name))
@@ -211,7 +221,7 @@ func (a *App) consoleVM(c echo.Context, t consoleTarget) views.ConsoleVM {
 		Conn: t.conn.Name, Action: consoleBack(t), DB: t.db, Cluster: t.conn.IsCluster(),
 		Picker: t.srv.Picker, Node: t.srv.Node.Label(), Role: id.Level.String(),
 		Writes: id.Level >= action.Admin && !a.auth.ReadOnly && a.actions != nil, ReadOnly: a.auth.ReadOnly,
-		Dangerous: a.consoleDangerous,
+		AllowDangerous: a.consoleDangerous,
 	}
 	if a.consoleHistory != nil {
 		hist, err := a.consoleHistory.List(c.Request().Context(), historyHolder(c))

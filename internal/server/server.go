@@ -245,7 +245,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, reg: reg,
-		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly, Now: cfg.Now})}
+		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly, Now: cfg.Now,
+			Kinds: consoleKinds(cfg)})}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	if cfg.Replicas {
 		s.share = &lease.Shared{Client: audit, ID: lease.NewID(), Clock: cfg.Clock, Log: log.With("component", "replicas")}
@@ -495,4 +496,13 @@ func isLoopback(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// consoleKinds are the action kinds only a flag offers: the console's
+// dangerous commands with --console-allow-dangerous.
+func consoleKinds(cfg Config) []action.Kind {
+	if cfg.ConsoleAllowDangerous {
+		return []action.Kind{console.DangerousKind{}}
+	}
+	return nil
 }

@@ -110,6 +110,11 @@ func Decide(ctx context.Context, cl redis.UniversalClient, t *Table, req Request
 			return d, forbidden(NoPage, "", "%s is of a sensitive family: its value is never shown, so the console does not read it", Quote(k))
 		}
 	}
+	if d.Class == Dangerous && len(d.Keys) > 0 {
+		// Allowed by the flag, but its keys' prior state would not be
+		// recorded as a key action records it (RESTORE, MIGRATE).
+		return d, forbidden(NoPage, "", "%s is a dangerous command on keys; the console runs dangerous commands only on the server as a whole", strings.ToUpper(c.Name))
+	}
 	if d.Class == Write {
 		switch {
 		case req.Level < action.Admin:
@@ -147,12 +152,28 @@ func refuseByClass(name string, c *Command, cl Class, req Request) error {
 		return forbidden(NoPage, "", "Keydeck runs read-only; every write is disabled")
 	case cl == Dangerous && (req.Level < action.Admin || !req.AllowDangerous):
 		return forbidden(writePage(c), "", "%s is a dangerous command (the server's @dangerous category or admin flag); the console refuses it unless Keydeck was started with --console-allow-dangerous, and then only to admins", up)
-	case cl == Dangerous:
-		return forbidden(writePage(c), "", "%s is a dangerous command, which the console cannot yet preview with its scope and record, so it is refused even with --console-allow-dangerous", up)
+	case cl == Dangerous && writePage(c) != NoPage:
+		return forbidden(writePage(c), "", "%s has its own audited form on the page linked (previewed, recorded, undone where it can be)", up)
+	case cl == Dangerous && carriesSecret(c, req.Args):
+		return forbidden(NoPage, "", "%s carries a password, which the audit log would record: the console does not run it", up)
 	case cl == Write && req.ReadOnly:
 		return forbidden(NoPage, "", "Keydeck runs read-only; every write is disabled")
 	}
 	return nil
+}
+
+// carriesSecret: ACL commands (passwords as >pw) and any AUTH argument
+// (MIGRATE … AUTH pw): the line is recorded in the audit log as typed.
+func carriesSecret(c *Command, args []string) bool {
+	if strings.HasPrefix(c.Name, "acl") {
+		return true
+	}
+	for _, a := range args[1:] {
+		if strings.EqualFold(a, "auth") || strings.EqualFold(a, "auth2") {
+			return true
+		}
+	}
+	return false
 }
 
 // isRead: a dangerous command that changes nothing (INFO, CLIENT LIST,
