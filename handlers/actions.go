@@ -178,10 +178,7 @@ func (a *App) preview(c echo.Context, kind string, req action.Request, back stri
 	vm := views.ConfirmVM{Title: pv.Title, Summary: pv.Summary, Notes: pv.Notes, Undoable: pv.Undoable,
 		Token: a.signer.Seal("action", []byte(pv.Token())), Cancel: back, Conn: conn.Name, DB: req.DB, UndoNote: pv.UndoNote}
 	if pv.Server != nil {
-		vm.Server = "this server"
-		if pv.Server.Node != "" {
-			vm.Server = "server " + pv.Server.Node
-		}
+		vm.Server = serverWhere(pv.Server.Node)
 	}
 	for _, ch := range pv.Changes {
 		vm.Changes = append(vm.Changes, views.ChangeRow{Key: ch.Key, Text: ch.Text, After: ch.After})

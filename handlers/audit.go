@@ -75,6 +75,9 @@ func (a *App) auditVM(ctx context.Context, f route.AuditFilter, act action.Actor
 	}
 	for _, r := range recs {
 		where := fmt.Sprintf("%s · db%d", r.Conn, r.DB)
+		if r.Server != nil {
+			where = r.Conn + " · " + serverWhere(r.Server.Node) // an action on a server, not on a database
+		}
 		if r.Own() {
 			where = "Keydeck's own records (audit Redis)" // a write of its own (a token store's): no connection
 		}

@@ -100,6 +100,8 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Locks:      {{route.LocksURL("main"), api + "main/locks"}, {route.LocksURL("nope"), api + "nope/locks"}},
 		route.Violations: {{route.ViolationsURL("main"), api + "main/violations"}, {route.ViolationsURL("nope"), api + "nope/violations"}},
 		route.Console:    {{route.ConsoleURL("main"), ""}, {route.ConsoleURL("main") + "?command=GET+x&db=5", ""}, {route.ConsoleURL("nope"), ""}},
+		route.Server:     {{route.ServerInfoURL("main"), ""}},
+		route.Clients:    {{route.ClientsURL("main"), ""}},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))

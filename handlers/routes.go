@@ -72,7 +72,7 @@ func (a *App) RouteTable() []Route {
 	const previewIn = "An action is previewed by POST " + route.APIPreview + " {kind, conn, db, key, args}: what will change and a confirmation token, which POST " + route.APIExecute + " {token} runs."
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
 	assets.Asset = true
-	return []Route{
+	return append([]Route{
 		// Public: probes, assets, signing in and out.
 		probe(public(get, route.Healthz, a.healthz)),
 		probe(public(get, route.Readyz, a.readyz)),
@@ -121,6 +121,19 @@ func (a *App) RouteTable() []Route {
 		htmlOnly(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), "An undo is previewed by POST "+route.APIUndo+" {conn, db, record: the audit record's id}, and confirmed by POST "+route.APIExecute+" {token}."),
 		htmlOnly(act(post, route.Execute, a.executeAction), "A previewed action is executed by POST "+route.APIExecute+" {token: the confirmation token POST "+route.APIPreview+" answered}."),
 		htmlOnly(act(post, route.BansRebuild, a.rebuildBans), "A ban list's bloom is rebuilt from its set by the action "+action.KindRebuildBloom+": POST "+route.APIPreview+" {kind: \""+action.KindRebuildBloom+"\", conn, db, key: the list's bloom_key (GET "+route.APIBans+")}, then POST "+route.APIExecute+" {token}."),
+	}, a.serverRoutes()...)
+}
+
+// serverRoutes are the server's own pages (issue 21): one server of a
+// connection each (?node= on a cluster), read by any role; what they
+// change goes through the actions (POST /actions/preview).
+func (a *App) serverRoutes() []Route {
+	page := func(path string, h echo.HandlerFunc, noJSON string) Route {
+		return Route{Method: http.MethodGet, Path: path, Level: action.Viewer, handler: h, NoJSON: noJSON}
+	}
+	return []Route{
+		page(route.Server, a.serverPage, "A server's INFO, memory report and configuration have no API operation yet; a setting is changed through the API's actions: POST "+route.APIPreview+" {kind: \""+action.KindConfigSet+"\", conn, db: 0, args: {parameter, value, node}}."),
+		page(route.Clients, a.clientsPage, "A server's client list has no API operation yet; a client is killed through the API's actions: POST "+route.APIPreview+" {kind: \""+action.KindKillClient+"\", conn, db: 0, args: {id, node}}."),
 	}
 }
 

@@ -383,6 +383,9 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 		add(route.Limits, route.LimitsURL(conn)+"?q="+url.QueryEscape(sensUser))
 		add(route.Locks, route.LocksURL(conn))
 		add(route.Violations, route.ViolationsURL(conn))
+		add(route.Server, route.ServerInfoURL(conn))
+		add(route.Clients, route.ClientsURL(conn))
+		add(route.Clients, route.ClientsURL(conn)+"?sort=-idle&q="+url.QueryEscape(sensUser))
 		for _, u := range append([]string{sensUser}, users[conn]...) {
 			add(route.User, route.UserURL(conn, u))
 		}

@@ -67,6 +67,10 @@ func PreviewOf(pv action.Preview, token string) ActionPreview {
 	if notes == nil {
 		notes = []string{}
 	}
+	if pv.UndoNote != "" {
+		// An action that cannot be undone says so first (a killed client).
+		notes = append([]string{pv.UndoNote}, notes...)
+	}
 	return ActionPreview{Kind: pv.Kind, Title: pv.Title, Summary: pv.Summary, Changes: changesOf(pv.Changes),
 		Undoable: pv.Undoable, Notes: notes, Made: Time(pv.Made), Token: token}
 }

@@ -53,6 +53,19 @@
 // role; they implement Applicable, which the UI uses to offer only the
 // actions that fit a key.
 //
+// # Actions on a server
+//
+// A kind acting on a server rather than on keys (config-set, kill-client)
+// returns OnServer(node, plan) from Plan; the plan (ServerPlan) reads the
+// state it changes, describes the change and applies it once. The Runner
+// checks the role and read-only mode, reads the state at preview and again
+// at the confirmation (a difference is ErrServerChanged, also ErrChanged),
+// claims the confirmation once, records the intent with the prior state
+// and the outcome with the state left (the record's "server" field,
+// ServerTarget), and undoes it through the kind's ServerUndoer, only while
+// the state is still the one the action left. A kind without one cannot
+// be undone, and its preview says so first (Preview.UndoNote).
+//
 // # Audit records
 //
 // One stream entry per record, flat string fields (empty ones omitted):
@@ -75,6 +88,9 @@
 //	outcome  "ok" | "failed" | "refused" (outcome records)
 //	error    why it failed or was refused
 //	undoes   undo: the outcome id it reverses
+//	server   an action on a server: JSON {node, target, prior (intent),
+//	         after (outcome), absent, kind (the kind that writes it
+//	         back; absent: cannot be undone)}
 //
 // An undo claims the record it reverses with the key <stream>:undone:<id>
 // (set with its intent, kept on success, removed on failure), which is how

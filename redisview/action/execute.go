@@ -24,11 +24,7 @@ import (
 func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn, pv Preview) (Outcome, error) {
 	req := cloneRequest(pv.Request)
 	out := Outcome{Kind: pv.Kind, Request: req}
-	rec := Record{User: actor.User, Level: actor.Level.String(), Token: actor.Token, TokenOwner: actor.TokenOwner,
-		Action: pv.Kind, Conn: req.Conn, DB: req.DB, Args: req.Args}
-	if req.Key != "" {
-		rec.Keys = []string{req.Key}
-	}
+	rec := newRecord(actor, pv.Kind, req)
 	k, p, keys, err := r.plan(ctx, actor, conn, pv.Kind, req)
 	rec.Args = r.recordedArgs(conn, k, req, keys)
 	if sp, ok := p.(serverPlanned); ok && err == nil {
@@ -103,6 +99,17 @@ func (r *Runner) Execute(ctx context.Context, actor Actor, conn *redisview.Conn,
 	}
 	r.settle(ctx, &out, rec, out.IntentID, err)
 	return out, err
+}
+
+// newRecord is the audit record of actor's action kind on req, before
+// the plan says which keys it touches.
+func newRecord(actor Actor, kind string, req Request) Record {
+	rec := Record{User: actor.User, Level: actor.Level.String(), Token: actor.Token, TokenOwner: actor.TokenOwner,
+		Action: kind, Conn: req.Conn, DB: req.DB, Args: req.Args}
+	if req.Key != "" {
+		rec.Keys = []string{req.Key}
+	}
+	return rec
 }
 
 // execution is one confirmed action on its way through WATCH: what its

@@ -119,16 +119,19 @@ func (p serverPlanned) Notes() []string {
 	return nil
 }
 
-// server is the client of the plan's node.
-func (p serverPlanned) server(ctx context.Context, conn *redisview.Conn) (redis.UniversalClient, error) {
-	c, _, err := conn.Server(ctx, p.node)
+// server is the client of the plan's node, and the node's address: on a
+// cluster, the node "" resolved to (its first primary), which the preview
+// shows, the fingerprint covers (a failover in between is a change) and
+// the record keeps, so that undo acts on the very node; "" outside one.
+func (p serverPlanned) server(ctx context.Context, conn *redisview.Conn) (redis.UniversalClient, string, error) {
+	c, n, err := conn.Server(ctx, p.node)
 	if errors.Is(err, redisview.ErrUnknownNode) {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err != nil {
-		return nil, redisErr("finding the server", err)
+		return nil, "", redisErr("finding the server", err)
 	}
-	return c, nil
+	return c, n.Addr, nil
 }
 
 // read reads the plan's state, explaining a refusal.

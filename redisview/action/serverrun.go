@@ -13,7 +13,7 @@ import (
 // previewServer reads the server's state and says what the action would
 // do to it. It writes nothing and records nothing.
 func (r *Runner) previewServer(ctx context.Context, k Kind, conn *redisview.Conn, req Request, p serverPlanned) (Preview, error) {
-	c, err := p.server(ctx, conn)
+	c, addr, err := p.server(ctx, conn)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -26,8 +26,8 @@ func (r *Runner) previewServer(ctx context.Context, k Kind, conn *redisview.Conn
 		return Preview{}, err
 	}
 	pv := Preview{Kind: k.Name(), Title: k.Title(), Request: req, Changes: []Change{ch}, Summary: ch.Text,
-		Made: r.opts.Now(), Nonce: newNonce(), Fingerprints: []string{r.serverFP(p.node, s)},
-		Server: &ServerTarget{Node: p.node, Target: s.Target}}
+		Made: r.opts.Now(), Nonce: newNonce(), Fingerprints: []string{r.serverFP(addr, s)},
+		Server: &ServerTarget{Node: addr, Target: s.Target}}
 	pv.Undoable = undoKind(k, p) != ""
 	if !pv.Undoable {
 		// Said before anything else: the person must know it is final.
@@ -60,7 +60,7 @@ func (r *Runner) executeServer(ctx context.Context, k Kind, conn *redisview.Conn
 	var c redis.UniversalClient
 	var s ServerState
 	if err == nil {
-		c, err = p.server(ctx, conn)
+		c, rec.Server.Node, err = p.server(ctx, conn)
 	}
 	if err == nil {
 		s, err = p.read(ctx, c)
@@ -70,7 +70,7 @@ func (r *Runner) executeServer(ctx context.Context, k Kind, conn *redisview.Conn
 			r.audit.releaseConfirmation(ctx, pv.Nonce)
 		}
 	}
-	if err == nil && r.serverFP(p.node, s) != pv.Fingerprints[0] {
+	if err == nil && r.serverFP(rec.Server.Node, s) != pv.Fingerprints[0] {
 		err = serverChanged{fmt.Sprintf("%s: %s is now %s; nothing was changed, preview again", ErrServerChanged, s.Target, serverShape(s))}
 	}
 	var ch Change
