@@ -68,7 +68,6 @@ func (a *App) RouteTable() []Route {
 	htmlOnly := func(r Route, where string) Route { r.NoJSON = where; return r }
 	probe := func(r Route) Route { r.Probe = true; return r }
 	const get, post = http.MethodGet, http.MethodPost
-	const consoleIn = "The console is for people; scripts read through the API's operations (" + route.APIOpenAPI + ") and write through its actions."
 	const previewIn = "An action is previewed by POST " + route.APIPreview + " {kind, conn, db, key, args}: what will change and a confirmation token, which POST " + route.APIExecute + " {token} runs."
 	assets := public(get, route.Static, echo.WrapHandler(http.StripPrefix("/static/", staticHandler(static.FS))))
 	assets.Asset = true
@@ -105,10 +104,6 @@ func (a *App) RouteTable() []Route {
 		json(view(get, route.User, a.userPage), twin(route.APIUser, nil)),
 		account(view(post, route.SignOutEverywhere, a.signOutEverywhere)),
 		account(admin(post, route.ClearLockout, a.clearLockout)),
-		// The console: GET shows the form, POST runs a read or previews a
-		// write (CSRF-checked like every POST, though a read writes nothing).
-		htmlOnly(view(get, route.Console, a.consolePage), consoleIn),
-		htmlOnly(view(post, route.Console, a.runConsole), consoleIn),
 
 		// The action forms are the pages' way to act; a script acts through
 		// the API's actions (preview → execute, undo), which answer the
@@ -121,7 +116,18 @@ func (a *App) RouteTable() []Route {
 		htmlOnly(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), "An undo is previewed by POST "+route.APIUndo+" {conn, db, record: the audit record's id}, and confirmed by POST "+route.APIExecute+" {token}."),
 		htmlOnly(act(post, route.Execute, a.executeAction), "A previewed action is executed by POST "+route.APIExecute+" {token: the confirmation token POST "+route.APIPreview+" answered}."),
 		htmlOnly(act(post, route.BansRebuild, a.rebuildBans), "A ban list's bloom is rebuilt from its set by the action "+action.KindRebuildBloom+": POST "+route.APIPreview+" {kind: \""+action.KindRebuildBloom+"\", conn, db, key: the list's bloom_key (GET "+route.APIBans+")}, then POST "+route.APIExecute+" {token}."),
-	}, a.serverRoutes()...)
+	}, append(a.serverRoutes(), a.consoleRoutes()...)...)
+}
+
+// consoleRoutes are the command console's: GET shows the form, POST runs
+// a read or previews a write (CSRF-checked like every POST, though a read
+// writes nothing). Any role; the console applies each role's rules.
+func (a *App) consoleRoutes() []Route {
+	const consoleIn = "The console is for people; scripts read through the API's operations (" + route.APIOpenAPI + ") and write through its actions."
+	return []Route{
+		{Method: http.MethodGet, Path: route.Console, Level: action.Viewer, handler: a.consolePage, NoJSON: consoleIn},
+		{Method: http.MethodPost, Path: route.Console, Level: action.Viewer, handler: a.runConsole, NoJSON: consoleIn},
+	}
 }
 
 // serverRoutes are the server's own pages (issue 21): one server of a
