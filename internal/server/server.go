@@ -32,7 +32,6 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
-	"github.com/keydeck/keydeck/redisview/console"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/quotas"
@@ -127,8 +126,7 @@ type Config struct {
 	MetricsBans, MetricsKeep bool
 	MetricsInterval          time.Duration
 
-	// ConsoleAllowDangerous lets admins run the console's @dangerous
-	// commands where it can preview them (--console-allow-dangerous).
+	// ConsoleAllowDangerous is --console-allow-dangerous (console.go).
 	ConsoleAllowDangerous bool
 
 	// LimitsLinger is how long a connection's limit sweep outlives its
@@ -297,7 +295,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Vertique: cfg.Vertique, ScanBudgets: budgets,
 		LimitSweeps: s.limits, QuotaWalkers: s.quotas, VertiqueInventory: &vertique.Cache{},
 		UserStates:     search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now),
-		ConsoleHistory: console.NewHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous})
+		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous})
 	s.budgets = budgets
 	s.app.Routes(s.handler)
 	s.startMetrics()
@@ -496,13 +494,4 @@ func isLoopback(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
-}
-
-// consoleKinds are the action kinds only a flag offers: the console's
-// dangerous commands with --console-allow-dangerous.
-func consoleKinds(cfg Config) []action.Kind {
-	if cfg.ConsoleAllowDangerous {
-		return []action.Kind{console.DangerousKind{}}
-	}
-	return nil
 }
