@@ -150,6 +150,11 @@ func (a *App) runConsole(c echo.Context) error {
 		return page(http.StatusBadGateway)
 	}
 	vm.Reply, vm.Truncated, vm.Class, vm.Ran = r.Text, r.Truncated, d.Class.String(), console.Line(args)
+	if f := strings.Fields(r.Text); len(f) >= 4 && f[0] == "(error)" && f[1] == "MOVED" && t.conn.IsCluster() {
+		// redis-cli without -c: the line runs on the node picked; the
+		// answer names the node that holds the key.
+		vm.Moved = route.OnNode(route.ConsoleURL(t.conn.Name), f[3]) + "&command=" + url.QueryEscape(line)
+	}
 	return page(http.StatusOK)
 }
 
