@@ -121,6 +121,10 @@ func Decide(ctx context.Context, cl redis.UniversalClient, t *Table, req Request
 			return d, forbidden(NoPage, "", "%s writes; the console's writes need the admin role (you are %s)", strings.ToUpper(c.Name), req.Level)
 		case len(d.Keys) == 0:
 			return d, forbidden(writePage(c), "", "%s changes the server without naming keys: nothing to preview, record or undo, so the console does not run it", strings.ToUpper(c.Name))
+		case mixesSensitive(req, d.Keys):
+			// COPY, SUNIONSTORE, LMOVE …: a sensitive value copied into a
+			// key whose value the pages show.
+			return d, forbidden(NoPage, "", "%s names keys of a sensitive family and other keys together: it could copy a sensitive value where it would be shown, so the console does not run it", strings.ToUpper(c.Name))
 		}
 		return d, nil
 	}
@@ -160,6 +164,19 @@ func refuseByClass(name string, c *Command, cl Class, req Request) error {
 		return forbidden(NoPage, "", "Keydeck runs read-only; every write is disabled")
 	}
 	return nil
+}
+
+func mixesSensitive(req Request, keys []string) bool {
+	if req.Sensitive == nil {
+		return false
+	}
+	n := 0
+	for _, k := range keys {
+		if req.Sensitive(req.DB, k) {
+			n++
+		}
+	}
+	return n > 0 && n < len(keys)
 }
 
 // carriesSecret: ACL commands (passwords as >pw) and any AUTH argument
