@@ -251,7 +251,7 @@ func ConsolePage(p Page, vm ConsoleVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if vm.Cluster {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<input id=\"console-db\" type=\"number\" name=\"db\" value=\"0\" min=\"0\" max=\"0\" readonly class=\"w-20 rounded-md border border-slate-300 px-2 py-1 text-sm\" data-testid=\"console-db\"> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<input id=\"console-db\" type=\"number\" name=\"db\" value=\"0\" min=\"0\" max=\"0\" readonly class=\"w-24 rounded-md border border-slate-300 px-2 py-1 text-sm\" data-testid=\"console-db\"> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -269,7 +269,7 @@ func ConsolePage(p Page, vm ConsoleVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\" min=\"0\" class=\"w-20 rounded-md border border-slate-300 px-2 py-1 text-sm\" data-testid=\"console-db\"> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\" min=\"0\" class=\"w-24 rounded-md border border-slate-300 px-2 py-1 text-sm\" data-testid=\"console-db\"> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -625,7 +625,7 @@ func ConsolePage(p Page, vm ConsoleVM) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<ul class=\"space-y-0.5\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<ul class=\"space-y-1\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
