@@ -100,6 +100,11 @@ func TestConsoleRoles(t *testing.T) {
 		t.Fatalf("undo: %d %q", code, db5.Get(ctx, key).Val())
 	}
 
+	// A key that does not exist yet is previewed as absent (undo deletes it).
+	if code, body := consoleRun(ada, "5", "SET brand-new 1"); code != http.StatusOK || !strings.Contains(body, "before: absent") {
+		t.Errorf("SET of a new key: %d %s", code, body)
+	}
+
 	// History: what ran or was previewed, arguments withheld for a
 	// sensitive key; a refused line is not kept.
 	if code, body = consoleRun(ada, "5", "SET totp:security:secret:plain:ada NEW-SECRET"); code != http.StatusOK || strings.Contains(body, "NEW-SECRET") {

@@ -225,10 +225,6 @@ func writePage(c *Command) Page {
 		return ServerPage
 	case "client|kill":
 		return ClientsPage
-	case "slowlog|reset":
-		return SlowlogPage
-	case "latency|reset":
-		return LatencyPage
 	}
 	return NoPage
 }
