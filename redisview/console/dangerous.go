@@ -72,7 +72,7 @@ func (DangerousKind) Plan(ctx context.Context, env action.Env, req action.Reques
 	if d.Class != Dangerous {
 		return nil, fmt.Errorf("%w: %s is %s, not a dangerous command", action.ErrInvalid, strings.ToUpper(d.Cmd.Name), d.Class)
 	}
-	return action.OnServer(on.Node.Addr, dangerousPlan{args: args, on: on, display: display(env.Conn, on)}), nil
+	return action.OnServer(on.Node.Addr, dangerousPlan{name: d.Cmd.Name, args: args, on: on, display: display(env.Conn, on)}), nil
 }
 
 func display(conn *redisview.Conn, on On) string {
@@ -83,6 +83,7 @@ func display(conn *redisview.Conn, on On) string {
 }
 
 type dangerousPlan struct {
+	name    string // the table's name ("script|flush")
 	args    []string
 	on      On
 	display string
@@ -109,8 +110,21 @@ func (p dangerousPlan) Read(ctx context.Context, _ redis.UniversalClient) (actio
 		s.Detail = fmt.Sprintf("FLUSHALL deletes all %s of every database (%s) on %s", format.Plural(n, "key", "keys"), dbs, p.display)
 	default:
 		s.Detail = fmt.Sprintf("%s acts on the whole server %s (the server's @dangerous category)", Line(p.args), p.display)
+		if sum := summary(ctx, p.on.cl, p.name); sum != "" {
+			s.Detail += "; the server's documentation says: " + sum
+		}
 	}
 	return s, nil
+}
+
+// summary is COMMAND DOCS's summary of a command ("script|flush"), "" when
+// the server has none (Redis < 7) or refuses.
+func summary(ctx context.Context, cl redis.UniversalClient, name string) string {
+	raw, err := cl.Do(ctx, "COMMAND", "DOCS", name).Result()
+	if err != nil {
+		return ""
+	}
+	return str(pairs(pairs(raw)[name])["summary"])
 }
 
 // keyspace sums INFO keyspace: every database's keys, and which.
