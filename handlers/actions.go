@@ -14,6 +14,7 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/bans"
+	"github.com/keydeck/keydeck/redisview/console"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/views"
 )
@@ -260,6 +261,8 @@ func serverBack(kind string, req action.Request) string {
 		return route.OnNode(route.ServerInfoURL(req.Conn), node)
 	case action.KindKillClient:
 		return route.OnNode(route.ClientsURL(req.Conn), node)
+	case console.KindDangerous, console.KindCommand:
+		return route.OnNode(route.ConsoleURL(req.Conn), node)
 	}
 	return ""
 }

@@ -73,6 +73,10 @@ type Deps struct {
 	// from its connection's, as its identity. A connection without one
 	// scans unpaced.
 	ScanBudgets map[string]*scanbudget.Budget
+	// ConsoleHistory keeps each person's console lines; nil: the console
+	// keeps none. ConsoleDangerous is --console-allow-dangerous.
+	ConsoleHistory   ConsoleHistory
+	ConsoleDangerous bool
 }
 
 // App holds the handlers' dependencies; build it with New.
@@ -106,6 +110,10 @@ type App struct {
 	vtInventory  VertiqueInventory
 	limits       LimitSweeps
 	userStates   *search.UserHandoffs
+
+	// The command console's history and --console-allow-dangerous.
+	consoleHistory   ConsoleHistory
+	consoleDangerous bool
 }
 
 // New builds the App.
@@ -167,6 +175,9 @@ func New(d Deps) *App {
 		vtInventory:  d.VertiqueInventory,
 		limits:       d.LimitSweeps,
 		userStates:   d.UserStates,
+
+		consoleHistory:   d.ConsoleHistory,
+		consoleDangerous: d.ConsoleDangerous,
 	}
 	a.own, _ = d.Audit.(OwnAudit)
 	for _, c := range d.Conns.All() {

@@ -102,6 +102,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Slowlog:    {{route.SlowlogURL("main"), ""}},
 		route.Latency:    {{route.LatencyURL("main"), ""}},
 		route.PubSub:     {{route.PubSubURL("main"), ""}, {route.PubSubURL("main") + "?watch=alice&mode=pattern", ""}},
+		route.Console:    {{route.ConsoleURL("main"), ""}, {route.ConsoleURL("main") + "?command=GET+x&db=5", ""}, {route.ConsoleURL("nope"), ""}},
 		route.Server:     {{route.ServerInfoURL("main"), ""}},
 		route.Clients:    {{route.ClientsURL("main"), ""}},
 	}

@@ -116,7 +116,18 @@ func (a *App) RouteTable() []Route {
 		htmlOnly(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), "An undo is previewed by POST "+route.APIUndo+" {conn, db, record: the audit record's id}, and confirmed by POST "+route.APIExecute+" {token}."),
 		htmlOnly(act(post, route.Execute, a.executeAction), "A previewed action is executed by POST "+route.APIExecute+" {token: the confirmation token POST "+route.APIPreview+" answered}."),
 		htmlOnly(act(post, route.BansRebuild, a.rebuildBans), "A ban list's bloom is rebuilt from its set by the action "+action.KindRebuildBloom+": POST "+route.APIPreview+" {kind: \""+action.KindRebuildBloom+"\", conn, db, key: the list's bloom_key (GET "+route.APIBans+")}, then POST "+route.APIExecute+" {token}."),
-	}, a.serverRoutes()...)
+	}, append(a.serverRoutes(), a.consoleRoutes()...)...)
+}
+
+// consoleRoutes are the command console's: GET shows the form, POST runs
+// a read or previews a write (CSRF-checked like every POST, though a read
+// writes nothing). Any role; the console applies each role's rules.
+func (a *App) consoleRoutes() []Route {
+	const consoleIn = "The console is for people; scripts read through the API's operations (" + route.APIOpenAPI + ") and write through its actions."
+	return []Route{
+		{Method: http.MethodGet, Path: route.Console, Level: action.Viewer, handler: a.consolePage, NoJSON: consoleIn},
+		{Method: http.MethodPost, Path: route.Console, Level: action.Viewer, handler: a.runConsole, NoJSON: consoleIn},
+	}
 }
 
 // serverRoutes are the server's own pages (issue 21): one server of a

@@ -27,6 +27,7 @@ import (
 	"github.com/keydeck/keydeck/internal/server"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	cmdconsole "github.com/keydeck/keydeck/redisview/console"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
@@ -179,6 +180,9 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	// Every GET route has examples; every POST route is a write the crawl
 	// leaves alone (named here, so that a new one is looked at).
 	writes := []string{route.Login, route.Logout, route.SignOutEverywhere, route.ClearLockout, route.Preview, route.Execute, route.BansRebuild, route.AccountTokens, route.RevokeToken}
+	// The console's POST runs what it is given: its refusals of sensitive
+	// keys are TestConsoleRoles's (a GET only fills the form).
+	writes = append(writes, route.Console)
 	for _, r := range f.routes {
 		switch {
 		case r.Asset || r.Path == route.Live:
@@ -352,6 +356,7 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 			add(route.Keys, route.PrefixKeysURL(k.Conn, k.DB, k.Key[:i+1]))
 		}
 		add(route.Key, route.KeyURL(k.Conn, k.DB, k.Key))
+		add(route.Console, route.ConsoleURL(k.Conn)+"?db="+strconv.Itoa(k.DB)+"&command="+url.QueryEscape("GET "+cmdconsole.Quote(k.Key)))
 		add(route.Preview, route.Action{Kind: action.KindDeleteKey, Conn: k.Conn, DB: k.DB, Key: k.Key}.PreviewURL())
 		if k.Type == "zset" {
 			w := route.Window{Conn: k.Conn, DB: k.DB, Key: k.Key, N: route.DefaultRows}

@@ -221,3 +221,35 @@ func TestVertiqueSecretFlags(t *testing.T) {
 		}
 	}
 }
+
+// --console-allow-dangerous is off unless given; it takes a boolean.
+func TestParseFlagsConsoleAllowDangerous(t *testing.T) {
+	t.Parallel()
+	none := func(string) string { return "" }
+	tests := []struct {
+		args    string
+		want    bool
+		wantErr string
+	}{
+		{args: "", want: false},
+		{args: "--console-allow-dangerous", want: true},
+		{args: "--console-allow-dangerous=true", want: true},
+		{args: "--console-allow-dangerous=false", want: false},
+		{args: "--read-only --console-allow-dangerous", want: true},
+		{args: "--console-allow-dangerous=maybe", wantErr: "console-allow-dangerous"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			cfg, err := parseFlags("keydeck", strings.Fields(tt.args), none)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || cfg.ConsoleAllowDangerous != tt.want {
+				t.Fatalf("ConsoleAllowDangerous = %v (%v), want %v", cfg.ConsoleAllowDangerous, err, tt.want)
+			}
+		})
+	}
+}

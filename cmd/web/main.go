@@ -229,6 +229,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 		UsersFile: cfg.UsersFile, ReloadUsers: reload,
 		Audit: cfg.Audit, AuditMaxLen: cfg.AuditMaxLen, Replicas: cfg.Audit != "",
 		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep, SearchRate: cfg.SearchRate, MetricsBans: true, MetricsKeep: cfg.MetricsKeep || cfg.Demo(),
+		ConsoleAllowDangerous: cfg.ConsoleAllowDangerous,
 	}, log)
 	if err != nil {
 		return err

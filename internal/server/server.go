@@ -126,6 +126,9 @@ type Config struct {
 	MetricsBans, MetricsKeep bool
 	MetricsInterval          time.Duration
 
+	// ConsoleAllowDangerous is --console-allow-dangerous (console.go).
+	ConsoleAllowDangerous bool
+
 	// LimitsLinger is how long a connection's limit sweep outlives its
 	// last viewer (default 30s); QuotaInterval how often a quota walker
 	// steps and QuotaLinger how long it outlives its last viewer (defaults
@@ -240,7 +243,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, reg: reg,
-		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly, Now: cfg.Now})}
+		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly, Now: cfg.Now,
+			Kinds: consoleKinds(cfg)})}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	if cfg.Replicas {
 		s.share = &lease.Shared{Client: audit, ID: lease.NewID(), Clock: cfg.Clock, Log: log.With("component", "replicas")}
@@ -290,7 +294,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
 		Vertique: cfg.Vertique, ScanBudgets: budgets,
 		LimitSweeps: s.limits, QuotaWalkers: s.quotas, VertiqueInventory: &vertique.Cache{},
-		UserStates: search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now)})
+		UserStates:     search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now),
+		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous})
 	s.budgets = budgets
 	s.app.Routes(s.handler)
 	s.startMetrics()

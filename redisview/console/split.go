@@ -1,6 +1,11 @@
-// Package console reads and writes the command console's text: a command
-// line split into arguments as redis-cli splits it, and replies shown as
-// redis-cli shows them. It sends no command itself.
+// Package console is the command console's domain: a command line split
+// into arguments as redis-cli splits it, each server's own command table
+// (COMMAND) and the classes and role rules read from it, the key sizes a
+// read may cost, replies shown as redis-cli shows them, the action kind
+// that runs a write on keys through the audited action path, and each
+// person's history. It judges by what the server says of a command, never
+// by a list Keydeck ships, except for the connection-state commands no
+// flag marks.
 package console
 
 import (

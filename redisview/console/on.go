@@ -1,0 +1,52 @@
+package console
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
+)
+
+// On is where a console line runs: one server of a connection (a cluster
+// node) and one database of it. Handlers hold it instead of a client.
+type On struct {
+	cl    redis.UniversalClient
+	cache string // the server's name in the table cache
+	Node  redisview.ServerNode
+	DB    int
+}
+
+// At resolves conn's server at node ("" its own server; on a cluster a
+// node CLUSTER NODES lists, else redisview.ErrUnknownNode) and database
+// db: a cluster node has database 0 only (ErrClusterDB).
+func At(ctx context.Context, conn *redisview.Conn, node string, db int) (On, error) {
+	cl, n, err := conn.Server(ctx, node)
+	if err != nil {
+		return On{}, err
+	}
+	if conn.IsCluster() {
+		if db != 0 {
+			return On{}, fmt.Errorf("%w: a cluster has database 0 only, not %d", ErrClusterDB, db)
+		}
+	} else {
+		cl = conn.DB(db)
+	}
+	return On{cl: cl, cache: conn.Name + "@" + n.Addr, Node: n, DB: db}, nil
+}
+
+// ErrClusterDB: a database other than 0 was asked of a cluster.
+var ErrClusterDB = fmt.Errorf("no such database on a cluster")
+
+// Table is the server's command table (DefaultTables).
+func (o On) Table(ctx context.Context) (*Table, error) { return DefaultTables.Get(ctx, o.cache, o.cl) }
+
+// Decide judges req on this server (Decide); req.DB is o's.
+func (o On) Decide(ctx context.Context, t *Table, req Request) (Decision, error) {
+	req.DB = o.DB
+	return Decide(ctx, o.cl, t, req)
+}
+
+// Run runs a read (Run).
+func (o On) Run(ctx context.Context, args []string) (Reply, error) { return Run(ctx, o.cl, args) }

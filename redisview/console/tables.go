@@ -1,0 +1,97 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNoCommandTable: the server would not give its command table (COMMAND
+// refused by an ACL, or unknown on a managed Redis). Without it the console
+// cannot tell a read from a write, so it runs nothing.
+var ErrNoCommandTable = errors.New("the console needs the server's command table (COMMAND), which it refused")
+
+// tableMaxAge is how long a table is trusted when the server's run_id
+// cannot be read (INFO refused) or has not changed: a server upgraded in
+// place restarts (a new run_id), so an hour only bounds the odd case of a
+// module loaded at run time.
+const tableMaxAge = time.Hour
+
+// Tables caches each server's command table, by a name the caller picks
+// for the server (connection and node). A table is read again when the
+// server's run_id changes (a restart, perhaps into another version) or
+// after an hour. It is safe for concurrent use.
+type Tables struct {
+	Now func() time.Time // the clock; nil: time.Now
+
+	mu     sync.Mutex
+	tables map[string]cached
+}
+
+type cached struct {
+	t    *Table
+	read time.Time
+}
+
+// DefaultTables is the process's cache, shared by the console's page and
+// its action kind (which the action registry builds without arguments).
+var DefaultTables = &Tables{}
+
+func (ts *Tables) now() time.Time {
+	if ts.Now != nil {
+		return ts.Now()
+	}
+	return time.Now()
+}
+
+// Get returns the command table of the server cl talks to (server names it
+// in the cache): one INFO server round trip to compare run_ids, and the
+// whole COMMAND reply when the table must be (re)read.
+func (ts *Tables) Get(ctx context.Context, server string, cl redis.UniversalClient) (*Table, error) {
+	runID := serverRunID(ctx, cl)
+	ts.mu.Lock()
+	c, ok := ts.tables[server]
+	ts.mu.Unlock()
+	if ok && (runID == "" || c.t.RunID == runID) && ts.now().Sub(c.read) < tableMaxAge {
+		return c.t, nil
+	}
+	raw, err := cl.Do(ctx, "COMMAND").Result()
+	if err != nil {
+		var re redis.Error
+		if errors.As(err, &re) {
+			return nil, fmt.Errorf("%w: %v", ErrNoCommandTable, err)
+		}
+		return nil, err
+	}
+	cmds, err := parseTable(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoCommandTable, err)
+	}
+	t := &Table{RunID: runID, Commands: cmds}
+	ts.mu.Lock()
+	if ts.tables == nil {
+		ts.tables = map[string]cached{}
+	}
+	ts.tables[server] = cached{t: t, read: ts.now()}
+	ts.mu.Unlock()
+	return t, nil
+}
+
+// serverRunID is INFO server's run_id, "" when INFO is refused.
+func serverRunID(ctx context.Context, cl redis.UniversalClient) string {
+	txt, err := cl.Do(ctx, "INFO", "server").Text()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(txt, "\n") {
+		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
