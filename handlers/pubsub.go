@@ -46,7 +46,7 @@ func (a *App) pubsubPage(c echo.Context) error {
 		watch = &t
 	}
 	filter := q.Get("pattern")
-	chans := server.ReadChannels(c.Request().Context(), srv.Client, filter)
+	chans := server.ReadChannels(c.Request().Context(), srv.Server, filter)
 	vm := pubsubVM(conn.Name, srv.Node.Addr, filter, chans, identity(c).Level >= watchLevel)
 	vm.Picker = srv.Picker
 	if conn.IsCluster() {
@@ -197,12 +197,12 @@ func (s *watchSource) Poll(ctx context.Context) ([]byte, error) {
 }
 
 func (s *watchSource) start(ctx context.Context) error {
-	cl, _, err := s.conn.Server(ctx, s.t.Node)
+	srv, err := s.conn.Server(ctx, s.t.Node)
 	if err != nil {
 		return err
 	}
 	name := s.t.String()
-	w, err := server.StartWatch(ctx, cl, s.t.Name, server.WatchOptions{Pattern: s.t.Mode == "pattern", Now: s.a.now,
+	w, err := server.StartWatch(ctx, srv, s.t.Name, server.WatchOptions{Pattern: s.t.Mode == "pattern", Now: s.a.now,
 		OnMessage: func() { s.a.hub.Kick(name) }})
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"github.com/labstack/echo/v4"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
@@ -13,7 +12,7 @@ import (
 // server, console) reads: the request's ?node= on a cluster (a node
 // CLUSTER NODES lists, else 404), the connection's own server otherwise.
 type onServer struct {
-	Client redis.UniversalClient // hand it to redisview; handlers send no command
+	Server redisview.Server // handed whole to redisview's readers
 	Node   redisview.ServerNode
 	Picker []views.NodeOption // empty outside a cluster
 }
@@ -22,12 +21,11 @@ type onServer struct {
 // page's URL for the picker (route.SlowlogURL, …).
 func serverOf(c echo.Context, conn *redisview.Conn, pageURL func(string) string) (onServer, error) {
 	ctx := c.Request().Context()
-	addr := c.QueryParam(route.NodeParam)
-	cl, node, err := conn.Server(ctx, addr)
+	srv, err := conn.Server(ctx, c.QueryParam(route.NodeParam))
 	if err != nil {
 		return onServer{}, err
 	}
-	s := onServer{Client: cl, Node: node}
+	s := onServer{Server: srv, Node: srv.Node}
 	if !conn.IsCluster() {
 		return s, nil
 	}
@@ -36,7 +34,7 @@ func serverOf(c echo.Context, conn *redisview.Conn, pageURL func(string) string)
 		return onServer{}, err
 	}
 	for _, n := range nodes {
-		s.Picker = append(s.Picker, views.NodeOption{Label: n.Label(), Href: route.OnNode(pageURL(conn.Name), n.Addr), Current: n.Addr == node.Addr})
+		s.Picker = append(s.Picker, views.NodeOption{Label: n.Label(), Href: route.OnNode(pageURL(conn.Name), n.Addr), Current: n.Addr == srv.Node.Addr})
 	}
 	return s, nil
 }

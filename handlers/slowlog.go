@@ -29,7 +29,7 @@ func (a *App) slowlogPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sl := server.ReadSlowlog(c.Request().Context(), srv.Client, conn, a.ownKey())
+	sl := server.ReadSlowlog(c.Request().Context(), srv.Server, conn, a.ownKey())
 	vm := slowlogVM(conn.Name, srv.Node.Addr, sl)
 	vm.Picker = srv.Picker
 	if a.mayConfigure(c) && sl.Threshold.OK {
@@ -160,10 +160,10 @@ func (t SlowlogTopic) source(a *App) (func() live.Source, error) {
 	}
 	return func() live.Source {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
-			cl, node, err := conn.Server(ctx, t.Node)
+			srv, err := conn.Server(ctx, t.Node)
 			vm := views.SlowlogVM{Conn: conn.Name, Node: t.Node}
 			if err == nil {
-				vm = slowlogVM(conn.Name, node.Addr, server.ReadSlowlog(ctx, cl, conn, a.ownKey()))
+				vm = slowlogVM(conn.Name, srv.Node.Addr, server.ReadSlowlog(ctx, srv, conn, a.ownKey()))
 			} else {
 				vm.Down = "This server could not be read: " + conn.SafeErr(err)
 			}

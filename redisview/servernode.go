@@ -70,32 +70,51 @@ func (c *Conn) ServerNodes(ctx context.Context) ([]ServerNode, error) {
 	return out, nil
 }
 
-// Server is the client of one server of the connection, for the commands
+// Server is one server of a connection, resolved by Conn.Server: the
+// readers of per-server pages (redisview/server, the console, server
+// actions) take it whole, so that a caller outside redisview (a handler)
+// holds no Redis client.
+type Server struct {
+	cl   redis.UniversalClient
+	Node ServerNode
+}
+
+// Client is the server's client, for redisview's own packages; handlers
+// never call it (handlers/layering_test.go).
+func (s Server) Client() redis.UniversalClient { return s.cl }
+
+// ServerFor is a client already at one server (a test's, a standalone
+// connection's) as a Server.
+func ServerFor(cl redis.UniversalClient) Server {
+	return Server{cl: cl, Node: ServerNode{Primary: true}}
+}
+
+// Server resolves one server of the connection, for the commands
 // that read or change a server rather than keys (SLOWLOG, CLIENT, CONFIG,
 // INFO, LATENCY, MEMORY STATS). addr "" is the connection's own server: the
 // standalone server, the Sentinel's current primary, or a cluster's first
 // primary. On a cluster any other addr must be a node CLUSTER NODES lists
 // (ErrUnknownNode otherwise). The client is the connection's (its
 // credentials, TLS and hooks, Keydeck's own traffic counted); do not close it.
-func (c *Conn) Server(ctx context.Context, addr string) (redis.UniversalClient, ServerNode, error) {
+func (c *Conn) Server(ctx context.Context, addr string) (Server, error) {
 	cc, ok := c.Client().(*redis.ClusterClient)
 	if !ok {
 		if addr != "" {
-			return nil, ServerNode{}, fmt.Errorf("%w: %q (the connection is not a cluster)", ErrUnknownNode, addr)
+			return Server{}, fmt.Errorf("%w: %q (the connection is not a cluster)", ErrUnknownNode, addr)
 		}
-		return c.Client(), ServerNode{Primary: true}, nil
+		return ServerFor(c.Client()), nil
 	}
 	nodes, err := c.ServerNodes(ctx)
 	if err != nil {
-		return nil, ServerNode{}, err
+		return Server{}, err
 	}
 	for _, n := range nodes {
 		if addr == n.Addr || (addr == "" && n.Primary) {
-			return nodePoolOf(c, cc).client(n.Addr), n, nil
+			return Server{cl: nodePoolOf(c, cc).client(n.Addr), Node: n}, nil
 		}
 	}
 	if addr == "" {
-		return nil, ServerNode{}, fmt.Errorf("%w: the cluster lists no primary with an address", ErrUnknownNode)
+		return Server{}, fmt.Errorf("%w: the cluster lists no primary with an address", ErrUnknownNode)
 	}
-	return nil, ServerNode{}, fmt.Errorf("%w: %q is not a node of this cluster", ErrUnknownNode, addr)
+	return Server{}, fmt.Errorf("%w: %q is not a node of this cluster", ErrUnknownNode, addr)
 }

@@ -18,11 +18,12 @@ func TestServerOfAStandaloneConnection(t *testing.T) {
 	if err != nil || len(nodes) != 1 || nodes[0].Addr != "" || nodes[0].Label() != "this server" {
 		t.Fatalf("nodes: %+v, %v", nodes, err)
 	}
-	cl, n, err := c.Server(ctx, "")
-	if err != nil || !n.Primary || cl.Ping(ctx).Err() != nil {
+	srv, err := c.Server(ctx, "")
+	n := srv.Node
+	if err != nil || !n.Primary || srv.Client().Ping(ctx).Err() != nil {
 		t.Fatalf("server: %+v, %v", n, err)
 	}
-	if _, _, err := c.Server(ctx, s.Addr); !errors.Is(err, ErrUnknownNode) {
+	if _, err := c.Server(ctx, s.Addr); !errors.Is(err, ErrUnknownNode) {
 		t.Errorf("an address on a standalone connection: %v, want ErrUnknownNode", err)
 	}
 }
@@ -43,11 +44,12 @@ func TestServerOfAClusterNode(t *testing.T) {
 	}
 	primaries := 0
 	for _, n := range nodes {
-		srv, got, err := c.Server(ctx, n.Addr)
+		srv, err := c.Server(ctx, n.Addr)
+		got := srv.Node
 		if err != nil || got.ID != n.ID {
 			t.Fatalf("server %s: %+v, %v", n.Addr, got, err)
 		}
-		id, err := srv.Do(ctx, "CLUSTER", "MYID").Text()
+		id, err := srv.Client().Do(ctx, "CLUSTER", "MYID").Text()
 		if err != nil || id != n.ID {
 			t.Errorf("%s answers as %q (%v), want %q", n.Addr, id, err, n.ID)
 		}
@@ -58,10 +60,10 @@ func TestServerOfAClusterNode(t *testing.T) {
 	if primaries != 3 {
 		t.Errorf("%d primaries, want 3", primaries)
 	}
-	if _, n, err := c.Server(ctx, ""); err != nil || !n.Primary {
-		t.Errorf("default server: %+v, %v", n, err)
+	if srv, err := c.Server(ctx, ""); err != nil || !srv.Node.Primary {
+		t.Errorf("default server: %+v, %v", srv.Node, err)
 	}
-	if _, _, err := c.Server(ctx, "127.0.0.1:1"); !errors.Is(err, ErrUnknownNode) {
+	if _, err := c.Server(ctx, "127.0.0.1:1"); !errors.Is(err, ErrUnknownNode) {
 		t.Errorf("a foreign address: %v, want ErrUnknownNode", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/server"
 )
 
@@ -93,7 +94,7 @@ type configPlan struct {
 }
 
 func (p configPlan) Read(ctx context.Context, c redis.UniversalClient) (ServerState, error) {
-	v, ok, err := server.ConfigValue(ctx, c, p.param)
+	v, ok, err := server.ConfigValue(ctx, redisview.ServerFor(c), p.param)
 	if errors.Is(err, server.ErrRefused) {
 		return ServerState{}, redisf("%v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/server"
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -58,7 +59,7 @@ type killPlan struct{ id int64 }
 func (p killPlan) target() string { return "client " + strconv.FormatInt(p.id, 10) }
 
 func (p killPlan) Read(ctx context.Context, c redis.UniversalClient) (ServerState, error) {
-	cl, ok, err := server.ClientByID(ctx, c, p.id)
+	cl, ok, err := server.ClientByID(ctx, redisview.ServerFor(c), p.id)
 	if errors.Is(err, server.ErrRefused) {
 		return ServerState{}, redisf("%v", err)
 	}

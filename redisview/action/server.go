@@ -124,14 +124,14 @@ func (p serverPlanned) Notes() []string {
 // shows, the fingerprint covers (a failover in between is a change) and
 // the record keeps, so that undo acts on the very node; "" outside one.
 func (p serverPlanned) server(ctx context.Context, conn *redisview.Conn) (redis.UniversalClient, string, error) {
-	c, n, err := conn.Server(ctx, p.node)
+	srv, err := conn.Server(ctx, p.node)
 	if errors.Is(err, redisview.ErrUnknownNode) {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err != nil {
 		return nil, "", redisErr("finding the server", err)
 	}
-	return c, n.Addr, nil
+	return srv.Client(), srv.Node.Addr, nil
 }
 
 // read reads the plan's state, explaining a refusal.

@@ -22,10 +22,11 @@ type On struct {
 // node CLUSTER NODES lists, else redisview.ErrUnknownNode) and database
 // db: a cluster node has database 0 only (ErrClusterDB).
 func At(ctx context.Context, conn *redisview.Conn, node string, db int) (On, error) {
-	cl, n, err := conn.Server(ctx, node)
+	srv, err := conn.Server(ctx, node)
 	if err != nil {
 		return On{}, err
 	}
+	cl, n := srv.Client(), srv.Node
 	if conn.IsCluster() {
 		if db != 0 {
 			return On{}, fmt.Errorf("%w: a cluster has database 0 only, not %d", ErrClusterDB, db)

@@ -2,11 +2,10 @@ package server
 
 import (
 	"context"
+	"github.com/keydeck/keydeck/redisview"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // OwnClientName is the client name Keydeck's connections set (CLIENT
@@ -41,7 +40,8 @@ type Client struct {
 // Clients reads CLIENT LIST: every connection of the server. The reply is
 // one line per connection, read whole: a server has as many lines as
 // clients, bounded by maxclients.
-func Clients(ctx context.Context, c redis.UniversalClient) ([]Client, error) {
+func Clients(ctx context.Context, srv redisview.Server) ([]Client, error) {
+	c := srv.Client()
 	txt, err := c.ClientList(ctx).Result()
 	if err != nil {
 		return nil, refusal("CLIENT LIST", err)
@@ -51,7 +51,8 @@ func Clients(ctx context.Context, c redis.UniversalClient) ([]Client, error) {
 
 // ClientByID reads one connection (CLIENT LIST ID id); ok is false when
 // the server has no connection of that id.
-func ClientByID(ctx context.Context, c redis.UniversalClient, id int64) (Client, bool, error) {
+func ClientByID(ctx context.Context, srv redisview.Server, id int64) (Client, bool, error) {
+	c := srv.Client()
 	txt, err := c.Do(ctx, "CLIENT", "LIST", "ID", strconv.FormatInt(id, 10)).Text()
 	if err != nil {
 		return Client{}, false, refusal("CLIENT LIST ID", err)

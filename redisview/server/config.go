@@ -3,10 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/keydeck/keydeck/redisview"
 	"slices"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // ErrSensitive: a sensitive setting was asked for by name; it is never
@@ -16,7 +15,8 @@ var ErrSensitive = errors.New("a sensitive setting, never read by Keydeck")
 // ConfigValue reads one parameter (CONFIG GET name, no pattern); ok is
 // false when the server has no such parameter. A sensitive parameter is
 // not even asked for (ErrSensitive).
-func ConfigValue(ctx context.Context, c redis.UniversalClient, name string) (value string, ok bool, err error) {
+func ConfigValue(ctx context.Context, srv redisview.Server, name string) (value string, ok bool, err error) {
+	c := srv.Client()
 	if SensitiveConfig(name) {
 		return "", false, ErrSensitive
 	}
@@ -102,7 +102,8 @@ func globMatch(pattern, name string) bool {
 
 // ReadConfig reads CONFIG GET * and groups it. Sensitive values are
 // dropped here, before anything leaves the package.
-func ReadConfig(ctx context.Context, c redis.UniversalClient) (Config, error) {
+func ReadConfig(ctx context.Context, srv redisview.Server) (Config, error) {
+	c := srv.Client()
 	m, err := c.ConfigGet(ctx, "*").Result()
 	if err != nil {
 		return Config{}, refusal("CONFIG GET", err)

@@ -2,11 +2,10 @@ package server
 
 import (
 	"context"
+	"github.com/keydeck/keydeck/redisview"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/views/format"
 )
@@ -60,7 +59,8 @@ func (i Info) Field(name string) (Field, bool) {
 // persistence, stats, replication, cpu, modules, errorstats, cluster,
 // keyspace) — not "all", whose per-command statistics run to hundreds of
 // lines.
-func ReadInfo(ctx context.Context, c redis.UniversalClient) (Info, error) {
+func ReadInfo(ctx context.Context, srv redisview.Server) (Info, error) {
+	c := srv.Client()
 	txt, err := c.Info(ctx).Result()
 	if err != nil {
 		return Info{}, refusal("INFO", err)

@@ -42,7 +42,8 @@ type Latency struct {
 
 // ReadLatency reads LATENCY LATEST and the threshold in one round trip,
 // then each event's HISTORY in another.
-func ReadLatency(ctx context.Context, cl redis.UniversalClient) Latency {
+func ReadLatency(ctx context.Context, srv redisview.Server) Latency {
+	cl := srv.Client()
 	var latest *redis.Cmd
 	var thr *redis.MapStringStringCmd
 	cmds, err := cl.Pipelined(ctx, func(p redis.Pipeliner) error {

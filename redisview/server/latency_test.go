@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/server"
 )
 
@@ -15,7 +16,7 @@ func TestLatencyEvent(t *testing.T) {
 	app := s.Client(0)
 	defer app.Close()
 
-	off := server.ReadLatency(ctx, conn.Client())
+	off := server.ReadLatency(ctx, redisview.ServerFor(conn.Client()))
 	if off.Err != "" || !off.Threshold.OK || off.Threshold.V != 0 || len(off.Events) != 0 {
 		t.Fatalf("before: %+v, want the monitor off and no event", off)
 	}
@@ -23,7 +24,7 @@ func TestLatencyEvent(t *testing.T) {
 	if err := app.Do(ctx, "debug", "sleep", "0.05").Err(); err != nil {
 		t.Fatal(err)
 	}
-	l := server.ReadLatency(ctx, conn.Client())
+	l := server.ReadLatency(ctx, redisview.ServerFor(conn.Client()))
 	if l.Err != "" || l.Threshold.V != 10 || len(l.Events) == 0 {
 		t.Fatalf("after DEBUG SLEEP: %+v", l)
 	}

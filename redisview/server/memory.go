@@ -3,18 +3,18 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/keydeck/keydeck/redisview"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/views/format"
 )
 
 // ReadMemoryStats reads MEMORY STATS as fields, in the server's order,
 // a database's nested entries named "db.0.overhead.hashtable.main".
-func ReadMemoryStats(ctx context.Context, c redis.UniversalClient) ([]Field, error) {
+func ReadMemoryStats(ctx context.Context, srv redisview.Server) ([]Field, error) {
+	c := srv.Client()
 	v, err := c.Do(ctx, "MEMORY", "STATS").Result()
 	if err != nil {
 		return nil, refusal("MEMORY STATS", err)
@@ -25,7 +25,8 @@ func ReadMemoryStats(ctx context.Context, c redis.UniversalClient) ([]Field, err
 }
 
 // ReadMemoryDoctor reads MEMORY DOCTOR: the server's own advice, in words.
-func ReadMemoryDoctor(ctx context.Context, c redis.UniversalClient) (string, error) {
+func ReadMemoryDoctor(ctx context.Context, srv redisview.Server) (string, error) {
+	c := srv.Client()
 	txt, err := c.Do(ctx, "MEMORY", "DOCTOR").Text()
 	if err != nil {
 		return "", refusal("MEMORY DOCTOR", err)

@@ -35,7 +35,8 @@ type Channels struct {
 // number of patterns subscribed to. The server answers every matching
 // channel at once (PUBSUB CHANNELS has no COUNT); the page keeps
 // MaxChannels of them and says how many there were.
-func ReadChannels(ctx context.Context, cl redis.UniversalClient, pattern string) Channels {
+func ReadChannels(ctx context.Context, srv redisview.Server, pattern string) Channels {
+	cl := srv.Client()
 	if pattern == "" {
 		pattern = "*"
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/server"
 )
 
@@ -26,7 +27,7 @@ func TestPubSubCounts(t *testing.T) {
 	if _, err := pp.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	all := server.ReadChannels(ctx, conn.Client(), "")
+	all := server.ReadChannels(ctx, redisview.ServerFor(conn.Client()), "")
 	if all.Err != "" || all.Total != 3 || len(all.Channels) != 3 || !all.NumPat.OK || all.NumPat.V != 1 {
 		t.Fatalf("all = %+v", all)
 	}
@@ -35,7 +36,7 @@ func TestPubSubCounts(t *testing.T) {
 			t.Errorf("%s: %+v", c.Name, c.Subscribers)
 		}
 	}
-	some := server.ReadChannels(ctx, conn.Client(), "orders*")
+	some := server.ReadChannels(ctx, redisview.ServerFor(conn.Client()), "orders*")
 	if got := fmt.Sprint(some.Total, names(some)); got != "2 [orders orders.eu]" {
 		t.Errorf("filtered: %s", got)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/keydeck/keydeck/redisview"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestServerReaders(t *testing.T) {
 		c.Get(ctx, "present")
 		c.Get(ctx, "absent")
 		c.Get(ctx, "absent2")
-		info, err := ReadInfo(ctx, c)
+		info, err := ReadInfo(ctx, redisview.ServerFor(c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func TestServerReaders(t *testing.T) {
 		}
 	})
 	t.Run("config", func(t *testing.T) {
-		cfg, err := ReadConfig(ctx, c)
+		cfg, err := ReadConfig(ctx, redisview.ServerFor(c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,13 +112,13 @@ func TestServerReaders(t *testing.T) {
 				t.Errorf("%s: %+v in %q, want %q", name, seen[name], groups[name], group)
 			}
 		}
-		if _, _, err := ConfigValue(ctx, c, "requirepass"); !errors.Is(err, ErrSensitive) {
+		if _, _, err := ConfigValue(ctx, redisview.ServerFor(c), "requirepass"); !errors.Is(err, ErrSensitive) {
 			t.Errorf("ConfigValue(requirepass): %v", err)
 		}
-		if v, ok, err := ConfigValue(ctx, c, "maxmemory-policy"); err != nil || !ok || v != "noeviction" {
+		if v, ok, err := ConfigValue(ctx, redisview.ServerFor(c), "maxmemory-policy"); err != nil || !ok || v != "noeviction" {
 			t.Errorf("maxmemory-policy %q %v %v", v, ok, err)
 		}
-		if _, ok, err := ConfigValue(ctx, c, "no-such-thing"); err != nil || ok {
+		if _, ok, err := ConfigValue(ctx, redisview.ServerFor(c), "no-such-thing"); err != nil || ok {
 			t.Errorf("unknown parameter: %v %v", ok, err)
 		}
 	})
@@ -126,7 +127,7 @@ func TestServerReaders(t *testing.T) {
 		own := client(func(o *redis.Options) { o.ClientName = OwnClientName })
 		named.Ping(ctx)
 		own.Ping(ctx)
-		list, err := Clients(ctx, c)
+		list, err := Clients(ctx, redisview.ServerFor(c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,18 +144,18 @@ func TestServerReaders(t *testing.T) {
 			t.Fatalf("named %v own %v in %+v", found, ownFound, list)
 		}
 		id := named.ClientID(ctx).Val()
-		cl, ok, err := ClientByID(ctx, c, id)
+		cl, ok, err := ClientByID(ctx, redisview.ServerFor(c), id)
 		if err != nil || !ok || cl.Name != "billing-worker" {
 			t.Fatalf("by id: %+v %v %v", cl, ok, err)
 		}
-		if _, ok, err := ClientByID(ctx, c, 1<<40); err != nil || ok {
+		if _, ok, err := ClientByID(ctx, redisview.ServerFor(c), 1<<40); err != nil || ok {
 			t.Fatalf("unknown id: %v %v", ok, err)
 		}
 	})
 	t.Run("memory", func(t *testing.T) {
 		for _, proto := range []int{2, 3} {
 			mc := client(func(o *redis.Options) { o.Protocol = proto })
-			stats, err := ReadMemoryStats(ctx, mc)
+			stats, err := ReadMemoryStats(ctx, redisview.ServerFor(mc))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +173,7 @@ func TestServerReaders(t *testing.T) {
 				t.Errorf("RESP%d keys.count %+v", proto, f)
 			}
 		}
-		doc, err := ReadMemoryDoctor(ctx, c)
+		doc, err := ReadMemoryDoctor(ctx, redisview.ServerFor(c))
 		if err != nil || doc == "" {
 			t.Fatalf("doctor %q %v", doc, err)
 		}
@@ -182,17 +183,17 @@ func TestServerReaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		lc := client(func(o *redis.Options) { o.Username, o.Password = "looker", "pw" })
-		_, err := ReadConfig(ctx, lc)
+		_, err := ReadConfig(ctx, redisview.ServerFor(lc))
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "ACL") {
 			t.Errorf("config: %v", err)
 		}
-		if _, err := ReadMemoryStats(ctx, lc); !errors.Is(err, ErrRefused) {
+		if _, err := ReadMemoryStats(ctx, redisview.ServerFor(lc)); !errors.Is(err, ErrRefused) {
 			t.Errorf("memory: %v", err)
 		}
-		if _, err := Clients(ctx, lc); !errors.Is(err, ErrRefused) {
+		if _, err := Clients(ctx, redisview.ServerFor(lc)); !errors.Is(err, ErrRefused) {
 			t.Errorf("clients: %v", err)
 		}
-		if _, err := ReadInfo(ctx, lc); err != nil {
+		if _, err := ReadInfo(ctx, redisview.ServerFor(lc)); err != nil {
 			t.Errorf("info: %v", err)
 		}
 	})

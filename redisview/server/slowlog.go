@@ -72,7 +72,8 @@ const OwnKeyPrefix = "keydeck:"
 // its settings, in one round trip. own names Keydeck's own keys, whose
 // commands carry its secrets (nil: those under OwnKeyPrefix): their
 // arguments are withheld like a sensitive family's.
-func ReadSlowlog(ctx context.Context, cl redis.UniversalClient, names Namer, own func(key string) bool) Slowlog {
+func ReadSlowlog(ctx context.Context, srv redisview.Server, names Namer, own func(key string) bool) Slowlog {
+	cl := srv.Client()
 	if own == nil {
 		own = func(k string) bool { return strings.HasPrefix(k, OwnKeyPrefix) }
 	}

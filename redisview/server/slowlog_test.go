@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/server"
 )
 
@@ -34,7 +35,7 @@ func TestSlowlogEntries(t *testing.T) {
 	app.Set(ctx, "keydeck:session-secret", "OWNSECRET", 0)
 	app.XAdd(ctx, &redis.XAddArgs{Stream: "app:audit", Values: []any{"prior", "OWNSECRET"}})
 
-	sl := server.ReadSlowlog(ctx, conn.Client(), conn, func(k string) bool { return k == "app:audit" })
+	sl := server.ReadSlowlog(ctx, redisview.ServerFor(conn.Client()), conn, func(k string) bool { return k == "app:audit" })
 	if sl.Err != "" || !sl.Threshold.OK || sl.Threshold.V != 0 || !sl.MaxLen.OK || !sl.Len.OK {
 		t.Fatalf("slowlog = %+v", sl)
 	}
@@ -93,7 +94,7 @@ func TestSlowlogWithholdsPasswords(t *testing.T) {
 	app.SlowLogReset(ctx)
 	app.ConfigSet(ctx, "masterauth", "PASSMARKER")
 	app.Do(ctx, "acl", "setuser", "bob", ">PASSMARKER2")
-	sl := server.ReadSlowlog(ctx, conn.Client(), conn, nil)
+	sl := server.ReadSlowlog(ctx, redisview.ServerFor(conn.Client()), conn, nil)
 	n := 0
 	for _, e := range sl.Entries {
 		for _, a := range e.Args {

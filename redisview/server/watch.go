@@ -71,7 +71,8 @@ type Watch struct {
 // StartWatch subscribes to name on cl and waits for the server to confirm.
 // cl is one server's client: on a cluster a node's, which sees every
 // channel's messages (the cluster passes them to every node).
-func StartWatch(ctx context.Context, cl redis.UniversalClient, name string, o WatchOptions) (*Watch, error) {
+func StartWatch(ctx context.Context, srv redisview.Server, name string, o WatchOptions) (*Watch, error) {
+	cl := srv.Client()
 	if o.Rate <= 0 {
 		o.Rate = WatchRate
 	}

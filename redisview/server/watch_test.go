@@ -8,6 +8,7 @@ import (
 
 	"github.com/keydeck/keydeck/internal/clock"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/server"
 )
 
@@ -21,7 +22,7 @@ func TestWatchReceivesAndCaps(t *testing.T) {
 	// rate cap is what keeps or drops it.
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	var kicks atomic.Int64
-	w, err := server.StartWatch(ctx, conn.Client(), "jobs.*", server.WatchOptions{Pattern: true, Rate: 5, Keep: 3, PayloadMax: 8,
+	w, err := server.StartWatch(ctx, redisview.ServerFor(conn.Client()), "jobs.*", server.WatchOptions{Pattern: true, Rate: 5, Keep: 3, PayloadMax: 8,
 		Now: clk.Now, OnMessage: func() { kicks.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func TestWatchKeepsBinaryExactly(t *testing.T) {
 	conn := eislandConn(t, s)
 	pub := s.Client(0)
 	defer pub.Close()
-	w, err := server.StartWatch(ctx, conn.Client(), "bin", server.WatchOptions{})
+	w, err := server.StartWatch(ctx, redisview.ServerFor(conn.Client()), "bin", server.WatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
