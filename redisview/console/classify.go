@@ -9,8 +9,8 @@ import (
 type Class int
 
 const (
-	// Read changes nothing: flagged readonly (or in @read) and not a
-	// write, or neither writing nor dangerous at all (PING, TIME, TYPE).
+	// Read changes nothing: flagged readonly and not a write, or one of
+	// the few core commands with no flag that only read (PING, TIME).
 	Read Class = iota
 	// Write changes keys (flag write, or @write): an audited action.
 	Write
@@ -18,7 +18,8 @@ const (
 	// @dangerous (PUBLISH): nothing to preview, record or undo.
 	ServerWrite
 	// Dangerous is @dangerous, or flagged admin or noscript (FLUSHALL,
-	// CONFIG SET, DEBUG, SCRIPT FLUSH, INFO, CLIENT LIST).
+	// CONFIG SET, DEBUG, SCRIPT FLUSH, INFO, CLIENT LIST), or flagged
+	// nothing at all (Unflagged: MEMORY PURGE, a module's command).
 	Dangerous
 	// Blocking waits for data or holds the connection (BLPOP, XREAD
 	// BLOCK, WAIT, SUBSCRIBE, MONITOR): not for a request/response page.
@@ -55,9 +56,8 @@ func Classify(c *Command, args []string) Class {
 	if c.In("@dangerous") || c.Has("admin") || c.Has("noscript") {
 		return Dangerous
 	}
-	readonly := (c.Has("readonly") && !c.Has("write")) || (c.In("@read") && !c.In("@write"))
 	switch {
-	case readonly:
+	case c.Has("readonly") && !c.Has("write") && !c.In("@write"):
 		return Read
 	case c.Has("write") || c.In("@write") || c.Has("may_replicate"):
 		return Write
@@ -65,8 +65,39 @@ func Classify(c *Command, args []string) Class {
 		// Flagged only pubsub and fast, yet each message reaches every
 		// subscriber: a write that no key records.
 		return ServerWrite
+	case coreRead(c):
+		return Read
 	}
-	return Read
+	// Reads are allowed, not presumed: a command the table flags neither
+	// readonly nor write (MEMORY PURGE, a module's command) may change
+	// anything, so it is treated as dangerous (Unflagged says why).
+	return Dangerous
+}
+
+// coreReads are the commands that only read yet carry no readonly flag
+// (the table gives PING, TIME and COMMAND none): named, since nothing in
+// the table tells them from MEMORY PURGE. Any subcommand HELP is one too.
+var coreReads = []string{
+	"ping", "echo", "time",
+	"command", "command|count", "command|docs", "command|getkeys", "command|getkeysandflags", "command|info", "command|list",
+	"cluster|info", "cluster|keyslot", "cluster|myid", "cluster|nodes", "cluster|slots", "cluster|shards", "cluster|links",
+	"cluster|countkeysinslot",
+}
+
+func coreRead(c *Command) bool {
+	return !c.Module && (slices.Contains(coreReads, c.Name) || strings.HasSuffix(c.Name, "|help"))
+}
+
+// Unflagged: the table says nothing of what c does — no readonly, write,
+// admin or noscript flag, no @read, @write or @dangerous — and it is not a
+// core read: refused to viewers and support, dangerous for admins.
+func Unflagged(c *Command) bool {
+	for _, f := range []string{"readonly", "write", "may_replicate", "admin", "noscript"} {
+		if c.Has(f) {
+			return false
+		}
+	}
+	return !c.In("@read") && !c.In("@write") && !c.In("@dangerous") && !coreRead(c) && c.Name != "publish" && c.Name != "spublish"
 }
 
 // isBlocking: the table's blocking flag or @blocking, except XREAD and

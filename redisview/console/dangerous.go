@@ -167,5 +167,5 @@ func (p dangerousPlan) Apply(ctx context.Context, _ redis.UniversalClient, s act
 	if strings.HasPrefix(text, "(error)") {
 		return action.ServerState{}, fmt.Errorf("%w: the server answered %s", action.ErrRedis, text)
 	}
-	return action.ServerState{Target: s.Target, Value: "ran, answered " + text}, nil
+	return action.ServerState{Target: s.Target, Value: "ran, answered " + r.Shape}, nil
 }

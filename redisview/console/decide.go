@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -102,6 +103,11 @@ func Decide(ctx context.Context, cl redis.UniversalClient, t *Table, req Request
 		return d, err
 	}
 	d.Keys = dedupe(keys)
+	if c.Has("movablekeys") && len(d.Keys) == 0 {
+		// Its keys move with its arguments, and GETKEYS found none: what
+		// it reaches cannot be checked.
+		return d, forbidden(NoPage, "", "%s names no keys in this line, though its keys follow its arguments: the console cannot tell what it would reach, so it does not run it", strings.ToUpper(c.Name))
+	}
 	for _, k := range d.Keys {
 		if req.Protected != nil && req.Protected(k) {
 			return d, forbidden(NoPage, "", "%s belongs to Keydeck itself (audit log, sessions, tokens): the console neither reads nor changes it", Quote(k))
@@ -134,6 +140,9 @@ func Decide(ctx context.Context, cl redis.UniversalClient, t *Table, req Request
 // refuseByClass applies the rules that need no key: connection state,
 // blocking, dangerous commands and writes nobody can preview.
 func refuseByClass(name string, c *Command, cl Class, req Request) error {
+	if err := neverRuns(c, req.Args); err != nil {
+		return err
+	}
 	up := strings.ToUpper(strings.ReplaceAll(c.Name, "|", " "))
 	switch {
 	case name == "keys":
@@ -151,15 +160,17 @@ func refuseByClass(name string, c *Command, cl Class, req Request) error {
 	case c.readsUnnamedKeys():
 		return forbidden(NoPage, "", "%s reads keys named by patterns in the data (BY/GET), which the console cannot check against the sensitive families", up)
 	case cl == Dangerous && isRead(c):
-		return forbidden(readPage(c.Name), "", "%s is in the server's @dangerous category; the page linked shows the same, bounded and with sensitive settings withheld", up)
+		return forbidden(readPage(c.Name), "", "%s reads the server's state, which the page linked shows bounded and with sensitive settings withheld; the console does not run it", up)
 	case cl == Dangerous && req.ReadOnly:
 		return forbidden(NoPage, "", "Keydeck runs read-only; every write is disabled")
+	case cl == Dangerous && Unflagged(c) && (req.Level < action.Admin || !req.AllowDangerous):
+		return forbidden(NoPage, "", "%s carries no readonly or write flag in the server's command table, so the console cannot tell what it does: it runs only as a dangerous command, for admins, when Keydeck was started with --console-allow-dangerous", up)
 	case cl == Dangerous && (req.Level < action.Admin || !req.AllowDangerous):
 		return forbidden(writePage(c), "", "%s is a dangerous command (the server's @dangerous category or admin flag); the console refuses it unless Keydeck was started with --console-allow-dangerous, and then only to admins", up)
 	case cl == Dangerous && writePage(c) != NoPage:
 		return forbidden(writePage(c), "", "%s has its own audited form on the page linked (previewed, recorded, undone where it can be)", up)
-	case cl == Dangerous && carriesSecret(c, req.Args):
-		return forbidden(NoPage, "", "%s carries a password, which the audit log would record: the console does not run it", up)
+	case cl == Dangerous && CarriesSecret(req.Args):
+		return forbidden(NoPage, "", "%s carries a password or another secret, which the audit log would record: the console does not run it", up)
 	case cl == Write && req.ReadOnly:
 		return forbidden(NoPage, "", "Keydeck runs read-only; every write is disabled")
 	}
@@ -179,25 +190,22 @@ func mixesSensitive(req Request, keys []string) bool {
 	return n > 0 && n < len(keys)
 }
 
-// carriesSecret: ACL commands (passwords as >pw) and any AUTH argument
-// (MIGRATE … AUTH pw): the line is recorded in the audit log as typed.
-func carriesSecret(c *Command, args []string) bool {
-	if strings.HasPrefix(c.Name, "acl") {
-		return true
-	}
-	for _, a := range args[1:] {
-		if strings.EqualFold(a, "auth") || strings.EqualFold(a, "auth2") {
-			return true
-		}
-	}
-	return false
+// pageReads are the server commands that change nothing and whose job a
+// page does: named, since the table flags CLIENT LIST as it flags CLIENT
+// PAUSE (admin, @dangerous) and MEMORY STATS as MEMORY PURGE (nothing).
+var pageReads = []string{
+	"info", "lastsave", "role", "dbsize", "config|get",
+	"memory|stats", "memory|doctor", "memory|malloc-stats",
+	"client|list", "client|info", "client|getname", "client|id", "client|trackinginfo", "client|getredir",
+	"slowlog|get", "slowlog|len",
+	"latency|latest", "latency|history", "latency|graph", "latency|doctor", "latency|histogram",
+	"pubsub|channels", "pubsub|numsub", "pubsub|numpat", "pubsub|shardchannels", "pubsub|shardnumsub",
 }
 
-// isRead: a dangerous command that changes nothing (INFO, CLIENT LIST,
-// SLOWLOG GET): still refused, with the page that shows it.
+// isRead: a dangerous (or unflagged) command that changes nothing (INFO,
+// CLIENT LIST, SLOWLOG GET): still refused, with the page that shows it.
 func isRead(c *Command) bool {
-	return !c.Has("write") && !c.In("@write") && readPage(c.Name) != NoPage && !strings.HasSuffix(c.Name, "|set") &&
-		!strings.HasSuffix(c.Name, "|reset") && !strings.HasSuffix(c.Name, "|kill") && !strings.HasSuffix(c.Name, "|rewrite")
+	return !c.Module && slices.Contains(pageReads, c.Name) && readPage(c.Name) != NoPage
 }
 
 // readPage is the page that shows what a server command reads.
@@ -232,6 +240,9 @@ func writePage(c *Command) Page {
 // checkCost refuses a read whose cost grows with keys larger than the
 // bounds, and a SCAN family COUNT above MaxScanCount.
 func checkCost(ctx context.Context, cl redis.UniversalClient, c *Command, keys []string, req Request) error {
+	if err := checkCounts(c, req.Args); err != nil {
+		return err
+	}
 	if isScan(c) {
 		for i := 1; i+1 < len(req.Args); i++ {
 			if strings.EqualFold(req.Args[i], "count") {

@@ -32,13 +32,14 @@ func NewHistory(client *redis.Client) *History {
 	return &History{client: client, Max: 100, TTL: 30 * 24 * time.Hour}
 }
 
-// Add records a line user ran or previewed; withheld keeps only args[0].
+// Add records a line user ran or previewed; withheld keeps only args[0],
+// as does a line that may carry a secret (CarriesSecret), whoever asks.
 func (h *History) Add(ctx context.Context, user string, args []string, withheld bool) error {
 	if len(args) == 0 {
 		return nil
 	}
 	e := Entry{Line: Line(args)}
-	if withheld {
+	if withheld || CarriesSecret(args) {
 		e = Entry{Line: Line(args[:1]), Withheld: true}
 	}
 	b, err := json.Marshal(e)

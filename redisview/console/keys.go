@@ -10,9 +10,11 @@ import (
 
 // Keys are the key arguments of args, as the server names them: COMMAND
 // GETKEYS, which follows movable keys (ZUNION's numkeys, XREAD's STREAMS,
-// MIGRATE's KEYS); where the server does not answer it (refused by an ACL,
-// or Redis < 2.8.13), the table's key positions. A command with no key
-// arguments has none. A reply that is the server's refusal of the
+// MIGRATE's KEYS). Where the server does not answer it (refused by an ACL,
+// or Redis < 2.8.13), the table's key positions, but only for a command
+// whose keys sit at fixed positions: for any other, a *Refused (the
+// console fails closed rather than miss a sensitive key). A command with
+// no key arguments has none. A reply that is the server's refusal of the
 // arguments themselves (wrong number of arguments) is returned as a
 // redis.Error, to be shown as the server's answer.
 func Keys(ctx context.Context, cl redis.UniversalClient, c *Command, args []string) ([]string, error) {
@@ -35,7 +37,26 @@ func Keys(ctx context.Context, cl redis.UniversalClient, c *Command, args []stri
 	case strings.Contains(msg, "number of arguments"), strings.Contains(msg, "invalid arguments"):
 		return nil, re
 	}
+	if !fixedKeys(c) {
+		return nil, forbidden(NoPage, "", "the server did not answer COMMAND GETKEYS (%v), and the keys of %s follow its arguments: without the server naming them the console cannot check them, so it does not run it. Give Keydeck's Redis user COMMAND GETKEYS (+command|getkeys)",
+			err, strings.ToUpper(strings.ReplaceAll(c.Name, "|", " ")))
+	}
 	return positionalKeys(c, args), nil
+}
+
+// fixedKeys: every key of c is at a position the table gives (key specs
+// of type index/range, or the legacy first/last/step): positionalKeys
+// finds them all without the server.
+func fixedKeys(c *Command) bool {
+	if c.Has("movablekeys") {
+		return false
+	}
+	for _, ks := range c.KeySpecs {
+		if ks.Search != "index" || ks.Find != "range" {
+			return false
+		}
+	}
+	return true
 }
 
 // positionalKeys reads keys at the table's fixed positions: key specs of

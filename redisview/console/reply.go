@@ -26,6 +26,9 @@ type Reply struct {
 	Text string
 	// Truncated says what was cut ("" when nothing): the reply's full size.
 	Truncated string
+	// Shape is the reply's type and size without its text (shape), for
+	// the audit record of a dangerous command.
+	Shape string
 }
 
 // Format writes a reply (v, err: what go-redis's Do answered) the way
@@ -52,7 +55,7 @@ func Format(v any, err error) Reply {
 			f.value(v, "")
 		}
 	}
-	r := Reply{Text: f.b.String()}
+	r := Reply{Text: f.b.String(), Shape: shape(v, err)}
 	if f.cut {
 		n := count(v)
 		r.Truncated = fmt.Sprintf("the reply holds %s elements; the first %s shown", format.Count(int64(n)), format.Count(int64(f.n)))

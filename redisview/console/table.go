@@ -22,6 +22,9 @@ type Command struct {
 	KeySpecs          []KeySpec
 	Subcommands       map[string]*Command // by full name ("config|get")
 	Summary           string              // from COMMAND DOCS, when read
+	// Module: a module's command (markModules), which may read keys its
+	// key specs do not name.
+	Module bool
 }
 
 // KeySpec is the part of a Redis 7 key specification the console uses.
@@ -96,6 +99,7 @@ func parseTable(reply any) (map[string]*Command, error) {
 		}
 		out[c.Name] = c
 	}
+	markModules(out)
 	return out, nil
 }
 
