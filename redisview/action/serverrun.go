@@ -100,7 +100,12 @@ func (r *Runner) executeServer(ctx context.Context, k Kind, conn *redisview.Conn
 		r.opts.beforeExec()
 	}
 	after, err := p.sp.Apply(ctx, c, s)
-	if err != nil && !isOurs(err) {
+	switch {
+	case err == nil, isOurs(err):
+	case !isServerReply(err) && Sent(err):
+		// Its reply lost: it may have run, and is not sent again.
+		err = MayHaveRun("changing "+s.Target, err)
+	default:
 		err = redisErr("changing the server", err)
 	}
 	if err == nil {
