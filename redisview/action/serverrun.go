@@ -61,12 +61,13 @@ func (r *Runner) executeServer(ctx context.Context, k Kind, conn *redisview.Conn
 	var s ServerState
 	if err == nil {
 		c, rec.Server.Node, err = p.server(ctx, conn)
-	}
-	if err == nil {
-		s, err = p.read(ctx, c)
-		rec.Server.Target = s.Target
+		if err == nil {
+			s, err = p.read(ctx, c)
+			rec.Server.Target = s.Target
+		}
 		if errors.Is(err, ErrRedis) {
-			// Nothing was written: this confirmation may be made again.
+			// Nothing was written (the server not found, or its state
+			// not read): this confirmation may be made again.
 			r.audit.releaseConfirmation(ctx, pv.Nonce)
 		}
 	}
