@@ -144,8 +144,14 @@ func (a *App) runConsole(c echo.Context) error {
 		req := action.Request{Conn: t.conn.Name, DB: t.db, Args: map[string]string{console.ArgCommand: console.Line(args)}}
 		return a.preview(c, console.KindCommand, req, consoleBack(t))
 	}
-	r, err := t.on.Run(ctx, args)
-	if err != nil {
+	r, err := t.on.Read(ctx, d, args)
+	switch {
+	case errors.As(err, &refused):
+		// Its keys hold more bytes than one read may bring back.
+		vm.Refusal, vm.RefusalLink, vm.RefusalLinkText = refusalView(t, refused)
+		vm.Class = d.Class.String()
+		return page(http.StatusForbidden)
+	case err != nil:
 		vm.Error = a.consoleErr(t.conn, err)
 		return page(http.StatusBadGateway)
 	}
