@@ -98,6 +98,11 @@ func (a *App) runConsole(c echo.Context) error {
 		vm.Error = "The command line cannot be read: " + err.Error() + "."
 		return page(http.StatusBadRequest)
 	}
+	if secs, ok := a.consoleTake(c.Request().Context(), t.conn.Name, identity(c).Holder(), console.Cost(args)); !ok {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		vm.Error = fmt.Sprintf("Busy: the commands and searches people run on %s share a budget of Redis work, and yours is spent for now. Try again in %d s.", t.conn.Name, secs)
+		return page(http.StatusTooManyRequests)
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), consoleDeadline)
 	defer cancel()
 	table, err := t.on.Table(ctx)
