@@ -43,12 +43,14 @@ func debugCalls(t *testing.T, cl *redis.Client, want int) int {
 	}
 }
 
-// A dangerous command that runs longer than the pooled clients' 2 s read
+// A console read that waits longer than the pooled clients' 2 s read
+// timeout (here: the server paused) is sent once, not again after 2 s;
+// so is a dangerous command that runs longer than the pooled clients' 2 s read
 // timeout is sent once and waited for (review M4: the pooled client sent
 // DEBUG SLEEP / FLUSHALL again after 2 s and recorded "failed"); a reply
 // lost past its context is recorded as "unknown", never as failed, and
 // never sent again.
-func TestDangerousCommandSentOnce(t *testing.T) {
+func TestTypedCommandsSentOnce(t *testing.T) {
 	rs := redistest.Start(t, "--enable-debug-command", "yes")
 	ctx := context.Background()
 	conn, err := redisview.Open(redisview.ConnConfig{Name: "c", URL: "redis://" + rs.Addr}, slog.New(slog.DiscardHandler))
@@ -100,5 +102,21 @@ func TestDangerousCommandSentOnce(t *testing.T) {
 	}
 	if strings.Join(outcomes, ",") != "unknown,ok" {
 		t.Fatalf("outcomes (newest first) %v, want unknown, ok", outcomes)
+	}
+
+	on, err := console.At(ctx, conn, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rs.CommandCalls(ctx)
+	if err := plain.Do(ctx, "CLIENT", "PAUSE", "2300", "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := on.Run(ctx, []string{"GET", "k"}); err != nil || r.Text != "(nil)\n" {
+		t.Fatalf("GET during a pause: %q, %v", r.Text, err)
+	}
+	after, _ := rs.CommandCalls(ctx)
+	if n := after["get"] - before["get"]; n != 1 {
+		t.Fatalf("a console GET answered after 2.3 s ran %d times, want once", n)
 	}
 }
