@@ -98,6 +98,11 @@ func (a *App) runConsole(c echo.Context) error {
 		vm.Error = "The command line cannot be read: " + err.Error() + "."
 		return page(http.StatusBadRequest)
 	}
+	if secs, ok := a.consoleTake(c.Request().Context(), t.conn.Name, identity(c).Holder(), console.Cost(args)); !ok {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		vm.Error = fmt.Sprintf("Busy: the commands and searches people run on %s share a budget of Redis work, and yours is spent for now. Try again in %d s.", t.conn.Name, secs)
+		return page(http.StatusTooManyRequests)
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), consoleDeadline)
 	defer cancel()
 	table, err := t.on.Table(ctx)
@@ -144,10 +149,23 @@ func (a *App) runConsole(c echo.Context) error {
 		req := action.Request{Conn: t.conn.Name, DB: t.db, Args: map[string]string{console.ArgCommand: console.Line(args)}}
 		return a.preview(c, console.KindCommand, req, consoleBack(t))
 	}
-	r, err := t.on.Run(ctx, args)
-	if err != nil {
+	return page(a.consoleRead(ctx, t, &vm, d, args, line))
+}
+
+// consoleRead runs a read Decide let through, filling vm with its reply
+// or why it did not run, and says the page's status.
+func (a *App) consoleRead(ctx context.Context, t consoleTarget, vm *views.ConsoleVM, d console.Decision, args []string, line string) int {
+	r, err := t.on.Read(ctx, d, args)
+	var refused *console.Refused
+	switch {
+	case errors.As(err, &refused):
+		// Its keys hold more bytes than one read may bring back.
+		vm.Refusal, vm.RefusalLink, vm.RefusalLinkText = refusalView(t, refused)
+		vm.Class = d.Class.String()
+		return http.StatusForbidden
+	case err != nil:
 		vm.Error = a.consoleErr(t.conn, err)
-		return page(http.StatusBadGateway)
+		return http.StatusBadGateway
 	}
 	vm.Reply, vm.Truncated, vm.Class, vm.Ran = r.Text, r.Truncated, d.Class.String(), console.Line(args)
 	if f := strings.Fields(r.Text); len(f) >= 4 && f[0] == "(error)" && f[1] == "MOVED" && t.conn.IsCluster() {
@@ -155,7 +173,7 @@ func (a *App) runConsole(c echo.Context) error {
 		// answer names the node that holds the key.
 		vm.Moved = route.OnNode(route.ConsoleURL(t.conn.Name), f[3]) + "&command=" + url.QueryEscape(line)
 	}
-	return page(http.StatusOK)
+	return http.StatusOK
 }
 
 // protected: a key of Keydeck's own, which the console neither reads nor

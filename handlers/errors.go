@@ -39,6 +39,7 @@ var errorStatuses = []struct {
 	{action.ErrCrossSlot, http.StatusBadRequest, "Keys in more than one cluster slot", ""},
 	{action.ErrInvalid, http.StatusBadRequest, "Invalid request", ""},
 	{action.ErrNotUndoable, http.StatusConflict, "Cannot undo", ""},
+	{action.ErrOutcomeUnknown, http.StatusGatewayTimeout, "Sent, but its reply was lost: it may have run", ""},
 	{action.ErrRedis, http.StatusBadGateway, "Redis refused or could not be reached", ""},
 	{redisview.ErrBadCursor, http.StatusBadRequest, "Bad position", ""},
 	{redisview.ErrRead, http.StatusBadGateway, "Redis could not be read", ""},

@@ -253,3 +253,18 @@ func TestParseFlagsConsoleAllowDangerous(t *testing.T) {
 		})
 	}
 }
+
+// The console never runs CONFIG SET (it sends it to the server page's
+// audited form), so the flag's help must not offer it.
+func TestConsoleAllowDangerousHelp(t *testing.T) {
+	t.Parallel()
+	var cfg Config
+	fs, _ := defineFlags("keydeck", &cfg)
+	f := fs.Lookup("console-allow-dangerous")
+	if f == nil {
+		t.Fatal("no --console-allow-dangerous flag")
+	}
+	if strings.Contains(f.Usage, "CONFIG SET") || !strings.Contains(f.Usage, "FLUSHDB") {
+		t.Fatalf("help = %q: it must name what the flag lets run (FLUSHDB …), not CONFIG SET", f.Usage)
+	}
+}

@@ -36,7 +36,7 @@ type AuditEntry struct {
 	Keys     []Name          `json:"keys" nullable:"false" doc:"The keys the action names."`
 	Args     map[string]Name `json:"args" nullable:"false" doc:"The action's arguments, byte-exact (a sensitive key's are recorded as a placeholder, never their value)."`
 	Summary  string          `json:"summary" doc:"What the action did, as worded when it ran."`
-	Outcome  string          `json:"outcome,omitempty" enum:"ok,failed,refused" doc:"Outcome records only: ok; failed (Redis or a concurrent change stopped it); refused (Keydeck declined before writing)."`
+	Outcome  string          `json:"outcome,omitempty" enum:"ok,failed,refused,unknown" doc:"Outcome records only: ok; failed (Redis or a concurrent change stopped it); refused (Keydeck declined before writing); unknown (sent, its reply lost: it may have run)."`
 	Error    string          `json:"error,omitempty" doc:"Why it failed or was refused."`
 	Undoes   string          `json:"undoes,omitempty" doc:"An undo: the outcome record it reverses."`
 	UndoneBy string          `json:"undone_by,omitempty" doc:"A successful outcome an undo has claimed: the undo's intent id, or \"pending\" while it runs."`

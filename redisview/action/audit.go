@@ -31,6 +31,7 @@ const (
 	OutcomeOK      = "ok"
 	OutcomeFailed  = "failed"  // attempted; Redis or a concurrent change stopped it
 	OutcomeRefused = "refused" // Keydeck declined before writing (role, arguments, undo rules)
+	OutcomeUnknown = "unknown" // sent, its reply lost: it may have run (ErrOutcomeUnknown)
 )
 
 // How long an undo's claim on a record lasts if its outcome is never

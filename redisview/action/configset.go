@@ -96,7 +96,9 @@ type configPlan struct {
 func (p configPlan) Read(ctx context.Context, c redis.UniversalClient) (ServerState, error) {
 	v, ok, err := server.ConfigValue(ctx, redisview.ServerFor(c), p.param)
 	if errors.Is(err, server.ErrRefused) {
-		return ServerState{}, redisf("%v", err)
+		// The server's own words, as a refusal (ACL, a managed Redis):
+		// not an outage, and the confirmation is not given back.
+		return ServerState{}, fmt.Errorf("%w: %v", ErrForbidden, err)
 	}
 	if err != nil {
 		return ServerState{}, err

@@ -85,7 +85,8 @@
 //	            member (a sorted set acted on by member: {name, present,
 //	                    score, rank} before (intent) or after (outcome);
 //	                    prior is then empty, the key is never DUMPed)}
-//	outcome  "ok" | "failed" | "refused" (outcome records)
+//	outcome  "ok" | "failed" | "refused" | "unknown" (outcome records;
+//	         unknown: sent, its reply lost, it may have run)
 //	error    why it failed or was refused
 //	undoes   undo: the outcome id it reverses
 //	server   an action on a server: JSON {node, target, prior (intent),

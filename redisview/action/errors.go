@@ -3,6 +3,7 @@ package action
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -28,7 +29,32 @@ var (
 	// ErrRedis: the target server was unreachable or refused a command (ACL,
 	// a managed Redis without the command). The message says which.
 	ErrRedis = errors.New("redis error")
+	// ErrOutcomeUnknown: the change was sent and its reply lost (a read
+	// timeout, a broken connection): it may have run. Never sent again;
+	// recorded with outcome "unknown". It is also ErrRedis.
+	ErrOutcomeUnknown = errors.New("the outcome is not known: the command may have run")
 )
+
+// unknownErr is an ErrOutcomeUnknown in words.
+type unknownErr struct{ msg string }
+
+func (e unknownErr) Error() string   { return e.msg }
+func (e unknownErr) Unwrap() []error { return []error{ErrOutcomeUnknown, ErrRedis} }
+
+// MayHaveRun is the error of a change whose reply was lost after it was
+// sent (err, what go-redis answered): it may have run, and is not sent
+// again.
+func MayHaveRun(what string, err error) error {
+	return unknownErr{fmt.Sprintf("%s: sent, but its reply was lost (%v); it may have run — check the server before running it again", what, err)}
+}
+
+// Sent reports whether err (a go-redis error, not a server reply) came
+// after the command may have left: only a failure to dial means it did
+// not.
+func Sent(err error) bool {
+	var op *net.OpError
+	return !(errors.As(err, &op) && op.Op == "dial") && !errors.Is(err, redis.ErrClosed) && !errors.Is(err, redis.ErrPoolTimeout)
+}
 
 // quiet is an error that matches a sentinel without repeating its text:
 // "not permitted by Redis ACL: …" reads better than "redis error: not …".

@@ -295,6 +295,9 @@ func (r *Runner) settle(ctx context.Context, out *Outcome, rec Record, intentID 
 }
 
 func outcomeOf(err error) string {
+	if errors.Is(err, ErrOutcomeUnknown) {
+		return OutcomeUnknown
+	}
 	for _, s := range []error{ErrForbidden, ErrInvalid, ErrNotUndoable, ErrNotFound} {
 		if errors.Is(err, s) {
 			return OutcomeRefused

@@ -59,9 +59,17 @@ type killPlan struct{ id int64 }
 func (p killPlan) target() string { return "client " + strconv.FormatInt(p.id, 10) }
 
 func (p killPlan) Read(ctx context.Context, c redis.UniversalClient) (ServerState, error) {
-	cl, ok, err := server.ClientByID(ctx, redisview.ServerFor(c), p.id)
+	srv := redisview.ServerFor(c)
+	cl, ok, err := server.ClientByID(ctx, srv, p.id)
+	if errors.Is(err, server.ErrRefused) && !strings.Contains(err.Error(), "NOPERM") {
+		// CLIENT LIST ID is Redis 6.2's: an older server reads the whole
+		// list, which it answers (refused in turn: said below).
+		cl, ok, err = clientInList(ctx, srv, p.id)
+	}
 	if errors.Is(err, server.ErrRefused) {
-		return ServerState{}, redisf("%v", err)
+		// The server's own words, as a refusal: not an outage, and the
+		// confirmation is not given back to be tried again.
+		return ServerState{}, fmt.Errorf("%w: the client cannot be previewed on this server, so it is not killed: %v", ErrForbidden, err)
 	}
 	if err != nil {
 		return ServerState{}, err
@@ -76,6 +84,20 @@ func (p killPlan) Read(ctx context.Context, c redis.UniversalClient) (ServerStat
 		Detail: fmt.Sprintf("address %s, name %s, user %s, db %d, connected %s, idle %s, last command %s",
 			cl.Addr, nameOrNone(cl.Name), nameOrNone(cl.User), cl.DB, format.Duration(cl.Age), format.Duration(cl.Idle), nameOrNone(cl.Cmd)),
 	}, nil
+}
+
+// clientInList finds client id in the whole CLIENT LIST.
+func clientInList(ctx context.Context, srv redisview.Server, id int64) (server.Client, bool, error) {
+	all, err := server.Clients(ctx, srv)
+	if err != nil {
+		return server.Client{}, false, err
+	}
+	for _, cl := range all {
+		if cl.ID == id {
+			return cl, true, nil
+		}
+	}
+	return server.Client{}, false, nil
 }
 
 func nameOrNone(s string) string {

@@ -270,3 +270,22 @@ func (f *fixture) ownClientID() int64 {
 	f.t.Fatalf("no connection named keydeck in %s", txt)
 	return 0
 }
+
+// A server that refuses the state read (ACL) refuses the action in its
+// own words (403), not as an outage that gives the confirmation back
+// (review L5).
+func TestServerActionsRefusedByACL(t *testing.T) {
+	f := setup(t, Options{})
+	if err := f.db(0).Do(f.ctx, "acl", "setuser", "noadmin", "on", ">pw", "~*", "&*", "+@all", "-config|get", "-client|list").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, id := f.victim("worker-9")
+	f.conn = f.open("redis://noadmin:pw@" + f.target.Addr + "/0")
+	_, err := f.r.Preview(f.ctx, admin, f.conn, KindConfigSet, f.serverReq(ArgParameter, "maxmemory", ArgValue, "1"))
+	wantErr(t, err, ErrForbidden, "NOPERM")
+	_, err = f.r.Preview(f.ctx, admin, f.conn, KindKillClient, f.serverReq(ArgClientID, itoa(id)))
+	wantErr(t, err, ErrForbidden, "cannot be previewed")
+	if errors.Is(err, ErrRedis) {
+		t.Fatalf("an ACL refusal reads as an outage: %v", err)
+	}
+}

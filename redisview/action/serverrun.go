@@ -61,12 +61,13 @@ func (r *Runner) executeServer(ctx context.Context, k Kind, conn *redisview.Conn
 	var s ServerState
 	if err == nil {
 		c, rec.Server.Node, err = p.server(ctx, conn)
-	}
-	if err == nil {
-		s, err = p.read(ctx, c)
-		rec.Server.Target = s.Target
+		if err == nil {
+			s, err = p.read(ctx, c)
+			rec.Server.Target = s.Target
+		}
 		if errors.Is(err, ErrRedis) {
-			// Nothing was written: this confirmation may be made again.
+			// Nothing was written (the server not found, or its state
+			// not read): this confirmation may be made again.
 			r.audit.releaseConfirmation(ctx, pv.Nonce)
 		}
 	}
@@ -100,7 +101,12 @@ func (r *Runner) executeServer(ctx context.Context, k Kind, conn *redisview.Conn
 		r.opts.beforeExec()
 	}
 	after, err := p.sp.Apply(ctx, c, s)
-	if err != nil && !isOurs(err) {
+	switch {
+	case err == nil, isOurs(err):
+	case !isServerReply(err) && Sent(err):
+		// Its reply lost: it may have run, and is not sent again.
+		err = MayHaveRun("changing "+s.Target, err)
+	default:
 		err = redisErr("changing the server", err)
 	}
 	if err == nil {

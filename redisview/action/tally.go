@@ -3,8 +3,8 @@ package action
 import "sync"
 
 // tally counts the outcomes this process recorded, by kind and outcome:
-// kinds are the registered ones and outcomes OutcomeOK, OutcomeFailed and
-// OutcomeRefused, so the table stays small.
+// kinds are the registered ones and outcomes OutcomeOK, OutcomeFailed,
+// OutcomeRefused and OutcomeUnknown, so the table stays small.
 type tally struct {
 	mu sync.Mutex
 	n  map[KindOutcome]int64

@@ -159,8 +159,11 @@ func (p dangerousPlan) Describe(s action.ServerState) (action.Change, error) {
 // Apply runs the line on the database previewed (the server's client the
 // Runner gives is its first database).
 func (p dangerousPlan) Apply(ctx context.Context, _ redis.UniversalClient, s action.ServerState) (action.ServerState, error) {
-	r, err := p.on.Run(ctx, p.args)
-	if err != nil {
+	r, err := p.on.RunLong(ctx, p.args)
+	switch {
+	case err != nil && action.Sent(err):
+		return action.ServerState{}, action.MayHaveRun(strings.ToUpper(p.args[0]), err)
+	case err != nil:
 		return action.ServerState{}, fmt.Errorf("%w: %v", action.ErrRedis, err)
 	}
 	text := strings.TrimSpace(r.Text)

@@ -54,7 +54,13 @@ func (commandKind) Plan(ctx context.Context, env action.Env, req action.Request)
 		return nil, fmt.Errorf("%w: %v", action.ErrInvalid, err)
 	}
 	cl := env.Conn.DB(req.DB)
-	t, err := DefaultTables.Get(ctx, env.Conn.Name, cl)
+	// The table of one server (on a cluster its first primary, cached
+	// under that node: At): a cluster's client would ask any node.
+	on, err := At(ctx, env.Conn, "", req.DB)
+	if err != nil {
+		return nil, planErr(err)
+	}
+	t, err := on.Table(ctx)
 	if err != nil {
 		return nil, planErr(err)
 	}
@@ -74,7 +80,7 @@ func planErr(err error) error {
 	switch {
 	case errors.Is(err, action.ErrForbidden), errors.Is(err, action.ErrInvalid):
 		return err
-	case errors.Is(err, ErrNoCommandTable), errors.As(err, &re):
+	case errors.Is(err, ErrNoCommandTable), errors.Is(err, ErrClusterDB), errors.As(err, &re):
 		return fmt.Errorf("%w: %v", action.ErrInvalid, err)
 	}
 	return fmt.Errorf("%w: %v", action.ErrRedis, err)

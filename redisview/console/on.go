@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -13,6 +14,8 @@ import (
 // node) and one database of it. Handlers hold it instead of a client.
 type On struct {
 	cl    redis.UniversalClient
+	conn  *redisview.Conn
+	srv   redisview.Server
 	cache string // the server's name in the table cache
 	Node  redisview.ServerNode
 	DB    int
@@ -34,7 +37,7 @@ func At(ctx context.Context, conn *redisview.Conn, node string, db int) (On, err
 	} else {
 		cl = conn.DB(db)
 	}
-	return On{cl: cl, cache: conn.Name + "@" + n.Addr, Node: n, DB: db}, nil
+	return On{cl: cl, conn: conn, srv: srv, cache: conn.Name + "@" + n.Addr, Node: n, DB: db}, nil
 }
 
 // ErrClusterDB: a database other than 0 was asked of a cluster.
@@ -49,5 +52,33 @@ func (o On) Decide(ctx context.Context, t *Table, req Request) (Decision, error)
 	return Decide(ctx, o.cl, t, req)
 }
 
-// Run runs a read (Run).
-func (o On) Run(ctx context.Context, args []string) (Reply, error) { return Run(ctx, o.cl, args) }
+// How long a typed command's reply is awaited (and never longer than its
+// context): a read the bounds let through answers well within ReadWait; a
+// dangerous command (a sync FLUSHALL of millions of keys, DEBUG SLEEP) may
+// take LongWait.
+const (
+	ReadWait = 10 * time.Second
+	LongWait = 60 * time.Second
+)
+
+// Run runs a read on a client of its own that sends it once
+// (redisview.Conn.Once): a reply that times out is an error, never a
+// second send.
+func (o On) Run(ctx context.Context, args []string) (Reply, error) {
+	return o.once(ctx, args, ReadWait)
+}
+
+// RunLong runs a dangerous command once, waiting up to LongWait for its
+// reply. An error that is not the server's reply means the reply was
+// lost: the command may have run (action.Sent tells a failure to dial).
+func (o On) RunLong(ctx context.Context, args []string) (Reply, error) {
+	return o.once(ctx, args, LongWait)
+}
+
+func (o On) once(ctx context.Context, args []string, wait time.Duration) (Reply, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	cl := o.conn.Once(o.srv, o.DB, wait)
+	defer cl.Close()
+	return Run(ctx, cl, args)
+}

@@ -26,6 +26,7 @@ func TestOnClusterNode(t *testing.T) {
 	if err := conn.Detect(ctx); err != nil || !conn.IsCluster() {
 		t.Fatalf("detect: %v", err)
 	}
+	kindTableReadOnce(t, cl, conn) // before the table is cached by the reads below
 	cl.Client().Set(ctx, "k", "v", 0)
 	owner := cl.NodeOf("k")
 	var other *redistest.Server
