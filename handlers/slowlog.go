@@ -99,7 +99,7 @@ func slowRow(e server.SlowEntry) views.SlowRow {
 	r := views.SlowRow{ID: strconv.FormatInt(e.ID, 10), Time: format.Time(e.Time), Duration: micros(e.Duration),
 		Command: e.Command, Withheld: e.Withheld, Client: e.ClientAddr, Name: e.ClientName, Own: e.Own}
 	for _, a := range e.Args {
-		sa := views.SlowArg{Text: a.Text}
+		sa := views.SlowArg{Text: a.Text, Size: int64(len(a.Text) + a.More)}
 		if a.More > 0 {
 			sa.More = "… " + format.Plural(int64(a.More), "more byte", "more bytes")
 		}
