@@ -30,7 +30,7 @@ func (a *App) latencyPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l := server.ReadLatency(c.Request().Context(), srv.Server)
+	l := a.readLatency(c.Request().Context(), conn.Name, srv.Server)
 	vm := latencyVM(conn.Name, l, conn.OwnLatency())
 	vm.Picker = srv.Picker
 	vm.WSURL = route.LiveURL(LatencyTopic{Conn: conn.Name, Node: srv.Node.Addr}.String())
@@ -71,7 +71,7 @@ func (t LatencyTopic) source(a *App) (func() live.Source, error) {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
 			var l server.Latency
 			if srv, err := conn.Server(ctx, t.Node); err == nil {
-				l = server.ReadLatency(ctx, srv)
+				l = a.readLatency(ctx, conn.Name, srv)
 			} else {
 				l = server.Latency{Err: "This server could not be read: " + conn.SafeErr(err), Down: true}
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +48,12 @@ func (a *App) pubsubPage(c echo.Context) error {
 		watch = &t
 	}
 	filter := q.Get("pattern")
-	chans := server.ReadChannels(c.Request().Context(), srv.Server, filter)
+	if err := globOK("a channel filter", filter); err != nil {
+		return err
+	}
+	chans := shared(c.Request().Context(), a, "pubsub", conn.Name, srv.Node.Addr, filter, func(ctx context.Context) server.Channels {
+		return server.ReadChannels(ctx, srv.Server, filter)
+	})
 	vm := pubsubVM(conn.Name, srv.Node.Addr, filter, chans, a.mayWatch(identity(c).Level, PubSubWatchTopic{}))
 	vm.Picker = srv.Picker
 	if conn.IsCluster() {
@@ -73,8 +79,30 @@ func watchOf(conn, node string, q url.Values) (PubSubWatchTopic, error) {
 		return t, fmt.Errorf("%w: name the channel or pattern to watch", route.ErrParam)
 	case !route.Linkable(t.Name):
 		return t, fmt.Errorf("%w: a channel name to watch is at most %d bytes", route.ErrParam, route.MaxLinkedName)
+	case t.Mode == "pattern":
+		return t, globOK("a pattern to watch", t.Name)
 	}
 	return t, nil
+}
+
+// Glob bounds. Redis matches a glob by backtracking (before 7.0.10 and
+// 6.2.11 exponentially, CVE-2022-36021): PUBSUB CHANNELS matches it
+// against every channel, a PSUBSCRIBE pattern against every message
+// published. A short glob with few wildcards is what people type.
+const (
+	maxGlobBytes = 256
+	maxGlobMeta  = 8
+)
+
+// globOK refuses a glob longer or more wild than the bounds (400).
+func globOK(what, glob string) error {
+	if len(glob) > maxGlobBytes {
+		return fmt.Errorf("%w: %s is at most %d bytes", route.ErrParam, what, maxGlobBytes)
+	}
+	if n := strings.Count(glob, "*") + strings.Count(glob, "?") + strings.Count(glob, "["); n > maxGlobMeta {
+		return fmt.Errorf("%w: %s has at most %d wildcards (*, ? and [), not %d", route.ErrParam, what, maxGlobMeta, n)
+	}
+	return nil
 }
 
 func pubsubVM(conn, node, filter string, ch server.Channels, canWatch bool) views.PubSubVM {

@@ -29,7 +29,7 @@ func (a *App) slowlogPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sl := server.ReadSlowlog(c.Request().Context(), srv.Server, conn, a.ownKey())
+	sl := a.readSlowlog(c.Request().Context(), conn, srv.Server)
 	vm := slowlogVM(conn.Name, srv.Node.Addr, sl)
 	vm.Picker = srv.Picker
 	if a.mayConfigure(c) && sl.Threshold.OK {
@@ -163,7 +163,7 @@ func (t SlowlogTopic) source(a *App) (func() live.Source, error) {
 			srv, err := conn.Server(ctx, t.Node)
 			vm := views.SlowlogVM{Conn: conn.Name, Node: t.Node}
 			if err == nil {
-				vm = slowlogVM(conn.Name, srv.Node.Addr, server.ReadSlowlog(ctx, srv, conn, a.ownKey()))
+				vm = slowlogVM(conn.Name, srv.Node.Addr, a.readSlowlog(ctx, conn, srv))
 			} else {
 				vm.Down = "This server could not be read: " + conn.SafeErr(err)
 			}
