@@ -32,11 +32,27 @@ type sharedSlot struct {
 	v       any
 }
 
-func (r *sharedReads) slot(key string) *sharedSlot {
+// maxSharedSlots bounds the slots kept: per-key reads (a stream's groups)
+// add one per key looked at; past the bound, old ones are dropped.
+const maxSharedSlots = 1024
+
+func (r *sharedReads) slot(key string, now time.Time) *sharedSlot {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.slots == nil {
 		r.slots = map[string]*sharedSlot{}
+	}
+	if len(r.slots) >= maxSharedSlots && r.slots[key] == nil {
+		for k, s := range r.slots {
+			// A slot being read is locked: left alone, whoever waits on it
+			// still gets its result.
+			if s.mu.TryLock() {
+				if now.Sub(s.at) > time.Minute {
+					delete(r.slots, k)
+				}
+				s.mu.Unlock()
+			}
+		}
 	}
 	s := r.slots[key]
 	if s == nil {
@@ -65,10 +81,16 @@ func (r *sharedReads) forget(conn string) {
 // read is not cut short by the request that happened to start it: the
 // others wait for it.
 func shared[T any](ctx context.Context, a *App, kind, conn, node, variant string, read func(context.Context) T) T {
-	s := a.reads.slot(conn + "\x00" + node + "\x00" + kind)
+	return sharedEvery(ctx, a, conn+"\x00"+node+"\x00"+kind, variant, sharedReadFor, read)
+}
+
+// sharedEvery is shared under slot (which begins with the connection's
+// name and a NUL), reused for every.
+func sharedEvery[T any](ctx context.Context, a *App, slot, variant string, every time.Duration, read func(context.Context) T) T {
+	s := a.reads.slot(slot, a.now())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ok && s.variant == variant && a.now().Sub(s.at) < sharedReadFor {
+	if s.ok && s.variant == variant && a.now().Sub(s.at) < every {
 		return s.v.(T)
 	}
 	v := read(context.WithoutCancel(ctx))

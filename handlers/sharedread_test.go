@@ -1,10 +1,13 @@
 package handlers_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/route"
 )
@@ -41,5 +44,28 @@ func TestServerPagesShareTheirReads(t *testing.T) {
 			!(strings.Contains(body, "at most 256 bytes") || strings.Contains(body, "at most 8 wildcards")) {
 			t.Errorf("%.60s: %d, want 400 saying the bound", bad, code)
 		}
+	}
+}
+
+// A stream's groups are read at most every 10 s per key, however many
+// load or poll its key page; a group created at $ reads "unknown".
+func TestStreamGroupsReadShared(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	rc := f.redis.Client(0)
+	defer rc.Close()
+	rc.XAdd(ctx, &redis.XAddArgs{Stream: "plain:events", Values: []any{"n", 1}})
+	rc.XGroupCreate(ctx, "plain:events", "late", "$")
+	vera, sam := newBrowserAs(t, f, "vera"), newBrowserAs(t, f, "sam")
+	before := f.redis.CommandCount(t, "xinfo|groups")
+	for _, b := range []*browser{vera, sam, vera} {
+		code, _, body := b.do(http.MethodGet, route.KeyURL("main", 0, "plain:events"), nil)
+		if code != http.StatusOK || !strings.Contains(body, "entries read unknown") {
+			t.Fatalf("key page: %d, entries read unknown said: %v", code, strings.Contains(body, "entries read unknown"))
+		}
+	}
+	if n := f.redis.CommandCount(t, "xinfo|groups") - before; n != 1 {
+		t.Errorf("3 loads ran XINFO GROUPS %d times, want once", n)
 	}
 }
