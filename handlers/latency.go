@@ -32,6 +32,7 @@ func (a *App) latencyPage(c echo.Context) error {
 	}
 	l := a.readLatency(c.Request().Context(), conn.Name, srv.Server)
 	vm := latencyVM(conn.Name, l, conn.OwnLatency())
+	vm.Own.Scope = ownScope(conn)
 	vm.Picker = srv.Picker
 	vm.WSURL = route.LiveURL(LatencyTopic{Conn: conn.Name, Node: srv.Node.Addr}.String())
 	if a.mayConfigure(c) && l.Threshold.OK && l.Threshold.V == 0 {
@@ -75,9 +76,20 @@ func (t LatencyTopic) source(a *App) (func() live.Source, error) {
 			} else {
 				l = server.Latency{Err: "This server could not be read: " + conn.SafeErr(err), Down: true}
 			}
-			return renderBytes(ctx, views.LatencyLive(latencyVM(conn.Name, l, conn.OwnLatency()), true))
+			vm := latencyVM(conn.Name, l, conn.OwnLatency())
+			vm.Own.Scope = ownScope(conn)
+			return renderBytes(ctx, views.LatencyLive(vm, true))
 		})
 	}, nil
+}
+
+// ownScope: Keydeck keeps one histogram of its round trips per
+// connection, so on a cluster it covers every node, not the one shown.
+func ownScope(conn *redisview.Conn) string {
+	if conn.IsCluster() {
+		return "Every command or pipeline Keydeck sent any node of this cluster connection (one histogram for all its nodes, not this node alone)"
+	}
+	return ""
 }
 
 func latencyVM(conn string, l server.Latency, own redisview.OwnLatency) views.LatencyVM {

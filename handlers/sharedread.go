@@ -98,8 +98,10 @@ func sharedEvery[T any](ctx context.Context, a *App, slot, variant string, every
 	return v
 }
 
-func (a *App) readSlowlog(ctx context.Context, conn *redisview.Conn, srv redisview.Server) server.Slowlog {
-	return shared(ctx, a, "slowlog", conn.Name, srv.Node.Addr, "", func(ctx context.Context) server.Slowlog {
+// readSlowlog reads a slowlog, reusing a read under every old (the live
+// view asks for a longer every than a page load: slowlogEvery).
+func (a *App) readSlowlog(ctx context.Context, conn *redisview.Conn, srv redisview.Server, every time.Duration) server.Slowlog {
+	return sharedEvery(ctx, a, conn.Name+"\x00"+srv.Node.Addr+"\x00slowlog", "", every, func(ctx context.Context) server.Slowlog {
 		return server.ReadSlowlog(ctx, srv, conn, a.ownKey())
 	})
 }

@@ -6,9 +6,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/route"
 )
 
@@ -67,5 +69,39 @@ func TestStreamGroupsReadShared(t *testing.T) {
 	}
 	if n := f.redis.CommandCount(t, "xinfo|groups") - before; n != 1 {
 		t.Errorf("3 loads ran XINFO GROUPS %d times, want once", n)
+	}
+}
+
+// The slowlog page can hide Keydeck's own entries, says its reads may be
+// logged, and its live view reads at most every 5 s: at threshold 0 it
+// does not fill the log it shows.
+func TestSlowlogHidesOwnAndPollsSlowly(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t, nil, nil)
+	ctx := context.Background()
+	rc := f.redis.Client(0)
+	defer rc.Close()
+	rc.ConfigSet(ctx, "slowlog-log-slower-than", "0")
+	rc.Set(ctx, "plain:app", "APPVALUE", 0)
+	vera := newBrowserAs(t, f, "vera")
+	_, _, body := vera.do(http.MethodGet, route.SlowlogURL("main"), nil)
+	if !strings.Contains(body, `data-testid="slow-own"`) || !strings.Contains(body, `data-testid="slowlog-own-note"`) || !strings.Contains(body, "own=hide") {
+		t.Fatal("the slowlog shows no own entry, or no note and toggle about them")
+	}
+	code, _, body := vera.do(http.MethodGet, route.SlowlogURL("main")+"?own=hide", nil)
+	if code != http.StatusOK || strings.Contains(body, `data-testid="slow-own"`) || !strings.Contains(body, "APPVALUE") || !strings.Contains(body, " own hidden") {
+		t.Errorf("?own=hide: %d, own %v app %v hidden %v", code, strings.Contains(body, `data-testid="slow-own"`), strings.Contains(body, "APPVALUE"), strings.Contains(body, " own hidden"))
+	}
+	if code, _, _ := vera.do(http.MethodGet, route.SlowlogURL("main")+"?own=maybe", nil); code != http.StatusBadRequest {
+		t.Errorf("?own=maybe: %d, want 400", code)
+	}
+	ws, code := wsAs(t, vera, handlers.SlowlogTopic{Conn: "main", HideOwn: true}.String())
+	if ws == nil {
+		t.Fatalf("slowlog websocket: %d", code)
+	}
+	readUntil(t, ws, `data-testid="slow-entry"`)
+	// The hub polls every second; the slowlog is read once in 3 s at most.
+	if n := f.redis.CountDuring(t, "slowlog|get", 3*time.Second); n > 1 {
+		t.Errorf("the live slowlog read the server %d times in 3 s, want at most once", n)
 	}
 }
