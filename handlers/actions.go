@@ -235,6 +235,7 @@ func (a *App) executeAction(c echo.Context) error {
 func (a *App) executed(c echo.Context, conn *redisview.Conn, pv action.Preview, out action.Outcome) {
 	a.log.Info("action done", "user", actor(c).User, "action", out.Kind, "conn", conn.Name, "db", pv.Request.DB, "audit", out.ID)
 	a.hub.Kick(DBTopic{Conn: conn.Name, DB: pv.Request.DB}.String())
+	a.reads.forget(conn.Name)
 	if out.Kind != action.KindBan && out.Kind != action.KindUnban {
 		// A rebuilt bloom, a member's bits set, or either undone: the
 		// consistency check's verdict was of the state this replaced.

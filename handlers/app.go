@@ -103,6 +103,7 @@ type App struct {
 	lbIndex   LeaderboardIndex
 	keyWatch  KeyWatch
 	shares    *liveShares // each user's and address's live views
+	reads     sharedReads // the server pages' reads, shared (sharedread.go)
 
 	quotaWalkers QuotaWalkers
 	scanBudgets  map[string]*scanbudget.Budget

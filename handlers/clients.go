@@ -114,7 +114,7 @@ func (a *App) clientsPage(c echo.Context) error {
 		vm.KillKind = action.KindKillClient
 	}
 	vm.Columns = clientHeaders(here, cq)
-	list, err := server.Clients(c.Request().Context(), srv.Server)
+	list, err := a.readClients(c.Request().Context(), conn.Name, srv.Server)
 	if err != nil {
 		vm.Err = panelErr("The client list (CLIENT LIST)", err)
 		vm.Count = "Not known."

@@ -187,7 +187,7 @@ func (a *App) keyView(ctx context.Context, conn *redisview.Conn, db int, key str
 		return keyView{}, err
 	}
 	if info.Type == "stream" {
-		vm.Groups = streamGroups(ctx, conn, db, key)
+		vm.Groups = a.streamGroups(ctx, conn, db, key)
 	}
 	var fam *schema.Family
 	if cls := conn.Classifier(); cls != nil {

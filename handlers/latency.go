@@ -30,8 +30,9 @@ func (a *App) latencyPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l := server.ReadLatency(c.Request().Context(), srv.Server)
+	l := a.readLatency(c.Request().Context(), conn.Name, srv.Server)
 	vm := latencyVM(conn.Name, l, conn.OwnLatency())
+	vm.Own.Scope = ownScope(conn)
 	vm.Picker = srv.Picker
 	vm.WSURL = route.LiveURL(LatencyTopic{Conn: conn.Name, Node: srv.Node.Addr}.String())
 	if a.mayConfigure(c) && l.Threshold.OK && l.Threshold.V == 0 {
@@ -71,13 +72,24 @@ func (t LatencyTopic) source(a *App) (func() live.Source, error) {
 		return live.SourceFunc(func(ctx context.Context) ([]byte, error) {
 			var l server.Latency
 			if srv, err := conn.Server(ctx, t.Node); err == nil {
-				l = server.ReadLatency(ctx, srv)
+				l = a.readLatency(ctx, conn.Name, srv)
 			} else {
 				l = server.Latency{Err: "This server could not be read: " + conn.SafeErr(err), Down: true}
 			}
-			return renderBytes(ctx, views.LatencyLive(latencyVM(conn.Name, l, conn.OwnLatency()), true))
+			vm := latencyVM(conn.Name, l, conn.OwnLatency())
+			vm.Own.Scope = ownScope(conn)
+			return renderBytes(ctx, views.LatencyLive(vm, true))
 		})
 	}, nil
+}
+
+// ownScope: Keydeck keeps one histogram of its round trips per
+// connection, so on a cluster it covers every node, not the one shown.
+func ownScope(conn *redisview.Conn) string {
+	if conn.IsCluster() {
+		return "Every command or pipeline Keydeck sent any node of this cluster connection (one histogram for all its nodes, not this node alone)"
+	}
+	return ""
 }
 
 func latencyVM(conn string, l server.Latency, own redisview.OwnLatency) views.LatencyVM {

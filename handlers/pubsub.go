@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -40,14 +42,19 @@ func (a *App) pubsubPage(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if identity(c).Level < watchLevel {
+		if !a.mayWatch(identity(c).Level, t) {
 			return echo.NewHTTPError(http.StatusForbidden, "Watching a channel is for support and up; your role ("+identity(c).Level.String()+") may read the counts only.")
 		}
 		watch = &t
 	}
 	filter := q.Get("pattern")
-	chans := server.ReadChannels(c.Request().Context(), srv.Server, filter)
-	vm := pubsubVM(conn.Name, srv.Node.Addr, filter, chans, identity(c).Level >= watchLevel)
+	if err := globOK("a channel filter", filter); err != nil {
+		return err
+	}
+	chans := shared(c.Request().Context(), a, "pubsub", conn.Name, srv.Node.Addr, filter, func(ctx context.Context) server.Channels {
+		return server.ReadChannels(ctx, srv.Server, filter)
+	})
+	vm := pubsubVM(conn.Name, srv.Node.Addr, filter, chans, a.mayWatch(identity(c).Level, PubSubWatchTopic{}))
 	vm.Picker = srv.Picker
 	if conn.IsCluster() {
 		vm.ClusterNote = "On a cluster a message published on any node reaches every node: a watch on this node sees every channel's messages, while the counts above are this node's subscribers only."
@@ -72,8 +79,30 @@ func watchOf(conn, node string, q url.Values) (PubSubWatchTopic, error) {
 		return t, fmt.Errorf("%w: name the channel or pattern to watch", route.ErrParam)
 	case !route.Linkable(t.Name):
 		return t, fmt.Errorf("%w: a channel name to watch is at most %d bytes", route.ErrParam, route.MaxLinkedName)
+	case t.Mode == "pattern":
+		return t, globOK("a pattern to watch", t.Name)
 	}
 	return t, nil
+}
+
+// Glob bounds. Redis matches a glob by backtracking (before 7.0.10 and
+// 6.2.11 exponentially, CVE-2022-36021): PUBSUB CHANNELS matches it
+// against every channel, a PSUBSCRIBE pattern against every message
+// published. A short glob with few wildcards is what people type.
+const (
+	maxGlobBytes = 256
+	maxGlobMeta  = 8
+)
+
+// globOK refuses a glob longer or more wild than the bounds (400).
+func globOK(what, glob string) error {
+	if len(glob) > maxGlobBytes {
+		return fmt.Errorf("%w: %s is at most %d bytes", route.ErrParam, what, maxGlobBytes)
+	}
+	if n := strings.Count(glob, "*") + strings.Count(glob, "?") + strings.Count(glob, "["); n > maxGlobMeta {
+		return fmt.Errorf("%w: %s has at most %d wildcards (*, ? and [), not %d", route.ErrParam, what, maxGlobMeta, n)
+	}
+	return nil
 }
 
 func pubsubVM(conn, node, filter string, ch server.Channels, canWatch bool) views.PubSubVM {
@@ -135,6 +164,10 @@ func (t PubSubWatchTopic) String() string {
 
 func (PubSubWatchTopic) Level() action.Level { return watchLevel }
 
+// A watch writes nothing: support needs its role to see messages, not to
+// change anything, so a read-only console still serves it.
+func (PubSubWatchTopic) readOnly() {}
+
 func parsePubSubWatchTopic(arg string) (Topic, error) {
 	q, err := url.ParseQuery(arg)
 	if err != nil || !redisview.ValidName(q.Get("conn")) {
@@ -156,44 +189,72 @@ func (t PubSubWatchTopic) source(a *App) (func() live.Source, error) {
 	return func() live.Source { return &watchSource{a: a, conn: conn, t: t} }, nil
 }
 
-// watchSource subscribes on its first poll (again after a failure) and
-// renders what the watch has received; Close unsubscribes.
+// watchSource subscribes on its first poll (again after a failure, or
+// once its subscription ended) and renders what the watch has received;
+// Close unsubscribes.
 type watchSource struct {
 	a    *App
 	conn *redisview.Conn
 	t    PubSubWatchTopic
 
-	mu sync.Mutex // Poll and Close may race at shutdown
-	w  *server.Watch
+	mu   sync.Mutex // Poll and Close may race at shutdown
+	w    *server.Watch
+	lost time.Time // when an ended watch was lost, until one runs again
+	gap  string    // the restart after a loss, said while this watch runs
 }
 
 func (s *watchSource) Poll(ctx context.Context) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	vm := views.WatchLiveVM{}
+	if s.w != nil {
+		s.w.Check(ctx)
+		if st := s.w.State(); st.Ended {
+			_ = s.w.Close()
+			s.w, s.lost = nil, st.DownSince
+		}
+	}
 	if s.w == nil {
 		if err := s.start(ctx); err != nil {
 			vm.Err = "The watch could not start: " + s.conn.SafeErr(err) + " (retrying)."
+			if !s.lost.IsZero() {
+				vm.Err = "Disconnected since " + format.Clock(s.lost) + ": messages published since then are missed, how many the server does not say. " + vm.Err
+			}
 			return renderBytes(ctx, views.WatchLive(vm, true))
+		}
+		if !s.lost.IsZero() {
+			s.gap = "The subscription was lost at " + format.Clock(s.lost) + " and started again at " + format.Clock(s.a.now()) + ": messages published in between were missed."
+			s.lost = time.Time{}
 		}
 	}
 	st := s.w.State()
-	vm.Status = fmt.Sprintf("%s received since %s", format.Plural(st.Received, "message", "messages"), format.Clock(st.Since))
-	if st.Dropped > 0 {
-		vm.Status += fmt.Sprintf(", %s dropped over the rate cap (%d a second)", format.Count(st.Dropped), server.WatchRate)
+	vm.Status, vm.Err = watchStatus(st), s.gap
+	switch {
+	case !st.DownSince.IsZero():
+		vm.Err = "Disconnected since " + format.Clock(st.DownSince) + " (" + views.ValidText(st.LastErr) + "; reconnecting): messages published meanwhile are missed, how many the server does not say."
+	case st.Gaps > 0:
+		vm.Err = fmt.Sprintf("The subscription was lost and came back %s, the last time from %s to %s: messages published then were missed.",
+			format.Plural(int64(st.Gaps), "time", "times"), format.Clock(st.LastGap[0]), format.Clock(st.LastGap[1]))
 	}
-	vm.Status += fmt.Sprintf("; the newest %d kept.", server.WatchKeep)
 	if len(st.Messages) == 0 {
 		vm.Empty = "No message yet: publish one and it appears here."
 	}
 	for _, m := range st.Messages {
-		row := views.MessageRow{Time: format.Clock(m.Time), Channel: m.Channel, Payload: m.Payload}
+		row := views.MessageRow{Time: format.Clock(m.Time), Channel: m.Channel, Payload: m.Payload, Size: int64(len(m.Payload) + m.More)}
 		if m.More > 0 {
 			row.More = "… " + format.Plural(int64(m.More), "more byte", "more bytes")
 		}
 		vm.Messages = append(vm.Messages, row)
 	}
 	return renderBytes(ctx, views.WatchLive(vm, true))
+}
+
+func watchStatus(st server.WatchState) string {
+	out := fmt.Sprintf("%s received since %s", format.Plural(st.Received, "message", "messages"), format.Clock(st.Since))
+	if st.Dropped > 0 {
+		out += fmt.Sprintf(", %s dropped over the rate cap (%d a second)", format.Count(st.Dropped), server.WatchRate)
+	}
+	return out + fmt.Sprintf("; the newest %d kept.", server.WatchKeep)
 }
 
 func (s *watchSource) start(ctx context.Context) error {

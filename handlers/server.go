@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -32,22 +33,8 @@ func (a *App) serverPage(c echo.Context) error {
 	if a.actions != nil && a.actions.Allowed(actor(c), action.KindConfigSet) {
 		vm.CanChange, vm.ChangeKind = true, action.KindConfigSet
 	}
-	// Four independent reads: a server that does not answer costs one
-	// timeout, not four.
-	var (
-		wg     sync.WaitGroup
-		info   server.Info
-		mem    []server.Field
-		doctor string
-		cfg    server.Config
-		errs   [4]error
-	)
-	wg.Add(4)
-	go func() { defer wg.Done(); info, errs[0] = server.ReadInfo(ctx, srv.Server) }()
-	go func() { defer wg.Done(); mem, errs[1] = server.ReadMemoryStats(ctx, srv.Server) }()
-	go func() { defer wg.Done(); doctor, errs[2] = server.ReadMemoryDoctor(ctx, srv.Server) }()
-	go func() { defer wg.Done(); cfg, errs[3] = server.ReadConfig(ctx, srv.Server) }()
-	wg.Wait()
+	r := shared(ctx, a, "server", conn.Name, srv.Node.Addr, "", func(ctx context.Context) serverReads { return readServer(ctx, srv.Server) })
+	info, mem, doctor, cfg, errs := r.info, r.mem, r.doctor, r.cfg, r.errs
 	vm.InfoErr = panelErr("INFO", errs[0])
 	vm.MemoryErr = panelErr("MEMORY STATS", errs[1])
 	vm.DoctorErr = panelErr("MEMORY DOCTOR", errs[2])
@@ -102,4 +89,29 @@ func serverWhere(node string) string {
 		return "this server"
 	}
 	return "server " + node
+}
+
+// serverReads is what the server page reads, shared by its viewers.
+type serverReads struct {
+	info   server.Info
+	mem    []server.Field
+	doctor string
+	cfg    server.Config
+	errs   [4]error
+}
+
+// readServer runs four independent reads: a server that does not answer
+// costs one timeout, not four.
+func readServer(ctx context.Context, srv redisview.Server) serverReads {
+	var (
+		wg sync.WaitGroup
+		r  serverReads
+	)
+	wg.Add(4)
+	go func() { defer wg.Done(); r.info, r.errs[0] = server.ReadInfo(ctx, srv) }()
+	go func() { defer wg.Done(); r.mem, r.errs[1] = server.ReadMemoryStats(ctx, srv) }()
+	go func() { defer wg.Done(); r.doctor, r.errs[2] = server.ReadMemoryDoctor(ctx, srv) }()
+	go func() { defer wg.Done(); r.cfg, r.errs[3] = server.ReadConfig(ctx, srv) }()
+	wg.Wait()
+	return r
 }

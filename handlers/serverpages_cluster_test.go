@@ -32,6 +32,12 @@ func TestServerPagesPerClusterNode(t *testing.T) {
 	if count(d, `[data-testid=kill]`) == 0 || d.Find(`input[name="arg.node"]`).First().AttrOr("value", "") != other.Addr {
 		t.Errorf("kill forms do not name node %s", other.Addr)
 	}
+	// Keydeck's own round trips are one histogram per connection: the
+	// node's latency page says they cover every node.
+	code, _, body = b.do(http.MethodGet, "/c/main/latency?node="+url.QueryEscape(other.Addr), nil)
+	if d = parseDoc(t, body); code != http.StatusOK || !strings.Contains(d.Find(`[data-testid=own-scope]`).Text(), "any node of this cluster connection") {
+		t.Errorf("a node's latency page: %d, own round trips scope %q", code, d.Find(`[data-testid=own-scope]`).Text())
+	}
 	if code, _, _ := b.do(http.MethodGet, "/c/main/server?node=127.0.0.1:1", nil); code != http.StatusNotFound {
 		t.Errorf("an unknown node: %d", code)
 	}

@@ -29,9 +29,25 @@ func (a *App) slowlogPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sl := server.ReadSlowlog(c.Request().Context(), srv.Server, conn, a.ownKey())
-	vm := slowlogVM(conn.Name, srv.Node.Addr, sl)
+	hide, err := hideOwnOf(c.QueryParam("own"))
+	if err != nil {
+		return err
+	}
+	sl := a.readSlowlog(c.Request().Context(), conn, srv.Server, sharedReadFor)
+	vm := slowlogVM(SlowlogTopic{Conn: conn.Name, Node: srv.Node.Addr, HideOwn: hide}, sl)
 	vm.Picker = srv.Picker
+	vm.OwnNote = fmt.Sprintf("Keydeck's own reads (this page reads SLOWLOG and CONFIG GET, at most every %s) may appear in the log, marked as Keydeck's; at threshold 0 every one does.",
+		format.Duration(slowlogEvery))
+	q := url.Values{"own": {"hide"}}
+	vm.OwnToggleLabel = "Hide Keydeck's own"
+	if hide {
+		q.Set("own", "show")
+		vm.OwnToggleLabel = "Show Keydeck's own"
+	}
+	if srv.Node.Addr != "" && conn.IsCluster() {
+		q.Set(route.NodeParam, srv.Node.Addr)
+	}
+	vm.OwnToggleHref = route.SlowlogURL(conn.Name) + "?" + q.Encode()
 	if a.mayConfigure(c) && sl.Threshold.OK {
 		vm.Form = a.configForm(c, conn.Name, srv.Node.Addr, "slowlog-log-slower-than", strconv.FormatInt(sl.Threshold.V, 10),
 			"Log commands slower than (microseconds; 0 logs every command, -1 none)", "Preview the change…", "slowlog-threshold-form")
@@ -63,8 +79,25 @@ func (a *App) configForm(c echo.Context, conn, node, parameter, current, help, b
 	return &views.ConfigForm{PreviewURL: u, CSRF: csrf, Parameter: parameter, Value: current, Help: help, Button: button, TestID: testID}
 }
 
-func slowlogVM(conn, node string, sl server.Slowlog) views.SlowlogVM {
-	vm := views.SlowlogVM{Conn: conn, Node: node, WSURL: route.LiveURL(SlowlogTopic{Conn: conn, Node: node}.String())}
+// slowlogEvery: a live slowlog reads the server at most this often. Its
+// reads are logged too at threshold 0, and a read a second per viewer
+// would push the application's entries out of a 128-entry log.
+const slowlogEvery = 5 * time.Second
+
+// hideOwnOf reads ?own=: "hide" leaves Keydeck's own entries out.
+func hideOwnOf(v string) (bool, error) {
+	switch v {
+	case "", "show":
+		return false, nil
+	case "hide":
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: own is show or hide, not %q", route.ErrParam, views.ValidText(v))
+}
+
+func slowlogVM(t SlowlogTopic, sl server.Slowlog) views.SlowlogVM {
+	conn, node := t.Conn, t.Node
+	vm := views.SlowlogVM{Conn: conn, Node: node, WSURL: route.LiveURL(t.String())}
 	switch t := sl.Threshold; {
 	case !t.OK:
 		vm.Threshold = "Threshold " + t.Why
@@ -89,8 +122,19 @@ func slowlogVM(conn, node string, sl server.Slowlog) views.SlowlogVM {
 	if sl.Err == "" && len(sl.Entries) == 0 {
 		vm.Empty = "The slowlog is empty: no command was slower than the threshold since it was last reset."
 	}
+	hidden := 0
 	for _, e := range sl.Entries {
+		if t.HideOwn && e.Own {
+			hidden++
+			continue
+		}
 		vm.Entries = append(vm.Entries, slowRow(e))
+	}
+	if hidden > 0 {
+		vm.Count += "; " + format.Plural(int64(hidden), "entry", "entries") + " of Keydeck's own hidden"
+		if len(vm.Entries) == 0 {
+			vm.Empty = "Every entry read is Keydeck's own, hidden here."
+		}
 	}
 	return vm
 }
@@ -99,7 +143,7 @@ func slowRow(e server.SlowEntry) views.SlowRow {
 	r := views.SlowRow{ID: strconv.FormatInt(e.ID, 10), Time: format.Time(e.Time), Duration: micros(e.Duration),
 		Command: e.Command, Withheld: e.Withheld, Client: e.ClientAddr, Name: e.ClientName, Own: e.Own}
 	for _, a := range e.Args {
-		sa := views.SlowArg{Text: a.Text}
+		sa := views.SlowArg{Text: a.Text, Size: int64(len(a.Text) + a.More)}
 		if a.More > 0 {
 			sa.More = "… " + format.Plural(int64(a.More), "more byte", "more bytes")
 		}
@@ -136,10 +180,17 @@ const slowlogKind = "slowlog"
 
 // SlowlogTopic is one server's slowlog, live:
 // "slowlog:conn=NAME&node=ADDR" (node "" is the connection's own server).
-type SlowlogTopic struct{ Conn, Node string }
+type SlowlogTopic struct {
+	Conn, Node string
+	HideOwn    bool // "&own=hide": Keydeck's own entries left out
+}
 
 func (t SlowlogTopic) String() string {
-	return slowlogKind + ":" + url.Values{"conn": {t.Conn}, "node": {t.Node}}.Encode()
+	q := url.Values{"conn": {t.Conn}, "node": {t.Node}}
+	if t.HideOwn {
+		q.Set("own", "hide")
+	}
+	return slowlogKind + ":" + q.Encode()
 }
 
 func (SlowlogTopic) Level() action.Level { return action.Viewer }
@@ -149,7 +200,11 @@ func parseSlowlogTopic(arg string) (Topic, error) {
 	if err != nil || !redisview.ValidName(q.Get("conn")) {
 		return nil, ErrUnknownTopic
 	}
-	return SlowlogTopic{Conn: q.Get("conn"), Node: q.Get("node")}, nil
+	hide, err := hideOwnOf(q.Get("own"))
+	if err != nil {
+		return nil, ErrUnknownTopic
+	}
+	return SlowlogTopic{Conn: q.Get("conn"), Node: q.Get("node"), HideOwn: hide}, nil
 }
 
 // source resolves the server afresh each poll: a cluster node may leave.
@@ -163,7 +218,7 @@ func (t SlowlogTopic) source(a *App) (func() live.Source, error) {
 			srv, err := conn.Server(ctx, t.Node)
 			vm := views.SlowlogVM{Conn: conn.Name, Node: t.Node}
 			if err == nil {
-				vm = slowlogVM(conn.Name, srv.Node.Addr, server.ReadSlowlog(ctx, srv, conn, a.ownKey()))
+				vm = slowlogVM(SlowlogTopic{Conn: conn.Name, Node: srv.Node.Addr, HideOwn: t.HideOwn}, a.readSlowlog(ctx, conn, srv, slowlogEvery))
 			} else {
 				vm.Down = "This server could not be read: " + conn.SafeErr(err)
 			}

@@ -3,7 +3,9 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/value"
@@ -11,10 +13,17 @@ import (
 	"github.com/keydeck/keydeck/views/format"
 )
 
+// streamGroupsEvery: the key page polls every second or so, and a
+// stream's groups cost the server O(groups × consumers) to list; they are
+// read at most this often per key, for everyone looking at it.
+const streamGroupsEvery = 10 * time.Second
+
 // streamGroups reads a stream's consumer groups for its key page: names
 // and entry IDs only, so a stream of a sensitive family shows them too.
-func streamGroups(ctx context.Context, conn *redisview.Conn, db int, key string) *views.StreamGroupsVM {
-	return streamGroupsVM(value.ReadStreamGroups(ctx, conn, db, key))
+func (a *App) streamGroups(ctx context.Context, conn *redisview.Conn, db int, key string) *views.StreamGroupsVM {
+	sg := sharedEvery(ctx, a, conn.Name+"\x00"+strconv.Itoa(db)+"\x00"+key+"\x00streamgroups", "", streamGroupsEvery,
+		func(ctx context.Context) value.StreamGroups { return value.ReadStreamGroups(ctx, conn, db, key) })
+	return streamGroupsVM(sg)
 }
 
 func streamGroupsVM(sg value.StreamGroups) *views.StreamGroupsVM {
@@ -27,8 +36,8 @@ func streamGroupsVM(sg value.StreamGroups) *views.StreamGroupsVM {
 	}
 	for _, g := range sg.Groups {
 		gv := views.StreamGroupVM{Name: g.Name, Consumers: format.Plural(g.Consumers, "consumer", "consumers"),
-			Pending: format.Count(g.Pending), LastDelivered: g.LastDelivered, EntriesRead: format.Count(g.EntriesRead),
-			ConsumersNote: g.ConsumersErr, PendingErr: g.PendingErr}
+			Pending: format.Count(g.Pending), LastDelivered: g.LastDelivered,
+			EntriesRead: "entries read " + optText(g.EntriesRead, format.Count), ConsumersNote: g.ConsumersErr, PendingErr: g.PendingErr}
 		if g.Lag.OK {
 			gv.Lag, gv.LagBad = format.Count(g.Lag.V), g.Lag.V > 0
 		} else {
@@ -44,7 +53,11 @@ func streamGroupsVM(sg value.StreamGroups) *views.StreamGroupsVM {
 		if g.MoreConsumers > 0 {
 			gv.ConsumersNote = fmt.Sprintf("%s more not shown.", format.Plural(int64(g.MoreConsumers), "consumer", "consumers"))
 		}
-		if g.PendingErr == "" {
+		switch {
+		case g.Skipped != "":
+			gv.ConsumersNote = "Consumers not listed: " + g.Skipped + "."
+			gv.Summary = format.Count(g.Pending) + " pending."
+		case g.PendingErr == "":
 			gv.Summary = pendingSummary(g.Summary)
 		}
 		for _, p := range g.Oldest {

@@ -29,6 +29,25 @@ type Topic interface {
 	source(a *App) (func() live.Source, error)
 }
 
+// readTopic is a topic whose level is who may see it, not who may use
+// controls in it: it writes nothing, so a read-only console serves it.
+type readTopic interface {
+	Topic
+	readOnly()
+}
+
+// mayWatch: a user of level may watch t. Topics whose fragments carry
+// controls (undo, remove) are for the levels that may use them, and a
+// read-only console shows none.
+func (a *App) mayWatch(level action.Level, t Topic) bool {
+	need := t.Level()
+	if level < need {
+		return false
+	}
+	_, read := t.(readTopic)
+	return need == action.Viewer || read || !a.auth.ReadOnly
+}
+
 // topicKinds parse each kind's argument: the table of every topic.
 var topicKinds = map[string]func(arg string) (Topic, error){
 	keyKind:               parseKeyTopic,

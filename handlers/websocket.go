@@ -82,7 +82,7 @@ func (a *App) websocket(c echo.Context) error {
 		// Topics whose fragments carry controls (undo, remove) are for the
 		// levels that may use them; a read-only console shows none.
 		level := t.Level()
-		if identity(c).Level < level || (level > action.Viewer && a.auth.ReadOnly) {
+		if !a.mayWatch(identity(c).Level, t) {
 			return echo.NewHTTPError(http.StatusForbidden, "your role may not watch "+n)
 		}
 		f, err := a.source(t, identity(c).Holder())

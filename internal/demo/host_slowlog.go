@@ -15,8 +15,41 @@ type slowlog struct {
 	threshold int
 	max       int
 	nextID    int64
-	entries   []slowEntry // newest first
+	// buf is a ring: logging a command costs the same however long the
+	// log (an admin may set slowlog-max-len to a million). Until it holds
+	// max entries it grows oldest first; then next is the oldest, the one
+	// overwritten next.
+	buf  []slowEntry
+	next int
 }
+
+func (s *slowlog) add(e slowEntry) {
+	switch {
+	case s.max <= 0:
+		s.buf, s.next = nil, 0
+	case len(s.buf) < s.max:
+		s.buf = append(s.buf, e)
+		s.next = len(s.buf) % s.max
+	default:
+		s.buf[s.next] = e
+		s.next = (s.next + 1) % s.max
+	}
+}
+
+// newest is the log's n newest entries (all: n < 0), newest first.
+func (s *slowlog) newest(n int) []slowEntry {
+	l := len(s.buf)
+	if n < 0 || n > l {
+		n = l
+	}
+	out := make([]slowEntry, n)
+	for i := range out {
+		out[i] = s.buf[((s.next-1-i)%l+l)%l]
+	}
+	return out
+}
+
+func (s *slowlog) reset() { s.buf, s.next = nil, 0 }
 
 type slowEntry struct {
 	id         int64
@@ -46,14 +79,19 @@ func (s *slowlog) record(at time.Time, took time.Duration, args []string, addr, 
 			kept[i] = a[:slowMaxBytes] + fmt.Sprintf("... (%d more bytes)", len(a)-slowMaxBytes)
 		}
 	}
-	s.entries = append([]slowEntry{{id: s.nextID, at: at, micros: us, args: kept, addr: addr, name: name}}, s.entries...)
+	s.add(slowEntry{id: s.nextID, at: at, micros: us, args: kept, addr: addr, name: name})
 	s.nextID++
-	s.trim()
 }
 
+// trim keeps the newest max entries after max changed.
 func (s *slowlog) trim() {
-	if len(s.entries) > s.max {
-		s.entries = s.entries[:s.max]
+	if len(s.buf) == 0 {
+		return
+	}
+	kept := s.newest(max(s.max, 0))
+	s.reset()
+	for i := len(kept) - 1; i >= 0; i-- {
+		s.add(kept[i])
 	}
 }
 
@@ -77,10 +115,7 @@ func (h *host) slowlogCmd(c *server.Peer, args []string) {
 			}
 			count = n
 		}
-		list := h.slow.entries
-		if count >= 0 && count < len(list) {
-			list = list[:count]
-		}
+		list := h.slow.newest(count)
 		c.Block(func(w *server.Writer) {
 			w.WriteLen(len(list))
 			for _, e := range list {
@@ -94,9 +129,9 @@ func (h *host) slowlogCmd(c *server.Peer, args []string) {
 			}
 		})
 	case "LEN":
-		c.WriteInt(len(h.slow.entries))
+		c.WriteInt(len(h.slow.buf))
 	case "RESET":
-		h.slow.entries = nil
+		h.slow.reset()
 		c.WriteOK()
 	default:
 		c.WriteError(fmt.Sprintf("ERR unknown subcommand '%s'. Try SLOWLOG HELP.", args[0]))

@@ -187,9 +187,13 @@ func withheld(cmd string, args []string, names Namer, own func(string) bool) str
 	case c == "acl" && len(args) > 0 && strings.EqualFold(args[0], "setuser"):
 		return "arguments withheld: ACL SETUSER may carry a password"
 	case c == "config" && len(args) > 0 && strings.EqualFold(args[0], "set"):
+		// The CONFIG page's own list: a setting it never shows (masteruser,
+		// TLS key paths …) is not shown here either. Every argument is
+		// checked, values too, so a cut or odd argument list cannot shift
+		// a parameter into a value's place.
 		for _, p := range args[1:] {
-			if lp := strings.ToLower(p); strings.Contains(lp, "pass") || strings.Contains(lp, "auth") {
-				return "arguments withheld: CONFIG SET of a password setting"
+			if SensitiveConfig(p) {
+				return "arguments withheld: CONFIG SET of a sensitive setting (a password, or where one is)"
 			}
 		}
 	}

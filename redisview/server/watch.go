@@ -30,8 +30,9 @@ type WatchOptions struct {
 	Keep       int              // newest messages kept
 	PayloadMax int              // bytes kept of each payload
 	Now        func() time.Time // the clock that stamps and paces messages; nil: time.Now
-	// OnMessage is called after each kept message (from the watch's
-	// goroutine; it must not block): a live page polls at once.
+	// OnMessage is called after each kept message and when the
+	// subscription comes back or ends (from the watch's goroutine; it
+	// must not block): a live page polls at once.
 	OnMessage func()
 }
 
@@ -50,6 +51,19 @@ type WatchState struct {
 	Received int64     // every message the server sent
 	Dropped  int64     // of those, not kept (over the rate)
 	Since    time.Time
+
+	// DownSince is when the subscription was seen lost (zero while it
+	// holds); messages published from then until it is back are missed,
+	// and how many the server never says.
+	DownSince time.Time
+	// LastGap is the latest span the subscription was lost and came back
+	// (zero: none); Gaps counts them.
+	LastGap [2]time.Time
+	Gaps    int
+	// Ended: the subscription is gone for good (its client was closed):
+	// only a new watch sees messages again.
+	Ended   bool
+	LastErr string
 }
 
 // Watch is one running subscription; Close ends it.
@@ -66,6 +80,11 @@ type Watch struct {
 	sec      int64 // the second inSec counts
 	inSec    int
 	since    time.Time
+	down     time.Time
+	gap      [2]time.Time
+	gaps     int
+	ended    bool
+	lastErr  string
 }
 
 // StartWatch subscribes to name on cl and waits for the server to confirm.
@@ -107,13 +126,69 @@ func StartWatch(ctx context.Context, srv redisview.Server, name string, o WatchO
 	return w, nil
 }
 
+// run takes messages until the subscription ends. go-redis reconnects a
+// lost subscription by itself and subscribes again: the confirmation it
+// then receives marks the end of a gap.
 func (w *Watch) run() {
 	defer close(w.done)
-	for m := range w.ps.Channel(redis.WithChannelSize(256)) {
-		if w.take(m) && w.opt.OnMessage != nil {
+	defer func() {
+		w.mu.Lock()
+		w.ended = true
+		if w.down.IsZero() {
+			w.down = w.opt.Now()
+		}
+		if w.lastErr == "" {
+			w.lastErr = "the subscription's connection was closed"
+		}
+		w.mu.Unlock()
+		if w.opt.OnMessage != nil {
 			w.opt.OnMessage()
 		}
+	}()
+	for m := range w.ps.ChannelWithSubscriptions(redis.WithChannelSize(256)) {
+		switch m := m.(type) {
+		case *redis.Message:
+			if w.take(m) && w.opt.OnMessage != nil {
+				w.opt.OnMessage()
+			}
+		case *redis.Subscription:
+			w.resubscribed()
+			if w.opt.OnMessage != nil {
+				w.opt.OnMessage()
+			}
+		}
 	}
+}
+
+func (w *Watch) resubscribed() {
+	now := w.opt.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	from := w.down
+	if from.IsZero() {
+		// Lost and back between two checks: when it broke is not known
+		// closer than the last message or the start.
+		from = w.since
+	}
+	w.gap, w.gaps, w.down, w.lastErr = [2]time.Time{from, now}, w.gaps+1, time.Time{}, ""
+}
+
+// Check asks the subscription's connection whether it still holds (a
+// PING on it, which also makes go-redis reconnect a broken one) and
+// records when it was first found lost.
+func (w *Watch) Check(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	err := w.ps.Ping(ctx)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil || w.ended {
+		return
+	}
+	if w.down.IsZero() {
+		w.down = w.opt.Now()
+	}
+	w.lastErr = err.Error()
 }
 
 // take keeps m unless the second's share is spent; it reports whether it did.
@@ -150,6 +225,7 @@ func (w *Watch) State() WatchState {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := WatchState{Received: w.received, Dropped: w.dropped, Since: w.since,
+		DownSince: w.down, LastGap: w.gap, Gaps: w.gaps, Ended: w.ended, LastErr: w.lastErr,
 		Messages: make([]Message, 0, len(w.msgs))}
 	for i := range w.msgs {
 		// Newest first: walk the ring backwards from the last written.

@@ -75,3 +75,33 @@ func TestWatchKeepsBinaryExactly(t *testing.T) {
 		t.Errorf("message = %q on %q", m.Payload, m.Channel)
 	}
 }
+
+// A watch says when its subscription was lost and came back, and when it
+// ended for good (its client closed): the page then restarts it.
+func TestWatchReportsLossAndEnd(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := ctxT(t)
+	pub := s.Client(0)
+	defer pub.Close()
+	own := s.Client(0)
+	w, err := server.StartWatch(ctx, redisview.ServerFor(own), "gap", server.WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	// The server drops the subscriber: go-redis subscribes again by itself.
+	if err := pub.Do(ctx, "client", "kill", "type", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the gap noted", func() bool { w.Check(ctx); return w.State().Gaps == 1 })
+	if st := w.State(); st.Ended || !st.DownSince.IsZero() || st.LastGap[1].IsZero() {
+		t.Errorf("after a reconnect: %+v", st)
+	}
+	pub.Publish(ctx, "gap", "after")
+	eventually(t, "a message after the gap", func() bool { return w.State().Received == 1 })
+	own.Close()
+	eventually(t, "the end noted", func() bool { return w.State().Ended })
+	if st := w.State(); st.DownSince.IsZero() || st.LastErr == "" {
+		t.Errorf("an ended watch says %+v", st)
+	}
+}

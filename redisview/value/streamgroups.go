@@ -3,6 +3,7 @@ package value
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -19,6 +20,10 @@ const (
 	MaxGroupConsumers  = 20
 	MaxPendingOldest   = 10
 	MaxPendingConsumer = 20
+	// A group with more consumers than this is not asked for them (XINFO
+	// CONSUMERS, XPENDING's per-consumer summary): the server would
+	// answer every one.
+	MaxConsumersRead = 100
 )
 
 // StreamGroups is a stream's consumer groups. Group and consumer names and
@@ -36,10 +41,15 @@ type StreamGroup struct {
 	Consumers     int64
 	Pending       int64
 	LastDelivered string
-	EntriesRead   int64
+	// EntriesRead is unknown for a group created at $ (the server
+	// answers nil) and before Redis 7.0.
+	EntriesRead redisview.Opt[int64]
 	// Lag is how many entries wait to be delivered; unknown (the server
 	// cannot tell after deletions, or is older than 7.0) when !Lag.OK.
 	Lag redisview.Opt[int64]
+	// Skipped says why consumers and the per-consumer summary were not
+	// read (too many consumers), or "".
+	Skipped string
 
 	ConsumerList  []StreamConsumer
 	MoreConsumers int
@@ -85,12 +95,18 @@ type PendingEntry struct {
 // pending entries, in one more round trip.
 func ReadStreamGroups(ctx context.Context, conn *redisview.Conn, db int, key string) StreamGroups {
 	cl := conn.DB(db)
-	gs, err := cl.XInfoGroups(ctx, key).Result()
+	// Raw: go-redis reads a nil entries-read as 0 and an absent lag (before
+	// 7.0) as 0, both stated as facts they are not.
+	raw, err := cl.Do(ctx, "xinfo", "groups", key).Slice()
 	if err != nil {
 		if redisview.IsConnErr(err) {
 			return StreamGroups{Err: conn.WrapErr(redisview.ReadError("reading the consumer groups", err)).Error()}
 		}
 		return StreamGroups{Err: redisview.Refusal("XINFO GROUPS", err)}
+	}
+	gs := make([]StreamGroup, 0, len(raw))
+	for _, r := range raw {
+		gs = append(gs, groupOf(fields(r)))
 	}
 	var out StreamGroups
 	if len(gs) > MaxGroups {
@@ -102,27 +118,51 @@ func ReadStreamGroups(ctx context.Context, conn *redisview.Conn, db int, key str
 	olds := make([]*redis.XPendingExtCmd, len(gs))
 	_, _ = cl.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, g := range gs {
-			// Raw: before Redis 7.2 a consumer has no "inactive", which
-			// the typed reply cannot tell from 0.
-			cons[i] = p.Do(ctx, "xinfo", "consumers", key, g.Name)
-			sums[i] = p.XPending(ctx, key, g.Name)
+			if g.Consumers <= MaxConsumersRead {
+				// Raw: before Redis 7.2 a consumer has no "inactive",
+				// which the typed reply cannot tell from 0.
+				cons[i] = p.Do(ctx, "xinfo", "consumers", key, g.Name)
+				sums[i] = p.XPending(ctx, key, g.Name)
+			}
 			olds[i] = p.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: g.Name, Start: "-", End: "+", Count: MaxPendingOldest})
 		}
 		return nil
 	})
-	for i, g := range gs {
-		sg := StreamGroup{Name: g.Name, Consumers: g.Consumers, Pending: g.Pending, LastDelivered: g.LastDeliveredID, EntriesRead: g.EntriesRead}
-		if g.Lag >= 0 {
-			sg.Lag = redisview.Some(g.Lag)
+	for i, sg := range gs {
+		if cons[i] == nil {
+			sg.Skipped = fmt.Sprintf("more than %d consumers: they and the pending count per consumer are not read (the server would list every one)", MaxConsumersRead)
 		} else {
-			sg.Lag = redisview.None[int64]("unknown (the server cannot tell it after entries were deleted)")
+			groupConsumers(&sg, cons[i])
 		}
-		groupConsumers(&sg, cons[i])
 		groupPending(&sg, sums[i], olds[i])
 		out.Groups = append(out.Groups, sg)
 	}
 	return out
 }
+
+// groupOf reads one XINFO GROUPS row.
+func groupOf(f map[string]any) StreamGroup {
+	var g StreamGroup
+	g.Name, _ = f["name"].(string)
+	g.Consumers, _ = f["consumers"].(int64)
+	g.Pending, _ = f["pending"].(int64)
+	g.LastDelivered, _ = f["last-delivered-id"].(string)
+	g.EntriesRead = redisview.None[int64]("unknown (the group was created at $, or the server is older than 7.0)")
+	if n, ok := f["entries-read"].(int64); ok {
+		g.EntriesRead = redisview.Some(n)
+	}
+	switch n, ok := f["lag"].(int64); {
+	case ok && n >= 0:
+		g.Lag = redisview.Some(n)
+	case f["lag"] == nil && !hasField(f, "lag"):
+		g.Lag = redisview.None[int64]("unknown (the server is older than 7.0)")
+	default:
+		g.Lag = redisview.None[int64]("unknown (the server cannot tell it after entries were deleted)")
+	}
+	return g
+}
+
+func hasField(f map[string]any, k string) bool { _, ok := f[k]; return ok }
 
 func groupConsumers(sg *StreamGroup, cmd *redis.Cmd) {
 	rows, err := cmd.Slice()
@@ -172,6 +212,11 @@ func fields(r any) map[string]any {
 }
 
 func groupPending(sg *StreamGroup, sum *redis.XPendingCmd, old *redis.XPendingExtCmd) {
+	if sum == nil {
+		sg.Summary = PendingSummary{Count: sg.Pending}
+		oldest(sg, old)
+		return
+	}
 	s, err := sum.Result()
 	if err != nil {
 		sg.PendingErr = redisview.Refusal("XPENDING", err)
@@ -186,6 +231,10 @@ func groupPending(sg *StreamGroup, sum *redis.XPendingCmd, old *redis.XPendingEx
 		sg.Summary.More = len(sg.Summary.PerConsumer) - MaxPendingConsumer
 		sg.Summary.PerConsumer = sg.Summary.PerConsumer[:MaxPendingConsumer]
 	}
+	oldest(sg, old)
+}
+
+func oldest(sg *StreamGroup, old *redis.XPendingExtCmd) {
 	es, err := old.Result()
 	if err != nil {
 		sg.PendingErr = redisview.Refusal("XPENDING (oldest)", err)
