@@ -213,6 +213,20 @@ func TestConsoleDangerousWithFlag(t *testing.T) {
 	if code != http.StatusOK || rs.Client(3).DBSize(ctx).Val() != 0 || rs.Client(4).DBSize(ctx).Val() != 1 {
 		t.Fatalf("execute: %d, db3 %d keys, db4 %d keys %s", code, rs.Client(3).DBSize(ctx).Val(), rs.Client(4).DBSize(ctx).Val(), body)
 	}
+	// The audit log lives in database 15 of this server: neither FLUSHALL
+	// nor a FLUSHDB of its database may erase it.
+	rs.Client(5).Set(ctx, "kept", "v", 0)
+	for _, c := range []struct{ db, line, why string }{{"5", "FLUSHALL", "FLUSHALL would erase Keydeck"}, {"15", "FLUSHDB", "FLUSHDB would erase it"}} {
+		form.Set("db", c.db)
+		form.Set("arg.command", c.line)
+		if code, _, body := ada.do(http.MethodPost, route.Preview, form); code != http.StatusForbidden || !strings.Contains(body, c.why) {
+			t.Errorf("%s on db %s: %d %s", c.line, c.db, code, body)
+		}
+	}
+	if rs.Client(5).DBSize(ctx).Val() != 1 || rs.Client(15).Exists(ctx, action.DefaultStream).Val() != 1 {
+		t.Fatal("a refused flush erased data")
+	}
+	form.Set("db", "3")
 	// Another dangerous command says what it does in the server's words.
 	form.Set("arg.command", "CONFIG RESETSTAT")
 	if code, _, body := ada.do(http.MethodPost, route.Preview, form); code != http.StatusOK || !strings.Contains(body, "Reset the stats returned by INFO") {

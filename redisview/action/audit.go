@@ -348,3 +348,32 @@ func validID(id string) bool {
 	_, err2 := strconv.ParseUint(seq, 10, 64)
 	return err1 == nil && err2 == nil
 }
+
+// Beside reports whether the audit stream is stored on the server cl talks
+// to (the same run_id), and in which of its databases: a command that
+// empties a server or a database (FLUSHALL, FLUSHDB) must not erase the
+// record of what was done. An error means it could not be told.
+func (a *Audit) Beside(ctx context.Context, cl redis.UniversalClient) (same bool, db int, err error) {
+	ours, err := runID(ctx, a.client)
+	if err != nil {
+		return false, 0, err
+	}
+	theirs, err := runID(ctx, cl)
+	if err != nil {
+		return false, 0, err
+	}
+	return ours == theirs, a.client.Options().DB, nil
+}
+
+func runID(ctx context.Context, cl redis.UniversalClient) (string, error) {
+	txt, err := cl.Info(ctx, "server").Result()
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(txt, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok && v != "" {
+			return v, nil
+		}
+	}
+	return "", errors.New("INFO server names no run_id")
+}

@@ -72,7 +72,31 @@ func (DangerousKind) Plan(ctx context.Context, env action.Env, req action.Reques
 	if d.Class != Dangerous {
 		return nil, fmt.Errorf("%w: %s is %s, not a dangerous command", action.ErrInvalid, strings.ToUpper(d.Cmd.Name), d.Class)
 	}
+	if err := keepsAudit(ctx, env, on, args); err != nil {
+		return nil, err
+	}
 	return action.OnServer(on.Node.Addr, dangerousPlan{name: d.Cmd.Name, args: args, on: on, display: display(env.Conn, on)}), nil
+}
+
+// keepsAudit refuses a FLUSHALL of the server that holds Keydeck's audit
+// log, and a FLUSHDB of its database: the record of what was done, this
+// command's own intent record included, would be erased with the rest. If
+// it cannot be told whether they share a server, the command is refused.
+func keepsAudit(ctx context.Context, env action.Env, on On, args []string) error {
+	name := strings.ToLower(args[0])
+	if (name != "flushall" && name != "flushdb") || env.Audit == nil {
+		return nil
+	}
+	same, db, err := env.Audit.Beside(ctx, on.cl)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %s refused: whether this server holds Keydeck's audit log could not be read (%v)", action.ErrRedis, strings.ToUpper(name), err)
+	case same && name == "flushall":
+		return fmt.Errorf("%w: FLUSHALL would erase Keydeck's audit log, which lives in database %d of this server; flush the other databases one by one (FLUSHDB) instead", action.ErrForbidden, db)
+	case same && db == on.DB:
+		return fmt.Errorf("%w: database %d of this server holds Keydeck's audit log; FLUSHDB would erase it", action.ErrForbidden, db)
+	}
+	return nil
 }
 
 func display(conn *redisview.Conn, on On) string {
