@@ -201,7 +201,7 @@ func defineFlags(prog string, cfg *Config) (*flag.FlagSet, *flagLists) {
 	fs.StringVar(&cfg.VertiqueSecretFile, "vertique-secret-file", "", "file holding vertique's key-derivation secret (never shown or logged; one trailing newline is dropped)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "also serve /metrics, alone and without sign-in, on this HOST:PORT (for a Prometheus on a private network)")
 	fs.BoolVar(&cfg.MetricsKeep, "metrics-keep", false, "keep the sweeps /metrics reports on running while nobody has a page open (default: only in the embedded demo; off, /metrics reports what pages started)")
-	fs.BoolVar(&cfg.ConsoleAllowDangerous, "console-allow-dangerous", false, "let admins run the command console's @dangerous commands (FLUSHDB, FLUSHALL, SCRIPT FLUSH, DEBUG …), each previewed with its scope and confirmed by typing the connection's name (default: refused for everyone)")
+	fs.BoolVar(&cfg.ConsoleAllowDangerous, "console-allow-dangerous", false, "let admins run the command console's @dangerous commands (FLUSHDB, FLUSHALL, CONFIG RESETSTAT, DEBUG SLEEP …), each previewed with its scope and confirmed by typing the connection's name (default: refused for everyone)")
 	return fs, fl
 }
 
