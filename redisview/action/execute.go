@@ -213,7 +213,33 @@ func (r *Runner) attempt(ctx context.Context, tx *redis.Tx, x *execution, member
 		r.opts.beforeExec()
 	}
 	x.committing, x.sentAt = true, time.Now()
-	return r.commit(ctx, tx, x.p, states, members)
+	post, err := r.commit(ctx, tx, x.p, states, members)
+	if err != nil {
+		return nil, err
+	}
+	return r.refingerprintForeign(ctx, tx, x, post), nil
+}
+
+// refingerprintForeign reads again, element-wise, the keys whose DUMP read
+// back inside the transaction is not in Redis's format (the embedded demo):
+// undo reads such a key element-wise, so its recorded fingerprint must be
+// of that reading, or undo would always say the key changed. The read comes
+// after EXEC, outside the transaction — on such a server only, a write
+// slipping in between is recorded as the action's. A key that cannot be
+// read again keeps no fingerprint: undo then refuses rather than guess.
+func (r *Runner) refingerprintForeign(ctx context.Context, tx *redis.Tx, x *execution, post []State) []State {
+	for i, ps := range post {
+		if ps.dump == nil || checkDump(ps.dump) || ps.Sensitive || ps.Member != nil {
+			continue
+		}
+		again, err := r.readStates(ctx, tx, x.conn, x.db, nil, []string{ps.Key}) // no plan: the whole key, as undo reads it
+		if err != nil || len(again) != 1 {
+			post[i] = State{Key: ps.Key, Type: ps.Type, PTTL: ps.PTTL, Size: -1, Family: ps.Family, Role: ps.Role}
+			continue
+		}
+		post[i] = again[0]
+	}
+	return post
 }
 
 // recordedArgs are the request's arguments as the audit record keeps them:
