@@ -10,6 +10,7 @@ import (
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/internal/server"
+	cmdconsole "github.com/keydeck/keydeck/redisview/console"
 )
 
 // Console commands draw from the connection's request budget, as searches
@@ -24,6 +25,13 @@ func TestConsoleDrawsFromTheBudget(t *testing.T) {
 	run := func() (int, http.Header, string) {
 		tok := b.csrf(route.ConsoleURL("main"))
 		return b.do(http.MethodPost, route.ConsoleURL("main"), url.Values{"_csrf": {tok}, "command": {"GET k"}, "db": {"0"}})
+	}
+	// A line of more arguments than the console takes is refused before
+	// it draws anything: it would spend the connection's budget for
+	// everyone (review C L3).
+	long := "MGET" + strings.Repeat(" k", cmdconsole.MaxArgs)
+	if code, _, body := b.do(http.MethodPost, route.ConsoleURL("main"), url.Values{"_csrf": {b.csrf(route.ConsoleURL("main"))}, "command": {long}, "db": {"0"}}); code != http.StatusBadRequest {
+		t.Fatalf("a line of %d arguments: %d %s", cmdconsole.MaxArgs+1, code, consoleAnswer(body))
 	}
 	if code, _, body := run(); code != http.StatusOK {
 		t.Fatalf("first GET: %d %s", code, consoleAnswer(body))

@@ -94,6 +94,12 @@ func (a *App) runConsole(c echo.Context) error {
 	if err == nil && len(args) == 0 {
 		err = errors.New("type a command")
 	}
+	if err == nil && len(args) > console.MaxArgs {
+		// Refused before the budget is drawn: each argument that may be
+		// a key costs checks, and one line must not spend the connection's
+		// budget for everyone (review C L3).
+		err = fmt.Errorf("%d arguments; the console takes at most %d", len(args), console.MaxArgs)
+	}
 	if err != nil {
 		vm.Error = "The command line cannot be read: " + err.Error() + "."
 		return page(http.StatusBadRequest)

@@ -8,7 +8,7 @@ import (
 )
 
 // consoleKinds are the action kinds only a flag offers: the command
-// console's dangerous commands (FLUSHDB, SCRIPT FLUSH …) for admins, with
+// console's dangerous commands (FLUSHDB, FLUSHALL, CONFIG RESETSTAT …) for admins, with
 // --console-allow-dangerous; without it no Runner knows the kind, so no
 // request, from a page or the API, can run one.
 func consoleKinds(cfg Config) []action.Kind {

@@ -43,8 +43,7 @@ func readsValues(c *Command) bool {
 	return slices.ContainsFunc(c.KeySpecs, func(ks KeySpec) bool { return slices.Contains(ks.Flags, "access") })
 }
 
-// checkBytes measures the keys (STRLEN for a string, MEMORY USAGE …
-// SAMPLES 5 for the others: O(1) and O(5), in two pipelines) and refuses
+// checkBytes measures the keys (measureBytes) and refuses
 // when they hold more than MaxReadBytes together, linking the largest
 // key's page. A server that refuses MEMORY USAGE (ACL, a managed Redis)
 // leaves those keys to the element bounds.
@@ -61,19 +60,8 @@ func checkBytes(ctx context.Context, cl redis.UniversalClient, c *Command, keys 
 	}); err != nil {
 		return err
 	}
-	sizes := make([]*redis.IntCmd, len(keys))
-	if _, err := cl.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, k := range keys {
-			switch types[i].Val() {
-			case "none":
-			case "string":
-				sizes[i] = p.StrLen(ctx, k)
-			default:
-				sizes[i] = p.MemoryUsage(ctx, k, 5)
-			}
-		}
-		return nil
-	}); err != nil && !isRefusal(err) && !errors.Is(err, redis.Nil) {
+	sizes, err := measureBytes(ctx, cl, keys, types)
+	if err != nil {
 		return err
 	}
 	var total, most int64
@@ -104,4 +92,56 @@ func checkBytes(ctx context.Context, cl redis.UniversalClient, c *Command, keys 
 func isRefusal(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re)
+}
+
+// exactUpTo is the largest collection MEMORY USAGE walks whole (SAMPLES 0):
+// the element bounds let no whole read of a larger one through, so a
+// larger key is only read an element or a page at a time, and is sampled.
+const exactUpTo = MaxElements
+
+// measureBytes sizes each key: STRLEN for a string (O(1)); for a
+// collection its length first, then MEMORY USAGE walking every element
+// when it has at most exactUpTo (a sample of five cannot see one huge
+// field among small ones), five otherwise. Three pipelines; a size the
+// server refuses (ACL, a managed Redis) is left nil.
+func measureBytes(ctx context.Context, cl redis.UniversalClient, keys []string, types []*redis.StatusCmd) ([]*redis.IntCmd, error) {
+	lens := make([]*redis.IntCmd, len(keys))
+	if _, err := cl.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			switch types[i].Val() {
+			case "hash":
+				lens[i] = p.HLen(ctx, k)
+			case "set":
+				lens[i] = p.SCard(ctx, k)
+			case "zset":
+				lens[i] = p.ZCard(ctx, k)
+			case "list":
+				lens[i] = p.LLen(ctx, k)
+			case "stream":
+				lens[i] = p.XLen(ctx, k)
+			}
+		}
+		return nil
+	}); err != nil && !isRefusal(err) && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	sizes := make([]*redis.IntCmd, len(keys))
+	_, err := cl.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			switch t := types[i].Val(); {
+			case t == "none":
+			case t == "string":
+				sizes[i] = p.StrLen(ctx, k)
+			case lens[i] != nil && lens[i].Err() == nil && lens[i].Val() <= exactUpTo:
+				sizes[i] = p.MemoryUsage(ctx, k, 0)
+			default:
+				sizes[i] = p.MemoryUsage(ctx, k, 5)
+			}
+		}
+		return nil
+	})
+	if err != nil && !isRefusal(err) && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	return sizes, nil
 }

@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -29,6 +30,13 @@ func TestReadBoundedByBytes(t *testing.T) {
 	big, part := strings.Repeat("x", 2<<20), strings.Repeat("y", 400<<10)
 	raw.Set(ctx, "big", big, 0)
 	raw.HSet(ctx, "fat", "a", part, "b", part, "c", part)
+	// Many small fields and one large one: a sample of five fields sees
+	// only small ones (review C M1).
+	hidden := []any{"zz-big", big}
+	for i := range 999 {
+		hidden = append(hidden, fmt.Sprintf("f%03d", i), "v")
+	}
+	raw.HSet(ctx, "hidden", hidden...)
 	for _, k := range []string{"p1", "p2", "p3"} {
 		raw.Set(ctx, k, part, 0)
 	}
@@ -45,6 +53,7 @@ func TestReadBoundedByBytes(t *testing.T) {
 	}{
 		{"GET big", "big"},
 		{"HGETALL fat", "fat"},
+		{"HGETALL hidden", "hidden"},
 		{"MGET p1 p2 p3", "p1"},
 		{"MGET p1 p2", ""},
 		{"STRLEN big", ""}, // reads no value

@@ -5,6 +5,11 @@ import (
 	"strings"
 )
 
+// MaxArgs bounds a console line's arguments: at three checks for each
+// argument that may be a key, a line of 1,000 costs about two seconds of a
+// default budget, never the whole connection's for a minute.
+const MaxArgs = 1000
+
 // Cost is what a console line costs its connection's request budget, in
 // the units of the scan budget searches draw from (keys walked): one for
 // the command, one for its COMMAND GETKEYS, three for each argument that

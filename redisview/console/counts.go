@@ -21,6 +21,9 @@ var randomCounts = map[string]string{"srandmember": "members", "hrandfield": "fi
 // MaxElements, for everyone. A count that is not a number is left to the
 // server, which answers it with an error.
 func checkCounts(c *Command, args []string) error {
+	if err := checkGlobs(c, args); err != nil {
+		return err
+	}
 	unit, ok := randomCounts[c.Name]
 	if !ok || len(args) < 3 {
 		return nil
@@ -35,6 +38,34 @@ func checkCounts(c *Command, args []string) error {
 		return forbidden(KeyPage, args[1], "%s with a negative count repeats %s up to the count's size, whatever the key holds: the console takes a count from 0 to %d", up, unit, MaxElements)
 	case n > MaxElements:
 		return forbidden(KeyPage, args[1], "%s count %d is above the console's bound of %d %s per reply", up, n, MaxElements, unit)
+	}
+	return nil
+}
+
+// Glob bounds: Redis matches a glob by backtracking (before 7.0.10 and
+// 6.2.11 exponentially, CVE-2022-36021), a SCAN's MATCH against every name
+// it walks. A short glob with few wildcards is what people type; the
+// Pub/Sub page bounds its filters the same way.
+const (
+	MaxGlobBytes = 256
+	MaxGlobMeta  = 8
+)
+
+// checkGlobs bounds the MATCH of the SCAN family and the PATTERN of
+// COMMAND LIST FILTERBY.
+func checkGlobs(c *Command, args []string) error {
+	if !isScan(c) && c.Name != "command|list" {
+		return nil
+	}
+	for i := 1; i+1 < len(args); i++ {
+		if !strings.EqualFold(args[i], "match") && !strings.EqualFold(args[i], "pattern") {
+			continue
+		}
+		g := args[i+1]
+		n := strings.Count(g, "*") + strings.Count(g, "?") + strings.Count(g, "[")
+		if len(g) > MaxGlobBytes || n > MaxGlobMeta {
+			return forbidden(KeyBrowser, "", "a glob is at most %d bytes with at most %d wildcards (*, ? and [) in the console: Redis matches one by backtracking against every name it walks", MaxGlobBytes, MaxGlobMeta)
+		}
 	}
 	return nil
 }

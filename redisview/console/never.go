@@ -41,14 +41,22 @@ var scripting = []string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "f
 var harmlessScripting = []string{"script|exists", "script|help", "function|help"}
 
 // replication turns the connection into a replication link or a feed of
-// every command the server runs (with their arguments: values, passwords).
-var replication = []string{"sync", "psync", "replconf", "monitor"}
+// every command the server runs (with their arguments: values, passwords),
+// or the server into another's replica: a full sync replaces every key,
+// Keydeck's audit log and session secret included, with another server's.
+var replication = []string{"sync", "psync", "replconf", "monitor", "replicaof", "slaveof"}
+
+// quadratic are reads whose cost grows with the product of their keys'
+// sizes, not with the reply: LCS of two 11 KB strings fills a table of
+// 128 million cells in the server's one thread.
+var quadratic = []string{"lcs", "stralgo"}
 
 // debugKeyless are the DEBUG subcommands that name no key: DEBUG has no
 // key specs, so any other (OBJECT, DIGEST-VALUE, POPULATE, a newer one)
-// may read or write keys the checks never see.
+// may read or write keys the checks never see. RELOAD and LOADAOF are
+// not among them: they replace every key from disk, the audit log too.
 var debugKeyless = []string{
-	"help", "sleep", "reload", "loadaof", "digest", "jmap", "set-active-expire", "change-repl-id", "log",
+	"help", "sleep", "digest", "jmap", "set-active-expire", "change-repl-id", "log",
 	"segfault", "panic", "assert", "oom", "htstats", "structsize", "pause-cron", "dict-resizing",
 	"replybuffer", "client-eviction", "quicklist-packed-threshold", "stringmatch-len",
 }
@@ -60,6 +68,8 @@ func neverRuns(c *Command, args []string) error {
 	switch {
 	case isScripting(c, root):
 		return forbidden(NoPage, "", "%s is one of the server's scripting commands (@scripting): scripts and functions read and change keys they do not name (sensitive families, Keydeck's own audit log), so the console runs none of them, even with --console-allow-dangerous", up)
+	case slices.Contains(quadratic, root):
+		return forbidden(NoPage, "", "%s costs the server time and memory in proportion to the product of its strings' lengths (two 11 KB strings: 128 million cells in its one thread), so the console does not run it", up)
 	case slices.Contains(replication, c.Name):
 		return forbidden(NoPage, "", "%s turns the connection into a replication link or a feed of every command the server runs: the console never runs it", up)
 	case c.Has("movablekeys") && c.Has("no_mandatory_keys"):

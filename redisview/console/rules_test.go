@@ -61,6 +61,11 @@ func TestDecideCountBounds(t *testing.T) {
 		{level: action.Viewer, line: "SRANDMEMBER small", class: console.Read},
 		{level: action.Viewer, line: "HRANDFIELD h 3 WITHVALUES", class: console.Read},
 		{level: action.Viewer, line: "ZRANDMEMBER z 0", class: console.Read},
+		// Globs are bounded like the Pub/Sub page's (review C L4).
+		{level: action.Viewer, line: "SCAN 0 MATCH *a*a*a*a*a*a*a*a*b COUNT 10", want: action.ErrForbidden, page: console.KeyBrowser},
+		{level: action.Viewer, line: "HSCAN h 0 MATCH " + strings.Repeat("x", 300), want: action.ErrForbidden, page: console.KeyBrowser},
+		{level: action.Viewer, line: "COMMAND LIST FILTERBY PATTERN *a*a*a*a*a*a*a*a*b", want: action.ErrForbidden, page: console.KeyBrowser},
+		{level: action.Viewer, line: "SCAN 0 MATCH user:*:session COUNT 10", class: console.Read},
 	})
 	_, err := decide(t, cl, tab, action.Viewer, "SRANDMEMBER small -200000000")
 	if err == nil || !strings.Contains(err.Error(), "negative count") {
@@ -89,6 +94,11 @@ func TestDecideNeverRuns(t *testing.T) {
 		"SYNC", "PSYNC ? -1", "REPLCONF listening-port 1", "MONITOR",
 		"DEBUG OBJECT plain", "DEBUG POPULATE 10", "DEBUG DIGEST-VALUE plain", "DEBUG NEWSUBCOMMAND plain",
 		"MOVE plain 3", "COPY plain plain DB 3", "COPY plain other db 5 REPLACE", "SWAPDB 0 15",
+		// Replication replaces every key (the audit log, the session
+		// secret) with another server's; RELOAD and LOADAOF with the disk's;
+		// LCS costs the product of its strings' lengths (review C).
+		"REPLICAOF 127.0.0.1 1", "SLAVEOF 127.0.0.1 1", "DEBUG RELOAD NOSAVE", "DEBUG LOADAOF",
+		"LCS plain plain", "LCS plain plain LEN",
 	} {
 		tests = append(tests,
 			verdict{level: action.Admin, line: line, flag: true, want: action.ErrForbidden},

@@ -16,7 +16,14 @@ func TestSentinelOverviewNamesThePrimaryAndTheFailover(t *testing.T) {
 	s := redistest.StartSentinel(t)
 	ctx := context.Background()
 	r := NewOverviewReader(openConn(t, s.URL(0)))
-	ov := r.Read(ctx)
+	// The replica may still be in its first sync (wait_bgsave) on a busy
+	// machine: a read is taken once the primary says it is online (it
+	// failed once in CI under the race detector).
+	var ov Overview
+	redistest.Eventually(t, 30*time.Second, "the replica is online", func() bool {
+		ov = r.Read(ctx)
+		return ov.Sentinel != nil && len(ov.Sentinel.Replicas) == 1 && ov.Sentinel.Replicas[0].State == "online"
+	})
 	st := ov.Sentinel
 	if ov.Err != "" || st == nil || st.Err != "" {
 		t.Fatalf("read: %q, sentinel %+v", ov.Err, st)
