@@ -58,6 +58,11 @@ func checkBytes(ctx context.Context, cl redis.UniversalClient, c *Command, keys 
 		}
 		return nil
 	}); err != nil {
+		if moved(err) {
+			// On a cluster node that does not serve the key: the command
+			// meets the same MOVED, and the page links the right node.
+			return nil
+		}
 		return err
 	}
 	sizes, err := measureBytes(ctx, cl, keys, types)
@@ -144,4 +149,15 @@ func measureBytes(ctx context.Context, cl redis.UniversalClient, keys []string, 
 		return nil, err
 	}
 	return sizes, nil
+}
+
+// moved: a cluster node's redirection (MOVED, ASK) of a key it does not
+// serve.
+func moved(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	m := re.Error()
+	return strings.HasPrefix(m, "MOVED ") || strings.HasPrefix(m, "ASK ")
 }

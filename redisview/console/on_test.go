@@ -45,10 +45,13 @@ func TestOnClusterNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := on.Decide(ctx, tab, console.Request{Args: args, Level: action.Viewer}); err != nil {
+		d, err := on.Decide(ctx, tab, console.Request{Args: args, Level: action.Viewer})
+		if err != nil {
 			t.Fatalf("%s: %v", addr, err)
 		}
-		r, err := on.Run(ctx, args)
+		// Read measures the key first: on the other node that meets MOVED,
+		// which the command itself must show (review C L1).
+		r, err := on.Read(ctx, d, args)
 		if err != nil || !strings.HasPrefix(r.Text, want) {
 			t.Errorf("GET k on %s: %q, %v; want %q", addr, r.Text, err, want)
 		}
