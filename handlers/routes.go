@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -116,7 +117,14 @@ func (a *App) RouteTable() []Route {
 		htmlOnly(act(get, route.UndoPreview, a.undoPreview, sameSiteNavigation), "An undo is previewed by POST "+route.APIUndo+" {conn, db, record: the audit record's id}, and confirmed by POST "+route.APIExecute+" {token}."),
 		htmlOnly(act(post, route.Execute, a.executeAction), "A previewed action is executed by POST "+route.APIExecute+" {token: the confirmation token POST "+route.APIPreview+" answered}."),
 		htmlOnly(act(post, route.BansRebuild, a.rebuildBans), "A ban list's bloom is rebuilt from its set by the action "+action.KindRebuildBloom+": POST "+route.APIPreview+" {kind: \""+action.KindRebuildBloom+"\", conn, db, key: the list's bloom_key (GET "+route.APIBans+")}, then POST "+route.APIExecute+" {token}."),
-	}, append(a.serverRoutes(), a.consoleRoutes()...)...)
+	}, a.moreRoutes()...)
+}
+
+// moreRoutes are the routes each area lists in its own file: the
+// server's pages, the console, and changing data (issue 22: edits, bulk
+// actions, export and import).
+func (a *App) moreRoutes() []Route {
+	return slices.Concat(a.serverRoutes(), a.consoleRoutes(), a.editRoutes(), a.bulkRoutes(), a.transferRoutes())
 }
 
 // consoleRoutes are the command console's: GET shows the form, POST runs
