@@ -13,8 +13,8 @@ import (
 // Latencies are the round trips an application's GETs took while
 // something else ran on the same server.
 type Latencies struct {
-	N                  int
-	Errors             int
+	N                   int
+	Errors              int
 	P50, P99, P999, Max time.Duration
 }
 
