@@ -179,6 +179,17 @@ type createPlan struct {
 
 func (p createPlan) Keys() []string { return []string{p.key} }
 
+// captureHint reads the new key back element-wise: it was absent, so
+// nothing says whether this server allows DUMP, and a DUMP refused inside
+// the transaction would abort the creation (a stream has no such reading,
+// and is read back by DUMP).
+func (p createPlan) captureHint(int) (string, string) {
+	if snapshotType(p.c.typ) {
+		return captureSnapshot, p.c.typ
+	}
+	return "", ""
+}
+
 func (p createPlan) size() (int64, string) {
 	switch p.c.typ {
 	case "string":

@@ -90,22 +90,33 @@ func (PushList) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pushPlan{key: req.Key, left: side == "left", value: v}, nil
+	return pushPlan{key: req.Key, left: side == "left", value: v, creates: new(bool)}, nil
 }
 
 type pushPlan struct {
 	key   string
 	left  bool
 	value string
+	// creates: the list is absent (Describe, under WATCH), so it is read
+	// back element-wise, as createPlan's key is.
+	creates *bool
 }
 
 func (p pushPlan) Keys() []string { return []string{p.key} }
+
+func (p pushPlan) captureHint(int) (string, string) {
+	if *p.creates {
+		return captureSnapshot, "list"
+	}
+	return "", ""
+}
 
 func (p pushPlan) Describe(states []State) ([]Change, error) {
 	s := states[0]
 	if err := wantType(s, "list", false); err != nil {
 		return nil, err
 	}
+	*p.creates = !s.Exists()
 	after := State{Key: s.Key, Type: "list", PTTL: s.PTTL, Size: max(s.Size, 0) + 1, Unit: "items"}
 	where := "tail (RPUSH)"
 	if p.left {

@@ -47,12 +47,24 @@ func (RenameKey) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
 	case target == req.Key:
 		return nil, invalidf("the target is the key's own name")
 	}
-	return renamePlan{from: req.Key, to: target, replace: replace}, nil
+	return renamePlan{from: req.Key, to: target, replace: replace, snapped: new(string)}, nil
 }
 
 type renamePlan struct {
 	from, to string
 	replace  bool
+	// snapped is the type of a source read element-wise (see Snapshot:
+	// the demo, a server refusing DUMP), set by Describe under WATCH: the
+	// target is then read back the same way, as that type, or the state
+	// the rename leaves could not be fingerprinted and undone.
+	snapped *string
+}
+
+func (p renamePlan) captureHint(i int) (string, string) {
+	if i == 1 && *p.snapped != "" {
+		return captureSnapshot, *p.snapped
+	}
+	return "", ""
 }
 
 func (p renamePlan) Keys() []string { return []string{p.from, p.to} }
@@ -66,6 +78,9 @@ func (p renamePlan) Notes() []string {
 
 func (p renamePlan) Describe(states []State) ([]Change, error) {
 	from, to := states[0], states[1]
+	if *p.snapped = ""; from.snap != nil {
+		*p.snapped = from.snap.Type
+	}
 	if !from.Exists() {
 		return nil, fmt.Errorf("%w: key %s does not exist", ErrNotFound, quoteKey(from.Key))
 	}
