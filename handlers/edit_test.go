@@ -107,6 +107,13 @@ func TestEditThroughThePages(t *testing.T) {
 	if got := doc.Find(`[data-testid="action-set-string"] textarea[name="arg.value"]`).Text(); got != "line 1\nline 2 " {
 		t.Fatalf("the edit form holds %q", got)
 	}
+	// Kinds acting on a server are not offered on a key's page (they
+	// refuse a request naming a key).
+	for _, kind := range []string{action.KindConfigSet, action.KindKillClient, action.KindCreateKey} {
+		if doc.Find(`[data-testid="action-` + kind + `"]`).Length() != 0 {
+			t.Errorf("the key page offers %s", kind)
+		}
+	}
 	for _, sel := range []string{`[data-testid="action-set-string"] select[name="choice.encoding"]`, `[data-testid="action-rename-key"] input[type="checkbox"][name="choice.replace"]`, `[data-testid="action-persist"]`} {
 		if doc.Find(sel).Length() != 1 {
 			t.Fatalf("the key page has no %s", sel)
