@@ -110,7 +110,7 @@ func TestEditThroughThePages(t *testing.T) {
 	// Kinds acting on a server are not offered on a key's page (they
 	// refuse a request naming a key).
 	for _, kind := range []string{action.KindConfigSet, action.KindKillClient, action.KindCreateKey} {
-		if doc.Find(`[data-testid="action-` + kind + `"]`).Length() != 0 {
+		if doc.Find(`[data-testid="action-`+kind+`"]`).Length() != 0 {
 			t.Errorf("the key page offers %s", kind)
 		}
 	}
