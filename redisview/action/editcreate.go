@@ -179,6 +179,16 @@ type createPlan struct {
 
 func (p createPlan) Keys() []string { return []string{p.key} }
 
+// Notes warn that a stream is read back by DUMP only (it has no
+// element-wise reading): where DUMP is refused or not Redis's format (the
+// embedded demo), the undo will refuse, not knowing the state it left.
+func (p createPlan) Notes() []string {
+	if p.c.typ != "stream" {
+		return nil
+	}
+	return []string{"A stream is recorded by DUMP only: on a server that refuses DUMP or answers it in another format (the embedded demo), creating it cannot be undone."}
+}
+
 // captureHint reads the new key back element-wise: it was absent, so
 // nothing says whether this server allows DUMP, and a DUMP refused inside
 // the transaction would abort the creation (a stream has no such reading,
