@@ -121,6 +121,21 @@ func TestEditsAndTheirUndoPerType(t *testing.T) {
 	}
 }
 
+// A list edit's preview shows the element it replaces.
+func TestSetListElementShowsTheOldElement(t *testing.T) {
+	f := setup(t, Options{})
+	seedEdit(t, f.db(0), "l", "list")
+	pv, err := f.r.Preview(f.ctx, admin, f.conn, KindSetListElement, f.req(0, "l", ArgIndex, "1", ArgValue, "Y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `to 1 bytes: "Y" (before: 1 bytes: "y"; list, 3 items`; !strings.Contains(pv.Summary, want) {
+		t.Fatalf("summary %q, want %q", pv.Summary, want)
+	}
+	_, err = f.r.Preview(f.ctx, admin, f.conn, KindSetListElement, f.req(0, "l", ArgIndex, "-1", ArgValue, "z"))
+	wantErr(t, err, ErrInvalid, "already holds")
+}
+
 // A key of every type is created with its TTL, next to its twin, which is
 // left alone; undo removes the created key only.
 func TestCreateKeyEveryTypeAndUndo(t *testing.T) {

@@ -40,13 +40,50 @@ func (SetListElement) Plan(_ context.Context, _ Env, req Request) (Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	return listSetPlan{key: req.Key, index: idx, value: v}, nil
+	return listSetPlan{key: req.Key, index: idx, value: v, old: new(oldElement)}, nil
 }
 
 type listSetPlan struct {
 	key   string
 	index int64
 	value string
+	old   *oldElement // read by prepare, for the preview's before → after
+}
+
+// oldElement is the element a list edit replaces, as prepare read it.
+type oldElement struct {
+	read  bool
+	value string
+}
+
+// maxElementRead bounds the list whose element prepare reads: the
+// element is no larger than the list's exact memory.
+const maxElementRead = 4 << 20
+
+func (p listSetPlan) watched() []string { return nil }
+
+// prepare reads the element replaced, only from a list whose exact memory
+// bounds it (LLEN, then MEMORY USAGE … SAMPLES 0, as readStates measures);
+// otherwise the preview says its index only. At execution it runs under
+// the WATCH of the list, so the element read is the one replaced.
+func (p listSetPlan) prepare(ctx context.Context, c redis.Cmdable) error {
+	*p.old = oldElement{}
+	n, err := c.LLen(ctx, p.key).Result()
+	if err != nil || n == 0 || n > maxPriorElements {
+		return nil // the key's own reads say what is wrong with it
+	}
+	mem, err := c.MemoryUsage(ctx, p.key, 0).Result() // SAMPLES 0: exact
+	if isSyntaxErr(err) {
+		mem, err = c.MemoryUsage(ctx, p.key).Result() // the demo measures whole
+	}
+	if err != nil || mem > maxElementRead {
+		return nil
+	}
+	v, err := c.LIndex(ctx, p.key, p.index).Result()
+	if err == nil {
+		*p.old = oldElement{read: true, value: v}
+	}
+	return nil
 }
 
 func (p listSetPlan) Keys() []string { return []string{p.key} }
@@ -59,9 +96,16 @@ func (p listSetPlan) Describe(states []State) ([]Change, error) {
 	if p.index >= s.Size || p.index < -s.Size {
 		return nil, invalidf("index %d is out of range: list %s has %d items (0 to %d, or -%d to -1)", p.index, quoteKey(s.Key), s.Size, s.Size-1, s.Size)
 	}
+	before := s.Shape()
+	if p.old.read {
+		if p.old.value == p.value && !s.Sensitive {
+			return nil, invalidf("item #%d of %s already holds this value", p.index, quoteKey(s.Key))
+		}
+		before = valueWords(s, p.old.value) + "; " + before
+	}
 	return []Change{{
 		Key: s.Key, Op: "set", After: s.Shape(), Before: s,
-		Text: fmt.Sprintf("SET item #%d of %s to %s (before: %s)", p.index, quoteKey(s.Key), valueWords(s, p.value), s.Shape()),
+		Text: fmt.Sprintf("SET item #%d of %s to %s (before: %s)", p.index, quoteKey(s.Key), valueWords(s, p.value), before),
 	}}, nil
 }
 
