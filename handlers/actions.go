@@ -79,8 +79,9 @@ func (a *App) keyPage(c echo.Context) error {
 	for _, k := range forms {
 		f := views.ActionForm{Kind: k.Name(), Title: k.Title(), Danger: k.Requires() == action.Admin}
 		for _, arg := range k.Args() {
-			f.Args = append(f.Args, views.ArgField{Name: arg.Name, Help: arg.Help})
+			f.Args = append(f.Args, argField(arg))
 		}
+		prefillEdit(&f, vm.Value)
 		vm.Actions = append(vm.Actions, f)
 	}
 	vm.ActionsNote = note

@@ -119,6 +119,7 @@ func (a *App) dbPage(c echo.Context) error {
 		total = stats.TotalKeys(ctx, conn, db)
 	}
 	vm := dbVM(s.Detail(total), conn.PackChoice(), st)
+	vm.Create = a.createForm(c, conn.Name, db)
 	title := fmt.Sprintf("%s · db%d", conn.Name, db)
 	return render(c, http.StatusOK, vm, views.DBPage(a.page(c, title, conn.Name), vm))
 }

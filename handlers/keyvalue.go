@@ -349,6 +349,9 @@ func stringVM(vm *views.ValueVM, pg value.Page, v route.Value, link func(view, a
 	at := pg.Offset
 	whole := at == 0 && int64(len(raw)) == pg.Length
 	binary, isJSON := stringKind(pg)
+	if whole {
+		vm.Edit, vm.EditEncoding = editValue(raw)
+	}
 	view := v.View
 	if view == "" || (view == "json" && !isJSON) {
 		switch {

@@ -183,6 +183,9 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	// The console's POST runs what it is given: its refusals of sensitive
 	// keys are TestConsoleRoles's (a GET only fills the form).
 	writes = append(writes, route.Console)
+	// Create key is a preview of create-key, like route.Preview: what it
+	// shows of a sensitive key is TestEditSensitiveShowsSizesOnly's.
+	writes = append(writes, route.CreateKey)
 	for _, r := range f.routes {
 		switch {
 		case r.Asset || r.Path == route.Live:

@@ -235,6 +235,20 @@ func TestBrowserDemoActionsUndo(t *testing.T) {
 		}
 		return nil
 	})
+	// Edits through their forms (a value typed in a textarea, a score),
+	// undone with the key's TTL.
+	runAndUndo("t:hash", "set-hash-field", map[string]string{"field": "note ", "value": "x y"}, func(before, after keyState) error {
+		if v := after.Value.(map[string]string); v["note "] != "x y" || v["note"] != "a b c" || after.PTTL <= 0 {
+			return fmt.Errorf("%+v, want field \"note \" added beside its twin, TTL kept", after)
+		}
+		return nil
+	})
+	runAndUndo("t:zset", "add-zset-member", map[string]string{"member": "p1", "score": "7"}, func(before, after keyState) error {
+		if zs := after.Value.([]redis.Z); len(zs) != 3 || zs[1].Member != "p1" || zs[1].Score != 7 || after.PTTL <= 0 {
+			return fmt.Errorf("%+v, want p1 at score 7, TTL kept", after)
+		}
+		return nil
+	})
 	t.Logf("actions and undos: %v since start", time.Since(start).Round(time.Millisecond))
 
 	// No "n/a" where a real server reports a figure: the overview once its

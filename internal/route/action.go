@@ -53,7 +53,24 @@ func ParseAction(form url.Values) (Action, error) {
 			a.Args[arg] = vals[0]
 		}
 	}
-	return a, decodeArgs(form.Get("enc"), a.Args)
+	textareaLines(form, a.Args)
+	if err := decodeArgs(form.Get("enc"), a.Args); err != nil {
+		return Action{}, err
+	}
+	// A choice (a select's option, a ticked checkbox: choice.NAME) is a
+	// word of the page's own, never typed: taken as sent, whatever enc.
+	for name, vals := range form {
+		arg, ok := strings.CutPrefix(name, "choice.")
+		_, dup := a.Args[arg]
+		switch {
+		case !ok || len(vals) == 0:
+		case len(vals) > 1 || dup:
+			return Action{}, badParam("The argument %q is given more than once.", arg)
+		default:
+			a.Args[arg] = vals[0]
+		}
+	}
+	return a, nil
 }
 
 // Argument encodings of an action form (its enc field): a text field
@@ -92,4 +109,18 @@ func decodeArgs(enc string, args map[string]string) error {
 		return badParam("The argument encoding %q is none of text, escaped and base64.", enc)
 	}
 	return nil
+}
+
+// TextareaLF names (repeated) the arguments a form asks for in a textarea:
+// a browser sends a textarea's line breaks as CRLF whatever was typed, so
+// those are turned back into the LF typed. A value that must hold a CR is
+// sent in hex or base64.
+const TextareaLF = "lf"
+
+func textareaLines(form url.Values, args map[string]string) {
+	for _, name := range form[TextareaLF] {
+		if v, ok := args[name]; ok {
+			args[name] = strings.ReplaceAll(v, "\r\n", "\n")
+		}
+	}
 }

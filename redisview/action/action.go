@@ -60,7 +60,22 @@ type Arg struct {
 	// Data marks an argument that names data inside the key (a member):
 	// withheld from the audit record when the key is sensitive.
 	Data bool
+	// Input is how a form asks for it: "" a one-line text field, or
+	// InputTextarea, InputSelect (one of Choices, the first preselected),
+	// InputCheckbox (sent as "true" when ticked) or InputNumber.
+	Input   string
+	Choices []string
+	// Optional: the form may leave it empty.
+	Optional bool
 }
+
+// Inputs of an Arg (Arg.Input).
+const (
+	InputTextarea = "textarea"
+	InputSelect   = "select"
+	InputCheckbox = "checkbox"
+	InputNumber   = "number"
+)
 
 // Env is what a kind may consult while planning.
 type Env struct {

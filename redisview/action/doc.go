@@ -53,6 +53,15 @@
 // role; they implement Applicable, which the UI uses to offer only the
 // actions that fit a key.
 //
+// Admin, editing one key (edit.go): create-key (any type, its value and
+// TTL; refused over an existing key), set-string (TTL kept),
+// set-hash-field, set-list-element, push-list, add-set-member,
+// add-zset-member, add-stream-entry, rename-key (over an existing target
+// only when replace is asked; both keys recorded) and persist. A hash
+// field or a set or sorted-set member is acted on as a part (MemberPlan);
+// the others act on the whole key. Values the pack knows the shape of are
+// checked (editshape.go); a sensitive key's values are worded by size.
+//
 // # Actions on a server
 //
 // A kind acting on a server rather than on keys (config-set, kill-client)

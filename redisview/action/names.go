@@ -20,4 +20,26 @@ const (
 	ArgParameter = "parameter"
 	ArgValue     = "value"
 	ArgClientID  = "id"
+
+	// Single-key edits (issue 22): see edit.go.
+	KindCreateKey      = "create-key"
+	KindSetString      = "set-string"
+	KindSetHashField   = "set-hash-field"
+	KindSetListElement = "set-list-element"
+	KindPushList       = "push-list"
+	KindAddSetMember   = "add-set-member"
+	KindAddZSetMember  = "add-zset-member"
+	KindAddStreamEntry = "add-stream-entry"
+	KindRenameKey      = "rename-key"
+	KindPersist        = "persist"
+
+	ArgType     = "type"
+	ArgEncoding = "encoding" // of ArgValue: text (default) or hex
+	ArgIndex    = "index"
+	ArgSide     = "side" // push-list: left or right
+	ArgScore    = "score"
+	ArgFields   = "fields" // add-stream-entry: a JSON object
+	ArgEntryID  = "entry"  // add-stream-entry: * or an explicit id
+	ArgTarget   = "target"
+	ArgReplace  = "replace"
 )

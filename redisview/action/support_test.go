@@ -413,7 +413,7 @@ func TestAppliesTo(t *testing.T) {
 			names = append(names, k.Name())
 		}
 	}
-	if got := strings.Join(names, " "); got != "ban clear-failures force-unlock remove-leaderboard-entry reset-limit set-bloom-bits unban unlock-login rebuild-bloom release-reservation remove-hash-field remove-set-member undo" {
+	if got := strings.Join(names, " "); got != "ban clear-failures force-unlock remove-leaderboard-entry reset-limit set-bloom-bits unban unlock-login config-set create-key kill-client rebuild-bloom release-reservation remove-hash-field remove-set-member undo" {
 		t.Fatalf("applicable kinds: %s", got)
 	}
 }

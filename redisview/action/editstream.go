@@ -1,0 +1,143 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// AddStreamEntry appends one entry to a stream (XADD), with an id Redis
+// picks (*) or an explicit one, which must be above the stream's last.
+type AddStreamEntry struct{}
+
+func init() { Register(AddStreamEntry{}) }
+
+func (AddStreamEntry) Name() string    { return KindAddStreamEntry }
+func (AddStreamEntry) Title() string   { return "Append entry" }
+func (AddStreamEntry) Requires() Level { return Admin }
+func (AddStreamEntry) KeyType() string { return "stream" }
+func (AddStreamEntry) Args() []Arg {
+	return []Arg{
+		{Name: ArgFields, Help: `the entry's fields as a JSON object, in order: {"event": "login", "user": "42"}`, Data: true, Input: InputTextarea},
+		{Name: ArgEntryID, Help: "its id: * (Redis picks the next) or an explicit one above the last (1700000000000-0)", Optional: true},
+	}
+}
+
+// streamID is an id XADD takes: *, ms, ms-seq or ms-*.
+var streamID = regexp.MustCompile(`^(\*|[0-9]{1,20}(-([0-9]{1,20}|\*))?)$`)
+
+func (AddStreamEntry) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
+	if err := checkArgs(req, ArgFields, ArgEntryID); err != nil {
+		return nil, err
+	}
+	pairs, err := parsePairs(req.Args[ArgFields], ArgFields)
+	if err != nil {
+		return nil, err
+	}
+	id := req.Args[ArgEntryID]
+	if id == "" {
+		id = "*"
+	}
+	if !streamID.MatchString(id) || id == "0" || id == "0-0" {
+		return nil, invalidf("entry id %q: want * or an id such as 1700000000000-0, above 0-0", id)
+	}
+	return streamPlan{key: req.Key, id: id, pairs: pairs}, nil
+}
+
+type streamPlan struct {
+	key   string
+	id    string
+	pairs [][2]string
+}
+
+func (p streamPlan) Keys() []string { return []string{p.key} }
+
+func (p streamPlan) Describe(states []State) ([]Change, error) {
+	s := states[0]
+	if err := wantType(s, "stream", false); err != nil {
+		return nil, err
+	}
+	after := State{Key: s.Key, Type: "stream", PTTL: s.PTTL, Size: max(s.Size, 0) + 1, Unit: "entries"}
+	return []Change{{
+		Key: s.Key, Op: "append", After: after.Shape(), Before: s,
+		Text: fmt.Sprintf("APPEND entry %s to %s: %s (before: %s)", p.id, quoteKey(s.Key), pairsWords(s, p.pairs), s.Shape()),
+	}}, nil
+}
+
+func (p streamPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
+	vals := make([]any, 0, 2*len(p.pairs))
+	for _, kv := range p.pairs {
+		vals = append(vals, kv[0], kv[1])
+	}
+	tx.XAdd(ctx, &redis.XAddArgs{Stream: p.key, ID: p.id, Values: vals})
+}
+
+// parsePairs reads a JSON object of strings, keeping its order and
+// refusing a name given twice (which one was meant cannot be told).
+func parsePairs(raw, what string) ([][2]string, error) {
+	if len(raw) > maxEditBytes {
+		return nil, invalidf("%s is longer than 1 MiB", what)
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	bad := func(why string) error {
+		return invalidf(`%s must be a JSON object of strings, such as {"name": "value"}: %s`, what, why)
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, bad("it does not start with {")
+	}
+	var out [][2]string
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		name := t.(string) // a key of an object is always a string
+		var v string
+		if err := dec.Decode(&v); err != nil {
+			return nil, bad(fmt.Sprintf("the value of %q is not a string", name))
+		}
+		if seen[name] {
+			return nil, bad(fmt.Sprintf("%q is given twice", name))
+		}
+		seen[name] = true
+		out = append(out, [2]string{name, v})
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, bad("it does not end with }")
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, bad("there is more after the object")
+	}
+	if len(out) == 0 {
+		return nil, bad("it is empty")
+	}
+	return out, nil
+}
+
+// pairsWords describes fields and values: their count and, for a key that
+// is not sensitive, the first few.
+func pairsWords(s State, pairs [][2]string) string {
+	if s.Sensitive {
+		n := 0
+		for _, p := range pairs {
+			n += len(p[0]) + len(p[1])
+		}
+		return fmt.Sprintf("%d fields, %d bytes (sensitive, not shown)", len(pairs), n)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%d fields", len(pairs))
+	for i, p := range pairs {
+		if i == 3 {
+			b.WriteString(", …")
+			break
+		}
+		fmt.Fprintf(&b, ", %q=%q", clipText(p[0], 40), clipText(p[1], 40))
+	}
+	return b.String()
+}
