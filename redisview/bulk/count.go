@@ -133,7 +133,7 @@ func (e *Engine) count(ctx context.Context, conn *redisview.Conn, j Job, w walk,
 		e.decideUndo(&j)
 	}
 	j.Updated = e.now().UTC()
-	if err := e.save(context.WithoutCancel(ctx), j); err != nil {
+	if err := e.saveAs(context.WithoutCancel(ctx), j, true); err != nil {
 		e.o.Log.Warn("bulk: count not saved", "job", j.ID, "err", err)
 	}
 }

@@ -113,7 +113,7 @@ func (e *Engine) finish(ctx context.Context, j Job) {
 	} else {
 		e.o.Log.Warn("bulk: outcome not recorded", "job", j.ID, "err", err)
 	}
-	if err := e.save(ctx, j); err != nil {
+	if err := e.saveAs(ctx, j, true); err != nil {
 		e.o.Log.Warn("bulk: job state not saved", "job", j.ID, "err", err)
 	}
 }

@@ -54,9 +54,16 @@ func (e *Engine) queueSave(ctx context.Context, p redis.Pipeliner, j Job) {
 }
 
 // save writes j's state.
-func (e *Engine) save(ctx context.Context, j Job) error {
+func (e *Engine) save(ctx context.Context, j Job) error { return e.saveAs(ctx, j, false) }
+
+// saveAs writes j's state and, with release, gives up its lease in the
+// same transaction: a job seen stopped is free to start or resume.
+func (e *Engine) saveAs(ctx context.Context, j Job, release bool) error {
 	_, err := e.o.Audit.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		e.queueSave(ctx, p, j)
+		if release {
+			p.Del(ctx, e.lease(j.ID))
+		}
 		return nil
 	})
 	if err != nil {
