@@ -181,7 +181,13 @@ func TestRunningJobTakenOver(t *testing.T) {
 	if j, _ = e1.Job(f.ctx, j.ID); j.Status != bulk.Running {
 		t.Fatalf("stopped engine left %+v", j)
 	}
+	// A process that died leaves its lease until it lapses.
+	f.audit.Set(f.ctx, "keydeck:bulk:job:"+j.ID+":lease", "the dead one", 300*time.Millisecond)
 	e2 := f.engine(bulk.Options{Rate: 1_000_000, Batch: 100, Lease: 300 * time.Millisecond})
+	e2.TakeOver(f.ctx)
+	if j, _ = e2.Job(f.ctx, j.ID); j.Status != bulk.Running || j.Owner == "" {
+		t.Fatalf("taken over while its lease held: %+v", j)
+	}
 	ctx, stop := context.WithCancel(f.ctx)
 	defer stop()
 	go e2.Run(ctx)

@@ -89,7 +89,7 @@ func (e *Engine) Count(ctx context.Context, actor action.Actor, conn *redisview.
 	if err := e.save(ctx, j); err != nil {
 		return Job{}, err
 	}
-	e.spawn(j.ID, func(ctx context.Context) { e.count(ctx, conn, j, w, budget) })
+	e.spawn("count:"+j.ID, func(ctx context.Context) { e.count(ctx, conn, j, w, budget) })
 	return j, nil
 }
 
@@ -119,11 +119,11 @@ func (e *Engine) checkSpec(spec Spec) (Kind, error) {
 // count walks the selection and records every key found with its
 // fingerprint; it ends Counted, or Failed, or Cancelled when asked.
 func (e *Engine) count(ctx context.Context, conn *redisview.Conn, j Job, w walk, budget Budget) {
-	defer e.release(ctx, j.ID)
 	err := e.countWalk(ctx, conn, &j, w, budget)
 	switch {
 	case ctx.Err() != nil:
-		return // this engine stops: the count is found interrupted (Run)
+		e.release(ctx, j.ID) // this engine stops: the count is found interrupted (Run)
+		return
 	case errors.Is(err, errCancelled):
 		j.Status = Cancelled
 	case err != nil:

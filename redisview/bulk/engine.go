@@ -126,8 +126,8 @@ func (e *Engine) Close() {
 	e.wg.Wait()
 }
 
-// go runs f under the engine's context as the job id's worker, unless
-// this engine already runs it.
+// spawn runs f under the engine's context as the worker named (a job's
+// id, or "count:" and its id), unless this engine already runs it.
 func (e *Engine) spawn(id string, f func(ctx context.Context)) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

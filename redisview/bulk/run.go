@@ -37,6 +37,8 @@ func (e *Engine) TakeOver(ctx context.Context) {
 	for _, id := range ids {
 		e.mu.Lock()
 		_, busy := e.mine[id]
+		_, counting := e.mine["count:"+id]
+		busy = busy || counting
 		e.mu.Unlock()
 		if busy {
 			continue
@@ -70,10 +72,13 @@ func (e *Engine) TakeOver(ctx context.Context) {
 // until it is done, cancelled, failed, or the engine stops (the job then
 // stays Running for a takeover).
 func (e *Engine) run(ctx context.Context, id string) {
-	defer e.release(ctx, id)
+	// The lease is given up with the final state (finish), or when this
+	// engine stops, for another to take the job over; never in a defer,
+	// which could free a lease the same engine took again meanwhile.
 	j, err := e.Job(ctx, id)
 	if err != nil {
 		e.o.Log.Warn("bulk: job not read", "job", id, "err", err)
+		e.release(ctx, id)
 		return
 	}
 	k, err := kindOf(j.Spec.Kind)
@@ -82,7 +87,10 @@ func (e *Engine) run(ctx context.Context, id string) {
 		err = e.batches(ctx, &j, k)
 	}
 	switch {
-	case ctx.Err() != nil || errors.Is(err, errLeaseLost):
+	case errors.Is(err, errLeaseLost):
+		return // another engine runs it now
+	case ctx.Err() != nil:
+		e.release(ctx, id)
 		return
 	case errors.Is(err, errCancelled):
 		j.Status = Cancelled
