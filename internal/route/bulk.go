@@ -1,9 +1,6 @@
 package route
 
-import (
-	"net/url"
-	"strconv"
-)
+import "net/url"
 
 // Paths of bulk jobs (issue 22): a family's or a pattern's keys counted
 // (POST BulkCount, from its key list), then the job's page (live count,
@@ -35,29 +32,3 @@ func BulkStartURL(conn, id string) string  { return BulkJobURL(conn, id) + "/sta
 func BulkCancelURL(conn, id string) string { return BulkJobURL(conn, id) + "/cancel" }
 func BulkResumeURL(conn, id string) string { return BulkJobURL(conn, id) + "/resume" }
 func BulkUndoURL(conn, id string) string   { return BulkJobURL(conn, id) + "/undo" }
-
-// BulkTopicArg is a job's live topic argument.
-func BulkTopicArg(conn, id string) string {
-	return url.Values{"conn": {conn}, "id": {id}}.Encode()
-}
-
-// BulkCountForm is the form a key list posts: kind, and family or pattern.
-type BulkCountForm struct {
-	Kind, Family, Pattern, TTL string
-	DB                         int
-}
-
-// Values are the form's fields.
-func (f BulkCountForm) Values() url.Values {
-	v := url.Values{"kind": {f.Kind}, "db": {strconv.Itoa(f.DB)}}
-	if f.Family != "" {
-		v.Set("family", f.Family)
-	}
-	if f.Pattern != "" {
-		v.Set("pattern", f.Pattern)
-	}
-	if f.TTL != "" {
-		v.Set("ttl", f.TTL)
-	}
-	return v
-}
