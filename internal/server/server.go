@@ -116,9 +116,7 @@ type Config struct {
 	// (default: Sweep.KeysPerSec, so searching costs Redis no more than a
 	// sweep does).
 	SearchRate int
-	// Bulk are the bulk jobs' figures (Rate, Batch, UndoKeys, UndoBytes;
-	// zero: bulk's defaults); the server gives the rest.
-	Bulk bulk.Options
+	Bulk       bulk.Options // the bulk jobs' Rate, Batch, UndoKeys, UndoBytes (zero: bulk's defaults)
 
 	// MetricsBans runs /metrics's keeper (metrics.Keeper) for the one
 	// figure no worker keeps: each ban list's health, read every
@@ -208,7 +206,6 @@ type Server struct {
 	handler *echo.Echo
 	budgets map[string]*scanbudget.Budget // per connection
 	share   *lease.Shared                 // nil: no replicas (Config.Replicas)
-	bulk    *bulk.Engine
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -251,10 +248,6 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		actions: action.New(audit, action.Options{MaxLen: cfg.AuditMaxLen, Secret: auth.Secret, ReadOnly: auth.ReadOnly, Now: cfg.Now,
 			Kinds: consoleKinds(cfg)})}
 	s.ctx, s.cancel = context.WithCancel(ctx)
-	bo := cfg.Bulk
-	bo.Audit, bo.Runner, bo.Conns, bo.Secret, bo.Clock, bo.Log = audit, s.actions, reg.Get, auth.Secret, cfg.Clock, log.With("component", "bulk")
-	s.bulk = bulk.New(bo)
-	s.bg.Go(func() { s.bulk.Run(s.ctx) }) // takes over the jobs of a Keydeck that stopped
 	if cfg.Replicas {
 		s.share = &lease.Shared{Client: audit, ID: lease.NewID(), Clock: cfg.Clock, Log: log.With("component", "replicas")}
 	}
@@ -304,7 +297,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Vertique: cfg.Vertique, ScanBudgets: budgets,
 		LimitSweeps: s.limits, QuotaWalkers: s.quotas, VertiqueInventory: &vertique.Cache{},
 		UserStates:     search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now),
-		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous, Bulk: s.bulk})
+		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous, Bulk: s.startBulk(cfg, audit, auth.Secret)})
 	s.budgets = budgets
 	s.app.Routes(s.handler)
 	s.startMetrics()
@@ -361,7 +354,6 @@ func (s *Server) Close() {
 		s.boards.Wait()
 		s.watch.Wait()
 		s.bg.Wait()
-		s.bulk.Close()
 		s.reg.Close()
 	})
 }
