@@ -20,6 +20,8 @@ import (
 // Bulk runs bulk jobs (redisview/bulk.Engine).
 type Bulk interface {
 	Count(ctx context.Context, actor action.Actor, conn *redisview.Conn, spec bulk.Spec, budget bulk.Budget) (bulk.Job, error)
+	// Prepare makes a job of given items (an import, redisview/transfer).
+	Prepare(ctx context.Context, actor action.Actor, conn *redisview.Conn, spec bulk.Spec, items []bulk.Item) (bulk.Job, error)
 	Start(ctx context.Context, actor action.Actor, id string, typed int64) (bulk.Job, error)
 	Cancel(ctx context.Context, actor action.Actor, id string) error
 	Resume(ctx context.Context, actor action.Actor, id string) (bulk.Job, error)
