@@ -77,6 +77,8 @@ type Deps struct {
 	// keeps none. ConsoleDangerous is --console-allow-dangerous.
 	ConsoleHistory   ConsoleHistory
 	ConsoleDangerous bool
+	// Bulk runs bulk jobs (redisview/bulk.Engine); nil: no bulk actions.
+	Bulk Bulk
 }
 
 // App holds the handlers' dependencies; build it with New.
@@ -115,6 +117,8 @@ type App struct {
 	// The command console's history and --console-allow-dangerous.
 	consoleHistory   ConsoleHistory
 	consoleDangerous bool
+
+	bulk Bulk // nil: no bulk actions
 }
 
 // New builds the App.
@@ -179,6 +183,7 @@ func New(d Deps) *App {
 
 		consoleHistory:   d.ConsoleHistory,
 		consoleDangerous: d.ConsoleDangerous,
+		bulk:             d.Bulk,
 	}
 	a.own, _ = d.Audit.(OwnAudit)
 	for _, c := range d.Conns.All() {

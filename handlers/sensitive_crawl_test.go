@@ -176,6 +176,8 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	c.router(f.routes)
 	examples := sensPageExamples(planted, undo)
 	topicExamples := sensTopicExamples(planted)
+	bulkJob, bulkTopic := sensBulkJob(t, c.b, planted)
+	examples[route.BulkJob], topicExamples["bulk"] = []string{bulkJob}, []string{bulkTopic}
 
 	// Every GET route has examples; every POST route is a write the crawl
 	// leaves alone (named here, so that a new one is looked at).
@@ -186,6 +188,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	// Create key is a preview of create-key, like route.Preview: what it
 	// shows of a sensitive key is TestEditSensitiveShowsSizesOnly's.
 	writes = append(writes, route.CreateKey)
+	writes = append(writes, route.BulkCount, route.BulkStart, route.BulkCancel, route.BulkResume, route.BulkUndo)
 	for _, r := range f.routes {
 		switch {
 		case r.Asset || r.Path == route.Live:

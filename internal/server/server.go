@@ -32,6 +32,7 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/bulk"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/quotas"
@@ -115,6 +116,7 @@ type Config struct {
 	// (default: Sweep.KeysPerSec, so searching costs Redis no more than a
 	// sweep does).
 	SearchRate int
+	Bulk       bulk.Options // the bulk jobs' Rate, Batch, UndoKeys, UndoBytes (zero: bulk's defaults)
 
 	// MetricsBans runs /metrics's keeper (metrics.Keeper) for the one
 	// figure no worker keeps: each ban list's health, read every
@@ -295,7 +297,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Vertique: cfg.Vertique, ScanBudgets: budgets,
 		LimitSweeps: s.limits, QuotaWalkers: s.quotas, VertiqueInventory: &vertique.Cache{},
 		UserStates:     search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now),
-		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous})
+		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous, Bulk: s.startBulk(cfg, audit, auth.Secret)})
 	s.budgets = budgets
 	s.app.Routes(s.handler)
 	s.startMetrics()
