@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/keydeck/keydeck/internal/live"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/views"
 )
@@ -27,7 +28,7 @@ func (BulkTopic) readOnly() {}
 
 func parseBulkTopic(arg string) (Topic, error) {
 	q, err := url.ParseQuery(arg)
-	if err != nil || q.Get("conn") == "" || q.Get("id") == "" {
+	if err != nil || !redisview.ValidName(q.Get("conn")) || q.Get("id") == "" {
 		return nil, ErrUnknownTopic
 	}
 	return BulkTopic{Conn: q.Get("conn"), ID: q.Get("id"), As: q.Get("as")}, nil

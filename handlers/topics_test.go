@@ -29,6 +29,7 @@ func TestTopicsRoundTrip(t *testing.T) {
 		{handlers.AuditTopic{Filter: f}, "audit:plain:key=k&since=2026-11-29T14%3A30&user=ada", action.Viewer},
 		{handlers.AuditTopic{}, "audit:plain:", action.Viewer},
 		{handlers.AuditTopic{Undo: true}, "audit:undo:", action.Admin},
+		{handlers.BulkTopic{Conn: "main", ID: "20261202T120000-ab", As: "running"}, "bulk:as=running&conn=main&id=20261202T120000-ab", action.Admin},
 	} {
 		name := tt.topic.String()
 		if tt.name != "" && name != tt.name {

@@ -72,8 +72,26 @@ func (e *Engine) saveAs(ctx context.Context, j Job, release bool) error {
 	return nil
 }
 
+// validID: a job id as newID writes it (a URL's id is checked before it
+// names a key of the audit Redis).
+func validID(id string) bool {
+	if len(id) < 17 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || c == 'T' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // Job reads a job's state.
 func (e *Engine) Job(ctx context.Context, id string) (Job, error) {
+	if !validID(id) {
+		return Job{}, ErrNotFound
+	}
 	s, err := e.o.Audit.HGet(ctx, e.jobKey(id), "state").Result()
 	if errors.Is(err, redis.Nil) {
 		return Job{}, ErrNotFound

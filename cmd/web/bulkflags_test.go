@@ -1,0 +1,29 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/keydeck/keydeck/redisview/bulk"
+)
+
+func TestBulkFlags(t *testing.T) {
+	t.Parallel()
+	none := func(string) string { return "" }
+	cfg, err := parseFlags("keydeck", nil, none)
+	if err != nil || cfg.Bulk.Rate != bulk.DefaultRate || cfg.Bulk.Batch != bulk.DefaultBatch ||
+		cfg.Bulk.UndoKeys != bulk.DefaultUndoKeys || cfg.Bulk.UndoBytes != 64<<20 {
+		t.Fatalf("defaults: %+v, %v", cfg.Bulk, err)
+	}
+	cfg, err = parseFlags("keydeck", []string{"--bulk-rate", "50000", "--bulk-batch", "500", "--bulk-undo-keys", "1000000", "--bulk-undo-bytes", "1GB"}, none)
+	if err != nil || cfg.Bulk.Rate != 50000 || cfg.Bulk.Batch != 500 || cfg.Bulk.UndoKeys != 1_000_000 || cfg.Bulk.UndoBytes != 1<<30 {
+		t.Fatalf("given: %+v, %v", cfg.Bulk, err)
+	}
+	for _, args := range [][]string{
+		{"--bulk-rate", "5"}, {"--bulk-rate", "2000000"}, {"--bulk-batch", "0"}, {"--bulk-undo-keys", "0"},
+		{"--bulk-undo-bytes", "12XB"}, {"--bulk-undo-bytes", "-1"}, {"--bulk-undo-bytes", "0MB"},
+	} {
+		if _, err := parseFlags("keydeck", args, none); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
