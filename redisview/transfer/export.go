@@ -1,0 +1,161 @@
+package transfer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/browse"
+	"github.com/keydeck/keydeck/redisview/console"
+	"github.com/keydeck/keydeck/redisview/schema"
+)
+
+// ErrSelection: an export's selection is not one it can run (400).
+var ErrSelection = errors.New("bad export selection")
+
+// Selection is what an export exports: one key, a family's keys, or the
+// keys matching a glob.
+type Selection struct {
+	Key     string         // one key, byte-exact
+	Family  *schema.Family // every key of the family (Classifier decides)
+	Pattern string         // every key SCAN MATCH finds
+	// Classifier is the connection's; with Family it decides which keys
+	// belong.
+	Classifier *schema.Classifier
+}
+
+// CheckGlob bounds a pattern as the console bounds MATCH: Redis matches
+// a glob by backtracking against every name it walks.
+func CheckGlob(g string) error {
+	n := strings.Count(g, "*") + strings.Count(g, "?") + strings.Count(g, "[")
+	switch {
+	case g == "":
+		return fmt.Errorf("%w: an empty pattern", ErrSelection)
+	case len(g) > console.MaxGlobBytes || n > console.MaxGlobMeta:
+		return fmt.Errorf("%w: a pattern is at most %d bytes with at most %d wildcards (*, ? and [)", ErrSelection, console.MaxGlobBytes, console.MaxGlobMeta)
+	}
+	return nil
+}
+
+// walk is the SCAN MATCH/TYPE of a selection, and whether a key belongs.
+func (s Selection) walk(db int) (match, typ string, belongs func(string) bool, err error) {
+	switch {
+	case s.Family != nil:
+		if s.Classifier == nil {
+			return "", "", nil, fmt.Errorf("%w: a family needs the connection's classifier", ErrSelection)
+		}
+		w := browse.WalkOf(browse.Request{Family: s.Family})
+		return w.Match, w.Type, func(k string) bool {
+			f, ok := s.Classifier.Classify(db, k)
+			return ok && f == s.Family
+		}, nil
+	case s.Pattern != "":
+		if err := CheckGlob(s.Pattern); err != nil {
+			return "", "", nil, err
+		}
+		return s.Pattern, "", func(string) bool { return true }, nil
+	}
+	return "", "", nil, fmt.Errorf("%w: name a key, a family or a pattern", ErrSelection)
+}
+
+// Export streams a selection's keys of one database as JSON Lines.
+type Export struct {
+	Reader *Reader // reads the keys (its Budget paces the value reads)
+	Select Selection
+	DB     int
+	// Count is each SCAN call's COUNT (0: 200); Budget, when set, gives
+	// COUNT keys before each SCAN call.
+	Count  int64
+	Budget Budget
+	// Skip leaves keys out without a line: Keydeck's own keys (the audit
+	// log, keydeck:*), never exported.
+	Skip func(key string) bool
+	// Flush is called after each SCAN page's lines (an HTTP response
+	// sends them).
+	Flush func()
+}
+
+// Stats is what an export wrote.
+type Stats struct {
+	Keys     int64 // lines written
+	Withheld int64 // of which without value: a sensitive family
+	Skipped  int64 // of which without value: too large, or of a type not exported
+	Scans    int64 // SCAN calls
+	Bytes    int64 // bytes written
+}
+
+// Run writes the lines to w. It ends with ctx (a closed response) or the
+// first error; what was written stays written (each line is whole).
+func (e *Export) Run(ctx context.Context, w io.Writer) (Stats, error) {
+	var st Stats
+	if e.Select.Key != "" {
+		if e.Skip != nil && e.Skip(e.Select.Key) {
+			return st, nil
+		}
+		return st, e.one(ctx, w, &st, e.Select.Key)
+	}
+	match, typ, belongs, err := e.Select.walk(e.DB)
+	if err != nil {
+		return st, err
+	}
+	count := e.Count
+	if count <= 0 {
+		count = browse.Count
+	}
+	seen := map[string]bool{} // SCAN may return a key twice
+	cur := redisview.CursorStart
+	for first := true; first || !cur.Done(); first = false {
+		if e.Budget != nil {
+			if err := e.Budget.Take(ctx, count); err != nil {
+				return st, err
+			}
+		}
+		var keys []string
+		if keys, cur, err = redisview.ScanStep(ctx, e.Reader.C, cur, match, count, typ); err != nil {
+			return st, err
+		}
+		st.Scans++
+		for _, k := range keys {
+			if seen[k] || !belongs(k) || e.Skip != nil && e.Skip(k) {
+				continue
+			}
+			seen[k] = true
+			if err := e.one(ctx, w, &st, k); err != nil {
+				return st, err
+			}
+		}
+		if e.Flush != nil {
+			e.Flush()
+		}
+	}
+	return st, nil
+}
+
+// one writes one key's line (none when it is gone).
+func (e *Export) one(ctx context.Context, w io.Writer, st *Stats, key string) error {
+	r, ok, err := e.Reader.Read(ctx, key)
+	if err != nil || !ok {
+		return err
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	n, err := w.Write(append(line, '\n'))
+	st.Bytes += int64(n)
+	if err != nil {
+		return err
+	}
+	st.Keys++
+	switch {
+	case r.Withheld != "":
+		st.Withheld++
+	case r.Skipped != "":
+		st.Skipped++
+	}
+	return nil
+}
