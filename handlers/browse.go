@@ -138,6 +138,7 @@ func (a *App) keysPage(c echo.Context) error {
 		return err
 	}
 	vm := keysHeadVM(l, req)
+	vm.Export, vm.ExportNote = keysExport(l, req)
 	title := fmt.Sprintf("db%d · %s", db, vm.Heading)
 	show := func(status int) error {
 		return render(c, status, vm, views.KeysPage(a.page(c, title, conn.Name), vm))

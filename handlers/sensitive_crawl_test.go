@@ -356,6 +356,9 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 			add(route.Keys, route.PrefixKeysURL(k.Conn, k.DB, k.Key[:i+1]))
 		}
 		add(route.Key, route.KeyURL(k.Conn, k.DB, k.Key))
+		add(route.Export, route.ExportKeyURL(k.Conn, k.DB, k.Key))
+		add(route.Export, route.ExportFamilyURL(k.Conn, k.DB, k.Family.ID))
+		add(route.Export, route.ExportPatternURL(k.Conn, k.DB, "*"))
 		add(route.Console, route.ConsoleURL(k.Conn)+"?db="+strconv.Itoa(k.DB)+"&command="+url.QueryEscape("GET "+cmdconsole.Quote(k.Key)))
 		add(route.Preview, route.Action{Kind: action.KindDeleteKey, Conn: k.Conn, DB: k.DB, Key: k.Key}.PreviewURL())
 		if k.Type == "zset" {

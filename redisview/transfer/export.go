@@ -159,3 +159,29 @@ func (e *Export) one(ctx context.Context, w io.Writer, st *Stats, key string) er
 	}
 	return nil
 }
+
+// ExportOf is an export of a connection's database: values read from
+// that database, withheld for sensitive families (and all of them while
+// the connection's pack is not known), paced by budget.
+func ExportOf(conn *redisview.Conn, db int, sel Selection, budget Budget) *Export {
+	return &Export{
+		Reader: &Reader{C: conn.DB(db), Budget: budget, Withhold: WithholdOf(conn, db)},
+		Select: sel, DB: db, Budget: budget,
+	}
+}
+
+// WithholdOf says why a key of conn's database db must not be exported:
+// its family is sensitive.
+func WithholdOf(conn *redisview.Conn, db int) func(string) string {
+	return func(key string) string {
+		if !conn.Sensitive(db, key) {
+			return ""
+		}
+		if cls := conn.Classifier(); cls != nil {
+			if f, ok := cls.Classify(db, key); ok {
+				return "sensitive: family " + f.ID + "'s values are never exported"
+			}
+		}
+		return "sensitive: the connection's pack is not known yet, so every value is withheld"
+	}
+}
