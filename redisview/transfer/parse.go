@@ -146,7 +146,8 @@ var DefaultLimits = Limits{LineBytes: 64 << 20, Lines: 100_000}
 // error (which line would win is not obvious).
 func ReadAll(rd io.Reader, lim Limits) ([]Record, error) {
 	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 0, 64<<10), lim.LineBytes)
+	// The first buffer no larger than the bound: the larger of the two is the bound.
+	sc.Buffer(make([]byte, 0, min(64<<10, lim.LineBytes)), lim.LineBytes)
 	var out []Record
 	seen := map[Bytes]int{}
 	n := 0
