@@ -1,0 +1,73 @@
+// Package bulk acts on many keys of one database at once — every key of a
+// family or of a glob pattern, or the items of an import — as a job that
+// is counted first, confirmed, then executed in rate-limited batches,
+// cancellable, resumable after a restart, audited and undoable up to a
+// bound. It knows nothing of HTTP.
+//
+// # Lifecycle
+//
+//	j, err := eng.Count(ctx, actor, conn, bulk.Spec{Kind: "delete", Sel: sel}, tap)
+//	// the count runs in the background: eng.Job(ctx, j.ID) until j.Status == Counted
+//	err = eng.Start(ctx, actor, j.ID, typed) // typed: the count, when !j.Undoable
+//	// batches run; eng.Cancel / eng.Resume; Job says Done, Skipped …
+//	u, err := eng.Undo(ctx, actor, j.ID)     // an undo job, counted from the priors
+//	err = eng.Start(ctx, actor, u.ID, 0)
+//
+// An import (or any job whose keys are not found by a scan) is prepared
+// from items the caller gives (Prepare): each item a key and a payload
+// that the job kind's Queue writes inside the batch's MULTI.
+//
+// # Exactly the keys counted
+//
+// The count stores every key it found, with a fingerprint of the state it
+// found it in, in the audit Redis (the job's items list). Execution acts
+// on those items only: a key created after the count is not among them. A
+// batch WATCHes its keys, reads their state again (TYPE, PEXPIRETIME,
+// DUMP) and queues the writes in MULTI only for the keys whose
+// fingerprint is still the counted one; the others are skipped and
+// reported ("changed since the count", "gone"). EXEC fails if a watched
+// key is written between that read and the write; the batch is then read
+// again (the keys written meanwhile are skipped).
+//
+// The fingerprint is an HMAC (keyed with the engine's secret, so a digest
+// of a sensitive value says nothing) of the key's type, its absolute
+// expiry in ms and its DUMP. Its cost: one DUMP per key when counting and
+// one when executing — O(value size) of server CPU and of network, the
+// same as reading the value once; no value is kept, 16 bytes of digest
+// per key are.
+//
+// # Undo
+//
+// Up to the bound (Options.UndoKeys keys, Options.UndoBytes bytes of DUMP,
+// both known exactly at the count), each key's prior state (DUMP and
+// absolute expiry) and the state the job left are recorded in the audit
+// Redis. Undo is a job of kind "undo" over those records: a key still in
+// the state the job left is restored (RESTORE … REPLACE ABSTTL, or
+// UNLINK for a key the job created); one that changed since, or exists
+// again, or whose expiry has passed, is skipped and reported. Above the
+// bound, or with a key of a sensitive family (its value is never
+// recorded), the job cannot be undone: Job.Undoable is false, which the
+// preview says, and Start asks for the count typed back.
+//
+// # Storage (audit Redis; all under keydeck:, which no action may change)
+//
+//	keydeck:bulk:jobs               ZSET  job ids by creation time
+//	keydeck:bulk:job:<id>           HASH  state (JSON), cancel
+//	keydeck:bulk:job:<id>:items     LIST  the counted items (key, fingerprint, payload)
+//	keydeck:bulk:job:<id>:priors    LIST  per key acted on: prior DUMP, expiry, state after
+//	keydeck:bulk:job:<id>:skipped   LIST  per key skipped: key and why
+//	keydeck:bulk:job:<id>:inflight  HASH  the batch under way (priors, read before EXEC)
+//	keydeck:bulk:job:<id>:lease     STRING  the engine running it (PX Options.Lease)
+//
+// A running job whose lease lapsed (its Keydeck died) is taken over by the
+// next engine's Run; the batch that was in flight is read again, and a key
+// found no longer in its counted state with an in-flight record is taken
+// as done (its prior is the recorded one).
+//
+// # Audit
+//
+// One intent record when a job starts (action "bulk-<kind>", args: the
+// job id, the selection, the count), and one outcome record each time it
+// stops (done: ok; cancelled or failed: failed, with the counts in its
+// summary), in the audit stream every action writes.
+package bulk

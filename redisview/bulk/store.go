@@ -1,0 +1,158 @@
+package bulk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The keys of one job, and the engine's indexes (see the package doc).
+func (e *Engine) jobKey(id string) string        { return e.o.Prefix + "job:" + id }
+func (e *Engine) jobPart(id, part string) string { return e.o.Prefix + "job:" + id + ":" + part }
+func (e *Engine) jobsKey() string                { return e.o.Prefix + "jobs" }
+func (e *Engine) activeKey() string              { return e.o.Prefix + "active" }
+func (e *Engine) items(id string) string         { return e.jobPart(id, "items") }
+func (e *Engine) priors(id string) string        { return e.jobPart(id, "priors") }
+func (e *Engine) skipped(id string) string       { return e.jobPart(id, "skipped") }
+func (e *Engine) inflight(id string) string      { return e.jobPart(id, "inflight") }
+func (e *Engine) lease(id string) string         { return e.jobPart(id, "lease") }
+func (e *Engine) jobParts(id string) []string {
+	return []string{e.jobKey(id), e.items(id), e.priors(id), e.skipped(id), e.inflight(id), e.lease(id)}
+}
+
+// keep is how long a job's records stay after it was last updated: long
+// enough to undo it next month.
+const keep = 400 * 24 * time.Hour
+
+func auditErr(err error) error {
+	return fmt.Errorf("%w: the bulk job's state could not be read or written in the audit Redis: %v", errAudit, err)
+}
+
+// queueSave queues the write of j's state (and its place in the
+// indexes) on p.
+func (e *Engine) queueSave(ctx context.Context, p redis.Pipeliner, j Job) {
+	b, err := json.Marshal(j)
+	if err != nil {
+		panic(err) // strings and numbers always marshal
+	}
+	p.HSet(ctx, e.jobKey(j.ID), "state", b)
+	p.ZAdd(ctx, e.jobsKey(), redis.Z{Score: float64(j.Created.UnixMilli()), Member: j.ID})
+	if j.Status == Counting || j.Status == Running {
+		p.SAdd(ctx, e.activeKey(), j.ID)
+	} else {
+		p.SRem(ctx, e.activeKey(), j.ID)
+	}
+	for _, k := range e.jobParts(j.ID) {
+		if k != e.lease(j.ID) {
+			p.Expire(ctx, k, keep)
+		}
+	}
+}
+
+// save writes j's state.
+func (e *Engine) save(ctx context.Context, j Job) error { return e.saveAs(ctx, j, false) }
+
+// saveAs writes j's state and, with release, gives up its lease in the
+// same transaction: a job seen stopped is free to start or resume.
+func (e *Engine) saveAs(ctx context.Context, j Job, release bool) error {
+	_, err := e.o.Audit.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		e.queueSave(ctx, p, j)
+		if release {
+			p.Del(ctx, e.lease(j.ID))
+		}
+		return nil
+	})
+	if err != nil {
+		return auditErr(err)
+	}
+	return nil
+}
+
+// Job reads a job's state.
+func (e *Engine) Job(ctx context.Context, id string) (Job, error) {
+	s, err := e.o.Audit.HGet(ctx, e.jobKey(id), "state").Result()
+	if errors.Is(err, redis.Nil) {
+		return Job{}, ErrNotFound
+	}
+	if err != nil {
+		return Job{}, auditErr(err)
+	}
+	var j Job
+	if err := json.Unmarshal([]byte(s), &j); err != nil {
+		return Job{}, auditErr(err)
+	}
+	return j, nil
+}
+
+// Jobs lists the latest jobs, newest first (at most n).
+func (e *Engine) Jobs(ctx context.Context, n int64) ([]Job, error) {
+	ids, err := e.o.Audit.ZRevRange(ctx, e.jobsKey(), 0, n-1).Result()
+	if err != nil {
+		return nil, auditErr(err)
+	}
+	out := make([]Job, 0, len(ids))
+	for _, id := range ids {
+		j, err := e.Job(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue // expired
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// Skips reads the skipped items of a job, from the first (at most n).
+func (e *Engine) Skips(ctx context.Context, id string, n int64) ([]Skip, int64, error) {
+	p := e.o.Audit.Pipeline()
+	r := p.LRange(ctx, e.skipped(id), 0, n-1)
+	l := p.LLen(ctx, e.skipped(id))
+	if _, err := p.Exec(ctx); err != nil {
+		return nil, 0, auditErr(err)
+	}
+	var out []Skip
+	for _, s := range r.Val() {
+		f, err := readFields([]byte(s), 2)
+		if err != nil {
+			continue
+		}
+		out = append(out, Skip{Key: string(f[0]), Reason: string(f[1])})
+	}
+	return out, l.Val(), nil
+}
+
+func encodeSkip(s Skip) string {
+	return string(appendField(appendField(nil, []byte(s.Key)), []byte(s.Reason)))
+}
+
+// cancelRequested reports whether an admin asked the job to stop.
+func (e *Engine) cancelRequested(ctx context.Context, id string) (bool, error) {
+	n, err := e.o.Audit.HExists(ctx, e.jobKey(id), "cancel").Result()
+	if err != nil {
+		return false, auditErr(err)
+	}
+	return n, nil
+}
+
+// loadItems reads items [from, from+n) of a job.
+func (e *Engine) loadItems(ctx context.Context, id string, from, n int64) ([]Item, error) {
+	raw, err := e.o.Audit.LRange(ctx, e.items(id), from, from+n-1).Result()
+	if err != nil {
+		return nil, auditErr(err)
+	}
+	out := make([]Item, len(raw))
+	for i, s := range raw {
+		it, err := decodeItem(s)
+		if err != nil {
+			return nil, auditErr(err)
+		}
+		out[i] = it
+	}
+	return out, nil
+}
