@@ -33,6 +33,9 @@ type Deps struct {
 	Hub   Hub
 	// Actions previews and executes admin actions; nil disables them.
 	Actions Actions
+	// Imports runs imports as bulk jobs (bulk.Engine); nil: imports are
+	// not offered.
+	Imports Imports
 	// Audit reads the audit log; nil: the audit page says there is none.
 	// When it also records writes of Keydeck's own (OwnAudit, as
 	// action.Runner does), API token revocations are recorded in it.
@@ -85,6 +88,7 @@ type App struct {
 	hub      Hub
 	sweepers Sweepers
 	actions  Actions
+	imports  Imports
 	audit    AuditLog
 	own      OwnAudit // nil: no audit log records Keydeck's own writes
 	log      *slog.Logger
@@ -158,6 +162,7 @@ func New(d Deps) *App {
 		hub:       d.Hub,
 		sweepers:  d.Sweepers,
 		actions:   d.Actions,
+		imports:   d.Imports,
 		audit:     d.Audit,
 		auth:      d.Auth,
 		signer:    people.NewSigner(d.Auth.Secret),

@@ -3,6 +3,8 @@ package handlers
 import (
 	"net/http"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview/action"
 )
@@ -14,5 +16,12 @@ func (a *App) transferRoutes() []Route {
 		// values withheld), paced by its share of the scan budget.
 		{Method: http.MethodGet, Path: route.Export, Level: action.Viewer, handler: a.exportKeys,
 			NoJSON: "The export is JSON Lines already (application/x-ndjson, docs/export-format.md); ask it without Accept: application/json."},
+		// Import writes: admin, on a writable console; the upload is the one
+		// multipart body (limitBody), its CSRF token in the query.
+		{Method: http.MethodGet, Path: route.Import, Level: action.Admin, handler: a.importPage, mw: []echo.MiddlewareFunc{a.writable}, NoJSON: importIn},
+		{Method: http.MethodPost, Path: route.Import, Level: action.Admin, handler: a.importPreview, mw: []echo.MiddlewareFunc{a.writable}, NoJSON: importIn},
+		{Method: http.MethodPost, Path: route.ImportStart, Level: action.Admin, handler: a.importStart, mw: []echo.MiddlewareFunc{a.writable}, NoJSON: importIn},
 	}
 }
+
+const importIn = "An import is for people, from its page: upload, preview, confirm; its job is then the bulk job's page."

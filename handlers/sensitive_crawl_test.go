@@ -183,6 +183,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	// The console's POST runs what it is given: its refusals of sensitive
 	// keys are TestConsoleRoles's (a GET only fills the form).
 	writes = append(writes, route.Console)
+	writes = append(writes, route.Import, route.ImportStart)
 	for _, r := range f.routes {
 		switch {
 		case r.Asset || r.Path == route.Live:
@@ -359,6 +360,7 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 		add(route.Export, route.ExportKeyURL(k.Conn, k.DB, k.Key))
 		add(route.Export, route.ExportFamilyURL(k.Conn, k.DB, k.Family.ID))
 		add(route.Export, route.ExportPatternURL(k.Conn, k.DB, "*"))
+		add(route.Import, route.ImportURL(k.Conn, k.DB))
 		add(route.Console, route.ConsoleURL(k.Conn)+"?db="+strconv.Itoa(k.DB)+"&command="+url.QueryEscape("GET "+cmdconsole.Quote(k.Key)))
 		add(route.Preview, route.Action{Kind: action.KindDeleteKey, Conn: k.Conn, DB: k.DB, Key: k.Key}.PreviewURL())
 		if k.Type == "zset" {

@@ -26,3 +26,19 @@ func ExportFamilyURL(conn string, db int, family string) string {
 func ExportPatternURL(conn string, db int, glob string) string {
 	return ExportPath(conn, db) + "?pattern=" + url.QueryEscape(glob)
 }
+
+// Import is a database's import: GET the upload form, POST the file
+// (multipart, the CSRF token in the query) for its preview.
+// ImportStart confirms a previewed import (POST).
+const (
+	Import      = "/c/:conn/db/:db/import"
+	ImportStart = "/c/:conn/db/:db/import/:id/start"
+)
+
+// ImportURL is a database's import page.
+func ImportURL(conn string, db int) string { return DatabaseURL(conn, db) + "/import" }
+
+// ImportStartURL confirms the previewed import id.
+func ImportStartURL(conn string, db int, id string) string {
+	return ImportURL(conn, db) + "/" + url.PathEscape(id) + "/start"
+}

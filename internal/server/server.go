@@ -32,6 +32,7 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/bulk"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/redisview/limits"
 	"github.com/keydeck/keydeck/redisview/quotas"
@@ -200,6 +201,7 @@ type Server struct {
 	log     *slog.Logger
 	reg     *redisview.Registry
 	actions *action.Runner
+	imports *bulk.Engine // runs imports (startImports)
 	app     *handlers.App
 	handler *echo.Echo
 	budgets map[string]*scanbudget.Budget // per connection
@@ -291,7 +293,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.handler = echo.New()
 	s.handler.HideBanner, s.handler.HidePort = true, true
 	s.app = handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
-		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
+		Actions: s.actions, Audit: s.actions, Imports: s.startImports(audit, reg, auth.Secret), Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
 		Vertique: cfg.Vertique, ScanBudgets: budgets,
 		LimitSweeps: s.limits, QuotaWalkers: s.quotas, VertiqueInventory: &vertique.Cache{},
 		UserStates:     search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now),
@@ -344,6 +346,9 @@ func (s *Server) Actions() *action.Runner { return s.actions }
 func (s *Server) Close() {
 	s.close.Do(func() {
 		s.cancel()
+		if s.imports != nil {
+			s.imports.Close()
+		}
 		s.keeper.Wait()
 		s.hub.Wait()
 		s.limits.Wait()
