@@ -15,7 +15,7 @@ func (a *App) transferRoutes() []Route {
 		// Any role: a viewer exports what the key page shows it (sensitive
 		// values withheld), paced by its share of the scan budget.
 		{Method: http.MethodGet, Path: route.Export, Level: action.Viewer, handler: a.exportKeys,
-			NoJSON: "The export is JSON Lines already (application/x-ndjson, docs/export-format.md); ask it without Accept: application/json."},
+			NoJSON: "The export is JSON Lines already (application/x-ndjson, docs/export-format.md): ask it without Accept: application/json; one key's JSON is GET " + route.APIKey + "."},
 		// Import writes: admin, on a writable console; the upload is the one
 		// multipart body (limitBody), its CSRF token in the query.
 		{Method: http.MethodGet, Path: route.Import, Level: action.Admin, handler: a.importPage, mw: []echo.MiddlewareFunc{a.writable}, NoJSON: importIn},
@@ -24,4 +24,4 @@ func (a *App) transferRoutes() []Route {
 	}
 }
 
-const importIn = "An import is for people, from its page: upload, preview, confirm; its job is then the bulk job's page."
+const importIn = "An import is for people, from its page (upload, preview, confirm); the API (" + route.APIOpenAPI + ") has no import operation."
