@@ -2,7 +2,6 @@ package transfer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +76,8 @@ type Export struct {
 	// Flush is called after each SCAN page's lines (an HTTP response
 	// sends them).
 	Flush func()
+
+	buf []byte // the line being written
 }
 
 // Stats is what an export wrote.
@@ -119,14 +120,16 @@ func (e *Export) Run(ctx context.Context, w io.Writer) (Stats, error) {
 			return st, err
 		}
 		st.Scans++
+		var page []string
 		for _, k := range keys {
 			if seen[k] || !belongs(k) || e.Skip != nil && e.Skip(k) {
 				continue
 			}
 			seen[k] = true
-			if err := e.one(ctx, w, &st, k); err != nil {
-				return st, err
-			}
+			page = append(page, k)
+		}
+		if err := e.page(ctx, w, &st, page); err != nil {
+			return st, err
 		}
 		if e.Flush != nil {
 			e.Flush()
@@ -141,11 +144,45 @@ func (e *Export) one(ctx context.Context, w io.Writer, st *Stats, key string) er
 	if err != nil || !ok {
 		return err
 	}
-	line, err := json.Marshal(r)
+	return e.line(w, st, r)
+}
+
+// page writes the lines of a SCAN page's keys: their types and TTLs in
+// one pipeline (a key costs one key of the budget), then each value.
+func (e *Export) page(ctx context.Context, w io.Writer, st *Stats, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if e.Reader.Budget != nil {
+		if err := e.Reader.Budget.Take(ctx, int64(len(keys))); err != nil {
+			return err
+		}
+	}
+	heads, err := e.Reader.heads(ctx, keys)
 	if err != nil {
 		return err
 	}
-	n, err := w.Write(append(line, '\n'))
+	for _, h := range heads {
+		r, ok, err := e.Reader.readHead(ctx, h)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := e.line(w, st, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Export) line(w io.Writer, st *Stats, r Record) error {
+	line, err := AppendLine(e.buf[:0], r)
+	if err != nil {
+		return err
+	}
+	e.buf = append(line, '\n')
+	n, err := w.Write(e.buf)
 	st.Bytes += int64(n)
 	if err != nil {
 		return err

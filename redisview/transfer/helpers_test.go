@@ -22,7 +22,7 @@ var smallPages = transfer.ReadLimits{Page: 7, Chunk: 10, MaxElements: 100_000, M
 func exportAll(t testing.TB, c redis.UniversalClient, lim transfer.ReadLimits, withhold func(string) string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	e := transfer.Export{Reader: &transfer.Reader{C: c, Limits: lim, Withhold: withhold}, Select: transfer.Selection{Pattern: "*"}, Count: 5}
+	e := transfer.Export{Reader: &transfer.Reader{C: c, Limits: lim, Withhold: withhold}, Select: transfer.Selection{Pattern: "*"}, Count: 50}
 	if _, err := e.Run(context.Background(), &buf); err != nil {
 		t.Fatalf("export: %v", err)
 	}

@@ -74,26 +74,47 @@ func (rd *Reader) Read(ctx context.Context, key string) (r Record, ok bool, err 
 	if err := rd.take(ctx); err != nil {
 		return r, false, err
 	}
-	p := rd.C.Pipeline()
-	typ := p.Type(ctx, key)
-	ttl := p.PTTL(ctx, key)
-	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	heads, err := rd.heads(ctx, []string{key})
+	if err != nil {
 		return r, false, err
 	}
-	r = Record{Key: Bytes(key), Type: typ.Val()}
-	if r.Type == "none" {
+	return rd.readHead(ctx, heads[0])
+}
+
+// heads reads the type and TTL of keys in one pipeline: the first of a
+// record, the value read after it.
+func (rd *Reader) heads(ctx context.Context, keys []string) ([]Record, error) {
+	p := rd.C.Pipeline()
+	typs := make([]*redis.StatusCmd, len(keys))
+	ttls := make([]*redis.DurationCmd, len(keys))
+	for i, k := range keys {
+		typs[i], ttls[i] = p.Type(ctx, k), p.PTTL(ctx, k)
+	}
+	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := make([]Record, len(keys))
+	for i, k := range keys {
+		out[i] = Record{Key: Bytes(k), Type: typs[i].Val()}
+		if d := ttls[i].Val(); d > 0 {
+			out[i].TTL = max(1, d.Milliseconds())
+		}
+	}
+	return out, nil
+}
+
+// readHead reads the value of a key whose head (type, TTL) was read.
+func (rd *Reader) readHead(ctx context.Context, r Record) (Record, bool, error) {
+	if r.Type == "none" || r.Type == "" {
 		return r, false, nil
 	}
-	if d := ttl.Val(); d > 0 {
-		r.TTL = max(1, d.Milliseconds())
-	}
 	if rd.Withhold != nil {
-		if why := rd.Withhold(key); why != "" {
+		if why := rd.Withhold(string(r.Key)); why != "" {
 			r.Withheld = why
 			return r, true, nil
 		}
 	}
-	err = rd.readValue(ctx, &r)
+	err := rd.readValue(ctx, &r)
 	var big errTooBig
 	switch {
 	case errors.As(err, &big):

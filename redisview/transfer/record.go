@@ -91,52 +91,7 @@ type wireStream struct {
 }
 
 // MarshalJSON writes the line (without its newline).
-func (r Record) MarshalJSON() ([]byte, error) {
-	w := wire{Key: &r.Key, Type: r.Type, Withheld: r.Withheld, Skipped: r.Skipped, Sensitive: r.Withheld != ""}
-	if r.TTL > 0 {
-		w.TTL = &r.TTL
-	}
-	if r.HasValue() {
-		v, err := r.value()
-		if err != nil {
-			return nil, err
-		}
-		if w.Value, err = json.Marshal(v); err != nil {
-			return nil, err
-		}
-	}
-	return json.Marshal(w)
-}
-
-func (r *Record) value() (any, error) {
-	switch r.Type {
-	case TypeString:
-		return r.String, nil
-	case TypeHash:
-		return orEmpty(r.Pairs), nil
-	case TypeList, TypeSet:
-		return orEmpty(r.Items), nil
-	case TypeZSet:
-		return orEmpty(r.Scored), nil
-	case TypeStream:
-		s := wireStream{Entries: []wireEntry{}}
-		if r.Stream != nil {
-			s.LastID = r.Stream.LastID
-			for _, e := range r.Stream.Entries {
-				s.Entries = append(s.Entries, wireEntry{ID: e.ID, Fields: orEmpty(e.Fields)})
-			}
-		}
-		return s, nil
-	}
-	return nil, fmt.Errorf("type %q is not one export writes", r.Type)
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
+func (r Record) MarshalJSON() ([]byte, error) { return AppendLine(nil, r) }
 
 // MarshalJSON writes [field, value].
 func (p Pair) MarshalJSON() ([]byte, error) { return json.Marshal([2]Bytes{p.Field, p.Value}) }
