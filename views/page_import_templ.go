@@ -486,7 +486,7 @@ func ImportPreviewPage(p Page, vm ImportPreviewVM) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, " <section class=\"panel mt-4 overflow-x-auto\" data-testid=\"import-lines\"><table class=\"min-w-full text-sm\"><thead><tr class=\"text-left text-xs uppercase text-slate-500\"><th class=\"pr-3\">Line</th><th class=\"pr-3\">Key</th><th class=\"pr-3\">Import does</th><th class=\"pr-3\">In the file</th><th>Now in db")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, " <section class=\"panel mt-4 overflow-x-auto\" data-testid=\"import-lines\"><table class=\"w-full text-sm\"><thead><tr class=\"text-left text-xs uppercase text-slate-500\"><th class=\"pr-3\">Line</th><th class=\"pr-3\">Key</th><th class=\"pr-3\">Import does</th><th class=\"pr-3\">In the file</th><th>Now in db")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

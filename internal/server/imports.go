@@ -15,6 +15,9 @@ import (
 func (s *Server) startImports(audit *redis.Client, reg *redisview.Registry, secret []byte) *bulk.Engine {
 	s.imports = bulk.New(bulk.Options{Audit: audit, Runner: s.actions, Conns: reg.Get, Secret: secret,
 		Clock: s.cfg.Clock, Log: s.log.With("component", "bulk")})
-	s.bg.Go(func() { s.imports.Run(s.ctx) })
+	s.bg.Go(func() {
+		s.imports.Run(s.ctx) // until the console stops (Close cancels s.ctx, then waits for bg)
+		s.imports.Close()
+	})
 	return s.imports
 }

@@ -346,9 +346,6 @@ func (s *Server) Actions() *action.Runner { return s.actions }
 func (s *Server) Close() {
 	s.close.Do(func() {
 		s.cancel()
-		if s.imports != nil {
-			s.imports.Close()
-		}
 		s.keeper.Wait()
 		s.hub.Wait()
 		s.limits.Wait()
