@@ -162,15 +162,13 @@ func (e *Export) page(ctx context.Context, w io.Writer, st *Stats, keys []string
 	if err != nil {
 		return err
 	}
-	for _, h := range heads {
-		r, ok, err := e.Reader.readHead(ctx, h)
-		if err != nil {
+	recs, err := e.Reader.readPage(ctx, heads)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := e.line(w, st, r); err != nil {
 			return err
-		}
-		if ok {
-			if err := e.line(w, st, r); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
