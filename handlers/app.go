@@ -33,9 +33,6 @@ type Deps struct {
 	Hub   Hub
 	// Actions previews and executes admin actions; nil disables them.
 	Actions Actions
-	// Imports runs imports as bulk jobs (bulk.Engine); nil: imports are
-	// not offered.
-	Imports Imports
 	// Audit reads the audit log; nil: the audit page says there is none.
 	// When it also records writes of Keydeck's own (OwnAudit, as
 	// action.Runner does), API token revocations are recorded in it.
@@ -80,6 +77,8 @@ type Deps struct {
 	// keeps none. ConsoleDangerous is --console-allow-dangerous.
 	ConsoleHistory   ConsoleHistory
 	ConsoleDangerous bool
+	// Bulk runs bulk jobs (redisview/bulk.Engine); nil: no bulk actions.
+	Bulk Bulk
 }
 
 // App holds the handlers' dependencies; build it with New.
@@ -88,7 +87,6 @@ type App struct {
 	hub      Hub
 	sweepers Sweepers
 	actions  Actions
-	imports  Imports
 	audit    AuditLog
 	own      OwnAudit // nil: no audit log records Keydeck's own writes
 	log      *slog.Logger
@@ -119,6 +117,8 @@ type App struct {
 	// The command console's history and --console-allow-dangerous.
 	consoleHistory   ConsoleHistory
 	consoleDangerous bool
+
+	bulk Bulk // nil: no bulk actions
 }
 
 // New builds the App.
@@ -162,7 +162,6 @@ func New(d Deps) *App {
 		hub:       d.Hub,
 		sweepers:  d.Sweepers,
 		actions:   d.Actions,
-		imports:   d.Imports,
 		audit:     d.Audit,
 		auth:      d.Auth,
 		signer:    people.NewSigner(d.Auth.Secret),
@@ -184,6 +183,7 @@ func New(d Deps) *App {
 
 		consoleHistory:   d.ConsoleHistory,
 		consoleDangerous: d.ConsoleDangerous,
+		bulk:             d.Bulk,
 	}
 	a.own, _ = d.Audit.(OwnAudit)
 	for _, c := range d.Conns.All() {

@@ -87,6 +87,7 @@ func (a *App) auditVM(ctx context.Context, f route.AuditFilter, act action.Actor
 			Outcome: r.Outcome, Error: r.Error, UndoneBy: r.UndoneBy, Undoable: r.Undoable(), Conn: r.Conn, DB: r.DB,
 			Targets: priorTargets(r),
 		})
+		bulkAuditRow(&vm.Rows[len(vm.Rows)-1], r)
 	}
 	return vm
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,74 +20,6 @@ import (
 	"github.com/keydeck/keydeck/views"
 	"github.com/keydeck/keydeck/views/format"
 )
-
-// keyList names one key list and a page of it: ?family=ID, or ?prefix=P
-// for the keys no family matches (with &flat=1, only those with no ':'
-// after P: one group of the database page), and ?at= for a page after the
-// first.
-type keyList struct {
-	Conn     string
-	DB       int
-	Family   string
-	Prefix   string
-	IsPrefix bool
-	Flat     bool
-	At       browse.Cursor
-}
-
-// parseKeyList reads a key list's query parameters.
-func parseKeyList(conn string, db int, q url.Values) (keyList, error) {
-	l := keyList{Conn: conn, DB: db, Family: q.Get("family"), Prefix: q.Get("prefix"), IsPrefix: q.Has("prefix")}
-	switch {
-	case q.Has("family") && l.IsPrefix:
-		return keyList{}, fmt.Errorf("%w: a key list is of a family or of a prefix, not both", route.ErrParam)
-	case !q.Has("family") && !l.IsPrefix:
-		return keyList{}, fmt.Errorf("%w: name a family (?family=ID) or a prefix (?prefix=P)", route.ErrParam)
-	case q.Has("family") && l.Family == "":
-		return keyList{}, fmt.Errorf("%w: the family is empty", route.ErrParam)
-	case q.Has("flat") && (q.Get("flat") != "1" || !l.IsPrefix):
-		return keyList{}, fmt.Errorf("%w: flat=1 applies to a prefix list only", route.ErrParam)
-	}
-	l.Flat = q.Get("flat") == "1"
-	at, err := browse.ParseCursor(q.Get("at"))
-	if err != nil {
-		return keyList{}, fmt.Errorf("%w: %s", route.ErrParam, err.Error())
-	}
-	l.At = at
-	return l, nil
-}
-
-// Values are the list's parameters, as its URL and live topic carry them.
-func (l keyList) Values() url.Values {
-	q := url.Values{"conn": {l.Conn}, "db": {strconv.Itoa(l.DB)}}
-	if l.IsPrefix {
-		q.Set("prefix", l.Prefix)
-		if l.Flat {
-			q.Set("flat", "1")
-		}
-	} else {
-		q.Set("family", l.Family)
-	}
-	if at := l.At.String(); at != "" {
-		q.Set("at", at)
-	}
-	return q
-}
-
-// URL is the page of the list at cursor at.
-func (l keyList) URL(at browse.Cursor) string {
-	u := route.FamilyKeysURL(l.Conn, l.DB, l.Family)
-	if l.IsPrefix {
-		u = route.PrefixKeysURL(l.Conn, l.DB, l.Prefix)
-		if l.Flat {
-			u += "&flat=1"
-		}
-	}
-	if s := at.String(); s != "" {
-		u += "&at=" + url.QueryEscape(s)
-	}
-	return u
-}
 
 // noFamily: a key list of a family the connection's pack does not have
 // in that database (404).
@@ -108,8 +39,8 @@ func (l keyList) request(conn *redisview.Conn) (browse.Request, error) {
 		return browse.Request{}, echo.NewHTTPError(http.StatusServiceUnavailable,
 			"Not known yet which keys belong to which family: no schema pack ("+why+").")
 	}
-	req := browse.Request{Classifier: cls, Prefix: l.Prefix, Flat: l.Flat, At: l.At}
-	if l.IsPrefix {
+	req := browse.Request{Classifier: cls, Prefix: l.Prefix, Flat: l.Flat, Pattern: l.Pattern, At: l.At}
+	if l.IsPrefix || l.Pattern != "" {
 		return req, nil
 	}
 	f := cls.Pack().Family(l.Family)
@@ -139,6 +70,7 @@ func (a *App) keysPage(c echo.Context) error {
 	}
 	vm := keysHeadVM(l, req)
 	vm.Export, vm.ExportNote = keysExport(l, req)
+	vm.Bulk = a.bulkForms(c, l)
 	title := fmt.Sprintf("db%d · %s", db, vm.Heading)
 	show := func(status int) error {
 		return render(c, status, vm, views.KeysPage(a.page(c, title, conn.Name), vm))
@@ -178,6 +110,8 @@ func keysHeadVM(l keyList, req browse.Request) views.KeysPageVM {
 			vm.TypeNote = "Keys of this family stored as another type than " + w.Type +
 				" are not listed here (SCAN TYPE leaves them out); the database page lists them as schema violations."
 		}
+	} else if l.Pattern != "" {
+		patternHead(&vm, l)
 	} else {
 		vm.Heading = "keys matching no family"
 		if l.Prefix != "" {
@@ -224,7 +158,9 @@ func keysHeadVM(l keyList, req browse.Request) views.KeysPageVM {
 // keysPageVM fills in what a page's walk found.
 func keysPageVM(vm *views.KeysPageVM, l keyList, req browse.Request, pg browse.Page) {
 	which := "of this family"
-	if req.Family == nil {
+	if req.Pattern != "" {
+		which = "matching the pattern"
+	} else if req.Family == nil {
 		which = "matching no family"
 	}
 	vm.Progress = fmt.Sprintf("Scanned with %s (COUNT %d): %s the pattern, %s %s on this page.",
@@ -254,6 +190,8 @@ func keysPageVM(vm *views.KeysPageVM, l keyList, req browse.Request, pg browse.P
 	switch {
 	case pg.End && l.At == (browse.Cursor{}) && req.Family != nil:
 		vm.Empty = fmt.Sprintf("No key of this family in db%d.", l.DB)
+	case pg.End && l.At == (browse.Cursor{}) && req.Pattern != "":
+		vm.Empty = fmt.Sprintf("No key of db%d matches this pattern.", l.DB)
 	case pg.End && l.At == (browse.Cursor{}):
 		vm.Empty = fmt.Sprintf("No key of db%d that matches no family starts with this prefix.", l.DB)
 	case pg.End:

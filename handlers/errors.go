@@ -9,6 +9,7 @@ import (
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
+	"github.com/keydeck/keydeck/redisview/bulk"
 	"github.com/keydeck/keydeck/redisview/leaderboard"
 	"github.com/keydeck/keydeck/views"
 )
@@ -38,6 +39,7 @@ var errorStatuses = []struct {
 	{action.ErrAuditUnavailable, http.StatusServiceUnavailable, "The audit log is unavailable, so nothing was changed", ""},
 	{action.ErrCrossSlot, http.StatusBadRequest, "Keys in more than one cluster slot", ""},
 	{action.ErrInvalid, http.StatusBadRequest, "Invalid request", ""},
+	{bulk.ErrState, http.StatusConflict, "The bulk job cannot do that now", ""},
 	{action.ErrNotUndoable, http.StatusConflict, "Cannot undo", ""},
 	{action.ErrOutcomeUnknown, http.StatusGatewayTimeout, "Sent, but its reply was lost: it may have run", ""},
 	{action.ErrRedis, http.StatusBadGateway, "Redis refused or could not be reached", ""},

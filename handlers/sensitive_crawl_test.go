@@ -176,6 +176,8 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	c.router(f.routes)
 	examples := sensPageExamples(planted, undo)
 	topicExamples := sensTopicExamples(planted)
+	bulkJob, bulkTopic := sensBulkJob(t, c.b, planted)
+	examples[route.BulkJob], topicExamples["bulk"] = []string{bulkJob}, []string{bulkTopic}
 
 	// Every GET route has examples; every POST route is a write the crawl
 	// leaves alone (named here, so that a new one is looked at).
@@ -184,6 +186,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	// keys are TestConsoleRoles's (a GET only fills the form).
 	writes = append(writes, route.Console)
 	writes = append(writes, route.Import, route.ImportStart)
+	writes = append(writes, route.BulkCount, route.BulkStart, route.BulkCancel, route.BulkResume, route.BulkUndo)
 	for _, r := range f.routes {
 		switch {
 		case r.Asset || r.Path == route.Live:

@@ -69,6 +69,7 @@ var topicKinds = map[string]func(arg string) (Topic, error){
 	slowlogKind:           parseSlowlogTopic,
 	latencyKind:           parseLatencyTopic,
 	pubsubWatchKind:       parsePubSubWatchTopic,
+	bulkKind:              parseBulkTopic,
 }
 
 // ParseTopic reads a topic's wire name.

@@ -144,6 +144,12 @@ func keysExport(l keyList, req browse.Request) (href, note string) {
 		}
 		return route.ExportFamilyURL(l.Conn, l.DB, f.ID), note + ", with types, TTLs and values (docs/export-format.md)."
 	}
+	if l.Pattern != "" {
+		if transfer.CheckGlob(l.Pattern) != nil {
+			return "", ""
+		}
+		return route.ExportPatternURL(l.Conn, l.DB, l.Pattern), "Every key SCAN MATCH finds with this pattern, not only this page; values of sensitive families are withheld."
+	}
 	glob := schema.EscapeGlob(l.Prefix) + "*"
 	if transfer.CheckGlob(glob) != nil {
 		return "", ""

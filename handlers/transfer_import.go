@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,19 +13,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 	"github.com/keydeck/keydeck/redisview/bulk"
 	"github.com/keydeck/keydeck/redisview/transfer"
 	"github.com/keydeck/keydeck/views"
 )
-
-// Imports is what an import needs of the bulk engine (bulk.Engine): a job
-// prepared from the file's lines, started once confirmed.
-type Imports interface {
-	Prepare(ctx context.Context, actor action.Actor, conn *redisview.Conn, spec bulk.Spec, items []bulk.Item) (bulk.Job, error)
-	Start(ctx context.Context, actor action.Actor, id string, typed int64) (bulk.Job, error)
-}
 
 // maxImportBytes bounds an uploaded file (the body of the upload).
 const maxImportBytes = 32 << 20
@@ -59,7 +50,7 @@ func (a *App) importPage(c echo.Context) error {
 func (a *App) importVM(conn string, db int, csrf string) views.ImportVM {
 	vm := views.ImportVM{Conn: conn, DB: db, Action: route.ImportURL(conn, db) + "?_csrf=" + url.QueryEscape(csrf),
 		Limits: fmt.Sprintf("A JSON Lines file as Keydeck exports it (docs/export-format.md), at most 32 MB and %s keys.", strconv.Itoa(importLimits.Lines))}
-	if a.imports == nil {
+	if a.bulk == nil {
 		vm.Off = "Imports are not available on this console."
 	}
 	return vm
@@ -78,7 +69,7 @@ func (a *App) importPreview(c echo.Context) error {
 		vm.Err = msg
 		return render(c, status, vm, views.ImportPage(p, vm))
 	}
-	if a.imports == nil {
+	if a.bulk == nil {
 		return fail(http.StatusServiceUnavailable, vm.Off)
 	}
 	name, recs, err := readUpload(c.Request())
@@ -107,7 +98,7 @@ func (a *App) importPreview(c echo.Context) error {
 			}
 			items = append(items, it)
 		}
-		j, err := a.imports.Prepare(ctx, actor(c), conn, bulk.Spec{Kind: transfer.KindImport, Sel: bulk.Selection{DB: db, Label: name}}, items)
+		j, err := a.bulk.Prepare(ctx, actor(c), conn, bulk.Spec{Kind: transfer.KindImport, Sel: bulk.Selection{DB: db, Label: name}}, items)
 		if err != nil {
 			return err
 		}
@@ -156,7 +147,7 @@ func (a *App) importStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if a.imports == nil {
+	if a.bulk == nil {
 		return fmt.Errorf("%w: imports are not available on this console", action.ErrInvalid)
 	}
 	var typed int64
@@ -165,15 +156,9 @@ func (a *App) importStart(c echo.Context) error {
 			return fmt.Errorf("%w: type the number of keys to confirm", action.ErrInvalid)
 		}
 	}
-	j, err := a.imports.Start(c.Request().Context(), actor(c), c.Param("id"), typed)
+	j, err := a.bulk.Start(c.Request().Context(), actor(c), c.Param("id"), typed)
 	if err != nil {
 		return withBack(err, route.ImportURL(conn.Name, db))
 	}
-	return c.Redirect(http.StatusSeeOther, importJobURL(conn.Name, j.ID))
-}
-
-// importJobURL is the bulk job's page (route.BulkJobURL of the bulk
-// pages).
-func importJobURL(conn, id string) string {
-	return route.OverviewURL(conn) + "/bulk/" + url.PathEscape(id)
+	return c.Redirect(http.StatusSeeOther, route.BulkJobURL(conn.Name, j.ID))
 }

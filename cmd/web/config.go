@@ -16,6 +16,7 @@ import (
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/route"
 	"github.com/keydeck/keydeck/redisview"
+	"github.com/keydeck/keydeck/redisview/bulk"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
 
@@ -33,6 +34,8 @@ type Config struct {
 	// people start: searches and the user page's; --sweep-rate's unless
 	// --search-rate is given.
 	SearchRate int
+	// Bulk are the bulk jobs' figures (bulkflags.go).
+	Bulk bulk.Options
 
 	UsersFile      string
 	SessionSecret  string
@@ -153,6 +156,7 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 		func() error { return cfg.checkHostsAndPacks(fl, seen) },
 		func() error { return cfg.checkBudgets(searchRateSet) },
 		cfg.checkServing,
+		cfg.checkBulk,
 	} {
 		if err := check(); err != nil {
 			return cfg, err
@@ -184,6 +188,7 @@ func defineFlags(prog string, cfg *Config) (*flag.FlagSet, *flagLists) {
 	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second a database sweep may read (10–1000000)")
 	fs.IntVar(&cfg.Sweep.Count, "sweep-count", stats.DefaultSweepBudget.Count, "SCAN COUNT of a sweep step (10–10000)")
 	fs.IntVar(&cfg.SearchRate, "search-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second every search and user-page scan of one connection may read together, shared fairly between users (10–1000000; default: --sweep-rate)")
+	defineBulkFlags(fs, &cfg.Bulk)
 	fs.StringVar(&cfg.UsersFile, "users", "", "users file (YAML) enabling sign-in")
 	fs.StringVar(&cfg.SessionSecret, "session-secret", "", "secret signing sessions and CSRF tokens (≥ 32 bytes; share it between replicas)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in lasts (5m–720h)")

@@ -229,7 +229,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 		UsersFile: cfg.UsersFile, ReloadUsers: reload,
 		Audit: cfg.Audit, AuditMaxLen: cfg.AuditMaxLen, Replicas: cfg.Audit != "",
 		PollInterval: cfg.PollInterval, Sweep: cfg.Sweep, SearchRate: cfg.SearchRate, MetricsBans: true, MetricsKeep: cfg.MetricsKeep || cfg.Demo(),
-		ConsoleAllowDangerous: cfg.ConsoleAllowDangerous,
+		ConsoleAllowDangerous: cfg.ConsoleAllowDangerous, Bulk: cfg.Bulk,
 	}, log)
 	if err != nil {
 		return err

@@ -116,6 +116,7 @@ type Config struct {
 	// (default: Sweep.KeysPerSec, so searching costs Redis no more than a
 	// sweep does).
 	SearchRate int
+	Bulk       bulk.Options // the bulk jobs' Rate, Batch, UndoKeys, UndoBytes (zero: bulk's defaults)
 
 	// MetricsBans runs /metrics's keeper (metrics.Keeper) for the one
 	// figure no worker keeps: each ban list's health, read every
@@ -201,7 +202,6 @@ type Server struct {
 	log     *slog.Logger
 	reg     *redisview.Registry
 	actions *action.Runner
-	imports *bulk.Engine // runs imports (startImports)
 	app     *handlers.App
 	handler *echo.Echo
 	budgets map[string]*scanbudget.Budget // per connection
@@ -293,11 +293,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.handler = echo.New()
 	s.handler.HideBanner, s.handler.HidePort = true, true
 	s.app = handlers.New(handlers.Deps{Conns: reg, Hub: s.hub, Sweepers: s.sweepers, Leaderboards: s.boards, KeyWatch: s.watch,
-		Actions: s.actions, Audit: s.actions, Imports: s.startImports(audit, reg, auth.Secret), Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
+		Actions: s.actions, Audit: s.actions, Log: log, Demo: cfg.Demo, Auth: auth, Ctx: s.ctx, Now: cfg.Now,
 		Vertique: cfg.Vertique, ScanBudgets: budgets,
 		LimitSweeps: s.limits, QuotaWalkers: s.quotas, VertiqueInventory: &vertique.Cache{},
 		UserStates:     search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now),
-		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous})
+		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous, Bulk: s.startBulk(cfg, audit, auth.Secret)})
 	s.budgets = budgets
 	s.app.Routes(s.handler)
 	s.startMetrics()

@@ -1,6 +1,9 @@
 package action
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Append writes r to the stream as it is, for work recorded outside the
 // Runner that keeps the stream's format: a bulk job's intent and
@@ -13,3 +16,7 @@ func (a *Audit) Append(ctx context.Context, r Record) (string, error) {
 	}
 	return id, nil
 }
+
+// ParseTTL reads a TTL as set-ttl does ("90s", "10m", "7d", or
+// "persist"), for a bulk job's form.
+func ParseTTL(s string) (d time.Duration, persist bool, err error) { return parseTTL(s) }

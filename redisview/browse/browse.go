@@ -79,6 +79,9 @@ type Request struct {
 	// matches that start with Prefix ("" for every such key).
 	Family *schema.Family
 	Prefix string
+	// Pattern, when set (Family nil), lists every key SCAN MATCH Pattern
+	// finds, whatever its family.
+	Pattern string
 	// Flat keeps, of a prefix list, only the keys with no ':' after the
 	// prefix: the database page's group "a:*" is the keys "a:x", not
 	// "a:b:x" (group "a:b:*"), and its "(no colon)" group is Prefix ""
@@ -119,6 +122,9 @@ type Walk struct {
 
 // WalkOf is the walk of a request's list.
 func WalkOf(req Request) Walk {
+	if req.Family == nil && req.Pattern != "" {
+		return Walk{Match: req.Pattern, WholeDB: req.Pattern[0] == '*' || req.Pattern[0] == '?' || req.Pattern[0] == '['}
+	}
 	if req.Family == nil {
 		return Walk{Match: schema.EscapeGlob(req.Prefix) + "*", WholeDB: req.Prefix == ""}
 	}
@@ -179,6 +185,9 @@ func (r *Request) defaults() {
 // belongs reports whether key is on the list, with its match.
 func (r *Request) belongs(db int, key string) (schema.Match, bool) {
 	m, ok := r.Classifier.Match(db, key)
+	if r.Family == nil && r.Pattern != "" {
+		return m, true // SCAN MATCH chose it
+	}
 	if r.Family != nil {
 		return m, ok && m.Family == r.Family
 	}

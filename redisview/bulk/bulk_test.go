@@ -31,7 +31,12 @@ func TestDeleteFamilyWhileWritingThenUndo(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		// An application's pace, not a tight loop that would take a core
+		// from the server.
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
 		for i := 0; ctx.Err() == nil; i++ {
+			<-tick.C
 			k := fmt.Sprintf("tmp:new%d", i)
 			was := counted.Load()
 			if f.db.Set(ctx, k, "fresh", 0).Err() == nil {
@@ -42,8 +47,10 @@ func TestDeleteFamilyWhileWritingThenUndo(t *testing.T) {
 			}
 		}
 	}()
+	began := time.Now()
 	j := f.counted(e, family("tmp"))
 	counted.Store(true)
+	t.Logf("counted %d keys in %v", j.Count, time.Since(began))
 	if j.Status != bulk.Counted || j.Count < n || !j.Undoable || j.Memory <= 0 || len(j.Sample) != bulk.SampleSize {
 		t.Fatalf("count: %+v", j)
 	}
@@ -53,6 +60,7 @@ func TestDeleteFamilyWhileWritingThenUndo(t *testing.T) {
 	j = f.finished(e, j.ID)
 	stop()
 	<-done
+	t.Logf("deleted in %v", time.Since(began))
 	if j.Status != bulk.Done || j.Acted != j.Count || j.Skipped() != 0 {
 		t.Fatalf("job: %+v", j)
 	}
@@ -84,6 +92,7 @@ func TestDeleteFamilyWhileWritingThenUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	u = f.finished(e, u.ID)
+	t.Logf("undone in %v", time.Since(began))
 	if u.Status != bulk.Done || u.Acted != j.Count || u.Skipped() != 0 {
 		t.Fatalf("undo: %+v", u)
 	}

@@ -95,9 +95,6 @@ func (j Job) Progress() float64 {
 	return float64(j.Next) / float64(j.Count)
 }
 
-// Finished reports a job that will not run again by itself.
-func (j Job) Finished() bool { return j.Status == Done }
-
 // Item is one key of a job: its name, the fingerprint of the state it
 // was counted (or previewed) in — Absent for a key that did not exist —
 // and, for a kind that writes values (import), the payload its Queue
