@@ -107,6 +107,7 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Console:    {{route.ConsoleURL("main"), ""}, {route.ConsoleURL("main") + "?command=GET+x&db=5", ""}, {route.ConsoleURL("nope"), ""}},
 		route.Server:     {{route.ServerInfoURL("main"), ""}},
 		route.Clients:    {{route.ClientsURL("main"), ""}},
+		route.BulkJob:    {{route.BulkJobURL("main", "20260101T000000-0123456789"), ""}},
 	}
 	who := []string{"anonymous", "vera", "sam", "ada"}
 	browsers := make([]*browser, len(who))

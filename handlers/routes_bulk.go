@@ -12,7 +12,7 @@ import (
 // bulkRoutes are the routes of bulk actions on a family's or a pattern's
 // keys (issue 22): the counting preview, the job's page, cancel, resume, undo.
 func (a *App) bulkRoutes() []Route {
-	const noAPI = "Bulk jobs have no API operation yet: an admin counts a family's or a pattern's keys from its key list (" + route.Keys + "), then confirms, follows, cancels, resumes and undoes the job on its page (" + route.BulkJob + ", live over " + route.Live + ")."
+	const noAPI = "Bulk jobs have no API operation (" + route.APIOpenAPI + ") yet: an admin counts a family's or a pattern's keys from its key list (" + route.Keys + "), then confirms, follows, cancels, resumes and undoes the job on its page (" + route.BulkJob + ", live over " + route.Live + ")."
 	admin := func(method, path string, h echo.HandlerFunc) Route {
 		r := Route{Method: method, Path: path, Level: action.Admin, handler: h, NoJSON: noAPI}
 		if method == http.MethodPost {
