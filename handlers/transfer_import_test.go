@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -11,8 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keydeck/keydeck/handlers"
+	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
+	"github.com/keydeck/keydeck/internal/server"
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // upload posts a file to a database's import as its form does.
@@ -103,4 +108,44 @@ func TestImportUploadPreviewConfirm(t *testing.T) {
 	if code, _, _ := ada.upload("main", 3, "forged", "keys.jsonl", file); code != http.StatusForbidden {
 		t.Errorf("upload without the token: %d, want 403", code)
 	}
+}
+
+// On the embedded demo an admin exports a family and imports it into
+// another database: the preview classes every key as new, the job
+// writes them all, and a second upload finds them identical.
+func TestImportOnTheDemo(t *testing.T) {
+	t.Parallel()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	d, err := demo.Start(context.Background(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	var conns []redisview.ConnConfig
+	for _, dc := range d.Connections() {
+		conns = append(conns, redisview.ConnConfig{Name: dc.Name, URL: dc.URL})
+	}
+	f := startConsole(t, redistest.Start(t), server.Config{Demo: true, Conns: conns,
+		Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}}, nil).up(t)
+	waitFor(t, "eisland's pack", func() bool { return f.reg.All()[0].PackChoice().Sampled })
+	ada := newBrowserAs(t, f, "ada")
+	_, _, file := ada.do(http.MethodGet, route.ExportPatternURL("eisland", 0, "server:*"), nil)
+	recs := readExport(t, file)
+	if len(recs) == 0 {
+		t.Fatal("the demo's db0 exported no server:* key")
+	}
+	tok := ada.csrf(route.ImportURL("eisland", 13))
+	code, _, body := ada.upload("eisland", 13, tok, "db0.jsonl", file)
+	doc := parseDoc(t, body)
+	if n := doc.Find(`[data-testid="import-row"][data-class="new"]`).Length(); code != http.StatusOK || n != len(recs) {
+		t.Fatalf("preview: %d, %d new of %d", code, n, len(recs))
+	}
+	confirm, _ := doc.Find(`[data-testid="import-confirm"]`).Attr("action")
+	if code, _, _ := ada.do(http.MethodPost, confirm, url.Values{"_csrf": {tok}}); code != http.StatusSeeOther {
+		t.Fatalf("confirm: %d", code)
+	}
+	redistest.Eventually(t, 10*time.Second, "the import on the demo", func() bool {
+		_, _, body := ada.upload("eisland", 13, tok, "db0.jsonl", file)
+		return parseDoc(t, body).Find(`[data-testid="import-row"][data-class="identical"]`).Length() == len(recs)
+	})
 }
