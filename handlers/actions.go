@@ -75,6 +75,9 @@ func (a *App) keyPage(c echo.Context) error {
 	}
 	// The form's body adds the kind and arguments.
 	vm.PreviewURL = route.Action{Conn: conn.Name, DB: db, Key: key}.PreviewURL()
+	if route.Linkable(key) && !a.protected(key) {
+		vm.Export = route.ExportKeyURL(conn.Name, db, key)
+	}
 	forms, note := a.keyActions(actor(c), key, fam, vm.Type)
 	for _, k := range forms {
 		f := views.ActionForm{Kind: k.Name(), Title: k.Title(), Danger: k.Requires() == action.Admin}

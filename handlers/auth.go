@@ -285,7 +285,11 @@ func (a *App) sameOriginWrite(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ck, err := c.Cookie(csrfCookie)
 		token := req.Header.Get("X-CSRF-Token")
-		if token == "" {
+		if token == "" && importUpload(req) {
+			// The upload's token is in its query: reading the form would
+			// read the file before the route's role check.
+			token = req.URL.Query().Get("_csrf")
+		} else if token == "" {
 			token = c.FormValue("_csrf")
 		}
 		if err != nil || !a.signer.ValidCSRF(ck.Value, identity(c).CSRFBinding(), token) {

@@ -69,6 +69,7 @@ func (a *App) keysPage(c echo.Context) error {
 		return err
 	}
 	vm := keysHeadVM(l, req)
+	vm.Export, vm.ExportNote = keysExport(l, req)
 	vm.Bulk = a.bulkForms(c, l)
 	title := fmt.Sprintf("db%d · %s", db, vm.Heading)
 	show := func(status int) error {

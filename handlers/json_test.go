@@ -102,6 +102,8 @@ func TestEveryGETRouteAnswersJSON(t *testing.T) {
 		route.Slowlog:    {{route.SlowlogURL("main"), ""}},
 		route.Latency:    {{route.LatencyURL("main"), ""}},
 		route.PubSub:     {{route.PubSubURL("main"), ""}, {route.PubSubURL("main") + "?watch=alice&mode=pattern", ""}},
+		route.Export:     {{route.ExportKeyURL("main", 3, key), ""}, {route.ExportFamilyURL("main", 5, "totp-secret-plain"), ""}},
+		route.Import:     {{route.ImportURL("main", 3), ""}},
 		route.Console:    {{route.ConsoleURL("main"), ""}, {route.ConsoleURL("main") + "?command=GET+x&db=5", ""}, {route.ConsoleURL("nope"), ""}},
 		route.Server:     {{route.ServerInfoURL("main"), ""}},
 		route.Clients:    {{route.ClientsURL("main"), ""}},

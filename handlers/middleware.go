@@ -78,11 +78,15 @@ const maxBody = 64 << 10
 func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if req.ContentLength > maxBody {
+		limit := int64(maxBody)
+		if importUpload(req) {
+			limit = maxImportBytes // a file, read by its handler after the role check
+		}
+		if req.ContentLength > limit {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request is too large.")
 		}
-		req.Body = http.MaxBytesReader(c.Response(), req.Body, maxBody)
-		if strings.HasPrefix(req.Header.Get("Content-Type"), "multipart/") {
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+		if strings.HasPrefix(req.Header.Get("Content-Type"), "multipart/") && !importUpload(req) {
 			return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Forms are sent URL-encoded.")
 		}
 		return next(c)

@@ -188,6 +188,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	// Create key is a preview of create-key, like route.Preview: what it
 	// shows of a sensitive key is TestEditSensitiveShowsSizesOnly's.
 	writes = append(writes, route.CreateKey)
+	writes = append(writes, route.Import, route.ImportStart)
 	writes = append(writes, route.BulkCount, route.BulkStart, route.BulkCancel, route.BulkResume, route.BulkUndo)
 	for _, r := range f.routes {
 		switch {
@@ -362,6 +363,10 @@ func sensPageExamples(planted []sensKey, undo string) map[string][]string {
 			add(route.Keys, route.PrefixKeysURL(k.Conn, k.DB, k.Key[:i+1]))
 		}
 		add(route.Key, route.KeyURL(k.Conn, k.DB, k.Key))
+		add(route.Export, route.ExportKeyURL(k.Conn, k.DB, k.Key))
+		add(route.Export, route.ExportFamilyURL(k.Conn, k.DB, k.Family.ID))
+		add(route.Export, route.ExportPatternURL(k.Conn, k.DB, "*"))
+		add(route.Import, route.ImportURL(k.Conn, k.DB))
 		add(route.Console, route.ConsoleURL(k.Conn)+"?db="+strconv.Itoa(k.DB)+"&command="+url.QueryEscape("GET "+cmdconsole.Quote(k.Key)))
 		add(route.Preview, route.Action{Kind: action.KindDeleteKey, Conn: k.Conn, DB: k.DB, Key: k.Key}.PreviewURL())
 		if k.Type == "zset" {
