@@ -64,14 +64,15 @@ vet:
 # timing-bound tests fail): every package without the race detector, then the
 # packages whose job is goroutines meeting under it (RACE_PKGS: the live hub,
 # the linger pool, the clock, sessions and the users file, the scan budget,
-# the limit, statistics and quota workers, the leaderboard index). Under -race
+# the limit, statistics and quota workers, the leaderboard index, the bulk
+# engine's workers and leases). Under -race
 # the whole suite took 14 min of CPU on this 2-core machine (12 min from a
 # fresh clone, which compiles everything twice); the end-to-end tests cost
 # ~3x under it (cmd/web 175 s of CPU against 74 s; the sensitive crawl 149 s
 # against 46 s). `make test-race` runs every package under -race.
 # The longest-running packages are named first: go test starts packages in
 # the order given (GOMAXPROCS at a time).
-RACE_PKGS := ./internal/live/ ./internal/linger/ ./internal/clock/ ./internal/people/ ./redisview/scanbudget/ ./redisview/limits/ ./redisview/stats/ ./redisview/quotas/ ./redisview/leaderboard/
+RACE_PKGS := ./internal/live/ ./internal/linger/ ./internal/clock/ ./internal/people/ ./redisview/scanbudget/ ./redisview/limits/ ./redisview/stats/ ./redisview/quotas/ ./redisview/leaderboard/ ./redisview/bulk/
 TEST_FIRST := ./cmd/web/ ./handlers/ ./redisview/ ./internal/demo/ ./redisview/action/
 PLAIN_PKGS = $(TEST_FIRST) $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell $(GO) list ./...))
 
