@@ -40,8 +40,11 @@ func (SetHashField) Plan(_ context.Context, env Env, req Request) (Plan, error) 
 		return nil, err
 	}
 	field, ok := req.Args[ArgField]
-	if !ok || field == "" {
-		return nil, invalidf("field is required")
+	switch {
+	case !ok:
+		return nil, invalidf("field is required (an empty field is sent as an empty argument)")
+	case len(field) > maxKeyBytes:
+		return nil, invalidf("field longer than %d bytes", maxKeyBytes)
 	}
 	v, err := decodeValue(req, true)
 	if err != nil {
@@ -99,10 +102,10 @@ func (AddZSetMember) Plan(_ context.Context, env Env, req Request) (Plan, error)
 }
 
 func memberArg(req Request) (string, error) {
-	m := req.Args[ArgMember]
+	m, ok := req.Args[ArgMember]
 	switch {
-	case m == "":
-		return "", invalidf("member is required")
+	case !ok:
+		return "", invalidf("member is required (an empty member is sent as an empty argument)")
 	case len(m) > MaxEditBytes:
 		return "", invalidf("the member is longer than 1 MiB")
 	}
