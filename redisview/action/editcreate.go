@@ -54,7 +54,7 @@ type content struct {
 	zs    []redis.Z
 }
 
-func (k CreateKey) Plan(_ context.Context, env Env, req Request) (Plan, error) {
+func (k CreateKey) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	if err := checkArgs(req, ArgType, ArgValue, ArgEncoding, ArgTTL); err != nil {
 		return nil, err
 	}
@@ -78,6 +78,11 @@ func (k CreateKey) Plan(_ context.Context, env Env, req Request) (Plan, error) {
 	c, err := parseContent(typ, req)
 	if err != nil {
 		return nil, err
+	}
+	if typ == "stream" {
+		if err := streamRecordable(ctx, env, req); err != nil {
+			return nil, err
+		}
 	}
 	f := familyOf(env, req.DB, req.Key)
 	if err := checkTypeShape(f, typ); err != nil {
@@ -153,7 +158,7 @@ func (p createPlan) Notes() []string {
 	if p.c.typ != "stream" {
 		return nil
 	}
-	return []string{"A stream is recorded by DUMP only: on a server that refuses DUMP or answers it in another format (the embedded demo), creating it cannot be undone."}
+	return []string{"A stream is recorded by DUMP only: where DUMP answers in another format than Redis's (the embedded demo), creating it cannot be undone (where DUMP is refused, it is not created at all)."}
 }
 
 // captureHint reads the new key back element-wise: it was absent, so

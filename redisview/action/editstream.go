@@ -29,8 +29,11 @@ func (AddStreamEntry) Args() []Arg {
 // streamID is an id XADD takes: *, ms, ms-seq or ms-*.
 var streamID = regexp.MustCompile(`^(\*|[0-9]{1,20}(-([0-9]{1,20}|\*))?)$`)
 
-func (AddStreamEntry) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
+func (AddStreamEntry) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	if err := checkArgs(req, ArgFields, ArgEntryID); err != nil {
+		return nil, err
+	}
+	if err := streamRecordable(ctx, env, req); err != nil {
 		return nil, err
 	}
 	pairs, err := parsePairs(req.Args[ArgFields], ArgFields, false)
@@ -45,6 +48,21 @@ func (AddStreamEntry) Plan(_ context.Context, _ Env, req Request) (Plan, error) 
 		return nil, invalidf("entry id %q: want * or an id such as 1700000000000-0, above 0-0", id)
 	}
 	return streamPlan{key: req.Key, id: id, pairs: pairs}, nil
+}
+
+// streamRecordable refuses a stream write where the server refuses DUMP
+// (an ACL, a managed service): a stream has no element-wise reading
+// (Snapshot), so its state after the write, read back by DUMP inside the
+// transaction, would abort it (EXECABORT) instead of writing. An existing
+// stream is refused there anyway, its prior being unreadable.
+func streamRecordable(ctx context.Context, env Env, req Request) error {
+	if env.Conn == nil {
+		return nil
+	}
+	if err := env.Conn.DB(req.DB).Dump(ctx, req.Key).Err(); isUnsupported(err) {
+		return invalidf("this server refuses DUMP (%v), the only way Keydeck records a stream, so a stream cannot be created or appended to here; grant DUMP to this user to write streams", err)
+	}
+	return nil
 }
 
 type streamPlan struct {
