@@ -106,6 +106,9 @@ func apiRouteOf[I, O any](a *App, method, path, id, summary string, level action
 	return apiRoute{level: level, register: func(api huma.API, guard func(huma.Context, func(huma.Context))) {
 		op := huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary,
 			Errors: append([]int{http.StatusUnauthorized, http.StatusForbidden}, errs...), Middlewares: huma.Middlewares{guard}}
+		if path == route.APIPreview || path == route.APIExecute {
+			op.MaxBodyBytes = maxActionBody // an edit's value; limitBody keeps others to maxBody
+		}
 		huma.Register(api, op, func(ctx context.Context, in *I) (*O, error) {
 			c, _ := ctx.Value(ctxEcho{}).(echo.Context)
 			out, err := h(ctx, c, in)

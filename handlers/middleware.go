@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/keydeck/keydeck/internal/route"
+	"github.com/keydeck/keydeck/redisview/action"
 )
 
 // requestLog writes one structured line per request. Query strings are left
@@ -75,12 +79,30 @@ func staticHandler(fsys fs.FS) http.Handler {
 // unauthenticated POST must not make the server buffer megabytes.
 const maxBody = 64 << 10
 
-func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+// maxActionBody bounds the body of an action's preview, Create key and
+// execute for a signed-in admin (who alone may write values). A value of
+// up to action.MaxEditBytes travels in the preview's form (URL-encoded: at
+// most 3 bytes a byte; hex: 2) and again inside the sealed token confirmed
+// at execute: JSON (a control byte or <, >, & takes 6 bytes), base64,
+// sealed, base64 again (×16/9), which is at most about 10.7 bytes a byte.
+// A 1 MiB value of any bytes can so be written; anyone else keeps maxBody.
+const maxActionBody = 11*action.MaxEditBytes + maxBody
+
+// actionPath is a route whose body carries an edit's value.
+var actionPath = regexp.MustCompile(`^(` + regexp.QuoteMeta(route.Preview) + `|` + regexp.QuoteMeta(route.Execute) + `|` +
+	regexp.QuoteMeta(route.APIPreview) + `|` + regexp.QuoteMeta(route.APIExecute) + `|/c/[^/]+/db/[0-9]+/create-key)$`)
+
+// limitBody runs after identify: only a signed-in admin's action POST may
+// be larger than maxBody.
+func (a *App) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		limit := int64(maxBody)
-		if importUpload(req) {
+		switch id := identity(c); {
+		case importUpload(req):
 			limit = maxImportBytes // a file, read by its handler after the role check
+		case req.Method == http.MethodPost && actionPath.MatchString(req.URL.Path) && id.Signed() && id.Level >= action.Admin:
+			limit = maxActionBody
 		}
 		if req.ContentLength > limit {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request is too large.")

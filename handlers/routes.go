@@ -228,7 +228,7 @@ func vertiqueTwin() *apiTwin {
 // Routes registers the route table.
 func (a *App) Routes(e *echo.Echo) {
 	e.HTTPErrorHandler = a.errorHandler
-	e.Use(a.recoverer, a.requestLog, securityHeaders, a.checkHost, limitBody, a.identify, a.sameOriginWrite)
+	e.Use(a.recoverer, a.requestLog, securityHeaders, a.checkHost, a.identify, a.limitBody, a.sameOriginWrite)
 	// The API first: a page's JSON is its twin operation's, whose query
 	// parameters the page's are checked against.
 	params := apiQueryParams(a.NewAPI(e))

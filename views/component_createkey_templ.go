@@ -142,7 +142,33 @@ func createKeyForm(p Page, f *CreateKeyForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</span> <input type=\"hidden\" name=\"lf\" value=\"value\"> <textarea name=\"arg.value\" required rows=\"4\" spellcheck=\"false\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-1.5 font-mono text-sm\" data-testid=\"create-value\"></textarea></label><div class=\"grid gap-3 sm:grid-cols-2\"><label class=\"block text-sm\"><span class=\"text-slate-600\">A string's value is</span> <select name=\"arg.encoding\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-2 py-1.5 text-sm\" data-testid=\"create-encoding\"><option value=\"text\" selected>text</option> <option value=\"hex\">hex digits (binary)</option></select></label> <label class=\"block text-sm\"><span class=\"text-slate-600\">TTL (90s, 10m, 7d; empty: none)</span> <input name=\"arg.ttl\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-1.5 text-sm\" data-testid=\"create-ttl\"></label></div><button type=\"submit\" class=\"rounded-md bg-rose-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-rose-600\" data-testid=\"create-preview\">Preview…</button></form></details>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, ". In JSON, bytes that are not text are written ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var10 string
+		templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(`{"b64": "…"}`)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/component_createkey.templ`, Line: 33, Col: 270}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, " in place of any string, and a hash, sorted set or stream may be an array of pairs ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var11 string
+		templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(`[[{"b64": "/w=="}, "value"]]`)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/component_createkey.templ`, Line: 33, Col: 387}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</span> <input type=\"hidden\" name=\"lf\" value=\"value\"> <textarea name=\"arg.value\" rows=\"4\" spellcheck=\"false\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-1.5 font-mono text-sm\" data-testid=\"create-value\"></textarea></label><div class=\"grid gap-3 sm:grid-cols-2\"><label class=\"block text-sm\"><span class=\"text-slate-600\">A string's value is</span> <select name=\"arg.encoding\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-2 py-1.5 text-sm\" data-testid=\"create-encoding\"><option value=\"text\" selected>text</option> <option value=\"hex\">hex digits (binary)</option></select></label> <label class=\"block text-sm\"><span class=\"text-slate-600\">TTL (90s, 10m, 7d; empty: none)</span> <input name=\"arg.ttl\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-1.5 text-sm\" data-testid=\"create-ttl\"></label></div><button type=\"submit\" class=\"rounded-md bg-rose-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-rose-600\" data-testid=\"create-preview\">Preview…</button></form></details>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -20,9 +20,9 @@ import (
 // record withholds it when the key is sensitive, and a sensitive key's
 // changes are worded with sizes only (valueWords).
 
-// maxEditBytes bounds a value an edit writes: it is carried in the
+// MaxEditBytes bounds a value an edit writes: it is carried in the
 // audit record's arguments (for a key that is not sensitive).
-const maxEditBytes = 1 << 20
+const MaxEditBytes = 1 << 20
 
 // Encodings of ArgValue (ArgEncoding).
 const (
@@ -62,8 +62,8 @@ func decodeValue(req Request, required bool) (string, error) {
 	default:
 		return "", invalidf("encoding %q: want text or hex", enc)
 	}
-	if len(v) > maxEditBytes {
-		return "", invalidf("value of %s is longer than the %s an edit may write", format.Bytes(int64(len(v))), format.Bytes(maxEditBytes))
+	if len(v) > MaxEditBytes {
+		return "", invalidf("value of %s is longer than the %s an edit may write", format.Bytes(int64(len(v))), format.Bytes(MaxEditBytes))
 	}
 	return v, nil
 }

@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,7 +39,7 @@ func (CreateKey) AppliesTo(*schema.Family) bool { return false }
 func (CreateKey) Args() []Arg {
 	return []Arg{
 		{Name: ArgType, Help: "its type", Input: InputSelect, Choices: CreateTypes},
-		{Name: ArgValue, Help: `its value: a string as is; a hash {"field": "value"}; a list or set ["a", "b"]; a sorted set {"member": 12.5}; a stream one entry {"field": "value"}`, Data: true, Input: InputTextarea},
+		{Name: ArgValue, Help: `its value: a string as is; a hash {"field": "value"}; a list or set ["a", "b"]; a sorted set {"member": 12.5}; a stream one entry {"field": "value"}; in JSON, any string may be {"b64": "…"} for bytes that are not text, and a hash, sorted set or stream may be an array of pairs [["field", "value"]]`, Data: true, Input: InputTextarea},
 		{Name: ArgEncoding, Help: "a string's value is text, or hex digits (binary)", Input: InputSelect, Choices: []string{EncodingText, EncodingHex}, Optional: true},
 		{Name: ArgTTL, Help: `its TTL: a duration from 1s to 365d (90s, 10m, 7d), or empty for none`, Optional: true},
 	}
@@ -55,7 +54,7 @@ type content struct {
 	zs    []redis.Z
 }
 
-func (k CreateKey) Plan(_ context.Context, env Env, req Request) (Plan, error) {
+func (k CreateKey) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	if err := checkArgs(req, ArgType, ArgValue, ArgEncoding, ArgTTL); err != nil {
 		return nil, err
 	}
@@ -79,6 +78,11 @@ func (k CreateKey) Plan(_ context.Context, env Env, req Request) (Plan, error) {
 	c, err := parseContent(typ, req)
 	if err != nil {
 		return nil, err
+	}
+	if typ == "stream" {
+		if err := streamRecordable(ctx, env, req); err != nil {
+			return nil, err
+		}
 	}
 	f := familyOf(env, req.DB, req.Key)
 	if err := checkTypeShape(f, typ); err != nil {
@@ -107,68 +111,36 @@ func parseContent(typ string, req Request) (content, error) {
 		return c, invalidf("a %s's value is JSON text; hex is for strings", typ)
 	}
 	raw := req.Args[ArgValue]
-	if len(raw) > maxEditBytes {
-		return c, invalidf("value is longer than 1 MiB")
-	}
+	what := "a " + typ + "'s value"
 	var err error
 	switch typ {
 	case "hash", "stream":
-		c.pairs, err = parsePairs(raw, "a "+typ+"'s value")
+		c.pairs, err = parsePairs(raw, what, false)
 	case "list", "set":
-		if err = json.Unmarshal([]byte(raw), &c.elems); err != nil || len(c.elems) == 0 {
-			return c, invalidf(`a %s's value must be a JSON array of strings with at least one, such as ["a", "b"]`, typ)
+		if c.elems, err = parseStrings(raw, what); err != nil || typ == "list" {
+			return c, err
 		}
-		if typ == "set" {
-			seen := map[string]bool{}
-			for _, e := range c.elems {
-				if seen[e] {
-					return c, invalidf("member %q is given twice", clipText(e, 60))
-				}
-				seen[e] = true
+		seen := map[string]bool{}
+		for i, e := range c.elems {
+			if seen[e] {
+				return c, invalidf("member %d is given twice", i+1)
 			}
+			seen[e] = true
 		}
 	case "zset":
 		var pairs [][2]string
-		if pairs, err = parsePairsAny(raw); err != nil {
+		if pairs, err = parsePairs(raw, what, true); err != nil {
 			return c, err
 		}
-		for _, p := range pairs {
+		for i, p := range pairs {
 			f, ok := parseScore(p[1])
 			if !ok {
-				return c, invalidf("the score of %q is not a number", clipText(p[0], 60))
+				return c, invalidf("the score of member %d is not a number", i+1)
 			}
 			c.zs = append(c.zs, redis.Z{Member: p[0], Score: f})
 		}
 	}
 	return c, err
-}
-
-// parsePairsAny reads a sorted set's JSON object of member → number.
-func parsePairsAny(raw string) ([][2]string, error) {
-	bad := invalidf(`a sorted set's value must be a JSON object of member → score, such as {"ann": 12.5}`)
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, bad
-	}
-	var out [][2]string
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, bad
-		}
-		var n json.Number
-		if err := dec.Decode(&n); err != nil || seen[t.(string)] {
-			return nil, bad
-		}
-		seen[t.(string)] = true
-		out = append(out, [2]string{t.(string), n.String()})
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') || len(out) == 0 {
-		return nil, bad
-	}
-	return out, nil
 }
 
 type createPlan struct {
@@ -186,7 +158,7 @@ func (p createPlan) Notes() []string {
 	if p.c.typ != "stream" {
 		return nil
 	}
-	return []string{"A stream is recorded by DUMP only: on a server that refuses DUMP or answers it in another format (the embedded demo), creating it cannot be undone."}
+	return []string{"A stream is recorded by DUMP only: where DUMP answers in another format than Redis's (the embedded demo), creating it cannot be undone (where DUMP is refused, it is not created at all)."}
 }
 
 // captureHint reads the new key back element-wise: it was absent, so

@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -39,8 +40,11 @@ func (SetHashField) Plan(_ context.Context, env Env, req Request) (Plan, error) 
 		return nil, err
 	}
 	field, ok := req.Args[ArgField]
-	if !ok || field == "" {
-		return nil, invalidf("field is required")
+	switch {
+	case !ok:
+		return nil, invalidf("field is required (an empty field is sent as an empty argument)")
+	case len(field) > maxKeyBytes:
+		return nil, invalidf("field longer than %d bytes", maxKeyBytes)
 	}
 	v, err := decodeValue(req, true)
 	if err != nil {
@@ -98,11 +102,11 @@ func (AddZSetMember) Plan(_ context.Context, env Env, req Request) (Plan, error)
 }
 
 func memberArg(req Request) (string, error) {
-	m := req.Args[ArgMember]
+	m, ok := req.Args[ArgMember]
 	switch {
-	case m == "":
-		return "", invalidf("member is required")
-	case len(m) > maxEditBytes:
+	case !ok:
+		return "", invalidf("member is required (an empty member is sent as an empty argument)")
+	case len(m) > MaxEditBytes:
 		return "", invalidf("the member is longer than 1 MiB")
 	}
 	return m, nil
@@ -129,7 +133,11 @@ func (p partPlan) Describe(states []State) ([]Change, error) {
 	noun := partNoun(p.ref.Kind)
 	what := partWords(s, noun, p.ref.Name)
 	size := State{Key: s.Key, Type: p.ref.keyType(), PTTL: s.PTTL, Size: max(s.Size, 0), Unit: s.Unit}
-	if !m.Present {
+	// A sensitive key's answer never depends on what it holds: a refused
+	// no-op, or a size one more when the part is absent, would tell an
+	// admin whether a guess is right without writing (or recording) a thing.
+	known := !s.Sensitive
+	if known && !m.Present {
 		size.Size++
 	}
 	if size.Unit == "" {
@@ -141,23 +149,26 @@ func (p partPlan) Describe(states []State) ([]Change, error) {
 	var text string
 	switch p.ref.Kind {
 	case PartHField:
-		if m.Present && m.Value == p.value {
+		if known && m.Present && m.Value == p.value {
 			return nil, invalidf("%s of %s already holds this value", what, quoteKey(s.Key))
 		}
 		before := "absent"
-		if m.Present {
+		switch {
+		case !known:
+			before = s.Shape()
+		case m.Present:
 			before = valueWords(s, m.Value)
 		}
 		text = fmt.Sprintf("SET %s of %s to %s (before: %s)", what, quoteKey(s.Key), valueWords(s, p.value), before)
 	case PartSMember:
-		if m.Present {
+		if known && m.Present {
 			return nil, invalidf("%s is already in %s", what, quoteKey(s.Key))
 		}
 		text = fmt.Sprintf("ADD %s to %s (before: %s)", what, quoteKey(s.Key), s.Shape())
 	default:
 		score := formatScore(p.score)
 		switch {
-		case m.Present && m.Score == score:
+		case known && m.Present && m.Score == score:
 			return nil, invalidf("%s of %s already has this score", what, quoteKey(s.Key))
 		case s.Sensitive:
 			text = fmt.Sprintf("SET the score of %s in %s (before: %s)", what, quoteKey(s.Key), s.Shape())
@@ -167,7 +178,11 @@ func (p partPlan) Describe(states []State) ([]Change, error) {
 			text = fmt.Sprintf("ADD %s to %s with score %s (before: %s)", what, quoteKey(s.Key), score, s.Shape())
 		}
 	}
-	return []Change{{Key: s.Key, Op: "add-member", After: size.Shape(), Before: s, Text: text}}, nil
+	after := size.Shape()
+	if !known {
+		after += ", or one " + strings.TrimSuffix(size.Unit, "s") + " more"
+	}
+	return []Change{{Key: s.Key, Op: "add-member", After: after, Before: s, Text: text}}, nil
 }
 
 func (p partPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {

@@ -3,10 +3,8 @@ package action
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -23,7 +21,7 @@ func (AddStreamEntry) Requires() Level { return Admin }
 func (AddStreamEntry) KeyType() string { return "stream" }
 func (AddStreamEntry) Args() []Arg {
 	return []Arg{
-		{Name: ArgFields, Help: `the entry's fields as a JSON object, in order: {"event": "login", "user": "42"}`, Data: true, Input: InputTextarea},
+		{Name: ArgFields, Help: `the entry's fields as a JSON object, in order: {"event": "login", "user": "42"}, or pairs [["event", "login"]]; any string may be {"b64": "…"} for bytes that are not text`, Data: true, Input: InputTextarea},
 		{Name: ArgEntryID, Help: "its id: * (Redis picks the next) or an explicit one above the last (1700000000000-0)", Optional: true},
 	}
 }
@@ -31,11 +29,14 @@ func (AddStreamEntry) Args() []Arg {
 // streamID is an id XADD takes: *, ms, ms-seq or ms-*.
 var streamID = regexp.MustCompile(`^(\*|[0-9]{1,20}(-([0-9]{1,20}|\*))?)$`)
 
-func (AddStreamEntry) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
+func (AddStreamEntry) Plan(ctx context.Context, env Env, req Request) (Plan, error) {
 	if err := checkArgs(req, ArgFields, ArgEntryID); err != nil {
 		return nil, err
 	}
-	pairs, err := parsePairs(req.Args[ArgFields], ArgFields)
+	if err := streamRecordable(ctx, env, req); err != nil {
+		return nil, err
+	}
+	pairs, err := parsePairs(req.Args[ArgFields], ArgFields, false)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +48,21 @@ func (AddStreamEntry) Plan(_ context.Context, _ Env, req Request) (Plan, error) 
 		return nil, invalidf("entry id %q: want * or an id such as 1700000000000-0, above 0-0", id)
 	}
 	return streamPlan{key: req.Key, id: id, pairs: pairs}, nil
+}
+
+// streamRecordable refuses a stream write where the server refuses DUMP
+// (an ACL, a managed service): a stream has no element-wise reading
+// (Snapshot), so its state after the write, read back by DUMP inside the
+// transaction, would abort it (EXECABORT) instead of writing. An existing
+// stream is refused there anyway, its prior being unreadable.
+func streamRecordable(ctx context.Context, env Env, req Request) error {
+	if env.Conn == nil {
+		return nil
+	}
+	if err := env.Conn.DB(req.DB).Dump(ctx, req.Key).Err(); isUnsupported(err) {
+		return invalidf("this server refuses DUMP (%v), the only way Keydeck records a stream, so a stream cannot be created or appended to here; grant DUMP to this user to write streams", err)
+	}
+	return nil
 }
 
 type streamPlan struct {
@@ -75,49 +91,6 @@ func (p streamPlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {
 		vals = append(vals, kv[0], kv[1])
 	}
 	tx.XAdd(ctx, &redis.XAddArgs{Stream: p.key, ID: p.id, Values: vals})
-}
-
-// parsePairs reads a JSON object of strings, keeping its order and
-// refusing a name given twice (which one was meant cannot be told).
-func parsePairs(raw, what string) ([][2]string, error) {
-	if len(raw) > maxEditBytes {
-		return nil, invalidf("%s is longer than 1 MiB", what)
-	}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	bad := func(why string) error {
-		return invalidf(`%s must be a JSON object of strings, such as {"name": "value"}: %s`, what, why)
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, bad("it does not start with {")
-	}
-	var out [][2]string
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, bad(err.Error())
-		}
-		name := t.(string) // a key of an object is always a string
-		var v string
-		if err := dec.Decode(&v); err != nil {
-			return nil, bad(fmt.Sprintf("the value of %q is not a string", name))
-		}
-		if seen[name] {
-			return nil, bad(fmt.Sprintf("%q is given twice", name))
-		}
-		seen[name] = true
-		out = append(out, [2]string{name, v})
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, bad("it does not end with }")
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, bad("there is more after the object")
-	}
-	if len(out) == 0 {
-		return nil, bad("it is empty")
-	}
-	return out, nil
 }
 
 // pairsWords describes fields and values: their count and, for a key that
