@@ -86,9 +86,10 @@ func (rd *Reader) Read(ctx context.Context, key string) (r Record, ok bool, err 
 func (rd *Reader) heads(ctx context.Context, keys []string) ([]Record, error) {
 	p := rd.C.Pipeline()
 	typs := make([]*redis.StatusCmd, len(keys))
-	ttls := make([]*redis.DurationCmd, len(keys))
+	ttls := make([]*redis.Cmd, len(keys))
 	for i, k := range keys {
-		typs[i], ttls[i] = p.Type(ctx, k), p.PTTL(ctx, k)
+		// PTTL as an integer: go-redis's Duration overflows past 292 years.
+		typs[i], ttls[i] = p.Type(ctx, k), p.Do(ctx, "pttl", k)
 	}
 	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -96,8 +97,8 @@ func (rd *Reader) heads(ctx context.Context, keys []string) ([]Record, error) {
 	out := make([]Record, len(keys))
 	for i, k := range keys {
 		out[i] = Record{Key: Bytes(k), Type: typs[i].Val()}
-		if d := ttls[i].Val(); d > 0 {
-			out[i].TTL = max(1, d.Milliseconds())
+		if ms, _ := ttls[i].Int64(); ms > 0 {
+			out[i].TTL = min(ms, MaxTTL)
 		}
 	}
 	return out, nil
