@@ -113,8 +113,13 @@ func Classify(ctx context.Context, rd *Reader, r Record) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
+	return verdict(cur, ok, r), nil
+}
+
+// verdict classes r against cur, what its key holds (ok false: none).
+func verdict(cur Record, ok bool, r Record) Verdict {
 	if !ok {
-		return Verdict{Class: New}, nil
+		return Verdict{Class: New}
 	}
 	v := Verdict{Class: Overwritten, Current: SizeOf(cur)}
 	if cur.HasValue() && Same(cur, r) {
@@ -124,7 +129,7 @@ func Classify(ctx context.Context, rd *Reader, r Record) (Verdict, error) {
 			v.TTLDiffers = true
 		}
 	}
-	return v, nil
+	return v
 }
 
 // Same reports whether two records hold the same type and value, in
