@@ -3,6 +3,7 @@ package transfer_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/transfer"
 )
 
@@ -151,5 +153,37 @@ func TestExportDedupBounded(t *testing.T) {
 	st, err := e.Run(ctx, &strings.Builder{})
 	if err != nil || st.Keys != 100 || st.Remembered > 10 || st.Remembered == 0 {
 		t.Errorf("%+v %v, want 100 keys and at most 10 names held", st, err)
+	}
+}
+
+// The import preview reads from the budget it is given, a unit a key
+// at least, and classes a file larger than one pipeline page.
+func TestPreviewPaced(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	c := rs.Client(0)
+	var file strings.Builder
+	for i := range 450 {
+		fmt.Fprintf(&file, `{"key":"k%d","type":"string","ttl_ms":null,"value":"v"}`+"\n", i)
+		if i%3 == 0 {
+			c.Set(ctx, fmt.Sprint("k", i), "v", 0)
+		}
+	}
+	recs, err := transfer.ReadAll(strings.NewReader(file.String()), transfer.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := redisview.Open(redisview.ConnConfig{Name: "main", URL: rs.URL(0)}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	b := &countBudget{}
+	pv, err := transfer.PreviewImport(ctx, conn, 0, recs, nil, b)
+	if err != nil || pv.Count[transfer.Identical] != 150 || pv.Count[transfer.New] != 300 {
+		t.Fatalf("%v %v", pv.Count, err)
+	}
+	if got := b.units.Load(); got < 450 {
+		t.Errorf("%d units taken for 450 keys", got)
 	}
 }
