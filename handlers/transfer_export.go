@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -50,8 +51,15 @@ func (a *App) exportKeys(c echo.Context) error {
 	// The lines sent stay sent; a last line that is not a key says the
 	// file is cut short, and an import refuses it, naming that line.
 	c.Logger().Warnf("export cut short: %v", conn.SafeErr(err))
-	_, _ = fmt.Fprintf(w, "{\"error\":%q}\n", "export cut short: "+conn.SafeErr(err))
+	_, _ = w.Write(cutShortLine(conn.SafeErr(err)))
 	return nil
+}
+
+// cutShortLine is the last line of an export cut short: JSON (encoding/json
+// escapes what Go's %q would not write as JSON), not a key.
+func cutShortLine(why string) []byte {
+	msg, _ := json.Marshal(map[string]string{"error": "export cut short: " + why})
+	return append(msg, '\n')
 }
 
 // parseExport reads ?key=, ?family= or ?pattern= (exactly one), and

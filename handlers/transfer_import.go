@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -83,7 +84,7 @@ func (a *App) importPreview(c echo.Context) error {
 		return fail(http.StatusBadRequest, "Nothing was imported: the file holds no key.")
 	}
 	ctx := c.Request().Context()
-	pv, err := transfer.PreviewImport(ctx, conn, db, recs, a.protected)
+	pv, err := transfer.PreviewImport(ctx, conn, db, recs, a.protected, a.scanTap(conn.Name, identity(c).Holder()))
 	if err != nil {
 		return fail(http.StatusBadGateway, "The database could not be read for the preview: "+conn.SafeErr(err))
 	}
@@ -150,13 +151,22 @@ func (a *App) importStart(c echo.Context) error {
 	if a.bulk == nil {
 		return fmt.Errorf("%w: imports are not available on this console", action.ErrInvalid)
 	}
+	// Only an import of this connection's database starts here; any
+	// other job is not found at this address.
+	j, err := a.bulkJobOf(c)
+	if err != nil {
+		return err
+	}
+	if j.Spec.Kind != transfer.KindImport || j.Spec.Sel.DB != db {
+		return bulk.ErrNotFound
+	}
 	var typed int64
-	if s := c.FormValue("typed"); s != "" {
-		if typed, err = strconv.ParseInt(s, 10, 64); err != nil {
+	if s := strings.TrimSpace(c.FormValue("typed")); s != "" {
+		if typed, err = strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64); err != nil {
 			return fmt.Errorf("%w: type the number of keys to confirm", action.ErrInvalid)
 		}
 	}
-	j, err := a.bulk.Start(c.Request().Context(), actor(c), c.Param("id"), typed)
+	j, err = a.bulk.Start(c.Request().Context(), actor(c), j.ID, typed)
 	if err != nil {
 		return withBack(err, route.ImportURL(conn.Name, db))
 	}

@@ -53,6 +53,7 @@ func TestImportUploadPreviewConfirm(t *testing.T) {
 	c := rs.Client(3)
 	c.Set(ctx, "same", "v", 0)
 	c.Set(ctx, "old", "a longer current value", 0)
+	c.Set(ctx, "expiring", "same", time.Hour)
 	f := newAuthFixture(t, rs, nil)
 	ada := newBrowserAs(t, f, "ada")
 	tok := ada.csrf(route.ImportURL("main", 3))
@@ -64,18 +65,22 @@ func TestImportUploadPreviewConfirm(t *testing.T) {
 	file := `{"key":"same","type":"string","value":"v"}
 {"key":"old","type":"string","ttl_ms":60000,"value":"new"}
 {"key":"fresh:\u00e9","type":"hash","value":[["f","1"]]}
-{"key":"keydeck:x","type":"string","value":"never"}`
+{"key":"keydeck:x","type":"string","value":"never"}
+{"key":"expiring","type":"string","ttl_ms":null,"value":"same"}`
 	code, _, body = ada.upload("main", 3, tok, "keys.jsonl", file)
 	if code != http.StatusOK {
 		t.Fatalf("preview: %d\n%s", code, body)
 	}
 	doc := parseDoc(t, body)
-	for class, n := range map[string]string{"new": "1", "overwritten": "1", "identical": "1", "keydeck": "1"} {
+	for class, n := range map[string]string{"new": "1", "overwritten": "2", "identical": "1", "keydeck": "1"} {
 		if got := strings.Fields(doc.Find(`[data-testid="count-` + class + `"]`).Text()); len(got) == 0 || got[0] != n {
 			t.Errorf("count of %s: %q", class, got)
 		}
 	}
-	if cur := doc.Find(`[data-class="overwritten"] [data-testid="import-current"]`).Text(); !strings.Contains(cur, "22 B") {
+	if txt := doc.Find(`[data-class="overwritten"] [data-testid="import-class"]`).Last().Text(); !strings.Contains(txt, "TTL differs") {
+		t.Errorf("same value, another TTL: %q", txt)
+	}
+	if cur := doc.Find(`[data-class="overwritten"] [data-testid="import-current"]`).First().Text(); !strings.Contains(cur, "22 B") {
 		t.Errorf("overwritten key's current size: %q", cur)
 	}
 	if c.Get(ctx, "old").Val() != "a longer current value" || c.Exists(ctx, "fresh:é").Val() != 0 {
@@ -84,6 +89,10 @@ func TestImportUploadPreviewConfirm(t *testing.T) {
 	confirm, ok := doc.Find(`[data-testid="import-confirm"]`).Attr("action")
 	if !ok {
 		t.Fatal("no confirmation form")
+	}
+	// The job starts only at its own connection's and database's address.
+	if code, _, _ := ada.do(http.MethodPost, strings.Replace(confirm, "/db/3/", "/db/4/", 1), url.Values{"_csrf": {tok}}); code != http.StatusNotFound {
+		t.Errorf("confirm at another db: %d, want 404", code)
 	}
 	code, hdr, _ := ada.do(http.MethodPost, confirm, url.Values{"_csrf": {tok}})
 	if code != http.StatusSeeOther || !strings.Contains(hdr.Get("Location"), "/bulk/") {
@@ -95,6 +104,7 @@ func TestImportUploadPreviewConfirm(t *testing.T) {
 	if ttl := c.PTTL(ctx, "old").Val(); ttl <= 59*time.Second || ttl > time.Minute {
 		t.Errorf("imported TTL %v", ttl)
 	}
+	redistest.Eventually(t, 10*time.Second, "the file's TTL (none)", func() bool { return c.PTTL(ctx, "expiring").Val() == -1 })
 	if c.Exists(ctx, "keydeck:x").Val() != 0 {
 		t.Error("Keydeck's own key was imported")
 	}

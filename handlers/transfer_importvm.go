@@ -39,7 +39,10 @@ func importPreviewVM(conn string, db int, file string, pv transfer.Preview) view
 			break
 		}
 		row := views.ImportRow{Line: l.Line, Key: string(l.Record.Key), Class: string(l.Verdict.Class), Type: l.Record.Type,
-			Size: sizeText(transfer.SizeOf(l.Record))}
+			Size: sizeText(transfer.SizeOf(l.Record)), ClassText: string(l.Verdict.Class)}
+		if l.Verdict.TTLDiffers {
+			row.ClassText += " (TTL differs: the file's is set)"
+		}
 		if l.Verdict.Class == transfer.Overwritten || l.Verdict.Class == transfer.Identical {
 			row.Current = sizeText(l.Verdict.Current)
 		}

@@ -40,6 +40,9 @@ func (b *Bytes) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
+		if strings.Count(s, "\uFFFD") > replacements(data) {
+			return errors.New(`a lone surrogate escape (\udXXX): write names and values that are not text as {"b64": "…"}`)
+		}
 		*b = Bytes(s)
 		return nil
 	}
@@ -58,6 +61,13 @@ func (b *Bytes) UnmarshalJSON(data []byte) error {
 	}
 	*b = Bytes(raw)
 	return nil
+}
+
+// replacements counts the U+FFFD a JSON string spells out (the
+// character or its escape): any more in its decoding come from escapes
+// of lone surrogates, which the decoder replaced.
+func replacements(data []byte) int {
+	return bytes.Count(data, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(data), []byte(`\ufffd`))
 }
 
 // DecodeBase64 reads standard or URL-safe base64, padded or not.

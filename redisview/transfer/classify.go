@@ -15,11 +15,11 @@ type Class string
 const (
 	// New: the key does not exist; the import creates it.
 	New Class = "new"
-	// Overwritten: the key exists with another value (or type); the
-	// import replaces it.
+	// Overwritten: the key exists with another value (or type, or TTL);
+	// the import replaces it.
 	Overwritten Class = "overwritten"
-	// Identical: the key holds the same type and value; the import
-	// leaves it (its TTL too) as it is.
+	// Identical: the key holds the same type, value and TTL (within a
+	// second); the import leaves it as it is.
 	Identical Class = "identical"
 	// NoValue: the line carries no value (withheld or skipped at export);
 	// the import leaves the key alone.
@@ -31,6 +31,9 @@ type Verdict struct {
 	Class Class
 	// Current is what the key holds now (Overwritten, Identical).
 	Current Size
+	// TTLDiffers: the key holds the same value with another TTL (or
+	// none); it is Overwritten, so that it gets the file's TTL.
+	TTLDiffers bool
 }
 
 // Size is a key's size: its type, elements (1 for a string) and the bytes
@@ -81,7 +84,23 @@ func SizeOf(r Record) Size {
 	return s
 }
 
-func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+// msDuration is ms as a Duration, held at the largest one (292 years)
+// above it.
+func msDuration(ms int64) time.Duration {
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// sameTTL: both without TTL, or both with TTLs within a second (the
+// time between the export's read and the preview's).
+func sameTTL(a, b int64) bool {
+	if a == 0 || b == 0 {
+		return a == b
+	}
+	return a-b <= 1000 && b-a <= 1000
+}
 
 // Classify reads key r.Key (bounded, as export reads) and says what
 // importing r would do to it. rd reads every value (no Withhold): the
@@ -94,20 +113,29 @@ func Classify(ctx context.Context, rd *Reader, r Record) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
+	return verdict(cur, ok, r), nil
+}
+
+// verdict classes r against cur, what its key holds (ok false: none).
+func verdict(cur Record, ok bool, r Record) Verdict {
 	if !ok {
-		return Verdict{Class: New}, nil
+		return Verdict{Class: New}
 	}
 	v := Verdict{Class: Overwritten, Current: SizeOf(cur)}
 	if cur.HasValue() && Same(cur, r) {
-		v.Class = Identical
+		if sameTTL(cur.TTL, r.TTL) {
+			v.Class = Identical
+		} else {
+			v.TTLDiffers = true
+		}
 	}
-	return v, nil
+	return v
 }
 
 // Same reports whether two records hold the same type and value, in
 // canonical form: a hash's fields and a set's members in any order, a
 // sorted set as members with their scores, a stream's entries in order
-// and the ID it last generated. TTLs are not compared.
+// and the ID it last generated. TTLs are not compared (sameTTL does).
 func Same(a, b Record) bool {
 	if a.Type != b.Type {
 		return false

@@ -21,10 +21,10 @@ func TestCapAndClassification(t *testing.T) {
 	for i := range 30 {
 		c.SAdd(ctx, "big", fmt.Sprint(i))
 	}
-	c.Set(ctx, "long", strings.Repeat("x", 100), 0)
-	lim := transfer.ReadLimits{Page: 10, Chunk: 10, MaxElements: 20, MaxBytes: 50}
+	c.Set(ctx, "long", strings.Repeat("x", 1000), 0)
+	lim := transfer.ReadLimits{Page: 10, Chunk: 10, MaxElements: 20, MaxBytes: 500}
 	rd := &transfer.Reader{C: c, Limits: lim}
-	for key, says := range map[string]string{"big": "skipped: larger than 20 elements (30)", "long": "skipped: larger than 50 B (100 B)"} {
+	for key, says := range map[string]string{"big": "skipped: larger than 20 elements (30)", "long": "skipped: larger than 500 B (1000 B)"} {
 		r, ok, err := rd.Read(ctx, key)
 		if err != nil || !ok || r.HasValue() || r.Skipped != says {
 			t.Errorf("%s: %+v %v %v, want skipped %q", key, r, ok, err, says)
@@ -33,7 +33,6 @@ func TestCapAndClassification(t *testing.T) {
 
 	c.HSet(ctx, "h", "a", "1", "b", "2")
 	c.Set(ctx, "s", "old value", 0)
-	c.ZAdd(ctx, "z")
 	file := `{"key":"h","type":"hash","value":[["b","2"],["a","1"]]}
 {"key":"s","type":"string","value":"new"}
 {"key":"n","type":"list","value":["x"]}

@@ -76,6 +76,11 @@ type Export struct {
 	// Flush is called after each SCAN page's lines (an HTTP response
 	// sends them).
 	Flush func()
+	// Dedup bounds the names remembered to drop a key SCAN returns twice
+	// (0: DefaultDedup); past it they are forgotten, so in the rare
+	// case of a rehash a key's line may appear twice (import accepts a
+	// repeated identical line).
+	Dedup int
 
 	buf []byte // the line being written
 }
@@ -87,7 +92,14 @@ type Stats struct {
 	Skipped  int64 // of which without value: too large, or of a type not exported
 	Scans    int64 // SCAN calls
 	Bytes    int64 // bytes written
+	// Remembered is the most key names held at once to drop SCAN's
+	// repeats (at most Dedup).
+	Remembered int
 }
+
+// DefaultDedup: 100,000 names (a few MB) remembered against SCAN's
+// repeats, which come across a rehash, within a few pages.
+const DefaultDedup = 100_000
 
 // Run writes the lines to w. It ends with ctx (a closed response) or the
 // first error; what was written stays written (each line is whole).
@@ -108,6 +120,10 @@ func (e *Export) Run(ctx context.Context, w io.Writer) (Stats, error) {
 		count = browse.Count
 	}
 	seen := map[string]bool{} // SCAN may return a key twice
+	dedup := e.Dedup
+	if dedup <= 0 {
+		dedup = DefaultDedup
+	}
 	cur := redisview.CursorStart
 	for first := true; first || !cur.Done(); first = false {
 		if e.Budget != nil {
@@ -125,7 +141,11 @@ func (e *Export) Run(ctx context.Context, w io.Writer) (Stats, error) {
 			if seen[k] || !belongs(k) || e.Skip != nil && e.Skip(k) {
 				continue
 			}
+			if len(seen) >= dedup {
+				clear(seen)
+			}
 			seen[k] = true
+			st.Remembered = max(st.Remembered, len(seen))
 			page = append(page, k)
 		}
 		if err := e.page(ctx, w, &st, page); err != nil {
@@ -162,16 +182,7 @@ func (e *Export) page(ctx context.Context, w io.Writer, st *Stats, keys []string
 	if err != nil {
 		return err
 	}
-	recs, err := e.Reader.readPage(ctx, heads)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if err := e.line(w, st, r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return e.Reader.readPage(ctx, heads, func(r Record) error { return e.line(w, st, r) })
 }
 
 func (e *Export) line(w io.Writer, st *Stats, r Record) error {

@@ -45,7 +45,7 @@ func TestImportJobAndUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pv, err := transfer.PreviewImport(ctx, conn, 0, recs, runner.Protected)
+	pv, err := transfer.PreviewImport(ctx, conn, 0, recs, runner.Protected, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

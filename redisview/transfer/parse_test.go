@@ -33,6 +33,9 @@ func TestScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []float64{math.Inf(1), math.Inf(-1), math.Inf(1), 1.5, 2.25, 3}
+	if len(r.Scored) != len(want) {
+		t.Fatalf("%d scores read, want %d", len(r.Scored), len(want))
+	}
 	for i, s := range r.Scored {
 		if s.Score != want[i] {
 			t.Errorf("score %d: %v, want %v", i, s.Score, want[i])
@@ -55,7 +58,7 @@ func TestReadAllNamesTheLine(t *testing.T) {
 		{good + "\n" + `{"key":"b","type":"hash","value":[]}`, 2, "empty"},
 		{good + "\n" + `{"key":"b","type":"list","value":["x"],"extra":1}`, 2, "extra"},
 		{good + "\n" + `{"key":"b","type":"json","value":"x"}`, 2, "json"},
-		{good + "\n" + good, 2, "already on line 1"},
+		{good + "\n" + strings.Replace(good, `"x"`, `"y"`, 1), 2, "already on line 1"},
 		{good + "\n" + `{"error":"export cut short: EOF"}`, 2, "error"},
 		{good + "\n" + `{"key":"s","type":"stream","value":{"entries":[{"id":"5","fields":[["a","b"]]}]}}`, 2, "MS-SEQ"},
 		{good + "\n" + `{"key":"s","type":"string","withheld":"sensitive","value":"x"}`, 2, "withheld"},

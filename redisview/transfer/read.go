@@ -39,8 +39,9 @@ var DefaultReadLimits = ReadLimits{Page: 500, Chunk: 1 << 20, MaxElements: 1_000
 type Reader struct {
 	C      redis.UniversalClient // the database's client
 	Limits ReadLimits            // zero: DefaultReadLimits
-	// Budget, when set, is taken from once per page read (a key of one
-	// page costs one key of the budget, a key of n pages n).
+	// Budget, when set, is taken from for the work read: one unit a key
+	// and a page after its first, plus one per 100 elements and per 64
+	// KiB (work), taken before the read from the sizes Redis gave.
 	Budget Budget
 	// Withhold says why a key's value must not be read (a sensitive
 	// family), or "".
@@ -59,11 +60,11 @@ func (rd *Reader) limits() ReadLimits {
 	return rd.Limits
 }
 
-func (rd *Reader) take(ctx context.Context) error {
-	if rd.Budget == nil {
+func (rd *Reader) take(ctx context.Context, units int64) error {
+	if rd.Budget == nil || units <= 0 {
 		return ctx.Err()
 	}
-	return rd.Budget.Take(ctx, 1)
+	return rd.Budget.Take(ctx, units)
 }
 
 // Read reads one key; ok false when it does not exist. A key too large
@@ -71,7 +72,7 @@ func (rd *Reader) take(ctx context.Context) error {
 // set; a key of a sensitive family with Withheld set (its value not
 // read).
 func (rd *Reader) Read(ctx context.Context, key string) (r Record, ok bool, err error) {
-	if err := rd.take(ctx); err != nil {
+	if err := rd.take(ctx, 1); err != nil {
 		return r, false, err
 	}
 	heads, err := rd.heads(ctx, []string{key})
@@ -86,9 +87,10 @@ func (rd *Reader) Read(ctx context.Context, key string) (r Record, ok bool, err 
 func (rd *Reader) heads(ctx context.Context, keys []string) ([]Record, error) {
 	p := rd.C.Pipeline()
 	typs := make([]*redis.StatusCmd, len(keys))
-	ttls := make([]*redis.DurationCmd, len(keys))
+	ttls := make([]*redis.Cmd, len(keys))
 	for i, k := range keys {
-		typs[i], ttls[i] = p.Type(ctx, k), p.PTTL(ctx, k)
+		// PTTL as an integer: go-redis's Duration overflows past 292 years.
+		typs[i], ttls[i] = p.Type(ctx, k), p.Do(ctx, "pttl", k)
 	}
 	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -96,8 +98,8 @@ func (rd *Reader) heads(ctx context.Context, keys []string) ([]Record, error) {
 	out := make([]Record, len(keys))
 	for i, k := range keys {
 		out[i] = Record{Key: Bytes(k), Type: typs[i].Val()}
-		if d := ttls[i].Val(); d > 0 {
-			out[i].TTL = max(1, d.Milliseconds())
+		if ms, _ := ttls[i].Int64(); ms > 0 {
+			out[i].TTL = min(ms, MaxTTL)
 		}
 	}
 	return out, nil
@@ -134,19 +136,26 @@ func (r *Record) clearValue() {
 
 func (rd *Reader) readValue(ctx context.Context, r *Record) error {
 	key := string(r.Key)
+	var sz sizing
+	if r.Type != TypeString {
+		var err error
+		if sz, err = rd.sizing(ctx, key); err != nil {
+			return err
+		}
+	}
 	switch r.Type {
 	case TypeString:
 		return rd.readString(ctx, r)
 	case TypeHash:
-		return rd.readScan(ctx, r, rd.C.HLen(ctx, key), func(cur uint64, n int64) *redis.ScanCmd { return rd.C.HScan(ctx, key, cur, "", n) })
+		return rd.readScan(ctx, r, sz, rd.C.HLen(ctx, key), func(cur uint64, n int64) *redis.ScanCmd { return rd.C.HScan(ctx, key, cur, "", n) })
 	case TypeSet:
-		return rd.readScan(ctx, r, rd.C.SCard(ctx, key), func(cur uint64, n int64) *redis.ScanCmd { return rd.C.SScan(ctx, key, cur, "", n) })
+		return rd.readScan(ctx, r, sz, rd.C.SCard(ctx, key), func(cur uint64, n int64) *redis.ScanCmd { return rd.C.SScan(ctx, key, cur, "", n) })
 	case TypeList:
-		return rd.readList(ctx, r)
+		return rd.readList(ctx, r, sz)
 	case TypeZSet:
-		return rd.readZSet(ctx, r)
+		return rd.readZSet(ctx, r, sz)
 	case TypeStream:
-		return rd.readStream(ctx, r)
+		return rd.readStream(ctx, r, sz)
 	}
 	return errTooBig{fmt.Sprintf("skipped: type %s is not exported (only string, hash, list, set, zset and stream)", r.Type)}
 }
@@ -189,16 +198,17 @@ func (rd *Reader) readString(ctx context.Context, r *Record) error {
 		return errTooBig{fmt.Sprintf("skipped: larger than %s (%s)", format.Bytes(lim.MaxBytes), format.Bytes(n))}
 	}
 	if n <= lim.Chunk {
+		if err := rd.take(ctx, work(0, n)); err != nil {
+			return err
+		}
 		s, err := rd.C.Get(ctx, key).Result()
 		r.String = Bytes(s)
 		return err
 	}
 	buf := make([]byte, 0, n)
 	for off := int64(0); off < n; off += lim.Chunk {
-		if off > 0 {
-			if err := rd.take(ctx); err != nil {
-				return err
-			}
+		if err := rd.take(ctx, work(0, min(lim.Chunk, n-off))+min(off, 1)); err != nil {
+			return err
 		}
 		s, err := rd.C.GetRange(ctx, key, off, off+lim.Chunk-1).Result()
 		if err != nil {
@@ -215,7 +225,7 @@ func (rd *Reader) readString(ctx context.Context, r *Record) error {
 
 // readScan reads a hash or a set with HSCAN/SSCAN: an element a rehash
 // returns twice is kept once.
-func (rd *Reader) readScan(ctx context.Context, r *Record, card *redis.IntCmd, scan func(uint64, int64) *redis.ScanCmd) error {
+func (rd *Reader) readScan(ctx context.Context, r *Record, sz sizing, card *redis.IntCmd, scan func(uint64, int64) *redis.ScanCmd) error {
 	t := tally{lim: rd.limits()}
 	n, err := card.Result()
 	if err != nil {
@@ -228,15 +238,14 @@ func (rd *Reader) readScan(ctx context.Context, r *Record, card *redis.IntCmd, s
 		return err
 	}
 	seen := map[string]bool{}
+	count, cost := rd.pageLen(sz, n)
 	var cur uint64
 	for first := true; first || cur != 0; first = false {
-		if !first {
-			if err := rd.take(ctx); err != nil {
-				return err
-			}
+		if err := rd.take(ctx, cost+boolUnit(!first)); err != nil {
+			return err
 		}
 		var page []string
-		if page, cur, err = scan(cur, t.lim.Page).Result(); err != nil {
+		if page, cur, err = scan(cur, count).Result(); err != nil {
 			return err
 		}
 		if err := rd.addScanned(r, &t, seen, page); err != nil {
@@ -268,14 +277,12 @@ func (rd *Reader) addScanned(r *Record, t *tally, seen map[string]bool, page []s
 	return nil
 }
 
-// pages calls read for [start, start+Page) until a page comes back short.
-func (rd *Reader) pages(ctx context.Context, read func(start, stop int64) (int, error)) error {
-	page := rd.limits().Page
+// pages calls read for [start, start+page) until a page comes back short.
+func (rd *Reader) pages(ctx context.Context, sz sizing, n int64, read func(start, stop int64) (int, error)) error {
+	page, cost := rd.pageLen(sz, n)
 	for start := int64(0); ; start += page {
-		if start > 0 {
-			if err := rd.take(ctx); err != nil {
-				return err
-			}
+		if err := rd.take(ctx, cost+boolUnit(start > 0)); err != nil {
+			return err
 		}
 		got, err := read(start, start+page-1)
 		if err != nil || int64(got) < page {
@@ -284,7 +291,7 @@ func (rd *Reader) pages(ctx context.Context, read func(start, stop int64) (int, 
 	}
 }
 
-func (rd *Reader) readList(ctx context.Context, r *Record) error {
+func (rd *Reader) readList(ctx context.Context, r *Record, sz sizing) error {
 	key := string(r.Key)
 	t := tally{lim: rd.limits()}
 	n, err := rd.C.LLen(ctx, key).Result()
@@ -294,7 +301,7 @@ func (rd *Reader) readList(ctx context.Context, r *Record) error {
 	if err := t.size(n); err != nil {
 		return err
 	}
-	return rd.pages(ctx, func(start, stop int64) (int, error) {
+	return rd.pages(ctx, sz, n, func(start, stop int64) (int, error) {
 		vs, err := rd.C.LRange(ctx, key, start, stop).Result()
 		for _, v := range vs {
 			if err := t.add(1, v); err != nil {
@@ -306,7 +313,7 @@ func (rd *Reader) readList(ctx context.Context, r *Record) error {
 	})
 }
 
-func (rd *Reader) readZSet(ctx context.Context, r *Record) error {
+func (rd *Reader) readZSet(ctx context.Context, r *Record, sz sizing) error {
 	key := string(r.Key)
 	t := tally{lim: rd.limits()}
 	n, err := rd.C.ZCard(ctx, key).Result()
@@ -316,7 +323,7 @@ func (rd *Reader) readZSet(ctx context.Context, r *Record) error {
 	if err := t.size(n); err != nil {
 		return err
 	}
-	return rd.pages(ctx, func(start, stop int64) (int, error) {
+	return rd.pages(ctx, sz, n, func(start, stop int64) (int, error) {
 		zs, err := rd.C.ZRangeWithScores(ctx, key, start, stop).Result()
 		for _, z := range zs {
 			m, _ := z.Member.(string)

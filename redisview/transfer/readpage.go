@@ -7,23 +7,31 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// small is one key read whole in a page's pipeline: its size, then (in
-// a second pipeline) its value when the size fits one page.
+// small is one key read whole in a page's pipeline: its size (and, for
+// a collection, MEMORY USAGE), then (in a second pipeline) its value
+// when it is small.
 type small struct {
 	r    Record
 	size *redis.IntCmd
+	mem  *redis.IntCmd
 	str  *redis.StringCmd
 	scan *redis.ScanCmd
 	strs *redis.StringSliceCmd
 	zs   *redis.ZSliceCmd
 }
 
+// PageBytes bounds the values a page's pipeline reads whole: the rest
+// is read a key at a time, so that an export holds at most this much
+// plus one key.
+const PageBytes = 8 << 20
+
 // readPage reads the values of a page's keys whose heads were read: the
-// sizes in one pipeline, the values that fit one page (a string up to a
-// chunk, a collection up to Page elements) in another; a larger key,
-// a stream, or one whose value changed between the two is read on its
-// own, in pages (readHead). The lines come back in the heads' order.
-func (rd *Reader) readPage(ctx context.Context, heads []Record) ([]Record, error) {
+// sizes in one pipeline, the small values (a string up to a chunk, a
+// collection up to a page of elements and a chunk of bytes, PageBytes
+// in all) in another; a larger key, a stream, or one whose value
+// changed between the two is read on its own, in pages (readHead). Each
+// line goes to emit as soon as it is read, in the heads' order.
+func (rd *Reader) readPage(ctx context.Context, heads []Record, emit func(Record) error) error {
 	lim := rd.limits()
 	ks := make([]*small, len(heads))
 	p := rd.C.Pipeline()
@@ -36,30 +44,74 @@ func (rd *Reader) readPage(ctx context.Context, heads []Record) ([]Record, error
 			}
 		}
 		ks[i].size = sizeCmd(ctx, p, h)
-	}
-	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
-	}
-	p = rd.C.Pipeline()
-	for _, k := range ks {
-		if k.size != nil && k.size.Err() == nil && k.size.Val() > 0 {
-			k.queueWhole(ctx, p, lim)
+		if ks[i].size != nil && h.Type != TypeString {
+			ks[i].mem = p.MemoryUsage(ctx, string(h.Key))
 		}
 	}
-	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
+	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !refusedOnly(ks) {
+		return err
 	}
-	out := make([]Record, 0, len(ks))
-	for _, k := range ks {
+	if err := rd.queueWholes(ctx, ks, lim); err != nil {
+		return err
+	}
+	for i, k := range ks {
 		r, ok, err := rd.finish(ctx, k, lim)
+		ks[i] = nil // its value goes with its line
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ok {
-			out = append(out, r)
+			if err := emit(r); err != nil {
+				return err
+			}
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// refusedOnly: the first pipeline's only failures are MEMORY USAGE's
+// (refused by an ACL or a managed Redis): sizes are then unknown.
+func refusedOnly(ks []*small) bool {
+	for _, k := range ks {
+		if k.size != nil && k.size.Err() != nil && !errors.Is(k.size.Err(), redis.Nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// queueWholes reads in one pipeline the keys small enough, within
+// PageBytes in all, having taken their work from the budget.
+func (rd *Reader) queueWholes(ctx context.Context, ks []*small, lim ReadLimits) error {
+	p := rd.C.Pipeline()
+	var held, cost int64
+	for _, k := range ks {
+		if k.size == nil || k.size.Err() != nil || k.size.Val() <= 0 {
+			continue
+		}
+		n, bytes := k.size.Val(), k.size.Val()
+		if k.r.Type != TypeString {
+			if k.mem.Err() != nil {
+				continue // size unknown: read on its own, in small pages
+			}
+			bytes = k.mem.Val()
+		}
+		if bytes > lim.Chunk || held+bytes > PageBytes || !k.queueWhole(ctx, p, lim) {
+			continue
+		}
+		held += bytes
+		cost += work(min(n, lim.Page), bytes)
+	}
+	if held == 0 {
+		return nil
+	}
+	if err := rd.take(ctx, cost); err != nil {
+		return err
+	}
+	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	return nil
 }
 
 // sizeCmd queues the size of a key of h's type (nil: a type read on its
@@ -82,13 +134,14 @@ func sizeCmd(ctx context.Context, p redis.Pipeliner, h Record) *redis.IntCmd {
 }
 
 // queueWhole queues the read of the whole value when its size fits a
-// page.
-func (k *small) queueWhole(ctx context.Context, p redis.Pipeliner, lim ReadLimits) {
+// page, and says whether it did.
+func (k *small) queueWhole(ctx context.Context, p redis.Pipeliner, lim ReadLimits) bool {
 	key, n := string(k.r.Key), k.size.Val()
 	switch {
 	case k.r.Type == TypeString && n <= lim.Chunk:
 		k.str = p.Get(ctx, key)
-	case n > lim.Page || n > lim.MaxElements:
+	case n > lim.Page || n > lim.MaxElements || k.r.Type == TypeString:
+		return false
 	case k.r.Type == TypeHash:
 		k.scan = p.HScan(ctx, key, 0, "", lim.Page)
 	case k.r.Type == TypeSet:
@@ -97,7 +150,10 @@ func (k *small) queueWhole(ctx context.Context, p redis.Pipeliner, lim ReadLimit
 		k.zs = p.ZRangeWithScores(ctx, key, 0, lim.Page-1)
 	case k.r.Type == TypeList:
 		k.strs = p.LRange(ctx, key, 0, lim.Page-1)
+	default:
+		return false
 	}
+	return true
 }
 
 // finish makes the key's record from its whole read, or reads it on its
@@ -131,12 +187,27 @@ func (rd *Reader) finish(ctx context.Context, k *small, lim ReadLimits) (Record,
 			err = errors.Join(err, t.add(1, m))
 		}
 	default:
+		if k.mem != nil && k.mem.Err() == nil {
+			if err := rd.overMem(k.mem.Val()); err != nil {
+				return skipped(r, err), true, nil // over the cap: nothing of it read
+			}
+		}
 		return rd.readHead(ctx, k.r)
 	}
-	if err != nil || !r.hasElements() {
-		return rd.readHead(ctx, k.r) // over a cap, or gone: the single read says which
+	var big errTooBig
+	switch {
+	case errors.As(err, &big):
+		return skipped(r, big), true, nil // never read again past a cap
+	case err != nil || !r.hasElements():
+		return rd.readHead(ctx, k.r) // gone, or changed: the single read says which
 	}
 	return r, true, nil
+}
+
+func skipped(r Record, err error) Record {
+	r.clearValue()
+	r.Skipped = err.Error()
+	return r
 }
 
 // hasElements: a whole read found a value (a key deleted between the

@@ -12,7 +12,7 @@ import (
 // last generated (XINFO STREAM, whose entries part is two entries).
 // Entries are read raw: go-redis's XMessage holds fields in a map, which
 // loses their order and repeated fields.
-func (rd *Reader) readStream(ctx context.Context, r *Record) error {
+func (rd *Reader) readStream(ctx context.Context, r *Record, sz sizing) error {
 	key := string(r.Key)
 	t := tally{lim: rd.limits()}
 	n, err := rd.C.XLen(ctx, key).Result()
@@ -23,14 +23,13 @@ func (rd *Reader) readStream(ctx context.Context, r *Record) error {
 		return err
 	}
 	s := &Stream{}
+	count, cost := rd.pageLen(sz, n)
 	start := "-"
 	for {
-		if start != "-" {
-			if err := rd.take(ctx); err != nil {
-				return err
-			}
+		if err := rd.take(ctx, cost+boolUnit(start != "-")); err != nil {
+			return err
 		}
-		page, err := rd.C.Do(ctx, "xrange", key, start, "+", "count", t.lim.Page).Slice()
+		page, err := rd.C.Do(ctx, "xrange", key, start, "+", "count", count).Slice()
 		if err != nil {
 			return err
 		}
@@ -48,7 +47,7 @@ func (rd *Reader) readStream(ctx context.Context, r *Record) error {
 			}
 			s.Entries = append(s.Entries, ent)
 		}
-		if int64(len(page)) < t.lim.Page {
+		if int64(len(page)) < count {
 			break
 		}
 		start = "(" + s.Entries[len(s.Entries)-1].ID

@@ -52,7 +52,7 @@ func Queue(ctx context.Context, p redis.Pipeliner, r Record) error {
 		return errors.New("type " + r.Type + " cannot be written")
 	}
 	if r.TTL > 0 {
-		p.PExpire(ctx, key, msDuration(r.TTL))
+		p.Do(ctx, "pexpire", key, r.TTL) // ms as sent: a Duration overflows past 292 years
 	}
 	return nil
 }
@@ -71,12 +71,19 @@ func chunks(n, per int, add func(i int, args []any) []any, flush func([]any)) {
 // queueStream adds the entries with their IDs, then sets the last ID the
 // stream generated. A stream of no entries is made by adding one entry
 // at its last ID and trimming it away (MAXLEN 0), which leaves the
-// stream empty with that last ID.
+// stream empty with that last ID; XADD refuses 0-0, so an empty stream
+// that never had an entry (XGROUP CREATE … MKSTREAM) is made the same
+// way: a group creates it, and goes.
 func queueStream(ctx context.Context, p redis.Pipeliner, key string, s *Stream) {
 	if s == nil {
 		return
 	}
 	if len(s.Entries) == 0 {
+		if id, _ := parseID(s.LastID); id == (streamPos{}) {
+			p.Do(ctx, "xgroup", "create", key, importGroup, "$", "mkstream")
+			p.Do(ctx, "xgroup", "destroy", key, importGroup)
+			return
+		}
 		p.Do(ctx, "xadd", key, "maxlen", "0", s.LastID, "", "")
 		return
 	}
@@ -91,6 +98,10 @@ func queueStream(ctx context.Context, p redis.Pipeliner, key string, s *Stream) 
 		p.Do(ctx, "xsetid", key, s.LastID)
 	}
 }
+
+// importGroup is the consumer group that makes an empty stream: gone
+// before EXEC returns.
+const importGroup = "keydeck-import"
 
 // idLess compares two stream IDs MS-SEQ.
 func idLess(a, b string) bool {
