@@ -91,7 +91,8 @@ func (e *Engine) run(ctx context.Context, id string) {
 	}
 	switch {
 	case errors.Is(err, errLeaseLost), errors.Is(context.Cause(ctx), errLeaseLost):
-		return // another engine runs it now
+		e.o.Log.Info("bulk: the job's lease was lost; stopping, another engine runs it", "job", id)
+		return
 	case ctx.Err() != nil:
 		e.release(ctx, id)
 		return
