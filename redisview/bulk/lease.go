@@ -151,3 +151,12 @@ func (e *Engine) transition(ctx context.Context, id string, change func(j *Job) 
 	})
 	return out, err
 }
+
+// holding runs f with id's lease renewed meanwhile (hold); f's context
+// ends, with errLeaseLost as its cause, once the lease is lost.
+func (e *Engine) holding(ctx context.Context, id string, f func(ctx context.Context)) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go e.hold(ctx, id, cancel)
+	f(ctx)
+}

@@ -72,9 +72,10 @@ func (e *Engine) TakeOver(ctx context.Context) {
 // until it is done, cancelled, failed, or the engine stops (the job then
 // stays Running for a takeover).
 func (e *Engine) run(ctx context.Context, id string) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go e.hold(ctx, id, cancel)
+	e.holding(ctx, id, func(ctx context.Context) { e.runHeld(ctx, id) })
+}
+
+func (e *Engine) runHeld(ctx context.Context, id string) {
 	// The lease is given up with the final state (finish), or when this
 	// engine stops, for another to take the job over; never in a defer,
 	// which could free a lease the same engine took again meanwhile.

@@ -109,3 +109,35 @@ func TestCancelAndResumeRecorded(t *testing.T) {
 		t.Errorf("the cancelled outcome names %q as canceller, want bob", cancelledBy)
 	}
 }
+
+// A job cancelled part way and undone is not resumed: the rest would be
+// acted on with no undo possible.
+func TestResumeRefusedOnceUndone(t *testing.T) {
+	f := setup(t)
+	f.fill("tmp:", 60, time.Time{})
+	e := f.engine(bulk.Options{Rate: 100, Batch: 5})
+	j := f.counted(e, family("tmp"))
+	if _, err := e.Start(f.ctx, admin, j.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Cancel(f.ctx, admin, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if j = f.finished(e, j.ID); j.Status != bulk.Cancelled {
+		t.Fatalf("job %s, want cancelled", j.Status)
+	}
+	u, err := e.Undo(f.ctx, admin, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Start(f.ctx, admin, u.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.finished(e, u.ID)
+	if _, err := e.Resume(f.ctx, admin, j.ID); !errors.Is(err, bulk.ErrState) {
+		t.Errorf("Resume of an undone job: %v, want ErrState", err)
+	}
+	if n := f.db.DBSize(f.ctx).Val(); n != 60 {
+		t.Errorf("%d keys after the undo, want all 60", n)
+	}
+}
