@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/keydeck/keydeck/redisview/bulk"
 )
@@ -37,6 +38,11 @@ func (cfg *Config) checkBulk() error {
 		return fmt.Errorf("invalid value %d for flag --bulk-undo-keys: want 1 to 100000000 keys", o.UndoKeys)
 	case o.UndoBytes < 1:
 		return fmt.Errorf("invalid value %d for flag --bulk-undo-bytes: want a positive size", o.UndoBytes)
+	case time.Duration(o.Batch)*time.Second/time.Duration(o.Rate) >= bulk.DefaultLease/2:
+		// A batch waits Batch/Rate for its budget; the job's lease is
+		// renewed meanwhile, but a wait that long is a stalled job.
+		return fmt.Errorf("--bulk-batch %d at --bulk-rate %d keys/s makes each batch wait %s for its turn: want a batch of less than %s of the rate (a job's lease is %s)",
+			o.Batch, o.Rate, time.Duration(o.Batch)*time.Second/time.Duration(o.Rate), bulk.DefaultLease/2, bulk.DefaultLease)
 	}
 	return nil
 }
