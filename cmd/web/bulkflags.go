@@ -53,6 +53,11 @@ func (cfg *Config) checkBulk() error {
 		return fmt.Errorf("invalid value %s for flag --bulk-preview-ttl: want 1m to 720h", o.PreviewTTL)
 	case o.MaxKeyBytes < 1<<10 || o.MaxKeyBytes > 1<<30:
 		return fmt.Errorf("invalid value %d for flag --bulk-max-key-bytes: want 1KB to 1GB", o.MaxKeyBytes)
+	case time.Duration(o.Batch)*time.Second/time.Duration(o.Rate) >= bulk.DefaultLease/2:
+		// A batch waits Batch/Rate for its budget; the job's lease is
+		// renewed meanwhile, but a wait that long is a stalled job.
+		return fmt.Errorf("--bulk-batch %d at --bulk-rate %d keys/s makes each batch wait %s for its turn: want a batch of less than %s of the rate (a job's lease is %s)",
+			o.Batch, o.Rate, time.Duration(o.Batch)*time.Second/time.Duration(o.Rate), bulk.DefaultLease/2, bulk.DefaultLease)
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ func TestBulkFlags(t *testing.T) {
 		{"--bulk-rate", "5"}, {"--bulk-rate", "2000000"}, {"--bulk-batch", "0"}, {"--bulk-undo-keys", "0"},
 		{"--bulk-undo-bytes", "12XB"}, {"--bulk-undo-bytes", "-1"}, {"--bulk-undo-bytes", "0MB"},
 		{"--bulk-max-keys", "10"}, {"--bulk-preview-ttl", "1s"}, {"--bulk-max-key-bytes", "2GB"},
+		{"--bulk-rate", "10", "--bulk-batch", "10000"}, {"--bulk-rate", "100", "--bulk-batch", "750"},
 	} {
 		if _, err := parseFlags("keydeck", args, none); err == nil {
 			t.Errorf("%v accepted", args)

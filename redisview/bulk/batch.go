@@ -3,6 +3,7 @@ package bulk
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -80,8 +81,11 @@ func (e *Engine) group(ctx context.Context, c redis.UniversalClient, j Job, k Ki
 			return res, err
 		}
 		// Nothing was written: the in-flight record of this attempt is void.
-		if err := e.o.Audit.HDel(ctx, e.inflight(j.ID), keys...).Err(); err != nil {
-			return result{}, auditErr(err)
+		err = e.fenced(ctx, j.ID, nil, func() (func(redis.Pipeliner), error) {
+			return func(p redis.Pipeliner) { p.HDel(ctx, e.inflight(j.ID), keys...) }, nil
+		})
+		if err != nil {
+			return result{}, err
 		}
 	}
 	if len(items) == 1 {
@@ -116,6 +120,12 @@ func (e *Engine) attempt(ctx context.Context, tx *redis.Tx, j Job, k Kind, items
 	if err != nil {
 		return result{}, err
 	}
+	// Redis's clock, not Keydeck's: an expiry set (or checked) from it is
+	// the one Redis applies, whatever the skew between the two.
+	now, err := tx.Time(ctx).Result()
+	if err != nil {
+		return result{}, err
+	}
 	var res result
 	var act []int
 	for i, it := range items {
@@ -125,10 +135,7 @@ func (e *Engine) attempt(ctx context.Context, tx *redis.Tx, j Job, k Kind, items
 		case got == it.Print || got == Absent && actsOnGone(k, it, e.now()):
 			act = append(act, i)
 		case wasInFlight:
-			// Acted on before a restart, its batch not settled: the state
-			// recorded before that EXEC is its prior.
-			prior, _ := decodeState([]byte(rec))
-			res.acted = append(res.acted, Prior{Key: it.Key, Prior: prior, After: got})
+			res.add(e.recovered(it, got, rec))
 		default:
 			res.skips = append(res.skips, Skip{Key: it.Key, Reason: skipReason(it.Print, got)})
 		}
@@ -136,10 +143,9 @@ func (e *Engine) attempt(ctx context.Context, tx *redis.Tx, j Job, k Kind, items
 	if len(act) == 0 {
 		return res, nil
 	}
-	if err := e.markInFlight(ctx, j, items, states, act); err != nil {
+	if err := e.markInFlight(ctx, j, k, items, states, act, now); err != nil {
 		return result{}, err
 	}
-	now := e.now()
 	type queued struct {
 		i        int
 		from, to int // the kind's commands
@@ -185,21 +191,27 @@ func (e *Engine) attempt(ctx context.Context, tx *redis.Tx, j Job, k Kind, items
 	return res, nil
 }
 
-// markInFlight records, before EXEC, the keys about to be written and
-// their prior state, so that a restart finds them acted on.
-func (e *Engine) markInFlight(ctx context.Context, j Job, items []Item, states []State, act []int) error {
+// markInFlight records, before EXEC, the keys about to be written, their
+// prior state and the fingerprint of the state the write will leave them
+// in, so that a restart tells a key the batch wrote from one the
+// application wrote since. Fenced: only the lease's holder writes.
+func (e *Engine) markInFlight(ctx context.Context, j Job, k Kind, items []Item, states []State, act []int, now time.Time) error {
 	fields := make([]any, 0, 2*len(act))
 	for _, i := range act {
-		var v []byte
+		var rec inFlight
 		if j.Undoable {
-			v = encodeState(states[i])
+			rec.prior = states[i]
 		}
-		fields = append(fields, items[i].Key, v)
+		if x, ok := k.(Expecter); ok {
+			if after, ok := x.Expect(j, items[i], states[i], now); ok {
+				rec.after = e.p.print(after)
+			}
+		}
+		fields = append(fields, items[i].Key, encodeInFlight(rec))
 	}
-	if err := e.o.Audit.HSet(ctx, e.inflight(j.ID), fields...).Err(); err != nil {
-		return auditErr(err)
-	}
-	return nil
+	return e.fenced(ctx, j.ID, nil, func() (func(redis.Pipeliner), error) {
+		return func(p redis.Pipeliner) { p.HSet(ctx, e.inflight(j.ID), fields...) }, nil
+	})
 }
 
 // isReplyErr reports an EXEC that ran whose commands include one Redis

@@ -92,7 +92,9 @@ func (e *Engine) Count(ctx context.Context, actor action.Actor, conn *redisview.
 	if err := e.save(ctx, j); err != nil {
 		return Job{}, err
 	}
-	e.spawn("count:"+j.ID, func(ctx context.Context) { e.count(ctx, conn, j, w, budget) })
+	e.spawn("count:"+j.ID, func(ctx context.Context) {
+		e.holding(ctx, j.ID, func(ctx context.Context) { e.count(ctx, conn, j, w, budget) })
+	})
 	return j, nil
 }
 

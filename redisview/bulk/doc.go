@@ -85,18 +85,35 @@
 //	keydeck:bulk:job:<id>:items     LIST  the counted items (key, fingerprint, payload)
 //	keydeck:bulk:job:<id>:priors    LIST  per key acted on: prior DUMP, expiry, state after
 //	keydeck:bulk:job:<id>:skipped   LIST  per key skipped: key and why
-//	keydeck:bulk:job:<id>:inflight  HASH  the batch under way (priors, read before EXEC)
+//	keydeck:bulk:job:<id>:inflight  HASH  the batch under way (priors, read before EXEC, and the state the write leaves)
 //	keydeck:bulk:job:<id>:lease     STRING  the engine running it (PX Options.Lease)
 //
+// The engine running or counting a job renews its lease every Lease/3
+// (through rate waits too) and stops the job when it finds the lease
+// lost. Every write of a job's records (in-flight, batch results, final
+// state, the lease's release) is fenced: a MULTI under WATCH of the lease
+// key, written only while this engine holds it. Start, Cancel and Resume
+// take the lease and change the job's status as a compare-and-set (WATCH
+// of the job key): of two racing requests one is refused (ErrState).
+//
 // A running job whose lease lapsed (its Keydeck died) is taken over by the
-// next engine's Run; the batch that was in flight is read again, and a key
-// found no longer in its counted state with an in-flight record is taken
-// as done (its prior is the recorded one).
+// next engine's Run; the batch that was in flight is read again. A key
+// found no longer in its counted state with an in-flight record counts as
+// acted on (its prior the recorded one) only if it is in exactly the
+// state that batch's write leaves (a kind's Expect: absent for a delete,
+// the expiry set, no expiry, the prior restored); otherwise the
+// application wrote it since, and it is skipped. A kind without Expect
+// (an import) has such keys reported as ReasonUnknown.
+//
+// Expiries are set and checked on Redis's clock (TIME, read in each
+// batch's WATCH), not Keydeck's.
 //
 // # Audit
 //
 // One intent record when a job starts (action "bulk-<kind>", args: the
 // job id, the selection, the count), and one outcome record each time it
 // stops (done: ok; cancelled or failed: failed, with the counts in its
-// summary), in the audit stream every action writes.
+// summary, and who cancelled), in the audit stream every action writes.
+// A cancel or a resume is an intent record of its own, by the admin who
+// asked (args control: cancel or resume; Ref: the job's intent).
 package bulk

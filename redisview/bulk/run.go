@@ -72,6 +72,10 @@ func (e *Engine) TakeOver(ctx context.Context) {
 // until it is done, cancelled, failed, or the engine stops (the job then
 // stays Running for a takeover).
 func (e *Engine) run(ctx context.Context, id string) {
+	e.holding(ctx, id, func(ctx context.Context) { e.runHeld(ctx, id) })
+}
+
+func (e *Engine) runHeld(ctx context.Context, id string) {
 	// The lease is given up with the final state (finish), or when this
 	// engine stops, for another to take the job over; never in a defer,
 	// which could free a lease the same engine took again meanwhile.
@@ -87,8 +91,9 @@ func (e *Engine) run(ctx context.Context, id string) {
 		err = e.batches(ctx, &j, k)
 	}
 	switch {
-	case errors.Is(err, errLeaseLost):
-		return // another engine runs it now
+	case errors.Is(err, errLeaseLost), errors.Is(context.Cause(ctx), errLeaseLost):
+		e.o.Log.Info("bulk: the job's lease was lost; stopping, another engine runs it", "job", id)
+		return
 	case ctx.Err() != nil:
 		e.release(ctx, id)
 		return
@@ -104,12 +109,22 @@ func (e *Engine) run(ctx context.Context, id string) {
 
 var errLeaseLost = errors.New("the job's lease was lost")
 
-// finish records a stopped job's state and its outcome record.
+// finish records a stopped job's state and its outcome record, unless
+// this engine no longer holds the job (another one finishes it).
 func (e *Engine) finish(ctx context.Context, j Job) {
+	if ok, err := e.renew(ctx, j.ID); err == nil && !ok {
+		e.o.Log.Warn("bulk: the job's lease was lost; another engine finishes it", "job", j.ID)
+		return
+	}
 	j.Updated, j.Owner = e.now().UTC(), ""
 	rec := e.record(j, action.Actor{User: j.StartedBy, Level: action.Admin}, action.PhaseOutcome)
 	rec.Level = j.Level
 	rec.Ref, rec.Outcome, rec.Summary = j.Intent, action.OutcomeOK, summary(j)
+	if j.Status == Cancelled {
+		if by, err := e.o.Audit.HGet(ctx, e.jobKey(j.ID), "cancel").Result(); err == nil && by != "" {
+			rec.Args["cancelled_by"] = by
+		}
+	}
 	if j.Status != Done {
 		rec.Outcome, rec.Error = action.OutcomeFailed, string(j.Status)
 		if j.Error != "" {
@@ -194,7 +209,14 @@ func (e *Engine) settle(ctx context.Context, j *Job, items []Item, res result) e
 		}
 	}
 	j.Updated = e.now().UTC()
-	_, err := e.o.Audit.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	// Fenced: an engine that lost the job writes none of its results (nor
+	// drops the in-flight record of the engine that holds it now).
+	return e.fenced(ctx, j.ID, nil, func() (func(redis.Pipeliner), error) { return e.queueSettle(ctx, *j, res), nil })
+}
+
+// queueSettle queues a batch's records and the job's new state.
+func (e *Engine) queueSettle(ctx context.Context, j Job, res result) func(redis.Pipeliner) {
+	return func(p redis.Pipeliner) {
 		if j.Undoable && len(res.acted) > 0 {
 			enc := make([]any, len(res.acted))
 			for i, a := range res.acted {
@@ -210,11 +232,6 @@ func (e *Engine) settle(ctx context.Context, j *Job, items []Item, res result) e
 			p.RPush(ctx, e.skipped(j.ID), enc...)
 		}
 		p.Del(ctx, e.inflight(j.ID))
-		e.queueSave(ctx, p, *j)
-		return nil
-	})
-	if err != nil {
-		return auditErr(err)
+		e.queueSave(ctx, p, j)
 	}
-	return nil
 }

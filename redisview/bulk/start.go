@@ -18,7 +18,10 @@ func (j Job) NeedsTypedCount() bool { return !j.Undoable && j.Spec.Kind != KindU
 
 // Start runs a counted job, as actor confirmed it: typed is the count
 // the operator typed, required when the job cannot be undone. The intent
-// is recorded in the audit stream before any key is touched.
+// is recorded in the audit stream before any key is touched. The move
+// from Counted is a compare-and-set under the job's lease: of two Starts
+// (a double click), or a Start and a Cancel, one wins and the other is
+// refused (ErrState).
 func (e *Engine) Start(ctx context.Context, actor action.Actor, id string, typed int64) (Job, error) {
 	if err := e.admin(actor); err != nil {
 		return Job{}, err
@@ -27,12 +30,10 @@ func (e *Engine) Start(ctx context.Context, actor action.Actor, id string, typed
 	if err != nil {
 		return Job{}, err
 	}
-	if j.Status != Counted {
-		return Job{}, statef("the job is %s, not waiting for confirmation", j.Status)
+	if err := startable(j, typed); err != nil {
+		return Job{}, err
 	}
-	if j.NeedsTypedCount() && typed != j.Count {
-		return Job{}, invalidf("this bulk action cannot be undone: type the number of keys, %d, to confirm it", j.Count)
-	}
+	afterRead("start")
 	ok, err := e.acquire(ctx, id)
 	if err != nil {
 		return Job{}, err
@@ -40,13 +41,24 @@ func (e *Engine) Start(ctx context.Context, actor action.Actor, id string, typed
 	if !ok {
 		return Job{}, statef("the job is being started elsewhere")
 	}
-	j.StartedBy = actor.User
+	j, err = e.transition(ctx, id, func(j *Job) error {
+		if err := startable(*j, typed); err != nil {
+			return err
+		}
+		j.StartedBy, j.Status, j.Updated, j.Owner = actor.User, Running, e.now().UTC(), e.o.Owner
+		return nil
+	}, nil)
+	if err != nil {
+		e.release(ctx, id)
+		return Job{}, err
+	}
 	rec := e.record(j, actor, action.PhaseIntent)
 	if j.Spec.Kind == KindUndo {
 		// The original is claimed now, not when the undo was previewed: an
 		// undo preview cancelled or left does not block its undo.
 		if err := e.claimUndo(ctx, j.Spec.Undoes, j.ID); err != nil {
-			e.release(ctx, id)
+			j.StartedBy, j.Status, j.Owner = "", Counted, "" // nothing ran: back to waiting
+			_ = e.saveHeld(ctx, j, true)
 			return Job{}, err
 		}
 		if orig, err := e.Job(ctx, j.Spec.Undoes); err == nil {
@@ -55,11 +67,11 @@ func (e *Engine) Start(ctx context.Context, actor action.Actor, id string, typed
 	}
 	if j.Intent, err = e.o.Runner.Audit().Append(ctx, rec); err != nil {
 		e.unclaimUndo(ctx, j)
-		e.release(ctx, id)
+		j.StartedBy, j.Status, j.Owner = "", Counted, "" // nothing ran: back to waiting
+		_ = e.saveHeld(ctx, j, true)
 		return Job{}, err
 	}
-	j.Status, j.Updated, j.Owner = Running, e.now().UTC(), e.o.Owner
-	if err := e.save(ctx, j); err != nil {
+	if err := e.saveHeld(ctx, j, false); err != nil {
 		e.unclaimUndo(ctx, j)
 		e.release(ctx, id)
 		return Job{}, err
@@ -67,6 +79,20 @@ func (e *Engine) Start(ctx context.Context, actor action.Actor, id string, typed
 	e.spawn(id, func(ctx context.Context) { e.run(ctx, id) })
 	return j, nil
 }
+
+func startable(j Job, typed int64) error {
+	if j.Status != Counted {
+		return statef("the job is %s, not waiting for confirmation", j.Status)
+	}
+	if j.NeedsTypedCount() && typed != j.Count {
+		return invalidf("this bulk action cannot be undone: type the number of keys, %d, to confirm it", j.Count)
+	}
+	return nil
+}
+
+// afterRead is a test's hook between a transition's first read of a job
+// and its compare-and-set (nil outside tests).
+var afterRead = func(op string) {}
 
 // record is a job's audit record (intent, or outcome without its result).
 func (e *Engine) record(j Job, actor action.Actor, phase string) action.Record {
@@ -126,7 +152,9 @@ func summary(j Job) string {
 }
 
 // Cancel asks a counting or running job to stop; it stops after its
-// current batch (Job then says Cancelled).
+// current batch (Job then says Cancelled). A counted job is cancelled at
+// once, as a compare-and-set under its lease; one started meanwhile is
+// asked to stop instead. The audit stream records who cancelled.
 func (e *Engine) Cancel(ctx context.Context, actor action.Actor, id string) error {
 	if err := e.admin(actor); err != nil {
 		return err
@@ -135,22 +163,89 @@ func (e *Engine) Cancel(ctx context.Context, actor action.Actor, id string) erro
 	if err != nil {
 		return err
 	}
+	afterRead("cancel")
 	switch j.Status {
 	case Counting, Running:
+		return e.requestCancel(ctx, actor, id)
 	case Counted:
-		j.Status, j.Updated = Cancelled, e.now().UTC()
-		return e.save(ctx, j)
 	default:
 		return statef("the job is %s", j.Status)
 	}
-	if err := e.o.Audit.HSet(ctx, e.jobKey(id), "cancel", actor.User).Err(); err != nil {
+	ok, err := e.acquire(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return e.requestCancel(ctx, actor, id) // started meanwhile
+	}
+	j, err = e.transition(ctx, id, func(j *Job) error {
+		if j.Status != Counted {
+			return statef("the job is %s", j.Status)
+		}
+		j.Status, j.Updated = Cancelled, e.now().UTC()
+		return nil
+	}, func(p redis.Pipeliner) { p.Del(ctx, e.lease(id)) })
+	if err != nil {
+		e.release(ctx, id)
+		return err
+	}
+	e.control(ctx, actor, j, "cancel")
+	return nil
+}
+
+// requestCancel marks a counting or running job to stop, if it still is
+// one (compare-and-set on the job key: its batches save it, so a few
+// tries).
+func (e *Engine) requestCancel(ctx context.Context, actor action.Actor, id string) error {
+	for range fencedAttempts {
+		var j Job
+		err := e.o.Audit.Watch(ctx, func(tx *redis.Tx) error {
+			var err error
+			if j, err = e.Job(ctx, id); err != nil {
+				return err
+			}
+			if j.Status != Counting && j.Status != Running {
+				return statef("the job is %s; look at it again", j.Status)
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.HSet(ctx, e.jobKey(id), "cancel", actor.User)
+				return nil
+			})
+			return err
+		}, e.jobKey(id))
+		switch {
+		case errors.Is(err, redis.TxFailedErr):
+			continue
+		case err == nil:
+			e.control(ctx, actor, j, "cancel")
+			return nil
+		case errors.Is(err, ErrState), errors.Is(err, errAudit), errors.Is(err, action.ErrNotFound):
+			return err
+		}
 		return auditErr(err)
+	}
+	return statef("the job kept changing under this request; try again")
+}
+
+// control records an admin's cancel or resume of a job in the audit
+// stream: an intent record by that admin (args control: the verb), whose
+// Ref is the job's intent; the job's next outcome record says what came
+// of it.
+func (e *Engine) control(ctx context.Context, actor action.Actor, j Job, verb string) error {
+	rec := e.record(j, actor, action.PhaseIntent)
+	rec.Ref, rec.Args["control"] = j.Intent, verb
+	rec.Summary = verb + ": " + rec.Summary
+	if _, err := e.o.Runner.Audit().Append(ctx, rec); err != nil {
+		e.o.Log.Warn("bulk: "+verb+" not recorded", "job", j.ID, "err", err)
+		return err
 	}
 	return nil
 }
 
 // Resume runs a cancelled or failed job on from where it stopped (a job
-// cancelled while counting is counted again by a new preview instead).
+// cancelled while counting is counted again by a new preview instead),
+// as a compare-and-set under its lease. Who resumed is recorded before
+// any key is touched.
 func (e *Engine) Resume(ctx context.Context, actor action.Actor, id string) (Job, error) {
 	if err := e.admin(actor); err != nil {
 		return Job{}, err
@@ -159,14 +254,10 @@ func (e *Engine) Resume(ctx context.Context, actor action.Actor, id string) (Job
 	if err != nil {
 		return Job{}, err
 	}
-	if j.Status != Cancelled && j.Status != Failed || j.Intent == "" {
-		return Job{}, statef("only a job that ran and was cancelled or failed can be resumed; this one is %s", j.Status)
+	if err := resumable(j); err != nil {
+		return Job{}, err
 	}
-	if j.UndoneBy != "" {
-		// Its undo restored what it did; resumed, it would act on the rest
-		// with no undo left to offer.
-		return Job{}, statef("the job was undone by bulk job %s, so it is not resumed: preview a new bulk action for the keys it did not reach", j.UndoneBy)
-	}
+	afterRead("resume")
 	ok, err := e.acquire(ctx, id)
 	if err != nil {
 		return Job{}, err
@@ -174,17 +265,35 @@ func (e *Engine) Resume(ctx context.Context, actor action.Actor, id string) (Job
 	if !ok {
 		return Job{}, statef("the job is still stopping elsewhere; resume it in a moment")
 	}
-	if err := e.o.Audit.HDel(ctx, e.jobKey(id), "cancel").Err(); err != nil {
+	var was Job
+	j, err = e.transition(ctx, id, func(j *Job) error {
+		if err := resumable(*j); err != nil {
+			return err
+		}
+		was = *j
+		j.Status, j.Error, j.Updated, j.Owner = Running, "", e.now().UTC(), e.o.Owner
+		return nil
+	}, func(p redis.Pipeliner) { p.HDel(ctx, e.jobKey(id), "cancel") })
+	if err != nil {
 		e.release(ctx, id)
-		return Job{}, auditErr(err)
+		return Job{}, err
 	}
-	j.Status, j.Error, j.Updated, j.Owner = Running, "", e.now().UTC(), e.o.Owner
-	if err := e.save(ctx, j); err != nil {
-		e.release(ctx, id)
+	if err := e.control(ctx, actor, j, "resume"); err != nil {
+		_ = e.saveHeld(ctx, was, true) // not resumed: an unrecorded run acts on nothing
 		return Job{}, err
 	}
 	e.spawn(id, func(ctx context.Context) { e.run(ctx, id) })
 	return j, nil
+}
+
+func resumable(j Job) error {
+	switch {
+	case j.Status != Cancelled && j.Status != Failed || j.Intent == "":
+		return statef("only a job that ran and was cancelled or failed can be resumed; this one is %s", j.Status)
+	case j.UndoneBy != "":
+		return statef("the job was undone by bulk job %s; resuming it would act on the rest with no undo", j.UndoneBy)
+	}
+	return nil
 }
 
 // Undo makes the job that reverses job id: its items are the priors id

@@ -71,13 +71,14 @@ func (e *Engine) queueSave(ctx context.Context, p redis.Pipeliner, j Job) {
 func (e *Engine) save(ctx context.Context, j Job) error { return e.saveAs(ctx, j, false) }
 
 // saveAs writes j's state and, with release, gives up its lease in the
-// same transaction: a job seen stopped is free to start or resume.
+// same transaction (only if held: saveHeld): a job seen stopped is free
+// to start or resume.
 func (e *Engine) saveAs(ctx context.Context, j Job, release bool) error {
+	if release {
+		return e.saveHeld(ctx, j, true)
+	}
 	_, err := e.o.Audit.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		e.queueSave(ctx, p, j)
-		if release {
-			p.Del(ctx, e.lease(j.ID))
-		}
 		return nil
 	})
 	if err != nil {
