@@ -48,7 +48,8 @@ func (a *App) bulkForms(c echo.Context, l keyList) *views.BulkFormsVM {
 }
 
 func rateText(o bulk.Options) string {
-	return fmt.Sprintf("Jobs act on at most %s keys a second per connection, in batches of %d, so the application does not notice.",
+	return fmt.Sprintf("Jobs read and act on at most %s keys a second per connection, shared between the admins running them, in batches of %d. "+
+		"The budget is each Keydeck process's own: behind a load balancer, every replica has as much.",
 		format.Count(int64(o.Rate)), o.Batch)
 }
 
@@ -178,7 +179,9 @@ func bulkControls(vm *views.BulkJobVM, j bulk.Job) {
 	conn := j.Spec.Sel.Conn
 	switch j.Status {
 	case bulk.Counted:
-		vm.StartURL, vm.NeedTyped = route.BulkStartURL(conn, j.ID), j.NeedsTypedCount()
+		if j.Count > 0 { // nothing to confirm otherwise
+			vm.StartURL, vm.NeedTyped = route.BulkStartURL(conn, j.ID), j.NeedsTypedCount()
+		}
 		vm.CancelURL = route.BulkCancelURL(conn, j.ID)
 	case bulk.Counting, bulk.Running:
 		vm.CancelURL = route.BulkCancelURL(conn, j.ID)
@@ -208,8 +211,19 @@ func bulkLiveVM(j bulk.Job, o bulk.Options, as string) views.BulkLiveVM {
 	if j.Scanned > 0 {
 		vm.Counted += " (" + format.Count(j.Scanned) + " scanned)"
 	}
+	if j.Status == bulk.Counted && j.Count == 0 {
+		vm.StatusText = "No key matches: nothing to do."
+	}
 	if j.Memory > 0 {
 		vm.Memory = "Memory: " + format.ByteCount(j.Memory) + " (MEMORY USAGE, summed)"
+	}
+	if j.MemoryUnknown > 0 {
+		vm.Memory = strings.TrimPrefix(vm.Memory+"; ", "; ") + "memory unknown for " + format.Plural(j.MemoryUnknown, "key", "keys") +
+			" (MEMORY USAGE refused or failed)"
+	}
+	if j.ItemBytes > 0 && j.Count > 0 && (j.Status == bulk.Counting || j.Status == bulk.Counted) {
+		vm.Storage = fmt.Sprintf("The count is recorded in the audit Redis: %s (about %s bytes a key), kept %s unless confirmed, then 400 days.",
+			format.ByteCount(j.ItemBytes), format.Count(j.ItemBytes/j.Count), format.Duration(o.PreviewTTL))
 	}
 	if j.Status != bulk.Counting {
 		vm.Undoable = j.Undoable

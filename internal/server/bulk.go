@@ -10,9 +10,9 @@ import (
 // takeover of the jobs a stopped Keydeck left, until the server stops;
 // its jobs are stopped and awaited with the background work (Close), so
 // their leases lapse for the next Keydeck to take them over.
-func (s *Server) startBulk(cfg Config, audit *redis.Client, secret []byte) *bulk.Engine {
+func (s *Server) startBulk(cfg Config, audit *redis.Client) *bulk.Engine {
 	o := cfg.Bulk
-	o.Audit, o.Runner, o.Conns, o.Secret, o.Clock = audit, s.actions, s.reg.Get, secret, cfg.Clock
+	o.Audit, o.Runner, o.Conns, o.Clock = audit, s.actions, s.reg.Get, cfg.Clock
 	o.Log = s.log.With("component", "bulk")
 	e := bulk.New(o)
 	s.bg.Go(func() {

@@ -297,7 +297,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Vertique: cfg.Vertique, ScanBudgets: budgets,
 		LimitSweeps: s.limits, QuotaWalkers: s.quotas, VertiqueInventory: &vertique.Cache{},
 		UserStates:     search.NewUserHandoffs(search.DefaultUserCadence.Continue, cfg.Now),
-		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous, Bulk: s.startBulk(cfg, audit, auth.Secret)})
+		ConsoleHistory: consoleHistory(audit), ConsoleDangerous: cfg.ConsoleAllowDangerous, Bulk: s.startBulk(cfg, audit)})
 	s.budgets = budgets
 	s.app.Routes(s.handler)
 	s.startMetrics()

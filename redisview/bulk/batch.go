@@ -116,7 +116,7 @@ func skipReason(want, got string) string {
 // attempt reads the watched keys, records the batch in flight, and
 // writes, in MULTI, the keys still in their counted state.
 func (e *Engine) attempt(ctx context.Context, tx *redis.Tx, j Job, k Kind, items []Item, keys []string, inflight map[string]string) (result, error) {
-	states, err := readStates(ctx, tx, keys)
+	states, err := e.readStates(ctx, tx, keys)
 	if err != nil {
 		return result{}, err
 	}
@@ -132,7 +132,7 @@ func (e *Engine) attempt(ctx context.Context, tx *redis.Tx, j Job, k Kind, items
 		got := e.p.print(states[i])
 		rec, wasInFlight := inflight[it.Key]
 		switch {
-		case got == it.Print:
+		case got == it.Print || got == Absent && actsOnGone(k, it, e.now()):
 			act = append(act, i)
 		case wasInFlight:
 			res.add(e.recovered(it, got, rec))
@@ -161,7 +161,7 @@ func (e *Engine) attempt(ctx context.Context, tx *redis.Tx, j Job, k Kind, items
 			}
 			q := queued{i: i, from: from, to: p.Len()}
 			if j.Undoable {
-				q.after = queueState(ctx, p, items[i].Key)
+				q.after = queueAfter(ctx, p, k, items[i].Key)
 			}
 			qs = append(qs, q)
 		}
@@ -180,11 +180,11 @@ func (e *Engine) attempt(ctx context.Context, tx *redis.Tx, j Job, k Kind, items
 		}
 		p := Prior{Key: items[q.i].Key}
 		if j.Undoable {
-			after, err := q.after.state()
+			after, err := q.after.stateAfter(states[q.i])
 			if err != nil {
 				return result{}, err
 			}
-			p.Prior, p.After = states[q.i], e.p.print(after)
+			p.Prior, p.After, p.AfterAt = states[q.i], e.p.print(after), after.ExpireAt
 		}
 		res.acted = append(res.acted, p)
 	}

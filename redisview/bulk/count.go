@@ -81,6 +81,9 @@ func (e *Engine) Count(ctx context.Context, actor action.Actor, conn *redisview.
 	if err != nil {
 		return Job{}, err
 	}
+	if err := e.fingerprintKey(ctx); err != nil {
+		return Job{}, err
+	}
 	j := e.newJob(actor, spec, k)
 	j.Status = Counting
 	if _, err := e.acquire(ctx, j.ID); err != nil {
@@ -128,6 +131,8 @@ func (e *Engine) count(ctx context.Context, conn *redisview.Conn, j Job, w walk,
 		return
 	case errors.Is(err, errCancelled):
 		j.Status = Cancelled
+	case errors.Is(err, errTooMany):
+		j.Status, j.Error = Failed, fmt.Sprintf("more than %d keys match: narrow the pattern (nothing was kept or changed)", e.o.MaxKeys)
 	case err != nil:
 		j.Status, j.Error = Failed, "the count stopped: "+conn.SafeErr(err)
 	default:
@@ -135,12 +140,22 @@ func (e *Engine) count(ctx context.Context, conn *redisview.Conn, j Job, w walk,
 		e.decideUndo(&j)
 	}
 	j.Updated = e.now().UTC()
+	if j.Status != Counted {
+		// A count that did not end cannot be started: its items go now.
+		j.ItemBytes = 0
+		if err := e.o.Audit.Del(context.WithoutCancel(ctx), e.items(j.ID)).Err(); err != nil {
+			e.o.Log.Warn("bulk: items of a stopped count not deleted", "job", j.ID, "err", err)
+		}
+	}
 	if err := e.saveAs(context.WithoutCancel(ctx), j, true); err != nil {
 		e.o.Log.Warn("bulk: count not saved", "job", j.ID, "err", err)
 	}
 }
 
-var errCancelled = errors.New("cancelled")
+var (
+	errCancelled = errors.New("cancelled")
+	errTooMany   = errors.New("too many keys")
+)
 
 func (e *Engine) countWalk(ctx context.Context, conn *redisview.Conn, j *Job, w walk, budget Budget) error {
 	c := conn.DB(j.Spec.Sel.DB)
@@ -177,6 +192,9 @@ func (e *Engine) countWalk(ctx context.Context, conn *redisview.Conn, j *Job, w 
 		if err := e.countPage(ctx, conn, c, j, mine); err != nil {
 			return err
 		}
+		if j.Count > e.o.MaxKeys {
+			return errTooMany
+		}
 		if next.Done() {
 			return nil
 		}
@@ -199,19 +217,15 @@ func (e *Engine) countTurn(ctx context.Context, id string) error {
 	return nil
 }
 
-// countPage reads the states and memory of one page's keys and records
-// those that exist as items.
+// countPage reads the sizes and states of one page's keys, each read
+// paid for from the connection's bulk budget by the counting user, and
+// records those that exist as items.
 func (e *Engine) countPage(ctx context.Context, conn *redisview.Conn, c redis.Cmdable, j *Job, keys []string) error {
 	if len(keys) > 0 {
-		p := c.Pipeline()
-		cmds := make([]stateCmds, len(keys))
-		mems := make([]*redis.IntCmd, len(keys))
-		for i, k := range keys {
-			cmds[i] = queueState(ctx, p, k)
-			mems[i] = p.MemoryUsage(ctx, k)
+		if err := e.pay(ctx, conn.Name, j, int64(len(keys))); err != nil {
+			return err
 		}
-		_, _ = p.Exec(ctx) // each reply is looked at below
-		states, err := collect(cmds)
+		states, err := e.readStates(ctx, c, keys)
 		if err != nil {
 			return err
 		}
@@ -220,16 +234,9 @@ func (e *Engine) countPage(ctx context.Context, conn *redisview.Conn, c redis.Cm
 			if !s.Exists() {
 				continue // gone between SCAN and the read
 			}
-			items = append(items, encodeItem(Item{Key: keys[i], Print: e.p.print(s)}))
-			j.Count++
-			j.DumpBytes += int64(len(s.Dump))
-			j.Memory += mems[i].Val()
-			if conn.Sensitive(j.Spec.Sel.DB, keys[i]) {
-				j.Sensitive++
-			}
-			if len(j.Sample) < SampleSize {
-				j.Sample = append(j.Sample, keys[i])
-			}
+			it := encodeItem(Item{Key: keys[i], Print: e.p.print(s)})
+			items = append(items, it)
+			e.tally(j, conn, keys[i], s, len(it))
 		}
 		if len(items) > 0 {
 			if err := e.o.Audit.RPush(ctx, e.items(j.ID), items...).Err(); err != nil {
@@ -241,11 +248,65 @@ func (e *Engine) countPage(ctx context.Context, conn *redisview.Conn, c redis.Cm
 	return e.save(ctx, *j)
 }
 
+// pay takes n keys' reads from the connection's bulk budget for the
+// counting user, in pieces that each wait about a quarter of the lease
+// at most (alone on the budget), renewing the count's lease between them.
+func (e *Engine) pay(ctx context.Context, conn string, j *Job, n int64) error {
+	piece := max(1, int64(float64(e.o.Rate)*e.o.Lease.Seconds()/4))
+	for n > 0 {
+		k := min(n, piece)
+		if err := e.rate(conn).Take(ctx, j.User, k); err != nil {
+			return err
+		}
+		if n -= k; n > 0 {
+			if err := e.countTurn(ctx, j.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tally adds one item (encoded in n bytes) to the count's figures.
+func (e *Engine) tally(j *Job, conn *redisview.Conn, key string, s State, n int) {
+	j.Count++
+	j.ItemBytes += int64(n)
+	j.DumpBytes += int64(len(s.Dump))
+	if s.Memory >= 0 {
+		j.Memory += s.Memory
+	} else {
+		j.MemoryUnknown++
+	}
+	if conn.Sensitive(j.Spec.Sel.DB, key) {
+		j.Sensitive++
+	}
+	inSample := len(j.Sample) < SampleSize
+	if inSample {
+		j.Sample = append(j.Sample, key)
+	}
+	if s.Large {
+		j.Large++
+		if j.LargeKey == "" {
+			j.LargeKey = key
+			if !inSample { // the reason names it: the sample shows it
+				j.Sample[len(j.Sample)-1] = key
+			}
+		}
+	}
+}
+
 // decideUndo says whether a counted job can be undone, and why not.
 func (e *Engine) decideUndo(j *Job) {
 	switch {
 	case j.Spec.Kind == KindUndo:
 		j.Undoable, j.UndoReason = false, "an undo is not undone in turn"
+	case j.Large > 0:
+		more := ""
+		if j.Large > 1 {
+			more = fmt.Sprintf(" (and %d more keys)", j.Large-1)
+		}
+		j.Undoable, j.UndoReason = false, fmt.Sprintf("key %s%s is larger than %d bytes, or its size could not be measured (MEMORY USAGE refused), so its value is never read nor recorded",
+			quoteKey(j.LargeKey), more, e.o.MaxKeyBytes)
 	case j.Sensitive > 0:
 		j.Undoable, j.UndoReason = false, fmt.Sprintf("%d of the keys are of sensitive families, whose values are never recorded", j.Sensitive)
 	case j.Count > e.o.UndoKeys:
@@ -255,4 +316,14 @@ func (e *Engine) decideUndo(j *Job) {
 	default:
 		j.Undoable, j.UndoReason = true, ""
 	}
+}
+
+// quoteKey names a key in a message: quoted (valid UTF-8 whatever its
+// bytes), and shortened.
+func quoteKey(k string) string {
+	const most = 80
+	if len(k) > most {
+		return fmt.Sprintf("%q…", k[:most])
+	}
+	return fmt.Sprintf("%q", k)
 }

@@ -22,19 +22,43 @@
 // The count stores every key it found, with a fingerprint of the state it
 // found it in, in the audit Redis (the job's items list). Execution acts
 // on those items only: a key created after the count is not among them. A
-// batch WATCHes its keys, reads their state again (TYPE, PEXPIRETIME,
-// DUMP) and queues the writes in MULTI only for the keys whose
+// batch WATCHes its keys, reads their state again (sizes, TYPE,
+// PEXPIRETIME, DUMP) and queues the writes in MULTI only for the keys whose
 // fingerprint is still the counted one; the others are skipped and
 // reported ("changed since the count", "gone"). EXEC fails if a watched
 // key is written between that read and the write; the batch is then read
 // again (the keys written meanwhile are skipped).
 //
-// The fingerprint is an HMAC (keyed with the engine's secret, so a digest
-// of a sensitive value says nothing) of the key's type, its absolute
-// expiry in ms and its DUMP. Its cost: one DUMP per key when counting and
-// one when executing — O(value size) of server CPU and of network, the
-// same as reading the value once; no value is kept, 16 bytes of digest
-// per key are.
+// The fingerprint is an HMAC of the key's type, its absolute expiry in ms
+// and its DUMP. Its key is random, made once (SET NX) in the audit Redis
+// (keydeck:bulk:fingerprint-key): shared by every replica and restart,
+// and not the session secret, whose rotation would make every stored
+// fingerprint differ. A digest of a sensitive value says nothing.
+//
+// A value is read only once its size is known: TYPE, MEMORY USAGE (its
+// default sampling, not the O(n) SAMPLES 0) and the type's length
+// (STRLEN, HLEN …) come first, in pipelines; DUMP is sent only for a key
+// of at most Options.MaxKeyBytes (1 MiB), in pipelines of at most four
+// times that. A larger key, or an aggregate whose memory the server will
+// not say, is never DUMPed: it is fingerprinted by type, expiry and
+// length (a change keeping its length goes unseen), and its job cannot
+// be undone — said at the count, naming the key. Cost: one DUMP per small
+// key when counting and one when executing (a TTL or persist job's state
+// after is its value as read, with the expiry read in the MULTI); no value
+// is kept, 16 bytes of digest per key are.
+//
+// # Bounds and pace
+//
+// A count stops past Options.MaxKeys keys ("narrow the pattern"). Each
+// item takes about 60–100 bytes of the audit Redis (the preview says how
+// much): the records of a job never started (counted, cancelled, failed
+// while counting, an undo previewed) stay Options.PreviewTTL (1h); Start
+// gives them the long retention. A count that does not end deletes its
+// items. The count's reads (per key) and the batches' writes draw from
+// the connection's bulk budget (Options.Rate) as the user who counted or
+// started them, fairly between users (scanbudget): more jobs do not buy
+// more rate. The budget is each Keydeck process's: N replicas give a
+// connection N × Rate.
 //
 // # Undo
 //
@@ -43,14 +67,19 @@
 // absolute expiry) and the state the job left are recorded in the audit
 // Redis. Undo is a job of kind "undo" over those records: a key still in
 // the state the job left is restored (RESTORE … REPLACE ABSTTL, or
-// UNLINK for a key the job created); one that changed since, or exists
-// again, or whose expiry has passed, is skipped and reported. Above the
+// UNLINK for a key the job created); so is a key gone once the expiry the
+// job set has passed (a TTL job's keys: RESTORE without REPLACE); one
+// that changed since, or exists again, or whose own prior expiry has
+// passed, is skipped and reported. The original is marked undone when
+// its undo starts (an undo previewed and cancelled leaves it undoable),
+// and a job undone is not resumed. Above the
 // bound, or with a key of a sensitive family (its value is never
 // recorded), the job cannot be undone: Job.Undoable is false, which the
 // preview says, and Start asks for the count typed back.
 //
 // # Storage (audit Redis; all under keydeck:, which no action may change)
 //
+//	keydeck:bulk:fingerprint-key    STRING  the fingerprints' key (no expiry)
 //	keydeck:bulk:jobs               ZSET  job ids by creation time
 //	keydeck:bulk:job:<id>           HASH  state (JSON), cancel
 //	keydeck:bulk:job:<id>:items     LIST  the counted items (key, fingerprint, payload)

@@ -88,22 +88,52 @@ type Prior struct {
 	Key   string
 	Prior State
 	After string
+	// AfterAt is the absolute expiry (ms) the job left, 0 when none or
+	// unknown: undo restores a key the job's TTL removed.
+	AfterAt int64
 }
 
 func encodePrior(p Prior) string {
 	b := appendField(nil, []byte(p.Key))
 	b = appendField(b, encodeState(p.Prior))
-	return string(appendField(b, []byte(p.After)))
+	b = appendField(b, []byte(p.After))
+	return string(binary.AppendVarint(b, p.AfterAt))
 }
 
 func decodePrior(s string) (Prior, error) {
-	f, err := readFields([]byte(s), 3)
-	if err != nil {
-		return Prior{}, err
+	b := []byte(s)
+	f := make([][]byte, 3)
+	for i := range f {
+		var err error
+		if f[i], b, err = readField(b); err != nil {
+			return Prior{}, err
+		}
+	}
+	at, w := binary.Varint(b)
+	if w <= 0 || w != len(b) {
+		return Prior{}, errCorrupt
 	}
 	st, err := decodeState(f[1])
 	if err != nil {
 		return Prior{}, err
 	}
-	return Prior{Key: string(f[0]), Prior: st, After: string(f[2])}, nil
+	return Prior{Key: string(f[0]), Prior: st, After: string(f[2]), AfterAt: at}, nil
+}
+
+// An undo item's payload: the prior state, and the expiry the job left.
+func encodeUndo(p Prior) []byte {
+	return binary.AppendVarint(appendField(nil, encodeState(p.Prior)), max(p.AfterAt, 0))
+}
+
+func decodeUndo(b []byte) (prior State, afterAt int64, err error) {
+	f, rest, err := readField(b)
+	if err != nil {
+		return State{}, 0, err
+	}
+	at, w := binary.Varint(rest)
+	if w <= 0 || w != len(rest) {
+		return State{}, 0, errCorrupt
+	}
+	prior, err = decodeState(f)
+	return prior, at, err
 }

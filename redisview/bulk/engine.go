@@ -27,6 +27,11 @@ const (
 	DefaultUndoBytes = 64 << 20 // … and this many bytes of DUMP
 	DefaultLease     = 15 * time.Second
 	DefaultPrefix    = "keydeck:bulk:"
+	// DefaultMaxKeyBytes is the largest value a job reads (DUMP), as the
+	// action runner's default MaxPriorBytes.
+	DefaultMaxKeyBytes = 1 << 20
+	DefaultMaxKeys     = 2_000_000 // keys one job may count
+	DefaultPreviewTTL  = time.Hour // records of a job never started
 )
 
 // Options configure an Engine.
@@ -40,9 +45,11 @@ type Options struct {
 	// Conns resolves a job's connection by name (a job taken over after a
 	// restart has only its name).
 	Conns func(name string) (*redisview.Conn, error)
-	// Rate is how many keys a second the jobs of one connection act on
-	// together (shared fairly between them); Batch how many keys one
-	// batch (one WATCH … EXEC) holds.
+	// Rate is how many keys a second the jobs of one connection read
+	// (count) and act on together, shared fairly between the users who
+	// run them (more jobs do not buy a user more rate). The budget is
+	// this process's: N Keydeck replicas give a connection N × Rate.
+	// Batch is how many keys one batch (one WATCH … EXEC) holds.
 	Rate  int
 	Batch int
 	// UndoKeys and UndoBytes bound the priors a job records: a job of more
@@ -52,11 +59,17 @@ type Options struct {
 	// Lease is how long a job's owner is trusted without renewing; a
 	// running job whose lease lapsed is taken over.
 	Lease time.Duration
+	// MaxKeyBytes: a key whose value is larger is never read (DUMP); it
+	// is fingerprinted by type, expiry and length and its job cannot be
+	// undone. MaxKeys bounds a count: past it the count stops (narrow the
+	// selection). PreviewTTL is how long the records of a job never
+	// started (counted, or cancelled before it ran) stay in the audit
+	// Redis; a started job's stay 400 days.
+	MaxKeyBytes int64
+	MaxKeys     int64
+	PreviewTTL  time.Duration
 	// Prefix of every key the engine writes (default DefaultPrefix).
 	Prefix string
-	// Secret keys the fingerprints; replicas share it (the session
-	// secret); empty: random, valid for this process only.
-	Secret []byte
 	// Owner names this engine in leases (default: random).
 	Owner string
 	Clock clock.Clock
@@ -94,6 +107,15 @@ func New(o Options) *Engine {
 	if o.Lease <= 0 {
 		o.Lease = DefaultLease
 	}
+	if o.MaxKeyBytes <= 0 {
+		o.MaxKeyBytes = DefaultMaxKeyBytes
+	}
+	if o.MaxKeys <= 0 {
+		o.MaxKeys = DefaultMaxKeys
+	}
+	if o.PreviewTTL <= 0 {
+		o.PreviewTTL = DefaultPreviewTTL
+	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
@@ -104,14 +126,8 @@ func New(o Options) *Engine {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	o.Clock = clock.Or(o.Clock)
-	secret := o.Secret
-	if len(secret) == 0 {
-		secret = []byte(randomID())
-	}
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("keydeck/bulk/fingerprint/v1"))
 	ctx, stop := context.WithCancel(context.Background())
-	return &Engine{o: o, p: printer{m.Sum(nil)}, ctx: ctx, stop: stop,
+	return &Engine{o: o, ctx: ctx, stop: stop,
 		budget: map[string]*scanbudget.Budget{}, mine: map[string]context.CancelFunc{}}
 }
 
@@ -163,6 +179,32 @@ func (e *Engine) rate(conn string) *scanbudget.Budget {
 }
 
 func (e *Engine) now() time.Time { return e.o.Clock.Now() }
+
+// fingerprintKey loads the key of the fingerprints, made once (SET NX)
+// in the audit Redis where the items and priors it signs are: every
+// replica and restart shares it, and it does not change when the session
+// secret is rotated (which would make every stored fingerprint differ,
+// every key of a resumed job or an undo "changed").
+func (e *Engine) fingerprintKey(ctx context.Context) error {
+	if e.p.secret.Load() != nil {
+		return nil
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	k := e.o.Prefix + "fingerprint-key"
+	if err := e.o.Audit.SetNX(ctx, k, hex.EncodeToString(b), 0).Err(); err != nil {
+		return auditErr(err)
+	}
+	v, err := e.o.Audit.Get(ctx, k).Result()
+	if err != nil {
+		return auditErr(err)
+	}
+	m := hmac.New(sha256.New, []byte(v))
+	m.Write([]byte("keydeck/bulk/fingerprint/v1"))
+	secret := m.Sum(nil)
+	e.p.secret.Store(&secret)
+	return nil
+}
 
 func randomID() string {
 	b := make([]byte, 8)

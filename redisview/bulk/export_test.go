@@ -46,7 +46,7 @@ func (e *Engine) PlantInFlight(ctx context.Context, id string, keys ...string) e
 			items = append(items, it)
 		}
 	}
-	states, err := readStates(ctx, c, keys)
+	states, err := e.readStates(ctx, c, keys)
 	if err != nil {
 		return err
 	}

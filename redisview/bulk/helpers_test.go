@@ -79,9 +79,6 @@ func setup(t *testing.T) *fixture {
 func (f *fixture) engine(o bulk.Options) *bulk.Engine {
 	o.Audit, o.Runner = f.audit, f.runner
 	o.Conns = func(string) (*redisview.Conn, error) { return f.conn, nil }
-	if o.Secret == nil {
-		o.Secret = []byte("shared by the replicas")
-	}
 	e := bulk.New(o)
 	f.t.Cleanup(e.Close)
 	return e

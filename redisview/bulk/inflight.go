@@ -74,7 +74,7 @@ func (persistKind) Expect(_ Job, _ Item, cur State, _ time.Time) (State, bool) {
 }
 
 func (undoKind) Expect(_ Job, it Item, _ State, now time.Time) (State, bool) {
-	prior, err := decodeState(it.Payload)
+	prior, _, err := decodeUndo(it.Payload)
 	if err != nil {
 		return State{}, false
 	}

@@ -56,14 +56,22 @@ type Job struct {
 
 	// The count: keys SCAN returned (Scanned), the items kept (Count),
 	// their total MEMORY USAGE and DUMP size, and the first names.
-	Scanned    int64    `json:"scanned"`
-	Count      int64    `json:"count"`
-	Memory     int64    `json:"memory"`
-	DumpBytes  int64    `json:"dump_bytes"`
-	Sensitive  int64    `json:"sensitive"` // counted keys of sensitive families
-	Sample     []string `json:"sample,omitempty"`
-	Undoable   bool     `json:"undoable"`
-	UndoReason string   `json:"undo_reason,omitempty"` // why not, when not
+	Scanned   int64 `json:"scanned"`
+	Count     int64 `json:"count"`
+	Memory    int64 `json:"memory"`
+	DumpBytes int64 `json:"dump_bytes"`
+	Sensitive int64 `json:"sensitive"` // counted keys of sensitive families
+	// MemoryUnknown counts the keys whose MEMORY USAGE the server did
+	// not give (Memory leaves them out); Large the keys too large to read
+	// (LargeKey names the first); ItemBytes is what the items take in
+	// the audit Redis.
+	MemoryUnknown int64    `json:"memory_unknown,omitempty"`
+	Large         int64    `json:"large,omitempty"`
+	LargeKey      string   `json:"large_key,omitempty"`
+	ItemBytes     int64    `json:"item_bytes,omitempty"`
+	Sample        []string `json:"sample,omitempty"`
+	Undoable      bool     `json:"undoable"`
+	UndoReason    string   `json:"undo_reason,omitempty"` // why not, when not
 
 	// Execution: items handled (Next), acted on (Acted), skipped because
 	// changed since the count (Changed), gone (Gone), or for another

@@ -91,8 +91,8 @@ type undoKind struct{}
 
 func (undoKind) Name() string  { return KindUndo }
 func (undoKind) Title() string { return "Restore" }
-func (undoKind) Queue(ctx context.Context, tx redis.Pipeliner, _ Job, it Item, _ State, now time.Time) string {
-	prior, err := decodeState(it.Payload)
+func (undoKind) Queue(ctx context.Context, tx redis.Pipeliner, _ Job, it Item, cur State, now time.Time) string {
+	prior, _, err := decodeUndo(it.Payload)
 	if err != nil {
 		return ReasonNoPrior
 	}
@@ -107,8 +107,26 @@ func (undoKind) Queue(ctx context.Context, tx redis.Pipeliner, _ Job, it Item, _
 		}
 		at = prior.ExpireAt
 	}
+	if !cur.Exists() {
+		// Removed by the TTL the job set (actsOnGone): no REPLACE, so a
+		// key created since is refused (BUSYKEY), never overwritten.
+		tx.Do(ctx, "RESTORE", it.Key, at, string(prior.Dump), "ABSTTL")
+		return ""
+	}
 	tx.Do(ctx, "RESTORE", it.Key, at, string(prior.Dump), "REPLACE", "ABSTTL")
 	return ""
+}
+
+// actsOnGone reports an item k acts on though its key is gone: an undo's
+// key that the TTL its job set has removed (that expiry passed), whose
+// prior state is recorded. The job left it expiring, so "gone" is the
+// state it left once that time came.
+func actsOnGone(k Kind, it Item, now time.Time) bool {
+	if k.Name() != KindUndo {
+		return false
+	}
+	prior, at, err := decodeUndo(it.Payload)
+	return err == nil && prior.Exists() && at > 0 && at <= now.UnixMilli()
 }
 
 // kindOf is a spec's kind, or an error naming it.

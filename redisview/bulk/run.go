@@ -160,7 +160,7 @@ func (e *Engine) batches(ctx context.Context, j *Job, k Kind) error {
 		if len(items) == 0 {
 			return errors.New("the job's items are missing from the audit Redis")
 		}
-		if err := budget.Take(ctx, j.ID, int64(len(items))); err != nil {
+		if err := budget.Take(ctx, j.StartedBy, int64(len(items))); err != nil { // per user: more jobs buy no more rate
 			return err
 		}
 		res, err := e.batch(ctx, c, *j, k, items)

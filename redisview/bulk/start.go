@@ -54,16 +54,25 @@ func (e *Engine) Start(ctx context.Context, actor action.Actor, id string, typed
 	}
 	rec := e.record(j, actor, action.PhaseIntent)
 	if j.Spec.Kind == KindUndo {
+		// The original is claimed now, not when the undo was previewed: an
+		// undo preview cancelled or left does not block its undo.
+		if err := e.claimUndo(ctx, j.Spec.Undoes, j.ID); err != nil {
+			j.StartedBy, j.Status, j.Owner = "", Counted, "" // nothing ran: back to waiting
+			_ = e.saveHeld(ctx, j, true)
+			return Job{}, err
+		}
 		if orig, err := e.Job(ctx, j.Spec.Undoes); err == nil {
 			rec.Undoes = orig.Outcome
 		}
 	}
 	if j.Intent, err = e.o.Runner.Audit().Append(ctx, rec); err != nil {
+		e.unclaimUndo(ctx, j)
 		j.StartedBy, j.Status, j.Owner = "", Counted, "" // nothing ran: back to waiting
 		_ = e.saveHeld(ctx, j, true)
 		return Job{}, err
 	}
 	if err := e.saveHeld(ctx, j, false); err != nil {
+		e.unclaimUndo(ctx, j)
 		e.release(ctx, id)
 		return Job{}, err
 	}
@@ -312,9 +321,6 @@ func (e *Engine) Undo(ctx context.Context, actor action.Actor, id string) (Job, 
 	k, _ := KindOf(KindUndo)
 	j := e.newJob(actor, Spec{Kind: KindUndo, Sel: orig.Spec.Sel, Undoes: id}, k)
 	j.Spec.Sel.Family, j.Spec.Sel.Pattern = orig.Spec.Sel.Family, orig.Spec.Sel.Pattern
-	if err := e.claimUndo(ctx, id, j.ID); err != nil {
-		return Job{}, err
-	}
 	if err := e.undoItems(ctx, &j, id); err != nil {
 		return Job{}, err
 	}
@@ -324,15 +330,18 @@ func (e *Engine) Undo(ctx context.Context, actor action.Actor, id string) (Job, 
 	return j, e.save(ctx, j)
 }
 
-// claimUndo marks orig undone by the new job, once.
+// claimUndo marks orig undone by the undo job by as it starts, once.
 func (e *Engine) claimUndo(ctx context.Context, orig, by string) error {
 	err := e.o.Audit.Watch(ctx, func(tx *redis.Tx) error {
 		j, err := e.Job(ctx, orig)
 		if err != nil {
 			return err
 		}
-		if j.UndoneBy != "" {
+		switch {
+		case j.UndoneBy != "" && j.UndoneBy != by:
 			return fmt.Errorf("%w: already undone by bulk job %s", action.ErrNotUndoable, j.UndoneBy)
+		case j.Status == Running || j.Status == Counting || j.Status == Counted:
+			return statef("the job it undoes is %s again since this undo was previewed; cancel it, then preview its undo again", j.Status)
 		}
 		j.UndoneBy = by
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error { e.queueSave(ctx, p, j); return nil })
@@ -341,10 +350,28 @@ func (e *Engine) claimUndo(ctx context.Context, orig, by string) error {
 	if errors.Is(err, redis.TxFailedErr) {
 		return fmt.Errorf("%w: another undo of this job started at the same moment", action.ErrNotUndoable)
 	}
-	if err != nil && !errors.Is(err, action.ErrNotUndoable) && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, action.ErrNotUndoable) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrState) {
 		return auditErr(err)
 	}
 	return err
+}
+
+// unclaimUndo gives back the claim of an undo job j that failed to start
+// (best effort: the claim names j, which never ran).
+func (e *Engine) unclaimUndo(ctx context.Context, j Job) {
+	if j.Spec.Kind != KindUndo {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	_ = e.o.Audit.Watch(ctx, func(tx *redis.Tx) error {
+		orig, err := e.Job(ctx, j.Spec.Undoes)
+		if err != nil || orig.UndoneBy != j.ID {
+			return err
+		}
+		orig.UndoneBy = ""
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error { e.queueSave(ctx, p, orig); return nil })
+		return err
+	}, e.jobKey(j.Spec.Undoes))
 }
 
 // undoItems copies orig's priors into the undo job's items.
@@ -361,7 +388,7 @@ func (e *Engine) undoItems(ctx context.Context, j *Job, orig string) error {
 			if err != nil {
 				return auditErr(err)
 			}
-			items = append(items, encodeItem(Item{Key: p.Key, Print: p.After, Payload: encodeState(p.Prior)}))
+			items = append(items, encodeItem(Item{Key: p.Key, Print: p.After, Payload: encodeUndo(p)}))
 			if len(j.Sample) < SampleSize {
 				j.Sample = append(j.Sample, p.Key)
 			}
@@ -394,6 +421,12 @@ func (e *Engine) Prepare(ctx context.Context, actor action.Actor, conn *redisvie
 	if spec.Kind == KindUndo || spec.Kind == KindDelete || spec.Kind == KindExpire || spec.Kind == KindPersist {
 		return Job{}, invalidf("kind %s is counted from a selection (Count), not prepared", spec.Kind)
 	}
+	if int64(len(items)) > e.o.MaxKeys {
+		return Job{}, invalidf("%d keys, more than the %d one bulk job may act on", len(items), e.o.MaxKeys)
+	}
+	if err := e.fingerprintKey(ctx); err != nil {
+		return Job{}, err
+	}
 	spec.Sel.Conn = conn.Name
 	j := e.newJob(actor, spec, k)
 	c := conn.DB(spec.Sel.DB)
@@ -415,24 +448,22 @@ func (e *Engine) preparePage(ctx context.Context, conn *redisview.Conn, c redis.
 		if e.o.Runner != nil && e.o.Runner.Protected(it.Key) {
 			return invalidf("%q is one of Keydeck's own keys, which nothing here may change", it.Key)
 		}
+		if conn.Sensitive(j.Spec.Sel.DB, it.Key) {
+			// Its payload (a value) would be stored in the audit Redis.
+			return invalidf("key %s is of a sensitive family, whose values are never recorded: it cannot be imported", quoteKey(it.Key))
+		}
 		keys[i] = it.Key
 	}
-	states, err := readStates(ctx, c, keys)
+	states, err := e.readStates(ctx, c, keys)
 	if err != nil {
 		return conn.WrapErr(err)
 	}
 	enc := make([]any, len(page))
 	for i, it := range page {
 		it.Print = e.p.print(states[i])
-		enc[i] = encodeItem(it)
-		j.Count++
-		j.DumpBytes += int64(len(states[i].Dump))
-		if conn.Sensitive(j.Spec.Sel.DB, it.Key) {
-			j.Sensitive++
-		}
-		if len(j.Sample) < SampleSize {
-			j.Sample = append(j.Sample, it.Key)
-		}
+		s := encodeItem(it)
+		enc[i] = s
+		e.tally(j, conn, it.Key, states[i], len(s))
 	}
 	if err := e.o.Audit.RPush(ctx, e.items(j.ID), enc...).Err(); err != nil {
 		return auditErr(err)

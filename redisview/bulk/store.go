@@ -24,9 +24,22 @@ func (e *Engine) jobParts(id string) []string {
 	return []string{e.jobKey(id), e.items(id), e.priors(id), e.skipped(id), e.inflight(id), e.lease(id)}
 }
 
-// keep is how long a job's records stay after it was last updated: long
-// enough to undo it next month.
+// keep is how long a started job's records stay after it was last
+// updated: long enough to undo it next month.
 const keep = 400 * 24 * time.Hour
+
+// retention is how long j's records stay: a job never started (counted,
+// cancelled or failed before it ran) is a preview, kept PreviewTTL; its
+// items (a key name and fingerprint each, an import's payloads) would
+// otherwise sit in the audit Redis — by default the application's own
+// server — for 400 days. Start saves the job with its intent, which
+// gives every part the long retention.
+func (e *Engine) retention(j Job) time.Duration {
+	if j.Intent == "" && j.Status != Running {
+		return e.o.PreviewTTL
+	}
+	return keep
+}
 
 func auditErr(err error) error {
 	return fmt.Errorf("%w: the bulk job's state could not be read or written in the audit Redis: %v", errAudit, err)
@@ -46,9 +59,10 @@ func (e *Engine) queueSave(ctx context.Context, p redis.Pipeliner, j Job) {
 	} else {
 		p.SRem(ctx, e.activeKey(), j.ID)
 	}
+	ttl := e.retention(j)
 	for _, k := range e.jobParts(j.ID) {
 		if k != e.lease(j.ID) {
-			p.Expire(ctx, k, keep)
+			p.Expire(ctx, k, ttl)
 		}
 	}
 }
@@ -159,8 +173,12 @@ func (e *Engine) cancelRequested(ctx context.Context, id string) (bool, error) {
 	return n, nil
 }
 
-// loadItems reads items [from, from+n) of a job.
+// loadItems reads items [from, from+n) of a job, and the key of their
+// fingerprints (for the batch to compare them).
 func (e *Engine) loadItems(ctx context.Context, id string, from, n int64) ([]Item, error) {
+	if err := e.fingerprintKey(ctx); err != nil {
+		return nil, err
+	}
 	raw, err := e.o.Audit.LRange(ctx, e.items(id), from, from+n-1).Result()
 	if err != nil {
 		return nil, auditErr(err)

@@ -62,7 +62,7 @@ func TestImportJobAndUndo(t *testing.T) {
 		}
 	}
 
-	eng := bulk.New(bulk.Options{Audit: aud.Client(15), Runner: runner, Secret: []byte("test"),
+	eng := bulk.New(bulk.Options{Audit: aud.Client(15), Runner: runner,
 		Conns: func(string) (*redisview.Conn, error) { return conn, nil }})
 	t.Cleanup(eng.Close)
 	admin := action.Actor{User: "ada", Level: action.Admin}
