@@ -47,6 +47,9 @@ func (AddStreamEntry) Plan(ctx context.Context, env Env, req Request) (Plan, err
 	if !streamID.MatchString(id) || id == "0" || id == "0-0" {
 		return nil, invalidf("entry id %q: want * or an id such as 1700000000000-0, above 0-0", id)
 	}
+	if err := checkTypeShape(familyOf(env, req.DB, req.Key), "stream"); err != nil {
+		return nil, err
+	}
 	return streamPlan{key: req.Key, id: id, pairs: pairs}, nil
 }
 
