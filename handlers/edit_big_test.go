@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
@@ -79,7 +80,8 @@ func TestEditLargeValues(t *testing.T) {
 
 // A string holding a byte a textarea cannot give back (NUL, which HTML
 // turns into U+FFFD; a lone CR; another control byte) is filled in as hex,
-// read as a browser parses the page; text stays text.
+// read as a browser parses the page; text stays text. A value longer than
+// the page reads is not filled in, and the form says why.
 func TestEditPrefillControlBytes(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
@@ -97,6 +99,14 @@ func TestEditPrefillControlBytes(t *testing.T) {
 		}
 		if got != enc || form.Find(`textarea[name="arg.value"]`).Text() != want {
 			t.Errorf("%q is filled in as %s %q", v, got, form.Find(`textarea[name="arg.value"]`).Text())
+		}
+	}
+	// Persist is offered on a key with a TTL only (elsewhere it is refused).
+	for ttl, want := range map[time.Duration]int{0: 0, time.Hour: 1} {
+		db.Set(t.Context(), "pre", "v", ttl)
+		_, _, page := ada.do(http.MethodGet, route.KeyURL("main", 3, "pre"), nil)
+		if n := parseDoc(t, page).Find(`[data-testid="action-persist"]`).Length(); n != want {
+			t.Errorf("TTL %v: %d persist forms, want %d", ttl, n, want)
 		}
 	}
 	db.Set(t.Context(), "pre", strings.Repeat("v", 70<<10), 0)
