@@ -3,6 +3,8 @@ package action
 import (
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -46,4 +48,19 @@ func TestEditPackShapeEveryPath(t *testing.T) {
 	// plain name.
 	f.mustRun(admin, KindRenameKey, f.req(2, "verify:attempts:LOGIN:z@b.c", ArgTarget, "verify:attempts:LOGIN:w@b.c"))
 	f.mustRun(admin, KindRenameKey, f.req(2, "plain", ArgTarget, "plain2"))
+}
+
+// An explicit stream id at or below the last is refused at the preview,
+// saying why; one above it, or an id whose sequence Redis picks at the
+// last's time, is taken.
+func TestEditStreamIDAboveLast(t *testing.T) {
+	f := setup(t, Options{})
+	f.db(0).XAdd(f.ctx, &redis.XAddArgs{Stream: "x", ID: "100-5", Values: []any{"a", "1"}})
+	for _, id := range []string{"100-5", "100-4", "99-9", "99", "99-*"} {
+		_, err := f.r.Preview(f.ctx, admin, f.conn, KindAddStreamEntry, f.req(0, "x", ArgFields, `{"b": "2"}`, ArgEntryID, id))
+		wantErr(t, err, ErrInvalid, "not above the stream's last (100-5)")
+	}
+	for _, id := range []string{"100-6", "100-*", "101"} {
+		f.mustRun(admin, KindAddStreamEntry, f.req(0, "x", ArgFields, `{"b": "2"}`, ArgEntryID, id))
+	}
 }
