@@ -85,7 +85,9 @@ func (a *App) keyPage(c echo.Context) error {
 			f.Args = append(f.Args, argField(arg))
 		}
 		prefillEdit(&f, vm.Value)
-		vm.Actions = append(vm.Actions, f)
+		if offered(f, vm) {
+			vm.Actions = append(vm.Actions, f)
+		}
 	}
 	vm.ActionsNote = note
 	return render(c, http.StatusOK, vm, views.KeyPage(a.page(c, "Key", conn.Name), vm))

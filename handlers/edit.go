@@ -66,6 +66,12 @@ func prefillEdit(f *views.ActionForm, v views.ValueVM) {
 	}
 }
 
+// offered reports whether the key page offers form f: persist only on a
+// key with a TTL (keyBase's TTL "none"), where it is not refused.
+func offered(f views.ActionForm, vm views.KeyVM) bool {
+	return f.Kind != action.KindPersist || vm.TTL != "none"
+}
+
 // createKeyPreview previews the database page's Create key form: the
 // action create-key, the name carried byte-exact (route.ParseCreate).
 func (a *App) createKeyPreview(c echo.Context) error {

@@ -1,12 +1,14 @@
 package handlers_test
 
 import (
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
@@ -79,7 +81,8 @@ func TestEditLargeValues(t *testing.T) {
 
 // A string holding a byte a textarea cannot give back (NUL, which HTML
 // turns into U+FFFD; a lone CR; another control byte) is filled in as hex,
-// read as a browser parses the page; text stays text.
+// read as a browser parses the page; text stays text. A value longer than
+// the page reads is not filled in, and the form says why.
 func TestEditPrefillControlBytes(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
@@ -99,8 +102,29 @@ func TestEditPrefillControlBytes(t *testing.T) {
 			t.Errorf("%q is filled in as %s %q", v, got, form.Find(`textarea[name="arg.value"]`).Text())
 		}
 	}
+	// "Written as" base64 applies to the value, not to the index (a
+	// number, sent as it is typed).
+	db.RPush(t.Context(), "lst", "a", "b")
+	_, _, page := ada.do(http.MethodGet, route.KeyURL("main", 3, "lst"), nil)
+	if parseDoc(t, page).Find(`[data-testid="action-set-list-element"] input[type="number"][name="choice.index"]`).Length() != 1 {
+		t.Fatal("the index is not a number sent as typed")
+	}
+	c := confirmer{t: t, b: ada, tok: ada.csrf(route.DatabaseURL("main", 3))}
+	c.run("set-list-element", route.Action{Conn: "main", DB: 3, Key: "lst"}.PreviewURL(), url.Values{"kind": {action.KindSetListElement}, "enc": {"base64"},
+		"choice.index": {"1"}, "arg.value": {base64.StdEncoding.EncodeToString([]byte("\xffz"))}})
+	if got := db.LRange(t.Context(), "lst", 0, -1).Val(); len(got) != 2 || got[1] != "\xffz" {
+		t.Fatalf("list %q", got)
+	}
+	// Persist is offered on a key with a TTL only (elsewhere it is refused).
+	for ttl, want := range map[time.Duration]int{0: 0, time.Hour: 1} {
+		db.Set(t.Context(), "pre", "v", ttl)
+		_, _, page := ada.do(http.MethodGet, route.KeyURL("main", 3, "pre"), nil)
+		if n := parseDoc(t, page).Find(`[data-testid="action-persist"]`).Length(); n != want {
+			t.Errorf("TTL %v: %d persist forms, want %d", ttl, n, want)
+		}
+	}
 	db.Set(t.Context(), "pre", strings.Repeat("v", 70<<10), 0)
-	_, _, page := ada.do(http.MethodGet, route.KeyURL("main", 3, "pre"), nil)
+	_, _, page = ada.do(http.MethodGet, route.KeyURL("main", 3, "pre"), nil)
 	form := parseDoc(t, page).Find(`[data-testid="action-set-string"]`)
 	if form.Find(`textarea`).Text() != "" || !strings.Contains(form.Text(), "not filled in") {
 		t.Errorf("a value longer than the page reads: %q", form.Text())

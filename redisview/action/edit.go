@@ -56,7 +56,9 @@ func decodeValue(req Request, required bool) (string, error) {
 		}, v)
 		b, err := hex.DecodeString(clean)
 		if err != nil {
-			return "", invalidf("value is not hex digits (two per byte, such as 00ff1a): %v", err)
+			// Not the decoder's words: they quote the byte, which may be
+			// a sensitive key's data.
+			return "", invalidf("value is not hex digits (two per byte, such as 00ff1a; spaces and line breaks are skipped)")
 		}
 		v = string(b)
 	default:

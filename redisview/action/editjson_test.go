@@ -50,6 +50,12 @@ func TestCreateKeyJSONBytesExact(t *testing.T) {
 	if got := c.ZRangeWithScores(f.ctx, "j:zset", 0, -1).Val(); !reflect.DeepEqual(got, []redis.Z{{Score: 1.5, Member: "\xff"}, {Score: 2, Member: "b"}}) {
 		t.Errorf("zset %v", got)
 	}
+	// An empty field or member is data as Redis takes it.
+	f.mustRun(admin, KindSetHashField, f.req(0, "j:hash", ArgField, "", ArgValue, "e"))
+	f.mustRun(admin, KindAddSetMember, f.req(0, "j:set", ArgMember, ""))
+	if c.HGet(f.ctx, "j:hash", "").Val() != "e" || !c.SIsMember(f.ctx, "j:set", "").Val() {
+		t.Error("an empty field or member was not written")
+	}
 	f.mustRun(admin, KindCreateKey, f.req(0, "j:stream", ArgType, "stream", ArgValue, `[[{"b64": "/w=="}, {"b64": "/g=="}]]`))
 	f.mustRun(admin, KindAddStreamEntry, f.req(0, "j:stream", ArgFields, `{"k": {"b64": "/Q"}}`))
 	xs := c.XRange(f.ctx, "j:stream", "-", "+").Val()

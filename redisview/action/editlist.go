@@ -122,7 +122,7 @@ func (PushList) Args() []Arg {
 		valueArgs("the element to add, exactly")...)
 }
 
-func (PushList) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
+func (PushList) Plan(_ context.Context, env Env, req Request) (Plan, error) {
 	if err := checkArgs(req, ArgSide, ArgValue, ArgEncoding); err != nil {
 		return nil, err
 	}
@@ -132,6 +132,9 @@ func (PushList) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
 	}
 	v, err := decodeValue(req, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTypeShape(familyOf(env, req.DB, req.Key), "list"); err != nil {
 		return nil, err
 	}
 	return pushPlan{key: req.Key, left: side == "left", value: v, creates: new(bool)}, nil

@@ -3,9 +3,12 @@ package action
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // SetHashField sets one field of a hash (HSET), creating the hash if it is
@@ -50,10 +53,14 @@ func (SetHashField) Plan(_ context.Context, env Env, req Request) (Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFieldShape(familyOf(env, req.DB, req.Key), field, v); err != nil {
+	fam := familyOf(env, req.DB, req.Key)
+	if err := checkTypeShape(fam, "hash"); err != nil {
 		return nil, err
 	}
-	return partPlan{key: req.Key, ref: MemberRef{Kind: PartHField, Name: field}, value: v}, nil
+	if err := checkFieldShape(fam, field, v); err != nil {
+		return nil, err
+	}
+	return partPlan{key: req.Key, ref: MemberRef{Kind: PartHField, Name: field}, value: v, family: fam}, nil
 }
 
 func (AddSetMember) Name() string    { return KindAddSetMember }
@@ -64,9 +71,18 @@ func (AddSetMember) Args() []Arg {
 	return []Arg{{Name: ArgMember, Help: "the member to add, exactly", Data: true, Input: InputTextarea}}
 }
 
-func (AddSetMember) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
+func (AddSetMember) Plan(_ context.Context, env Env, req Request) (Plan, error) {
 	if err := checkArgs(req, ArgMember); err != nil {
 		return nil, err
+	}
+	fam := familyOf(env, req.DB, req.Key)
+	if err := checkTypeShape(fam, "set"); err != nil {
+		return nil, err
+	}
+	if fam != nil && fam.Role == schema.RoleBloomMembers {
+		// The application checks the bloom first: a member added without
+		// its bits would be in the list and never found there.
+		return nil, shapeRefusal(fam, "are added to together with their bloom's bits (a ban list: the action "+KindBan+", from its page), or the application, asking the bloom first, never finds the member")
 	}
 	m, err := memberArg(req)
 	if err != nil {
@@ -88,6 +104,9 @@ func (AddZSetMember) Args() []Arg {
 
 func (AddZSetMember) Plan(_ context.Context, env Env, req Request) (Plan, error) {
 	if err := checkArgs(req, ArgMember, ArgScore); err != nil {
+		return nil, err
+	}
+	if err := checkTypeShape(familyOf(env, req.DB, req.Key), "zset"); err != nil {
 		return nil, err
 	}
 	m, err := memberArg(req)
@@ -119,6 +138,9 @@ type partPlan struct {
 	ref   MemberRef
 	value string  // hash field
 	score float64 // sorted-set member
+	// family is the key's, for a hash field: a token bucket is created
+	// whole (both its fields), never one field at a time.
+	family *schema.Family
 }
 
 func (p partPlan) Keys() []string                { return []string{p.key} }
@@ -128,6 +150,9 @@ func (p partPlan) Describe(states []State) ([]Change, error) {
 	s := states[0]
 	if err := wantType(s, p.ref.keyType(), false); err != nil {
 		return nil, err
+	}
+	if tb, ok := tokenBucket(p.family); ok && !s.Exists() {
+		return nil, shapeRefusal(p.family, "are created whole, with both "+strconv.Quote(tb.TokensField)+" and "+strconv.Quote(tb.TimeField)+" (Create key), not one field at a time")
 	}
 	m := s.Member
 	noun := partNoun(p.ref.Kind)

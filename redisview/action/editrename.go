@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview/schema"
 )
 
 // RenameKey renames a key (RENAME: value and TTL move). A target that
@@ -31,7 +33,7 @@ func (RenameKey) Args() []Arg {
 	}
 }
 
-func (RenameKey) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
+func (RenameKey) Plan(_ context.Context, env Env, req Request) (Plan, error) {
 	if err := checkArgs(req, ArgTarget, ArgReplace); err != nil {
 		return nil, err
 	}
@@ -47,7 +49,8 @@ func (RenameKey) Plan(_ context.Context, _ Env, req Request) (Plan, error) {
 	case target == req.Key:
 		return nil, invalidf("the target is the key's own name")
 	}
-	return renamePlan{from: req.Key, to: target, replace: replace, snapped: new(string)}, nil
+	return renamePlan{from: req.Key, to: target, replace: replace, snapped: new(string),
+		fromFam: familyOf(env, req.DB, req.Key), toFam: familyOf(env, req.DB, target)}, nil
 }
 
 type renamePlan struct {
@@ -58,6 +61,9 @@ type renamePlan struct {
 	// target is then read back the same way, as that type, or the state
 	// the rename leaves could not be fingerprinted and undone.
 	snapped *string
+	// fromFam and toFam are the keys' families: the value moved must be
+	// one the target's family reads.
+	fromFam, toFam *schema.Family
 }
 
 func (p renamePlan) captureHint(i int) (string, string) {
@@ -84,6 +90,9 @@ func (p renamePlan) Describe(states []State) ([]Change, error) {
 	if !from.Exists() {
 		return nil, fmt.Errorf("%w: key %s does not exist", ErrNotFound, quoteKey(from.Key))
 	}
+	if err := p.checkShape(from); err != nil {
+		return nil, err
+	}
 	if to.Exists() && !p.replace {
 		return nil, invalidf("the target %s exists (%s); ask to replace it to overwrite it", quoteKey(to.Key), to.Shape())
 	}
@@ -98,6 +107,22 @@ func (p renamePlan) Describe(states []State) ([]Change, error) {
 			Text: fmt.Sprintf("RENAME %s to %s (%s)", quoteKey(from.Key), quoteKey(to.Key), from.Shape())},
 		{Key: to.Key, Op: "rename", After: moved.Shape(), Before: to, Text: toText},
 	}, nil
+}
+
+// checkShape refuses moving a value the target's family cannot read: of
+// another type, or, where the family judges values (token bucket,
+// Bucket4j, counters), from a key outside that family (its value is not
+// read whole here to judge it).
+func (p renamePlan) checkShape(from State) error {
+	f := p.toFam
+	if err := checkTypeShape(f, from.Type); err != nil || f == nil || p.fromFam == f {
+		return err
+	}
+	switch _, bucket := tokenBucket(f); {
+	case bucket, f.Role == schema.RoleBucket4j, f.Role == schema.RoleCounter, f.Role == schema.RoleCounterWindow, f.Role == schema.RoleQuota:
+		return shapeRefusal(f, "are renamed into only from a key of the same family, whose value it is known to read")
+	}
+	return nil
 }
 
 func (p renamePlan) Apply(ctx context.Context, tx redis.Pipeliner, _ []State) {

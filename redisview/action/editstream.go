@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -47,7 +49,49 @@ func (AddStreamEntry) Plan(ctx context.Context, env Env, req Request) (Plan, err
 	if !streamID.MatchString(id) || id == "0" || id == "0-0" {
 		return nil, invalidf("entry id %q: want * or an id such as 1700000000000-0, above 0-0", id)
 	}
+	if err := checkTypeShape(familyOf(env, req.DB, req.Key), "stream"); err != nil {
+		return nil, err
+	}
+	if err := idAboveLast(ctx, env, req, id); err != nil {
+		return nil, err
+	}
 	return streamPlan{key: req.Key, id: id, pairs: pairs}, nil
+}
+
+// idAboveLast refuses an explicit id not above the stream's last entry's
+// at the preview (one entry read), instead of at EXEC after the intent is
+// recorded. An id without its sequence (ms or ms-*) is refused only below
+// the last's time: Redis picks the sequence. Where the last entry cannot
+// be read, EXEC decides.
+func idAboveLast(ctx context.Context, env Env, req Request, id string) error {
+	if id == "*" || env.Conn == nil {
+		return nil
+	}
+	last, err := env.Conn.DB(req.DB).XRevRangeN(ctx, req.Key, "+", "-", 1).Result()
+	if err != nil || len(last) == 0 {
+		return nil
+	}
+	lms, lseq, _ := splitID(last[0].ID)
+	ms, seq, hasSeq := splitID(id)
+	if ms > lms || (ms == lms && (!hasSeq || seq > lseq)) {
+		return nil
+	}
+	shown := last[0].ID
+	if f := familyOf(env, req.DB, req.Key); f != nil && f.Sensitive {
+		shown = "not shown: sensitive"
+	}
+	return invalidf("entry id %s is not above the stream's last (%s): Redis refuses it; use * or a higher id", id, shown)
+}
+
+// splitID reads ms-seq; hasSeq is false for ms or ms-*.
+func splitID(id string) (ms, seq uint64, hasSeq bool) {
+	a, b, found := strings.Cut(id, "-")
+	ms, _ = strconv.ParseUint(a, 10, 64)
+	if !found || b == "*" {
+		return ms, 0, false
+	}
+	seq, _ = strconv.ParseUint(b, 10, 64)
+	return ms, seq, true
 }
 
 // streamRecordable refuses a stream write where the server refuses DUMP
