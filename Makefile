@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: build run test deps generate check-generated vet test-go test-race css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user bench-bans bench-metrics bench-cluster
+.PHONY: build run test deps generate check-generated vet test-go test-race css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user bench-bans bench-metrics bench-cluster bench-bulk
 
 # The console as one binary, bin/keydeck (what the README calls keydeck).
 build:
@@ -102,6 +102,11 @@ bench-sweep:
 # Keydeck watching a 3-primary cluster of 3,000,000 vertique and eIsland-shaped
 # keys (started and stopped by the command; -keys 300000 to try it quickly):
 # first figures, complete pass, Redis CPU per node, slowest command.
+# Bulk delete and undo of 1,000,000 keys: time, Redis CPU, the application's
+# GET latency meanwhile (cmd/bench-bulk).
+bench-bulk:
+	$(GO) run ./cmd/bench-bulk
+
 bench-cluster:
 	$(GO) run ./cmd/bench-cluster
 
