@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -71,16 +69,7 @@ func TestCrawlTheDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls every family of the demo")
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := demo.Start(context.Background(), quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	var conns []redisview.ConnConfig
-	for _, dc := range d.Connections() {
-		conns = append(conns, redisview.ConnConfig{Name: dc.Name, URL: dc.URL})
-	}
+	conns := demoConns(t)
 	crawl(t, conns, nil).wantAll(t)
 }
 

@@ -3,8 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/base64"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,12 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/server"
-	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -163,18 +157,7 @@ func TestEditThroughThePages(t *testing.T) {
 // field set and a rename are each undone exactly.
 func TestEditsOnTheDemo(t *testing.T) {
 	t.Parallel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := demo.Start(context.Background(), quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	var conns []redisview.ConnConfig
-	for _, dc := range d.Connections() {
-		conns = append(conns, redisview.ConnConfig{Name: dc.Name, URL: dc.URL})
-	}
-	f := startConsole(t, redistest.Start(t), server.Config{Demo: true, Conns: conns,
-		Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}}, nil).up(t)
+	f, conns := demoConsole(t)
 	ada := newBrowserAs(t, f, "ada")
 	opt, err := redis.ParseURL(conns[0].URL)
 	if err != nil {

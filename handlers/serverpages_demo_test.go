@@ -2,8 +2,6 @@ package handlers_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,12 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/internal/demo"
-	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/server"
-	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/action"
 )
 
@@ -27,18 +20,7 @@ import (
 // server and are undone.
 func TestServerPagesOnTheDemo(t *testing.T) {
 	t.Parallel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := demo.Start(context.Background(), quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	var conns []redisview.ConnConfig
-	for _, dc := range d.Connections() {
-		conns = append(conns, redisview.ConnConfig{Name: dc.Name, URL: dc.URL})
-	}
-	f := startConsole(t, redistest.Start(t), server.Config{Demo: true, Conns: conns,
-		Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}}, nil).up(t)
+	f, conns := demoConsole(t)
 	ada := newBrowserAs(t, f, "ada")
 	pages := []struct {
 		url  string

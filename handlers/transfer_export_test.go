@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,12 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/keydeck/keydeck/handlers"
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/server"
-	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/transfer"
 )
 
@@ -36,18 +32,7 @@ func readExport(t *testing.T, body string) []transfer.Record {
 // one key, and a glob; bad selections are 400s.
 func TestExportOnTheDemo(t *testing.T) {
 	t.Parallel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := demo.Start(context.Background(), quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	var conns []redisview.ConnConfig
-	for _, dc := range d.Connections() {
-		conns = append(conns, redisview.ConnConfig{Name: dc.Name, URL: dc.URL})
-	}
-	f := startConsole(t, redistest.Start(t), server.Config{Demo: true, Conns: conns,
-		Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}}, nil).up(t)
+	f, _ := demoConsole(t)
 	waitFor(t, "eisland's pack", func() bool { return f.reg.All()[0].PackChoice().Sampled })
 	vera := newBrowserAs(t, f, "vera") // a viewer
 

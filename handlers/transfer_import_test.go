@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -12,12 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keydeck/keydeck/handlers"
-	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/internal/route"
-	"github.com/keydeck/keydeck/internal/server"
-	"github.com/keydeck/keydeck/redisview"
 )
 
 // upload posts a file to a database's import as its form does.
@@ -125,18 +120,7 @@ func TestImportUploadPreviewConfirm(t *testing.T) {
 // writes them all, and a second upload finds them identical.
 func TestImportOnTheDemo(t *testing.T) {
 	t.Parallel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := demo.Start(context.Background(), quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	var conns []redisview.ConnConfig
-	for _, dc := range d.Connections() {
-		conns = append(conns, redisview.ConnConfig{Name: dc.Name, URL: dc.URL})
-	}
-	f := startConsole(t, redistest.Start(t), server.Config{Demo: true, Conns: conns,
-		Auth: handlers.Auth{Users: testUsers(), Secret: []byte(testSecret)}}, nil).up(t)
+	f, _ := demoConsole(t)
 	waitFor(t, "eisland's pack", func() bool { return f.reg.All()[0].PackChoice().Sampled })
 	ada := newBrowserAs(t, f, "ada")
 	_, _, file := ada.do(http.MethodGet, route.ExportPatternURL("eisland", 0, "server:*"), nil)

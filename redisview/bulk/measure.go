@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keydeck/keydeck/redisview"
 )
 
 // A key's value is read (DUMP) only once its size is known and under the
@@ -30,26 +32,6 @@ func (s size) bytes() int64 {
 	return s.mem
 }
 
-// lengthCmd queues the length of a key of type typ (nil: a type with no
-// length command, a module's).
-func lengthCmd(ctx context.Context, p redis.Pipeliner, typ, key string) *redis.IntCmd {
-	switch typ {
-	case "string":
-		return p.StrLen(ctx, key)
-	case "hash":
-		return p.HLen(ctx, key)
-	case "list":
-		return p.LLen(ctx, key)
-	case "set":
-		return p.SCard(ctx, key)
-	case "zset":
-		return p.ZCard(ctx, key)
-	case "stream":
-		return p.XLen(ctx, key)
-	}
-	return nil
-}
-
 // measure reads the sizes of keys: TYPE and MEMORY USAGE in one
 // pipeline, then the lengths.
 func measure(ctx context.Context, c redis.Cmdable, keys []string) ([]size, error) {
@@ -73,7 +55,7 @@ func measure(ctx context.Context, c redis.Cmdable, keys []string) ([]size, error
 		if m, err := mems[i].Result(); err == nil || errors.Is(err, redis.Nil) {
 			out[i].mem = m
 		}
-		lens[i] = lengthCmd(ctx, p, t, k)
+		lens[i] = redisview.LengthCmd(ctx, p, t, k)
 	}
 	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		var re redis.Error
