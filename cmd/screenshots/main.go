@@ -23,15 +23,16 @@ func main() {
 	bin := flag.String("bin", "bin/keydeck", "the keydeck binary to run (make build makes bin/keydeck)")
 	out := flag.String("out", "docs/img", "where the PNG files go")
 	chromium := flag.String("chromium", os.Getenv("KEYDECK_CHROMIUM"), "Chromium's path (default: chromium on $PATH)")
+	only := flag.String("only", "", "take only these shots (names, comma-separated; default: all)")
 	settle := flag.Duration("settle", 3*time.Second, "how long a page's live updates run before its picture is taken")
 	flag.Parse()
-	if err := run(*bin, *out, *chromium, *settle); err != nil {
+	if err := run(*bin, *out, *chromium, *only, *settle); err != nil {
 		fmt.Fprintln(os.Stderr, "screenshots:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, out, chromium string, settle time.Duration) error {
+func run(bin, out, chromium, only string, settle time.Duration) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func run(bin, out, chromium string, settle time.Duration) error {
 		return err
 	}
 	defer stop()
-	shots, err := resolveShots(base)
+	shots, err := resolveShots(base, only)
 	if err != nil {
 		return err
 	}

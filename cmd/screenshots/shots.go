@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -15,9 +16,11 @@ type shot struct {
 	Name  string // the file's name before -light.png / -dark.png
 	Path  string // the page, or "" when Find finds it
 	Phone bool   // 390 px wide, as a phone shows it
-	// Find names a page whose first key link is the shot's page (keys
-	// the demo's traffic makes have names no one can write down ahead).
+	// Find names a page whose first link matching Link (default: a key
+	// page's) is the shot's page: the demo's traffic makes keys and bans
+	// whose names no one can write down ahead.
 	Find string
+	Link *regexp.Regexp
 }
 
 // shots are the pictures docs/*.md and the README link.
@@ -28,7 +31,9 @@ var shots = []shot{
 	{Name: "key-lock", Find: "/c/eisland/locks"},
 	{Name: "leaderboard", Path: "/c/eisland/db/14/leaderboard?k=" + url.QueryEscape("mg:score:leaderboard:2048")},
 	{Name: "user-phone", Path: "/c/eisland/user?name=" + url.QueryEscape("ops:admin"), Phone: true},
-	{Name: "bans", Path: "/c/eisland/bans?check=" + url.QueryEscape("🦊fox")},
+	{Name: "unlock-preview", Path: "/actions/preview?conn=eisland&db=6&key=" + url.QueryEscape("auth:limit:login:lock:ops:admin") + "&kind=unlock-login"},
+	// A banned name in plain letters: an emoji needs a font Chromium may lack.
+	{Name: "bans", Find: "/c/eisland/bans", Link: banCheckLink},
 	{Name: "limits", Path: "/c/eisland/limits"},
 	{Name: "locks", Path: "/c/eisland/locks"},
 	{Name: "quotas", Path: "/c/gateway/quotas"},
@@ -36,14 +41,32 @@ var shots = []shot{
 	{Name: "slowlog", Path: "/c/eisland/slowlog"},
 }
 
-var keyLink = regexp.MustCompile(`href="(/c/[^"/]+/db/[0-9]+/key\?k=[^"]+)"`)
+var (
+	keyLink      = regexp.MustCompile(`href="(/c/[^"/]+/db/[0-9]+/key\?k=[^"]+)"`)
+	banCheckLink = regexp.MustCompile(`href="(/c/[^"/]+/bans\?check=[a-z0-9]+&amp;list=[^"]+)"`)
+)
 
-// resolveShots fills in the paths Find names from the running demo.
-func resolveShots(base string) ([]shot, error) {
+// resolveShots picks the shots only names (all when empty) and fills in
+// the paths Find names from the running demo.
+func resolveShots(base, only string) ([]shot, error) {
 	out := make([]shot, 0, len(shots))
+	want, seen := map[string]bool{}, map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			want[n] = true
+		}
+	}
 	for _, s := range shots {
+		if len(want) > 0 && !want[s.Name] {
+			continue
+		}
+		seen[s.Name] = true
 		if s.Find != "" {
-			p, err := waitKeyLink(base + s.Find)
+			link := s.Link
+			if link == nil {
+				link = keyLink
+			}
+			p, err := waitLink(base+s.Find, link)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.Name, err)
 			}
@@ -51,15 +74,20 @@ func resolveShots(base string) ([]shot, error) {
 		}
 		out = append(out, s)
 	}
+	for n := range want {
+		if !seen[n] {
+			return nil, fmt.Errorf("no shot named %q", n)
+		}
+	}
 	return out, nil
 }
 
-// waitKeyLink asks page until it lists a key: the Rate limits and Locks
-// pages answer before their sweep has found the first rows.
-func waitKeyLink(page string) (string, error) {
+// waitLink asks page until it holds a link matching link: the Rate limits
+// and Locks pages answer before their sweep has found the first rows.
+func waitLink(page string, link *regexp.Regexp) (string, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		p, err := firstKeyLink(page)
+		p, err := firstLink(page, link)
 		if err == nil || time.Now().After(deadline) {
 			return p, err
 		}
@@ -67,7 +95,7 @@ func waitKeyLink(page string) (string, error) {
 	}
 }
 
-func firstKeyLink(page string) (string, error) {
+func firstLink(page string, link *regexp.Regexp) (string, error) {
 	r, err := http.Get(page)
 	if err != nil {
 		return "", err
@@ -77,9 +105,9 @@ func firstKeyLink(page string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m := keyLink.FindSubmatch(body)
+	m := link.FindSubmatch(body)
 	if m == nil {
-		return "", fmt.Errorf("no key link on %s (status %d)", page, r.StatusCode)
+		return "", fmt.Errorf("no link like %s on %s (status %d)", link, page, r.StatusCode)
 	}
 	return html.UnescapeString(string(m[1])), nil
 }
