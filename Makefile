@@ -16,7 +16,7 @@ export KEYDECK_SEEDS := $(SEEDS_DIR)
 endif
 endif
 
-.PHONY: build run test deps generate check-generated vet test-go test-race css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user bench-bans bench-metrics bench-cluster bench-bulk
+.PHONY: build run screenshots test deps generate check-generated vet test-go test-race css bench-viewers bench-sweep bench-search bench-search-budget bench-keypage bench-limits bench-user bench-bans bench-metrics bench-cluster bench-bulk
 
 # The console as one binary, bin/keydeck (what the README calls keydeck).
 build:
@@ -24,6 +24,12 @@ build:
 
 run:
 	$(GO) run ./cmd/web
+
+# The docs' pictures (docs/img/NAME-light.png and NAME-dark.png), taken
+# from the embedded demo in headless Chromium (cmd/screenshots/shots.go
+# lists them); about three minutes.
+screenshots: build
+	$(GO) run ./cmd/screenshots -bin bin/keydeck -out docs/img
 
 test: deps check-generated vet test-go
 
