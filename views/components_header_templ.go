@@ -12,8 +12,9 @@ import templruntime "github.com/a-h/templ/runtime"
 import "github.com/keydeck/keydeck/internal/route"
 
 // headerSettings are the header's switches kept in the browser
-// (localStorage): times in UTC, and the list of keyboard shortcuts. They
-// need script, so they stay hidden until it runs (static/js).
+// (localStorage): the colour theme (static/js/theme.js keeps it), times in
+// UTC, and the list of keyboard shortcuts. They need script, so they stay
+// hidden until it runs (static/js).
 func headerSettings() templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -31,7 +32,7 @@ func headerSettings() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<button type=\"button\" hidden aria-pressed=\"false\" title=\"Show every time in UTC rather than this browser's time zone\" class=\"rounded px-1.5 py-0.5 text-slate-300 hover:bg-slate-800 hover:text-white aria-pressed:bg-slate-700 aria-pressed:text-white\" data-utc-toggle data-testid=\"utc-toggle\">UTC</button> <button type=\"button\" hidden aria-haspopup=\"dialog\" aria-label=\"Keyboard shortcuts\" title=\"Keyboard shortcuts (?)\" class=\"rounded px-1.5 py-0.5 text-slate-300 hover:bg-slate-800 hover:text-white\" data-shortcuts-open data-testid=\"shortcuts-open\">?</button>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<select hidden aria-label=\"Colour theme\" title=\"Colour theme: as the system says, or always light or dark\" class=\"rounded-md bg-ink-800 px-2 py-1 text-sm text-ink-100\" data-theme-toggle data-testid=\"theme-toggle\"><option value=\"system\">System theme</option> <option value=\"light\">Light</option> <option value=\"dark\">Dark</option></select> <button type=\"button\" hidden aria-pressed=\"false\" title=\"Show every time in UTC rather than this browser's time zone\" class=\"rounded px-1.5 py-0.5 text-ink-300 hover:bg-ink-800 hover:text-ink-50 aria-pressed:bg-ink-700 aria-pressed:text-ink-50\" data-utc-toggle data-testid=\"utc-toggle\">UTC</button> <button type=\"button\" hidden aria-haspopup=\"dialog\" aria-label=\"Keyboard shortcuts\" title=\"Keyboard shortcuts (?)\" class=\"rounded px-1.5 py-0.5 text-ink-300 hover:bg-ink-800 hover:text-ink-50\" data-shortcuts-open data-testid=\"shortcuts-open\">?</button>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -107,7 +108,7 @@ func shortcutsDialog(p Page) templ.Component {
 				var templ_7745c5c3_Var3 string
 				templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(k)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 58, Col: 107}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 64, Col: 107}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 				if templ_7745c5c3_Err != nil {
@@ -130,7 +131,7 @@ func shortcutsDialog(p Page) templ.Component {
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(s.Href)).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 63, Col: 38}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 69, Col: 38}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 				if templ_7745c5c3_Err != nil {
@@ -143,7 +144,7 @@ func shortcutsDialog(p Page) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(s.Go).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 63, Col: 92}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 69, Col: 92}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 				if templ_7745c5c3_Err != nil {
@@ -156,7 +157,7 @@ func shortcutsDialog(p Page) templ.Component {
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(s.What)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 63, Col: 103}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 69, Col: 103}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 				if templ_7745c5c3_Err != nil {
@@ -170,7 +171,7 @@ func shortcutsDialog(p Page) templ.Component {
 				var templ_7745c5c3_Var7 string
 				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(s.What)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 65, Col: 15}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_header.templ`, Line: 71, Col: 15}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 				if templ_7745c5c3_Err != nil {
