@@ -219,6 +219,27 @@ func lookPhone(b *lookTab) {
 		t.Fatal("the open menu scrolls sideways")
 	}
 	screenshot(t, ctx, "look-phone-menu.png")
+
+	// Support bans and unbans from the user page on a phone.
+	user := route.UserURL("eisland", "ada")
+	for _, step := range []struct{ link, then string }{{"user-ban-action", "user-unban"}, {"user-unban", "user-ban-action"}} {
+		open(user)
+		b.do(chromedp.Click(chromedp.CSS(`[data-testid="`+step.link+`"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm-button"]`)))
+		if !eval(`document.scrollingElement.scrollWidth <= window.innerWidth && document.querySelector('[data-testid="confirm-button"]').getBoundingClientRect().right <= window.innerWidth`) {
+			what, _ := chromedp.Run(ctx, chromedp.Evaluate[string](overflowing))
+			t.Fatalf("%s: the preview scrolls sideways at 390 px: %s", step.link, what)
+		}
+		screenshot(t, ctx, "look-phone-"+step.link+".png")
+		b.do(chromedp.Click(chromedp.CSS(`[data-testid="confirm-button"]`)), chromedp.WaitVisible(chromedp.CSS(`main`)))
+		if !b.poll(`!document.querySelector('[data-testid="confirm-button"]') && !document.querySelector('[data-testid="result-error"]')`) ||
+			!eval(`document.scrollingElement.scrollWidth <= window.innerWidth`) {
+			t.Fatalf("%s: the confirmed action failed or its result scrolls sideways", step.link)
+		}
+		open(user)
+		if !b.poll(`!!document.querySelector('[data-testid="` + step.then + `"]')`) {
+			t.Fatalf("after %s the user page offers no %s", step.link, step.then)
+		}
+	}
 }
 
 func lookShortcuts(b *lookTab) {
