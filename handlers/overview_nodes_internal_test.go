@@ -79,7 +79,7 @@ func TestOverviewSentinelPanel(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, want := range []string{`data-testid="sentinel-primary">127.0.0.1:6380<`, "3 sentinels known, quorum 2", "from 127.0.0.1:6379 to 127.0.0.1:6380, seen at 12:00:00", `data-testid="sentinel-replica"`, "s_down,slave,disconnected"} {
+	for _, want := range []string{`data-testid="sentinel-primary">127.0.0.1:6380<`, "3 sentinels known, quorum 2", `from 127.0.0.1:6379 to 127.0.0.1:6380, seen at <time title="12:00:00 UTC" data-local="clock" data-testid="time">12:00:00 UTC</time>`, `data-testid="sentinel-replica"`, "s_down,slave,disconnected"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page does not say %q", want)
 		}

@@ -178,7 +178,7 @@ func ClientsPage(p Page, vm ClientsVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\" placeholder=\"address, name, user, command…\" class=\"w-64 rounded-md border border-slate-300 px-2 py-1 text-sm focus:border-sky-500 focus:outline-none\" data-testid=\"filter-input\"> <button type=\"submit\" class=\"rounded-md border border-slate-300 px-3 py-1 text-sm hover:bg-slate-100\">Filter</button></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\" placeholder=\"address, name, user, command…\" class=\"w-64 rounded-md border border-slate-300 px-2 py-1 text-sm focus:border-sky-500\" data-testid=\"filter-input\"> <button type=\"submit\" class=\"rounded-md border border-slate-300 px-3 py-1 text-sm hover:bg-slate-100\">Filter</button></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

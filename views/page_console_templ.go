@@ -220,14 +220,14 @@ func ConsolePage(p Page, vm ConsoleVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"> <label class=\"block text-xs font-medium uppercase tracking-wide text-slate-500\" for=\"console-command\">Command</label> <textarea id=\"console-command\" name=\"command\" rows=\"2\" spellcheck=\"false\" autocomplete=\"off\" class=\"mt-1 w-full rounded-md border border-slate-300 px-2 py-1 font-mono text-sm focus:border-sky-500 focus:outline-none\" placeholder=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"> <label class=\"block text-xs font-medium uppercase tracking-wide text-slate-500\" for=\"console-command\">Command</label> <textarea id=\"console-command\" name=\"command\" rows=\"2\" spellcheck=\"false\" autocomplete=\"off\" class=\"mt-1 w-full rounded-md border border-slate-300 px-2 py-1 font-mono text-sm focus:border-sky-500\" placeholder=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var10 string
 			templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(`GET "my key"`).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_console.templ`, Line: 79, Col: 247}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_console.templ`, Line: 79, Col: 228}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 			if templ_7745c5c3_Err != nil {
@@ -240,7 +240,7 @@ func ConsolePage(p Page, vm ConsoleVM) templ.Component {
 			var templ_7745c5c3_Var11 string
 			templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(ValidText(vm.Command))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_console.templ`, Line: 79, Col: 303}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/page_console.templ`, Line: 79, Col: 284}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 			if templ_7745c5c3_Err != nil {

@@ -122,7 +122,7 @@ func LoginPage(p Page, vm LoginVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\" autocomplete=\"username\" required maxlength=\"64\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-2 text-sm focus:border-sky-500 focus:outline-none\" data-testid=\"username\"></label> <label class=\"block text-sm\"><span class=\"text-slate-700\">Password</span> <input name=\"password\" type=\"password\" autocomplete=\"current-password\" required maxlength=\"1024\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-2 text-sm focus:border-sky-500 focus:outline-none\" data-testid=\"password\"></label> <button type=\"submit\" class=\"w-full rounded-md bg-slate-900 px-4 py-2 text-sm font-medium text-white hover:bg-slate-700\" data-testid=\"sign-in\">Sign in</button></form></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\" autocomplete=\"username\" required maxlength=\"64\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-2 text-sm focus:border-sky-500\" data-testid=\"username\"></label> <label class=\"block text-sm\"><span class=\"text-slate-700\">Password</span> <input name=\"password\" type=\"password\" autocomplete=\"current-password\" required maxlength=\"1024\" class=\"mt-1 block w-full rounded-md border border-slate-300 px-3 py-2 text-sm focus:border-sky-500\" data-testid=\"password\"></label> <button type=\"submit\" class=\"w-full rounded-md bg-slate-900 px-4 py-2 text-sm font-medium text-white hover:bg-slate-700\" data-testid=\"sign-in\">Sign in</button></form></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

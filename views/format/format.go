@@ -199,10 +199,15 @@ func Percent(ratio float64, decimals int) string {
 	return strconv.FormatFloat(ratio*100, 'f', decimals, 64) + "%"
 }
 
-// Layouts of the times Keydeck shows; always UTC, and saying so.
+// Layouts of the times Keydeck shows; always UTC, and saying so. The
+// browser rewrites them to its own time zone (views.Times): exported so
+// that the views can recognise them in text.
 const (
 	timeLayout  = "2006-01-02 15:04:05 UTC"
 	clockLayout = "15:04:05 UTC"
+
+	TimeLayout  = timeLayout
+	ClockLayout = clockLayout
 )
 
 // Time is a moment in UTC: "2026-11-29 14:30:05 UTC".
