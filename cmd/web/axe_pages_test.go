@@ -70,7 +70,9 @@ type axePage struct {
 func axePages() []axePage {
 	const ei = "eisland"
 	keyOf := func(conn string, db int, family string) func(context.Context, string) (string, error) {
-		return func(ctx context.Context, base string) (string, error) { return openFirstKey(ctx, base, conn, db, family) }
+		return func(ctx context.Context, base string) (string, error) {
+			return openFirstKey(ctx, base, conn, db, family)
+		}
 	}
 	return []axePage{
 		{name: "login", open: at(route.Login), after: signInAsAdmin()},
