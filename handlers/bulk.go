@@ -215,7 +215,7 @@ func bulkLiveVM(j bulk.Job, o bulk.Options, as string) views.BulkLiveVM {
 		vm.StatusText = "No key matches: nothing to do."
 	}
 	if j.Memory > 0 {
-		vm.Memory = "Memory: " + format.ByteCount(j.Memory) + " (MEMORY USAGE, summed)"
+		vm.Memory = "Memory: " + format.Bytes(j.Memory) + " (MEMORY USAGE, summed)"
 	}
 	if j.MemoryUnknown > 0 {
 		vm.Memory = strings.TrimPrefix(vm.Memory+"; ", "; ") + "memory unknown for " + format.Plural(j.MemoryUnknown, "key", "keys") +

@@ -23,7 +23,7 @@ func TestBulkLiveSaysNothingToDoAndUnknowns(t *testing.T) {
 	j.Count, j.Memory, j.MemoryUnknown, j.ItemBytes = 10, 4096, 3, 800
 	vm = bulkJobVM(j, o)
 	bulkControls(&vm, j)
-	if vm.StartURL == "" || !strings.Contains(vm.Live.Memory, "memory unknown for 3 keys") ||
+	if vm.StartURL == "" || !strings.Contains(vm.Live.Memory, "memory unknown for 3 keys") || !strings.Contains(vm.Live.Memory, "Memory: 4.0 KiB") ||
 		!strings.Contains(vm.Live.Storage, "about 80 bytes a key") || !strings.Contains(vm.Live.Storage, "1h") {
 		t.Fatalf("a count: %+v", vm.Live)
 	}
