@@ -41,7 +41,7 @@ func Name(s string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<span class=\"whitespace-nowrap font-sans text-slate-400\" data-testid=\"name-cut\">… (")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<span class=\"whitespace-nowrap font-sans text-slate-500\" data-testid=\"name-cut\">… (")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -107,7 +107,7 @@ func CutName(s string, size int64) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if cut || size > int64(len(s)) {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<span class=\"whitespace-nowrap font-sans text-slate-400\" data-testid=\"name-cut\">… (")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<span class=\"whitespace-nowrap font-sans text-slate-500\" data-testid=\"name-cut\">… (")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -227,7 +227,7 @@ func NameLink(s, href string, attrs templ.Attributes) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</span> <span class=\"whitespace-nowrap text-[11px] text-slate-400\" title=\"Names longer than 4 KiB are not linked: every link would carry the whole name.\" data-testid=\"name-unlinked\">not linked</span>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</span> <span class=\"whitespace-nowrap text-[11px] text-slate-500\" title=\"Names longer than 4 KiB are not linked: every link would carry the whole name.\" data-testid=\"name-unlinked\">not linked</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -255,14 +255,14 @@ func ValuePanel(vm ValueVM) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, " <pre class=\"max-h-[32rem] overflow-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-3 font-mono text-xs text-slate-900\" data-testid=\"value-text\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, " <pre tabindex=\"0\" class=\"max-h-[32rem] overflow-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-3 font-mono text-xs text-slate-900\" data-testid=\"value-text\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(vm.Text)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_value.templ`, Line: 104, Col: 167}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components_value.templ`, Line: 104, Col: 180}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {
@@ -398,7 +398,7 @@ func ValuePanel(vm ValueVM) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "\" maxlength=\"64\" placeholder=\"+inf\" class=\"w-28 rounded-md border border-slate-300 px-2 py-1\"> <button type=\"submit\" class=\"rounded-md bg-slate-900 px-3 py-1 text-white\">Window</button> <span class=\"text-xs text-slate-400\">a number, -inf, +inf; ( before it excludes it</span> ")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "\" maxlength=\"64\" placeholder=\"+inf\" class=\"w-28 rounded-md border border-slate-300 px-2 py-1\"> <button type=\"submit\" class=\"rounded-md bg-slate-900 px-3 py-1 text-white\">Window</button> <span class=\"text-xs text-slate-500\">a number, -inf, +inf; ( before it excludes it</span> ")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -716,7 +716,7 @@ func ValuePanel(vm ValueVM) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						if cell.Note != "" {
-							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<span class=\"ml-1 font-sans text-slate-400\" data-testid=\"value-cut\">")
+							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<span class=\"ml-1 font-sans text-slate-500\" data-testid=\"value-cut\">")
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}

@@ -490,7 +490,7 @@ func AuditLive(vm AuditVM, oob bool) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					for _, t := range r.Targets {
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<li class=\"break-all\" data-testid=\"audit-target\"><span class=\"text-slate-400\">before:</span> <span class=\"font-mono text-slate-800\" data-testid=\"audit-target-key\">")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<li class=\"break-all\" data-testid=\"audit-target\"><span class=\"text-slate-500\">before:</span> <span class=\"font-mono text-slate-800\" data-testid=\"audit-target-key\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -503,7 +503,7 @@ func AuditLive(vm AuditVM, oob bool) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						if t.Part != "" {
-							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<span class=\"text-slate-400\">›</span> <span class=\"font-mono text-slate-800\" data-testid=\"audit-target-part\">")
+							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<span class=\"text-slate-500\">›</span> <span class=\"font-mono text-slate-800\" data-testid=\"audit-target-part\">")
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
@@ -534,7 +534,7 @@ func AuditLive(vm AuditVM, oob bool) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						if t.TTL != "" {
-							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<span class=\"text-slate-400\">· ")
+							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<span class=\"text-slate-500\">· ")
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}

@@ -661,7 +661,7 @@ func ConsolePage(p Page, vm ConsoleVM) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if h.Withheld {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "<span class=\"text-xs text-slate-400\">(arguments withheld: a sensitive key)</span>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "<span class=\"text-xs text-slate-500\">(arguments withheld: a sensitive key)</span>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

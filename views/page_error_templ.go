@@ -55,7 +55,7 @@ func ErrorPage(p Page, vm ErrorVM) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"mx-auto mt-16 max-w-xl text-center\" data-testid=\"error-page\"><p class=\"text-5xl font-bold text-slate-300\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"mx-auto mt-16 max-w-xl text-center\" data-testid=\"error-page\"><p class=\"text-5xl font-bold text-slate-500\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

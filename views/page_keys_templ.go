@@ -747,7 +747,7 @@ func KeysLive(vm KeysLiveVM, oob bool) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var33 = []any{templ.KV("bg-slate-50 text-slate-400", r.Gone)}
+				var templ_7745c5c3_Var33 = []any{templ.KV("bg-slate-50 text-slate-500", r.Gone)}
 				templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var33...)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -797,7 +797,7 @@ func KeysLive(vm KeysLiveVM, oob bool) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if v.Decoded {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<span class=\"ml-1 font-sans text-[10px] text-slate-400\" title=\"base64 in the key, decoded\">b64</span>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<span class=\"ml-1 font-sans text-[10px] text-slate-500\" title=\"base64 in the key, decoded\">b64</span>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -866,7 +866,7 @@ func KeysLive(vm KeysLiveVM, oob bool) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var38 = []any{"py-1.5 text-xs", templ.KV("text-slate-400", r.Withheld)}
+					var templ_7745c5c3_Var38 = []any{"py-1.5 text-xs", templ.KV("text-slate-500", r.Withheld)}
 					templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var38...)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

@@ -1155,7 +1155,7 @@ func leaderboardTable(fields []string, rows []LeaderboardRow, canRemove bool) te
 						return templ_7745c5c3_Err
 					}
 				} else {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<span class=\"text-[11px] text-slate-400\" title=\"Members longer than 4 KiB are not linked: every link would carry the whole member.\" data-testid=\"lb-remove-unlinked\">not linked</span>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<span class=\"text-[11px] text-slate-500\" title=\"Members longer than 4 KiB are not linked: every link would carry the whole member.\" data-testid=\"lb-remove-unlinked\">not linked</span>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

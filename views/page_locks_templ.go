@@ -325,7 +325,7 @@ func LocksLive(vm LocksVM, oob bool) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, " <span class=\"font-normal normal-case text-slate-400\">db")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, " <span class=\"font-normal normal-case text-slate-500\">db")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -473,7 +473,7 @@ func LocksLive(vm LocksVM, oob bool) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					for _, ph := range r.Subject {
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<span class=\"mr-2 text-xs\"><span class=\"text-slate-400\">")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<span class=\"mr-2 text-xs\"><span class=\"text-slate-500\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -503,7 +503,7 @@ func LocksLive(vm LocksVM, oob bool) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = NameLink(r.Key, r.Href, templ.Attributes{"class": "break-all font-mono text-slate-400 hover:underline", "data-testid": "lock-key"}).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = NameLink(r.Key, r.Href, templ.Attributes{"class": "break-all font-mono text-slate-500 hover:underline", "data-testid": "lock-key"}).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

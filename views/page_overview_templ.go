@@ -513,7 +513,7 @@ func OverviewLive(vm OverviewVM, oob bool) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var21 = []any{"py-2 pr-4 text-right tabular-nums", templ.KV("font-semibold text-rose-700", db.HasViol), templ.KV("text-slate-400", !db.HasViol)}
+					var templ_7745c5c3_Var21 = []any{"py-2 pr-4 text-right tabular-nums", templ.KV("font-semibold text-rose-700", db.HasViol), templ.KV("text-slate-500", !db.HasViol)}
 					templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var21...)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

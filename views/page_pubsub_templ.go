@@ -380,7 +380,7 @@ func PubSubPage(p Page, vm PubSubVM) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<select name=\"mode\" class=\"rounded-md border border-slate-300 px-2 py-1 text-sm\" data-testid=\"watch-mode\"><option value=\"channel\">channel (SUBSCRIBE)</option> <option value=\"pattern\">pattern (PSUBSCRIBE)</option></select> <input name=\"watch\" required placeholder=\"orders or orders.*\" class=\"w-64 rounded-md border border-slate-300 px-2 py-1 text-sm\" data-testid=\"watch-name\"> <button type=\"submit\" class=\"rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700\" data-testid=\"watch-start\">Watch</button></form><p class=\"mt-1 text-xs text-slate-500\">Messages are shown as they arrive, at most 50 a second (the rest counted as dropped), the newest 100 kept; the watch ends when its last viewer leaves.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<select name=\"mode\" aria-label=\"Watch a channel or a pattern\" class=\"rounded-md border border-slate-300 px-2 py-1 text-sm\" data-testid=\"watch-mode\"><option value=\"channel\">channel (SUBSCRIBE)</option> <option value=\"pattern\">pattern (PSUBSCRIBE)</option></select> <input name=\"watch\" required placeholder=\"orders or orders.*\" aria-label=\"Channel or pattern to watch\" class=\"w-64 rounded-md border border-slate-300 px-2 py-1 text-sm\" data-testid=\"watch-name\"> <button type=\"submit\" class=\"rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700\" data-testid=\"watch-start\">Watch</button></form><p class=\"mt-1 text-xs text-slate-500\">Messages are shown as they arrive, at most 50 a second (the rest counted as dropped), the newest 100 kept; the watch ends when its last viewer leaves.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -573,7 +573,7 @@ func WatchLive(vm WatchLiveVM, oob bool) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if m.More != "" {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "<span class=\"font-sans text-slate-400\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "<span class=\"font-sans text-slate-500\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

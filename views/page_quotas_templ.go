@@ -618,7 +618,7 @@ func quotaRow(r QuotaRowVM) templ.Component {
 			}
 		}
 		if r.Resets != "" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<div class=\"text-xs text-slate-400\" data-testid=\"quota-resets\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<div class=\"text-xs text-slate-500\" data-testid=\"quota-resets\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -880,7 +880,7 @@ func UserLive(vm UserLiveVM, oob bool) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					for _, r := range k.Decoded.Rows {
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<div data-testid=\"user-row\"><dt class=\"text-slate-400\">")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<div data-testid=\"user-row\"><dt class=\"text-slate-500\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -916,7 +916,7 @@ func UserLive(vm UserLiveVM, oob bool) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<p class=\"mt-0.5 text-[11px] text-slate-400\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<p class=\"mt-0.5 text-[11px] text-slate-500\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1294,7 +1294,7 @@ func userBanCheck(b UserBanVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var63 = []any{"ml-1 font-mono", templ.KV("text-rose-700", bit.Set), templ.KV("text-slate-400", !bit.Set)}
+				var templ_7745c5c3_Var63 = []any{"ml-1 font-mono", templ.KV("text-rose-700", bit.Set), templ.KV("text-slate-500", !bit.Set)}
 				templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var63...)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
