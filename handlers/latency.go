@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"github.com/keydeck/keydeck/views/chart"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -31,7 +32,7 @@ func (a *App) latencyPage(c echo.Context) error {
 		return err
 	}
 	l := a.readLatency(c.Request().Context(), conn.Name, srv.Server)
-	vm := latencyVM(conn.Name, l, conn.OwnLatency())
+	vm := latencyVM(conn.Name, l, conn.OwnLatency(), a.now())
 	vm.Own.Scope = ownScope(conn)
 	vm.Picker = srv.Picker
 	vm.WSURL = route.LiveURL(LatencyTopic{Conn: conn.Name, Node: srv.Node.Addr}.String())
@@ -76,7 +77,7 @@ func (t LatencyTopic) source(a *App) (func() live.Source, error) {
 			} else {
 				l = server.Latency{Err: "This server could not be read: " + conn.SafeErr(err), Down: true}
 			}
-			vm := latencyVM(conn.Name, l, conn.OwnLatency())
+			vm := latencyVM(conn.Name, l, conn.OwnLatency(), a.now())
 			vm.Own.Scope = ownScope(conn)
 			return renderBytes(ctx, views.LatencyLive(vm, true))
 		})
@@ -92,7 +93,7 @@ func ownScope(conn *redisview.Conn) string {
 	return ""
 }
 
-func latencyVM(conn string, l server.Latency, own redisview.OwnLatency) views.LatencyVM {
+func latencyVM(conn string, l server.Latency, own redisview.OwnLatency, now time.Time) views.LatencyVM {
 	vm := views.LatencyVM{Conn: conn, Own: ownLatencyVM(own)}
 	switch t := l.Threshold; {
 	case !t.OK:
@@ -113,7 +114,7 @@ func latencyVM(conn string, l server.Latency, own redisview.OwnLatency) views.La
 	}
 	for _, e := range l.Events {
 		vm.Events = append(vm.Events, views.LatencyRow{Name: e.Name, Time: format.Time(e.Time), Latest: ms(e.Latest), Max: ms(e.Max),
-			Chart: latencyChart(e)})
+			Chart: latencyChart(e, now), Samples: latencySamples(e)})
 	}
 	if l.More > 0 {
 		vm.More = fmt.Sprintf("%s more not shown.", format.Plural(int64(l.More), "event", "events"))
@@ -123,40 +124,37 @@ func latencyVM(conn string, l server.Latency, own redisview.OwnLatency) views.La
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" }
 
-// latencyChart scales an event's history into the chart's 300×100 box:
-// time along x (first to last sample), milliseconds up y from 0.
-func latencyChart(e server.LatencyEvent) views.LatencyChart {
+// latencyChart draws an event's history up to now: milliseconds from 0
+// up, each sample a dot titled with its own time. The window reaches
+// back to the oldest sample kept (the server keeps 160).
+func latencyChart(e server.LatencyEvent, now time.Time) chart.Chart {
 	h := e.History
-	switch {
-	case e.HistoryErr != "":
-		return views.LatencyChart{Empty: e.HistoryErr}
-	case len(h) == 0:
-		return views.LatencyChart{Empty: "No history kept for this event."}
+	if e.HistoryErr != "" {
+		return chart.Chart{TestID: "latency-chart", Empty: e.HistoryErr}
 	}
-	top := time.Millisecond
+	var pts []chart.Point
+	oldest := now
 	for _, s := range h {
-		top = max(top, s.Latency)
-	}
-	from, to := h[0].Time, h[len(h)-1].Time
-	span := to.Sub(from)
-	c := views.LatencyChart{YMax: ms(top), YMin: "0 ms", XFrom: format.Time(from), XTo: format.Time(to),
-		Samples: format.Plural(int64(len(h)), "sample", "samples")}
-	pts := make([]byte, 0, len(h)*12)
-	for i, s := range h {
-		x := 150.0 // one sample, or all at one second: in the middle
-		if span > 0 {
-			x = float64(s.Time.Sub(from)) / float64(span) * 300
+		pts = append(pts, chart.Point{At: s.Time, V: float64(s.Latency.Milliseconds()),
+			Title: ms(s.Latency) + " at " + format.Time(s.Time)})
+		if s.Time.Before(oldest) {
+			oldest = s.Time
 		}
-		y := 100 - float64(s.Latency)/float64(top)*98
-		xs, ys := strconv.FormatFloat(x, 'f', 1, 64), strconv.FormatFloat(y, 'f', 1, 64)
-		if i > 0 {
-			pts = append(pts, ' ')
-		}
-		pts = append(pts, xs+","+ys...)
-		c.Dots = append(c.Dots, views.ChartDot{X: xs, Y: ys, Title: ms(s.Latency) + " at " + format.Time(s.Time)})
 	}
-	c.Points = string(pts)
-	return c
+	// Not shorter than a minute: a sample just now still has room.
+	span := max(now.Sub(oldest), time.Minute)
+	return chart.Build(chart.Spec{TestID: "latency-chart", Title: "Latency", Units: chart.Plain("ms"), End: now, Span: span,
+		ZeroBased: true, Dots: true, Empty: "No history kept for this event."}, chart.Series{Class: chart.Palette[0], Points: pts})
+}
+
+// latencySamples says how many samples the history holds and when they
+// were taken.
+func latencySamples(e server.LatencyEvent) string {
+	h := e.History
+	if e.HistoryErr != "" || len(h) == 0 {
+		return ""
+	}
+	return format.Plural(int64(len(h)), "sample", "samples") + " from " + format.Time(h[0].Time) + " to " + format.Time(h[len(h)-1].Time)
 }
 
 func ownLatencyVM(l redisview.OwnLatency) views.OwnLatencyVM {

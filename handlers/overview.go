@@ -117,7 +117,7 @@ func overviewVM(ov stats.Overview, now time.Time) views.OverviewVM {
 		return vm
 	}
 	serverTiles(&vm, ov.Server)
-	vm.Spark = sparks(ov.History)
+	vm.Spark = sparks(ov, now)
 	keyspaceRows(&vm, ov)
 	vm.Cluster = clusterVM(ov.Cluster)
 	return vm

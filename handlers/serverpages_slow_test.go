@@ -81,7 +81,7 @@ func TestSlowlogAndLatencyPages(t *testing.T) {
 	app.Do(ctx, "debug", "sleep", "0.03")
 	readUntil(t, lat, `data-testid="latency-event"`) // live, without a reload
 	code, _, body = vera.do(http.MethodGet, route.LatencyURL("main"), nil)
-	for _, want := range []string{`data-testid="latency-event"`, `data-testid="latency-chart"`, `data-testid="own-count"`, "milliseconds, times UTC"} {
+	for _, want := range []string{`data-testid="latency-event"`, `data-testid="latency-chart"`, `data-testid="own-count"`, "ms (left)", `data-testid="latency-samples"`} {
 		if code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("latency page (%d) lacks %q", code, want)
 		}

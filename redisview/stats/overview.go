@@ -29,6 +29,9 @@ type Overview struct {
 	KeyspaceSource string
 	// History holds recent samples for sparklines, oldest first.
 	History []Sample
+	// Trend is the last hour of the same reads, in TrendStep bins,
+	// oldest first.
+	Trend []TrendSample
 	// Cluster is a cluster's nodes and slots (nil on other connections).
 	Cluster *ClusterStats
 	// Headroom is each primary's memory and keys before it evicts (one
@@ -136,6 +139,7 @@ type OverviewReader struct {
 	databases int
 	prevOps   opsPoint // the counters at the previous read
 	history   []Sample
+	trend     trend
 	sweep     ttlSweep
 	lastSizes map[int]int64      // DBSIZE of the previous fallback tick
 	last      Overview           // the latest read, for pages opened meanwhile
@@ -167,11 +171,11 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 		if err := r.readCluster(ctx, &ov); err != nil {
 			ov.At = r.now()
 			ov.Err = c.SafeErr(err)
-			ov.History = append([]Sample(nil), r.history...)
+			r.snapshot(&ov)
 			return ov
 		}
 		r.remember(ov)
-		ov.History = append([]Sample(nil), r.history...)
+		r.snapshot(&ov)
 		r.last = ov
 		return ov
 	}
@@ -202,7 +206,7 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	ov.At = r.now()
 	if err != nil {
 		ov.Err = c.SafeErr(err)
-		ov.History = append([]Sample(nil), r.history...)
+		r.snapshot(&ov)
 		return ov
 	}
 	ov.Server = r.serverStats(info, infoE, notif)
@@ -218,7 +222,7 @@ func (r *OverviewReader) Read(ctx context.Context) Overview {
 	}
 	ov.Headroom = []Headroom{r.headroom(info, infoE, ov)}
 	r.remember(ov)
-	ov.History = append([]Sample(nil), r.history...)
+	r.snapshot(&ov)
 	r.last = ov
 	return ov
 }
@@ -449,7 +453,14 @@ func (r *OverviewReader) remember(ov Overview) {
 		s.UsedMemory, s.HasMemory = ov.Server.UsedMemory.V, true
 	}
 	r.history = append(r.history, s)
+	r.trend.add(s, ov.DBs)
 	if len(r.history) > historyLen {
 		r.history = append(r.history[:0], r.history[len(r.history)-historyLen:]...)
 	}
+}
+
+// snapshot gives an overview copies of the history and the hour.
+func (r *OverviewReader) snapshot(ov *Overview) {
+	ov.History = append([]Sample(nil), r.history...)
+	ov.Trend = r.trend.samples()
 }
