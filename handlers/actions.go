@@ -227,6 +227,13 @@ func (a *App) executeAction(c echo.Context) error {
 		return withBack(err, back)
 	}
 	a.executed(c, conn, pv, out)
+	if out.ID != "" && out.AuditWarning == "" {
+		// Post, redirect, get: a reload shows the record, never runs the
+		// confirmation again, and the address is the record's to share.
+		return c.Redirect(http.StatusSeeOther, route.AuditRecordURL(out.ID))
+	}
+	// No outcome record to show: say here what was done, and why it is
+	// not in the log.
 	vm := views.ResultVM{
 		OK: true, Title: "Done: " + out.Summary, Message: changeText(out.Changes), AuditID: out.ID, Warning: out.AuditWarning, Back: back,
 	}

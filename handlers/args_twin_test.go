@@ -84,7 +84,7 @@ func confirmPreview(t *testing.T, br *browser, preview string) string {
 	if tok == nil || csrf == nil {
 		t.Fatalf("no confirmation form: %.600s", preview)
 	}
-	code, _, body := br.do(http.MethodPost, route.Execute, url.Values{"_csrf": {csrf[1]}, "token": {html.UnescapeString(tok[1])}})
+	code, _, body := br.follow(http.MethodPost, route.Execute, url.Values{"_csrf": {csrf[1]}, "token": {html.UnescapeString(tok[1])}})
 	if code != http.StatusOK || !strings.Contains(body, `data-testid="result-ok"`) {
 		t.Fatalf("execute: %d %.600s", code, body)
 	}

@@ -20,6 +20,9 @@ import (
 // the next page starts ("" at the end).
 type AuditLog interface {
 	ReadAudit(ctx context.Context, f action.Filter) ([]action.Record, string, error)
+	// AuditRecord reads one record by its id (action.ErrNotFound when the
+	// capped log no longer holds it).
+	AuditRecord(ctx context.Context, id string) (action.Record, error)
 }
 
 // auditFilter is the action log's filter of the page's: 50 records, and
@@ -74,22 +77,28 @@ func (a *App) auditVM(ctx context.Context, f route.AuditFilter, act action.Actor
 		vm.Next = older.URL()
 	}
 	for _, r := range recs {
-		where := fmt.Sprintf("%s · db%d", r.Conn, r.DB)
-		if r.Server != nil {
-			where = r.Conn + " · " + serverWhere(r.Server.Node) // an action on a server, not on a database
-		}
-		if r.Own() {
-			where = "Keydeck's own records (audit Redis)" // a write of its own (a token store's): no connection
-		}
-		vm.Rows = append(vm.Rows, views.AuditRow{
-			ID: r.ID, Time: format.Time(r.Time), Phase: r.Phase, User: r.User, Role: r.Level,
-			Action: r.Action, Where: where, Keys: r.Keys, Summary: r.Summary,
-			Outcome: r.Outcome, Error: r.Error, UndoneBy: r.UndoneBy, Undoable: r.Undoable(), Conn: r.Conn, DB: r.DB,
-			Targets: priorTargets(r),
-		})
-		bulkAuditRow(&vm.Rows[len(vm.Rows)-1], r)
+		vm.Rows = append(vm.Rows, auditRow(r))
 	}
 	return vm
+}
+
+// auditRow is one record as the log and the record's own page show it.
+func auditRow(r action.Record) views.AuditRow {
+	where := fmt.Sprintf("%s · db%d", r.Conn, r.DB)
+	if r.Server != nil {
+		where = r.Conn + " · " + serverWhere(r.Server.Node) // an action on a server, not on a database
+	}
+	if r.Own() {
+		where = "Keydeck's own records (audit Redis)" // a write of its own (a token store's): no connection
+	}
+	row := views.AuditRow{
+		ID: r.ID, Time: format.Time(r.Time), Phase: r.Phase, User: r.User, Role: r.Level,
+		Action: r.Action, Where: where, Keys: r.Keys, Summary: r.Summary,
+		Outcome: r.Outcome, Error: r.Error, UndoneBy: r.UndoneBy, Undoable: r.Undoable(), Conn: r.Conn, DB: r.DB,
+		Targets: priorTargets(r), Href: route.AuditRecordURL(r.ID),
+	}
+	bulkAuditRow(&row, r)
+	return row
 }
 
 const auditKind = "audit"

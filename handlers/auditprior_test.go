@@ -62,7 +62,7 @@ func TestAuditPageShowsRecordedPriorState(t *testing.T) {
 				if m == nil {
 					t.Fatal("no confirmation token")
 				}
-				if code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
+				if code, _, body = br.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
 					t.Fatalf("execute delete %s: %d %.300s", k.key, code, body)
 				}
 			}

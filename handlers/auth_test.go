@@ -68,6 +68,17 @@ func (b *browser) do(method, path string, form url.Values, hdr ...string) (int, 
 	return res.StatusCode, res.Header, string(out)
 }
 
+// follow is do, then the GET a browser makes after a 303 (a confirmed
+// action lands on its audit record's page).
+func (b *browser) follow(method, path string, form url.Values, hdr ...string) (int, http.Header, string) {
+	b.t.Helper()
+	code, h, body := b.do(method, path, form, hdr...)
+	if code != http.StatusSeeOther {
+		return code, h, body
+	}
+	return b.do(http.MethodGet, h.Get("Location"), nil)
+}
+
 var csrfRe = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
 // csrf fetches a page and returns the form token it carries.
@@ -314,7 +325,7 @@ func TestDeleteAndUndoThroughPages(t *testing.T) {
 		if m == nil {
 			t.Fatal("no confirmation token")
 		}
-		code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}})
+		code, _, body = br.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}})
 		if code != http.StatusOK {
 			t.Fatalf("execute %s: %d %.300s", form.Get("kind"), code, body)
 		}
@@ -374,7 +385,7 @@ func TestSupportRemovesLeaderboardEntry(t *testing.T) {
 	if m == nil || tok == nil {
 		t.Fatal("no confirmation form")
 	}
-	code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok[1]}, "token": {m[1]}})
+	code, _, body = br.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok[1]}, "token": {m[1]}})
 	if code != http.StatusOK {
 		t.Fatalf("execute: %d %.300s", code, body)
 	}
@@ -538,7 +549,7 @@ func TestUndoRefusesExpiredKey(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no confirmation: %.300s", body)
 	}
-	if code, _, body := br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
+	if code, _, body := br.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
 		t.Fatalf("delete: %d %.300s", code, body)
 	}
 	recs, _, _ := f.run.ReadAudit(ctx, action.Filter{Action: "delete-key"})

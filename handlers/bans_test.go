@@ -188,7 +188,7 @@ func TestBansPageVerdictsJSONAndRoles(t *testing.T) {
 	if tok == nil {
 		t.Fatal("no confirmation token")
 	}
-	code, _, done := sam.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {sam.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
+	code, _, done := sam.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {sam.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
 	if code != http.StatusOK || !strings.Contains(done, `data-testid="result-ok"`) {
 		t.Fatalf("execute %d %.800s", code, done)
 	}
@@ -290,7 +290,7 @@ func TestRebuildThroughThePage(t *testing.T) {
 		t.Fatalf("rebuild preview %d %.600s", code, preview)
 	}
 	tok := regexpToken.FindStringSubmatch(preview)
-	code, _, done := ada.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {ada.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
+	code, _, done := ada.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {ada.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
 	if code != http.StatusOK || !strings.Contains(done, `data-testid="result-ok"`) {
 		t.Fatalf("execute %d %.600s", code, done)
 	}
@@ -322,7 +322,7 @@ func TestBanThroughKeyPageFormByteExact(t *testing.T) {
 	if tok == nil {
 		t.Fatalf("no token: %.600s", preview)
 	}
-	if code, _, done := sam.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {sam.csrf("/")}, "token": {html.UnescapeString(tok[1])}}); code != http.StatusOK {
+	if code, _, done := sam.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {sam.csrf("/")}, "token": {html.UnescapeString(tok[1])}}); code != http.StatusOK {
 		t.Fatalf("execute %d %.600s", code, done)
 	}
 	ctx := context.Background()

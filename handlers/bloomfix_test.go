@@ -64,7 +64,7 @@ func TestRebuildPreviewWritesNoKey(t *testing.T) {
 		t.Fatal("the preview changed the bloom")
 	}
 	tok := regexpToken.FindStringSubmatch(preview)
-	code, _, done := ada.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {ada.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
+	code, _, done := ada.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {ada.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
 	if code != http.StatusOK || !strings.Contains(done, `data-testid="result-ok"`) {
 		t.Fatalf("execute %d %.600s", code, done)
 	}
@@ -160,7 +160,7 @@ func TestBloomFixOfferedToSupport(t *testing.T) {
 		t.Fatalf("preview %d %.800s", code, pv)
 	}
 	tok := regexpToken.FindStringSubmatch(pv)
-	code, _, done := sam.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {sam.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
+	code, _, done := sam.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {sam.csrf("/")}, "token": {html.UnescapeString(tok[1])}})
 	if code != http.StatusOK || !strings.Contains(done, `data-testid="result-ok"`) {
 		t.Fatalf("execute %d %.600s", code, done)
 	}

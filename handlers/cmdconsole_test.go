@@ -26,7 +26,7 @@ func consoleRun(b *browser, db, line string) (int, string) {
 	return code, body
 }
 
-var auditIDRe = regexp.MustCompile(`href="/audit\?id=([^"]+)"`)
+var auditIDRe = regexp.MustCompile(`href="/audit/([0-9]+-[0-9]+)"`)
 
 // The role matrix of the console on a real redis-server: viewers read,
 // never write nor read a sensitive key (also as one key of several);
@@ -82,7 +82,7 @@ func TestConsoleRoles(t *testing.T) {
 	if v := db5.Get(ctx, key).Val(); v != "old" {
 		t.Fatalf("written before the confirmation: %q", v)
 	}
-	code, _, body = ada.do(http.MethodPost, route.Execute, url.Values{"_csrf": {ada.csrf(route.ConsoleURL("main"))}, "token": {html.UnescapeString(m[1])}})
+	code, _, body = ada.follow(http.MethodPost, route.Execute, url.Values{"_csrf": {ada.csrf(route.ConsoleURL("main"))}, "token": {html.UnescapeString(m[1])}})
 	id := auditIDRe.FindStringSubmatch(body)
 	if code != http.StatusOK || id == nil || db5.Get(ctx, key).Val() != "new value" {
 		t.Fatalf("execute: %d %q %s", code, db5.Get(ctx, key).Val(), body)
@@ -95,7 +95,7 @@ func TestConsoleRoles(t *testing.T) {
 	if m = regexpToken.FindStringSubmatch(body); code != http.StatusOK || m == nil {
 		t.Fatalf("undo preview: %d %s", code, body)
 	}
-	code, _, _ = ada.do(http.MethodPost, route.Execute, url.Values{"_csrf": {ada.csrf(route.ConsoleURL("main"))}, "token": {html.UnescapeString(m[1])}})
+	code, _, _ = ada.follow(http.MethodPost, route.Execute, url.Values{"_csrf": {ada.csrf(route.ConsoleURL("main"))}, "token": {html.UnescapeString(m[1])}})
 	if code != http.StatusOK || db5.Get(ctx, key).Val() != "old" {
 		t.Fatalf("undo: %d %q", code, db5.Get(ctx, key).Val())
 	}
@@ -209,7 +209,7 @@ func TestConsoleDangerousWithFlag(t *testing.T) {
 	if rs.Client(3).DBSize(ctx).Val() != 3 {
 		t.Fatal("flushed before the confirmation")
 	}
-	code, _, body = ada.do(http.MethodPost, route.Execute, url.Values{"_csrf": {ada.csrf(route.ConsoleURL("main"))}, "token": {html.UnescapeString(m[1])}})
+	code, _, body = ada.follow(http.MethodPost, route.Execute, url.Values{"_csrf": {ada.csrf(route.ConsoleURL("main"))}, "token": {html.UnescapeString(m[1])}})
 	if code != http.StatusOK || rs.Client(3).DBSize(ctx).Val() != 0 || rs.Client(4).DBSize(ctx).Val() != 1 {
 		t.Fatalf("execute: %d, db3 %d keys, db4 %d keys %s", code, rs.Client(3).DBSize(ctx).Val(), rs.Client(4).DBSize(ctx).Val(), body)
 	}

@@ -39,7 +39,7 @@ func TestConfirmationSaysEachChangeOnce(t *testing.T) {
 		t.Fatalf("the confirmation says %q %d times", summary, n)
 	}
 	conf := regexpToken.FindStringSubmatch(body)
-	code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {conf[1]}})
+	code, _, body = br.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {conf[1]}})
 	if code != http.StatusOK {
 		t.Fatalf("execute: %d %.300s", code, body)
 	}

@@ -74,7 +74,7 @@ func TestEditLargeValues(t *testing.T) {
 	if code, _, _ := sam.do(http.MethodPost, at, big); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("support's 1 MiB preview: %d", code)
 	}
-	if code, _, _ := newBrowser(t, f.srv.URL).do(http.MethodPost, route.Execute, url.Values{"token": {text}}); code != http.StatusRequestEntityTooLarge {
+	if code, _, _ := newBrowser(t, f.srv.URL).follow(http.MethodPost, route.Execute, url.Values{"token": {text}}); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("an anonymous 1 MiB post: %d", code)
 	}
 }

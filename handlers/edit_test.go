@@ -38,7 +38,7 @@ func (c confirmer) preview(what, path string, form url.Values) string {
 
 func (c confirmer) execute(what, token string) {
 	c.t.Helper()
-	code, _, body := c.b.do(http.MethodPost, route.Execute, url.Values{"_csrf": {c.tok}, "token": {token}})
+	code, _, body := c.b.follow(http.MethodPost, route.Execute, url.Values{"_csrf": {c.tok}, "token": {token}})
 	if code != http.StatusOK {
 		c.t.Fatalf("%s execute: %d %s", what, code, parseDoc(c.t, body).Find(`main`).Text())
 	}

@@ -44,7 +44,7 @@ func TestKeyPageActsOnTheExactKey(t *testing.T) {
 	if code != http.StatusOK || conf == nil {
 		t.Fatalf("preview: %d %.300s", code, body)
 	}
-	if code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {conf[1]}}); code != http.StatusOK {
+	if code, _, body = br.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {conf[1]}}); code != http.StatusOK {
 		t.Fatalf("execute: %d %.300s", code, body)
 	}
 	if db.Exists(ctx, bad).Val() != 0 || db.Exists(ctx, lookalike).Val() != 1 {

@@ -38,6 +38,15 @@ func (f *fakeAudit) ReadAudit(_ context.Context, flt action.Filter) ([]action.Re
 	return f.recs, f.next, nil
 }
 
+func (f *fakeAudit) AuditRecord(_ context.Context, id string) (action.Record, error) {
+	for _, r := range f.recs {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return action.Record{}, fmt.Errorf("%w: no audit record %s", action.ErrNotFound, id)
+}
+
 type noConns struct{}
 
 func (noConns) All() []*redisview.Conn { return nil }

@@ -88,7 +88,7 @@ func TestHostileKeysInertAndSecretsNeverShown(t *testing.T) {
 		if m == nil {
 			t.Fatal("no confirmation token")
 		}
-		code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}})
+		code, _, body = br.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}})
 		if code != http.StatusOK {
 			t.Fatalf("execute delete %s: %d %.300s", k.key, code, body)
 		}

@@ -35,7 +35,7 @@ func TestKeyPageOffersPartActionsByType(t *testing.T) {
 	if code != http.StatusOK || conf == nil {
 		t.Fatalf("preview: %d %.300s", code, body)
 	}
-	if code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {conf[1]}}); code != http.StatusOK {
+	if code, _, body = br.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {conf[1]}}); code != http.StatusOK {
 		t.Fatalf("execute: %d %.300s", code, body)
 	}
 	if got := db.SMembers(ctx, "plain:set").Val(); len(got) != 1 || got[0] != "b" {
@@ -82,7 +82,7 @@ func TestKeyPageRemovesAMemberNoTextFieldCanCarry(t *testing.T) {
 		if code != http.StatusOK || conf == nil {
 			return code, body
 		}
-		code, _, body = br.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {conf[1]}})
+		code, _, body = br.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {conf[1]}})
 		return code, body
 	}
 	for _, c := range []struct{ enc, typed string }{

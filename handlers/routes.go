@@ -87,6 +87,7 @@ func (a *App) RouteTable() []Route {
 		json(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
 		json(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "m": "member"}, "view", "trail")),
 		json(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil, "id")), // ?id=: a record's link; the page lists them all
+		htmlOnly(view(get, route.AuditRecord, a.auditRecordPage), "A record is in the audit log's page of records: GET "+route.APIAudit+" (newest first; ?before= an older page)."),
 		htmlOnly(view(get, route.Leaderboards, a.leaderboardList), "A leaderboard family's keys are listed by GET "+route.APIKeys+"?family=ID; a board's entries by GET "+route.APILeaderboard+"."),
 		json(view(get, route.Leaderboard, a.leaderboardPage), leaderboardTwin()),
 		htmlOnly(view(get, route.Live, a.websocket), "It is the pages' websocket; the API's operations ("+route.APIOpenAPI+") answer the same data."),

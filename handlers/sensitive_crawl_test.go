@@ -147,7 +147,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	// Two audited actions on planted keys: the audit page, its topic and
 	// the undo preview have records of sensitive keys to show.
 	admin := action.Actor{User: "crawler", Level: action.Admin}
-	var undo string
+	var undo, record string
 	done := 0
 	for _, k := range planted {
 		if k.Conn != "eisland" || done == 2 {
@@ -167,6 +167,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 		}
 		done++
 		undo = route.Undo{Conn: k.Conn, DB: k.DB, Record: out.ID}.URL()
+		record = route.AuditRecordURL(out.ID)
 	}
 	if done < 2 {
 		t.Fatalf("the audited actions did not run (%d)", done)
@@ -178,6 +179,7 @@ func sensitiveCrawl(t *testing.T, mark func(p *schema.Pack, f *schema.Family) bo
 	topicExamples := sensTopicExamples(planted)
 	bulkJob, bulkTopic := sensBulkJob(t, c.b, planted)
 	examples[route.BulkJob], topicExamples["bulk"] = []string{bulkJob}, []string{bulkTopic}
+	examples[route.AuditRecord] = []string{record}
 
 	// Every GET route has examples; every POST route is a write the crawl
 	// leaves alone (named here, so that a new one is looked at).

@@ -57,7 +57,7 @@ func TestServerPagesPerClusterNode(t *testing.T) {
 		t.Fatalf("preview: %d %.500s", code, body)
 	}
 	m, tok := regexpToken.FindStringSubmatch(body), csrfRe.FindStringSubmatch(body)
-	if code, _, body = b.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok[1]}, "token": {m[1]}}); code != http.StatusOK {
+	if code, _, body = b.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok[1]}, "token": {m[1]}}); code != http.StatusOK {
 		t.Fatalf("execute: %d %.500s", code, body)
 	}
 	if !strings.Contains(body, "/c/main/server?node="+url.QueryEscape(other.Addr)) {

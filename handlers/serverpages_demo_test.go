@@ -81,7 +81,7 @@ func TestServerPagesOnTheDemo(t *testing.T) {
 		if code != http.StatusOK || m == nil {
 			t.Fatalf("%s preview: %d %s", what, code, parseDoc(t, body).Find(`main`).Text())
 		}
-		code, _, body = ada.do(http.MethodPost, route.Execute, url.Values{"_csrf": {tok}, "token": {m[1]}})
+		code, _, body = ada.follow(http.MethodPost, route.Execute, url.Values{"_csrf": {tok}, "token": {m[1]}})
 		if code != http.StatusOK {
 			t.Fatalf("%s execute: %d %s", what, code, parseDoc(t, body).Find(`main`).Text())
 		}

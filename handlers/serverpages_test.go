@@ -125,7 +125,7 @@ func TestConfigSetThroughPages(t *testing.T) {
 		t.Errorf("confirmation: %q", d.Find(`[data-testid=confirm]`).Text())
 	}
 	m := regexpToken.FindStringSubmatch(body)
-	code, _, body = ada.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}})
+	code, _, body = ada.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}})
 	if code != http.StatusOK || rc.ConfigGet(ctx, "slowlog-log-slower-than").Val()["slowlog-log-slower-than"] != "0" {
 		t.Fatalf("execute: %d %.500s", code, body)
 	}
@@ -144,7 +144,7 @@ func TestConfigSetThroughPages(t *testing.T) {
 		t.Fatalf("undo preview: %d %.500s", code, body)
 	}
 	m = regexpToken.FindStringSubmatch(body)
-	if code, _, body = ada.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
+	if code, _, body = ada.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
 		t.Fatalf("undo: %d %.500s", code, body)
 	}
 	if v := rc.ConfigGet(ctx, "slowlog-log-slower-than").Val()["slowlog-log-slower-than"]; v != "10000" {
@@ -154,7 +154,7 @@ func TestConfigSetThroughPages(t *testing.T) {
 	_, _, body = ada.do(http.MethodPost, "/actions/preview", form(tok))
 	m = regexpToken.FindStringSubmatch(body)
 	rc.ConfigSet(ctx, "slowlog-log-slower-than", "500")
-	code, _, body = ada.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}})
+	code, _, body = ada.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}})
 	if code != http.StatusConflict || !strings.Contains(body, "The server changed since you previewed it") {
 		t.Fatalf("changed since preview: %d %.500s", code, body)
 	}
@@ -182,7 +182,7 @@ func TestKillClientThroughPages(t *testing.T) {
 		t.Fatalf("preview: %.1500s", d.Find(`[data-testid=confirm]`).Text())
 	}
 	m := regexpToken.FindStringSubmatch(body)
-	if code, _, body = ada.do(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
+	if code, _, body = ada.follow(http.MethodPost, "/actions/execute", url.Values{"_csrf": {tok}, "token": {m[1]}}); code != http.StatusOK {
 		t.Fatalf("execute: %d %.500s", code, body)
 	}
 	waitFor(t, "the client gone", func() bool {

@@ -97,8 +97,8 @@ func TestTokenBearerNeedsNoCookieNorCSRF(t *testing.T) {
 	if code != http.StatusOK || m == nil || len(hdr.Values("Set-Cookie")) != 0 {
 		t.Fatalf("bearer preview without CSRF: %d %.300s", code, body)
 	}
-	if code, _, body = bearer(t, f.srv.URL, http.MethodPost, "/actions/execute", tok, url.Values{"token": {m[1]}}); code != http.StatusOK {
-		t.Fatalf("bearer execute without CSRF: %d %.300s", code, body)
+	if code, hdr, body = bearer(t, f.srv.URL, http.MethodPost, "/actions/execute", tok, url.Values{"token": {m[1]}}); code != http.StatusSeeOther || !strings.HasPrefix(hdr.Get("Location"), "/audit/") {
+		t.Fatalf("bearer execute without CSRF: %d %q %.300s", code, hdr.Get("Location"), body)
 	}
 	if f.redis.Client(3).Exists(ctx, key).Val() != 0 {
 		t.Fatal("the token's delete did not happen")

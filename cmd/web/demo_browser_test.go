@@ -15,6 +15,7 @@ import (
 
 	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
+	"github.com/keydeck/keydeck/internal/route"
 )
 
 // startDemoConsole runs the real main loop with no Redis named, as
@@ -163,10 +164,18 @@ func TestBrowserDemoActionsUndo(t *testing.T) {
 		if err := changed(before, readKey(t, rc, key)); err != nil {
 			t.Fatalf("%s %s: after the action: %v", kind, key, err)
 		}
-		// The result links its audit record; the record offers Undo….
+		// The result is its audit record's own page, which offers Undo….
 		id, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="result-ok"] a`)))
 		must(t, err)
 		id = strings.TrimSpace(id)
+		// A reload shows the record again: it does not post the spent
+		// confirmation (which would answer an error page) nor act twice.
+		if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid="result-ok"]`))); err != nil {
+			t.Fatalf("%s %s: reloading the result: %v", kind, key, err)
+		}
+		if path, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`)); path != route.AuditRecordURL(id) {
+			t.Fatalf("%s %s: the result is at %q, want the record's page %q", kind, key, path, route.AuditRecordURL(id))
+		}
 		undo := fmt.Sprintf(`[id="audit-%s"] [data-testid="undo"]`, id)
 		if err := chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`[data-testid="result-ok"] a`)),

@@ -1,6 +1,7 @@
 package route
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -54,8 +55,34 @@ func (f AuditFilter) URL() string {
 	return Audit + "?" + q.Encode()
 }
 
-// AuditRecordURL is the audit page pointing at one record.
-func AuditRecordURL(id string) string { return Audit + "?id=" + url.QueryEscape(id) }
+// AuditRecord is one audit record's own page: the place an action's
+// confirmation leads to, and a link to share.
+const AuditRecord = Audit + "/:id"
+
+// AuditRecordURL is the page of the audit record id.
+func AuditRecordURL(id string) string { return Audit + "/" + url.PathEscape(id) }
+
+// ParseAuditRecordID reads an audit record page's id: a stream id
+// ("1733150000000-0"); anything else names no page.
+func ParseAuditRecordID(id string) (string, error) {
+	ms, seq, ok := strings.Cut(id, "-")
+	if !ok || !digits(ms) || !digits(seq) || len(ms) > 20 || len(seq) > 20 {
+		return "", fmt.Errorf("%w: %q is not an audit record id", ErrNoPage, id)
+	}
+	return id, nil
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // ParseAuditFilter reads the audit page's filter.
 func ParseAuditFilter(q url.Values) (AuditFilter, error) {

@@ -125,3 +125,18 @@ func TestValueURLRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A record page's id is a stream id; anything else names no page.
+func TestParseAuditRecordID(t *testing.T) {
+	if got := route.AuditRecordURL("1733150000000-12"); got != "/audit/1733150000000-12" {
+		t.Errorf("URL = %q", got)
+	}
+	if id, err := route.ParseAuditRecordID("1733150000000-12"); err != nil || id != "1733150000000-12" {
+		t.Errorf("valid id: %q, %v", id, err)
+	}
+	for _, bad := range []string{"", "-", "1-", "-1", "1-2-3", "x-1", "1 -2", "<b>-1", "123456789012345678901-0"} {
+		if _, err := route.ParseAuditRecordID(bad); !errors.Is(err, route.ErrNoPage) {
+			t.Errorf("%q: %v, want ErrNoPage", bad, err)
+		}
+	}
+}

@@ -104,6 +104,17 @@ func (r *Runner) ReadAudit(ctx context.Context, f Filter) ([]Record, string, err
 	return r.audit.Read(ctx, f)
 }
 
+// AuditRecord reads one record of the runner's audit stream, with the
+// undo that claimed it (a successful outcome's UndoneBy), so its page can
+// offer Undo only while it is still possible.
+func (r *Runner) AuditRecord(ctx context.Context, id string) (Record, error) {
+	rec, err := r.audit.Get(ctx, id)
+	if err != nil {
+		return Record{}, err
+	}
+	return r.audit.withClaims(ctx, []Record{rec})[0], nil
+}
+
 // Allowed reports whether actor's role may run the kind named, for hiding
 // buttons (a page rendered once per role passes an Actor without a user).
 // Execute checks again, user name included; this is not the guard.

@@ -65,6 +65,7 @@ type paramSpec struct {
 
 type familySpec struct {
 	ID          string   `yaml:"id"`
+	Title       string   `yaml:"title"`
 	DB          ast.Node `yaml:"db"`
 	Pattern     string   `yaml:"pattern"`
 	Type        string   `yaml:"type"`
@@ -223,7 +224,7 @@ func (l *loader) family(p *Pack, n ast.Node, i int) (*Family, error) {
 	fail := func(key, format string, args ...any) (*Family, error) {
 		return nil, l.errAt(fieldLine(n, key), "%s%s", prefix, fmt.Sprintf(format, args...))
 	}
-	f := &Family{ID: fs.ID, Type: fs.Type, Domain: fs.Domain, Role: Role(fs.Role),
+	f := &Family{ID: fs.ID, Title: strings.TrimSpace(fs.Title), Type: fs.Type, Domain: fs.Domain, Role: Role(fs.Role),
 		Sensitive: fs.Sensitive, Danger: strings.TrimSpace(fs.Danger), Description: fs.Description, Line: line(n), index: i}
 	if !familyIDRE.MatchString(fs.ID) {
 		return fail("id", "id %q: want 1-64 lower-case letters, digits, '.', '-' or '_'", fs.ID)

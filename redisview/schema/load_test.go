@@ -154,7 +154,7 @@ families:
     tll: any
     domain: d
     role: cache
-`, `bad.yaml:6: family "fam": unknown field "tll" (known: id, db, pattern, type, ttl, domain, role, params, sensitive, danger, description)`},
+`, `bad.yaml:6: family "fam": unknown field "tll" (known: id, title, db, pattern, type, ttl, domain, role, params, sensitive, danger, description)`},
 		{"unknown param", `
 name: x
 families:
@@ -463,7 +463,7 @@ func TestWith(t *testing.T) {
 		t.Errorf("overridden bucket %+v ttl %v", tb, g.Family("rps-bucket").TTL)
 	}
 	_, err = BuiltinPack("gateway").With(map[string]string{"rps_capacity": "lots"})
-	if err == nil || !strings.HasPrefix(err.Error(), `gateway.yaml:34: family "rps-bucket": params: bad value "lots": want a number`) {
+	if err == nil || !strings.HasPrefix(err.Error(), `gateway.yaml:35: family "rps-bucket": params: bad value "lots": want a number`) {
 		t.Errorf("bad override: %v", err)
 	}
 }
@@ -540,5 +540,16 @@ func TestTypeViolation(t *testing.T) {
 	}
 	if v := f.TypeViolation("string"); v != "type string, pack says hash" {
 		t.Errorf("string: %q", v)
+	}
+}
+
+// A family is titled by the pack, or by its id in words.
+func TestFamilyName(t *testing.T) {
+	p := BuiltinPack("eisland")
+	if got := p.Family("slider-rate-create-account").Name(); got != "CAPTCHA requests per account" {
+		t.Errorf("titled family: %q", got)
+	}
+	if got := (&Family{ID: "wallpaper-my-list_total.v2"}).Name(); got != "Wallpaper my list total v2" {
+		t.Errorf("untitled family: %q", got)
 	}
 }

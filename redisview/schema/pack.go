@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -51,7 +52,10 @@ type PackParam struct {
 
 // Family is one kind of key.
 type Family struct {
-	ID        string
+	ID string
+	// Title is what pages call the family ("CAPTCHA sends per account");
+	// "" when the pack gives none (Name then reads the id).
+	Title     string
 	DBs       []int // nil: any database
 	Pattern   *Pattern
 	Type      string // as Redis TYPE reports it; a bitmap is "string"
@@ -67,6 +71,24 @@ type Family struct {
 	Line        int // where the family is declared in Pack.Source
 
 	index int // declaration order, the last tie-breaker between patterns
+}
+
+// Name is the family as pages title it: the pack's title, or its id in
+// words ("slider-rate-create-account" → "Slider rate create account").
+func (f *Family) Name() string {
+	if f.Title != "" {
+		return f.Title
+	}
+	words := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' {
+			return ' '
+		}
+		return r
+	}, f.ID)
+	if words == "" {
+		return ""
+	}
+	return strings.ToUpper(words[:1]) + words[1:]
 }
 
 // InDB reports whether the family's keys live in database db.
