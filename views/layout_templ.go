@@ -294,7 +294,7 @@ func Layout(p Page) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "\" data-testid=\"sections\"><div class=\"mx-auto flex max-w-7xl flex-wrap gap-1 px-4 py-1.5 text-sm\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "\" data-testid=\"sections\"><div class=\"mx-auto flex max-w-7xl gap-1 overflow-x-auto whitespace-nowrap px-4 py-1.5 text-sm [scrollbar-width:thin] md:flex-wrap\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -695,7 +695,7 @@ func LeaderboardLive(vm LeaderboardVM, oob bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<div class=\"mt-4 grid gap-4 lg:grid-cols-3\"><section class=\"panel lg:col-span-2\"><div class=\"flex items-baseline justify-between\"><h2 class=\"panel-title\" data-testid=\"lb-ranks\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<div class=\"mt-4 grid gap-4 lg:grid-cols-3\"><section class=\"panel min-w-0 lg:col-span-2\"><div class=\"flex flex-wrap items-baseline justify-between gap-x-3\"><h2 class=\"panel-title\" data-testid=\"lb-ranks\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -948,7 +948,7 @@ func leaderboardTable(fields []string, rows []LeaderboardRow, canRemove bool) te
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 83, "<table class=\"mt-2 w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-2 text-right font-medium\">#</th><th class=\"py-1 pr-2 font-medium\"></th><th class=\"py-1 pr-3 font-medium\">Member</th><th class=\"py-1 pr-3 text-right font-medium\">Score</th>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 83, "<div class=\"overflow-x-auto\"><table class=\"mt-2 w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-2 text-right font-medium\">#</th><th class=\"py-1 pr-2 font-medium\"></th><th class=\"py-1 pr-3 font-medium\">Member</th><th class=\"py-1 pr-3 text-right font-medium\">Score</th>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1170,7 +1170,7 @@ func leaderboardTable(fields []string, rows []LeaderboardRow, canRemove bool) te
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "</tbody></table>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "</tbody></table></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

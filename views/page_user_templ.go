@@ -202,7 +202,7 @@ func UserPage(p Page, vm UserVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" class=\"mb-4 flex gap-2\" data-testid=\"user-form\"><input name=\"name\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" class=\"mb-4 flex flex-wrap gap-2 sm:flex-nowrap\" data-testid=\"user-form\"><input name=\"name\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -228,7 +228,7 @@ func UserPage(p Page, vm UserVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\" maxlength=\"1024\" placeholder=\"E-mail (optional)\" class=\"block w-64 rounded-md border border-slate-300 px-3 py-1.5 font-mono text-sm\" data-testid=\"user-email-input\"> <button type=\"submit\" class=\"rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700\">Open</button></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\" maxlength=\"1024\" placeholder=\"E-mail (optional)\" class=\"block w-full rounded-md border border-slate-300 px-3 py-1.5 font-mono text-sm sm:w-64\" data-testid=\"user-email-input\"> <button type=\"submit\" class=\"rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700\">Open</button></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -15,23 +15,27 @@ import (
 )
 
 // lookPages are one page of each type a person lives in, on the demo.
-func lookPages() []struct{ name, path string } {
-	return []struct{ name, path string }{
-		{"overview", route.OverviewURL("eisland")},
-		{"database", route.DatabaseURL("eisland", 0)},
-		{"family keys", route.FamilyKeysURL("eisland", 0, "service-status")},
-		{"key", route.KeyURL("eisland", 0, "server:service-status::agent-chat")},
-		{"user", route.UserURL("eisland", "ada")},
-		{"bans", route.BansURL("eisland")},
-		{"limits", route.LimitsURL("eisland")},
-		{"locks", route.LocksURL("eisland")},
-		{"leaderboards", route.Leaderboards},
-		{"leaderboard", route.LeaderboardPath("eisland", 14) + "?k=" + url.QueryEscape("mg:score:leaderboard:2048")},
-		{"audit", route.Audit},
-		{"search", route.SearchURL("eisland", "ada")},
-		{"server", route.OverviewURL("eisland") + "/server"},
+func lookPages() []lookPage {
+	return []lookPage{
+		{"overview", route.OverviewURL("eisland"), `[data-testid="db-0"]`},
+		{"database", route.DatabaseURL("eisland", 0), ""},
+		{"family keys", route.FamilyKeysURL("eisland", 0, "service-status"), ""},
+		{"key", route.KeyURL("eisland", 0, "server:service-status::agent-chat"), ""},
+		{"user", route.UserURL("eisland", "ada"), ""},
+		{"bans", route.BansURL("eisland"), ""},
+		{"limits", route.LimitsURL("eisland"), `[data-testid="limit-state"]`},
+		{"locks", route.LocksURL("eisland"), `[data-testid="lock-row"]`},
+		{"leaderboards", route.Leaderboards, ""},
+		{"leaderboard", route.LeaderboardPath("eisland", 14) + "?k=" + url.QueryEscape("mg:score:leaderboard:2048"), ""},
+		{"audit", route.Audit, ""},
+		{"search", route.SearchURL("eisland", "ada"), ""},
+		{"server", route.OverviewURL("eisland") + "/server", ""},
 	}
 }
+
+// lookPage is a page, and what shows once its live rows arrived ("" for
+// pages read whole).
+type lookPage struct{ name, path, ready string }
 
 // emulate calls an Emulation method of the DevTools protocol.
 func emulate(method string, params map[string]any) chromedp.Action[chromedp.Void] {
@@ -179,7 +183,7 @@ func lookDark(b *lookTab) {
 // overflowing names the elements wider than the window outside a
 // scrolling wrapper, to say what made a page scroll sideways.
 const overflowing = `(() => {
-  const w = window.innerWidth, out = [];
+  const w = 390, out = [];
   for (const el of document.body.querySelectorAll("*")) {
     const r = el.getBoundingClientRect();
     if (r.right <= w + 1 || r.width === 0) continue;
@@ -194,13 +198,18 @@ const overflowing = `(() => {
   return out.join("; ");
 })()`
 
+// lookPhone measures against 390 px itself: an emulated phone shrinks a
+// page wider than its screen to fit, and then its window is as wide.
 func lookPhone(b *lookTab) {
 	t, ctx, open, eval := b.t, b.ctx, b.open, b.eval
 	must(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)))
 	defer func() { must(t, chromedp.Do(ctx, chromedp.EmulateViewport(1300, 900))) }()
 	for _, p := range lookPages() {
 		open(p.path)
-		if !eval(`document.scrollingElement.scrollWidth <= window.innerWidth`) {
+		if p.ready != "" && !b.poll(`!!document.querySelector('`+p.ready+`')`) {
+			t.Errorf("%s: no %s arrived", p.name, p.ready)
+		}
+		if !eval(`document.scrollingElement.scrollWidth <= 390`) {
 			what, _ := chromedp.Run(ctx, chromedp.Evaluate[string](overflowing))
 			t.Errorf("%s (%s) scrolls sideways at 390 px: %s", p.name, p.path, what)
 		}
@@ -215,7 +224,7 @@ func lookPhone(b *lookTab) {
 	if !eval(`document.querySelector('[data-testid="audit-link"]').offsetParent !== null && document.querySelector('[data-testid="menu-button"]').getAttribute("aria-expanded") === "true"`) {
 		t.Fatal("the Menu button did not open the header's links")
 	}
-	if !eval(`document.scrollingElement.scrollWidth <= window.innerWidth`) {
+	if !eval(`document.scrollingElement.scrollWidth <= 390`) {
 		t.Fatal("the open menu scrolls sideways")
 	}
 	screenshot(t, ctx, "look-phone-menu.png")
@@ -225,14 +234,14 @@ func lookPhone(b *lookTab) {
 	for _, step := range []struct{ link, then string }{{"user-ban-action", "user-unban"}, {"user-unban", "user-ban-action"}} {
 		open(user)
 		b.do(chromedp.Click(chromedp.CSS(`[data-testid="`+step.link+`"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm-button"]`)))
-		if !eval(`document.scrollingElement.scrollWidth <= window.innerWidth && document.querySelector('[data-testid="confirm-button"]').getBoundingClientRect().right <= window.innerWidth`) {
+		if !eval(`document.scrollingElement.scrollWidth <= 390 && document.querySelector('[data-testid="confirm-button"]').getBoundingClientRect().right <= 390`) {
 			what, _ := chromedp.Run(ctx, chromedp.Evaluate[string](overflowing))
 			t.Fatalf("%s: the preview scrolls sideways at 390 px: %s", step.link, what)
 		}
 		screenshot(t, ctx, "look-phone-"+step.link+".png")
 		b.do(chromedp.Click(chromedp.CSS(`[data-testid="confirm-button"]`)), chromedp.WaitVisible(chromedp.CSS(`main`)))
 		if !b.poll(`!document.querySelector('[data-testid="confirm-button"]') && !document.querySelector('[data-testid="result-error"]')`) ||
-			!eval(`document.scrollingElement.scrollWidth <= window.innerWidth`) {
+			!eval(`document.scrollingElement.scrollWidth <= 390`) {
 			t.Fatalf("%s: the confirmed action failed or its result scrolls sideways", step.link)
 		}
 		open(user)

@@ -47,3 +47,16 @@
     button().focus();
   });
 })();
+
+// At phone width the connection's pages are one row that scrolls
+// sideways: bring the shown page's tab into view.
+(() => {
+  const show = () => {
+    const cur = document.querySelector('[data-testid="sections"] [aria-current="page"]');
+    const row = cur && cur.parentElement;
+    if (!row || row.scrollWidth <= row.clientWidth) return;
+    row.scrollLeft = cur.offsetLeft - row.offsetLeft - (row.clientWidth - cur.offsetWidth) / 2;
+  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", show);
+  else show();
+})();
