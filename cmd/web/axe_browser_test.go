@@ -110,14 +110,22 @@ func TestBrowserAxe(t *testing.T) {
 	}
 	base, seed := startAxeConsole(t)
 	seed()
-	var results []axePageResult
 	modes := []axeMode{axeLight, axeDark}
 	if m := os.Getenv("KEYDECK_AXE_MODE"); m != "" { // a developer's shortcut: one mode
 		modes = []axeMode{axeMode(m)}
 	}
-	for _, mode := range modes {
-		results = append(results, axeAllPages(t, base, mode)...)
-	}
+	// One tab a mode, side by side: the pages wait on the console as much
+	// as on the browser.
+	perMode := make([][]axePageResult, len(modes))
+	t.Run("modes", func(t *testing.T) {
+		for i, mode := range modes {
+			t.Run(string(mode), func(t *testing.T) {
+				t.Parallel()
+				perMode[i] = axeAllPages(t, base, mode)
+			})
+		}
+	})
+	results := slices.Concat(perMode...)
 	summary := axeSummary(results)
 	t.Log("\n" + summary)
 	if path := os.Getenv("KEYDECK_AXE_SUMMARY"); path != "" {
