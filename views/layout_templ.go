@@ -375,13 +375,13 @@ func Layout(p Page) templ.Component {
 			}
 		}
 		if p.ReadOnly {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<div class=\"border-b border-slate-300 bg-slate-100 text-slate-700\" data-testid=\"read-only-banner\" role=\"note\"><div class=\"mx-auto max-w-7xl px-4 py-2 text-sm\"><strong>Read-only:</strong> every action is disabled on this console.</div></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<div class=\"border-b border-slate-300 bg-slate-100 text-slate-700\" data-testid=\"read-only-banner\" role=\"region\" aria-label=\"Read-only console\"><div class=\"mx-auto max-w-7xl px-4 py-2 text-sm\"><strong>Read-only:</strong> every action is disabled on this console.</div></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
 		if p.Demo {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<div class=\"border-b border-amber-300 bg-amber-50 text-amber-900\" data-testid=\"demo-banner\" role=\"note\"><div class=\"mx-auto max-w-7xl px-4 py-2 text-sm\"><strong>Demo mode.</strong> These are embedded in-process Redis servers with simulated traffic from the eIsland backend, the LLM gateway and vertique rate limiter — not real data. Start Keydeck with <code class=\"rounded bg-amber-100 px-1 font-mono\">--redis NAME=URL</code> to watch your own servers.</div></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<div class=\"border-b border-amber-300 bg-amber-50 text-amber-900\" data-testid=\"demo-banner\" role=\"region\" aria-label=\"Demo mode\"><div class=\"mx-auto max-w-7xl px-4 py-2 text-sm\"><strong>Demo mode.</strong> These are embedded in-process Redis servers with simulated traffic from the eIsland backend, the LLM gateway and vertique rate limiter — not real data. Start Keydeck with <code class=\"rounded bg-amber-100 px-1 font-mono\">--redis NAME=URL</code> to watch your own servers.</div></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
