@@ -44,11 +44,12 @@ func TestSparksChartTheHour(t *testing.T) {
 	if n := doc.Find(`[data-testid="chart-y-axis"] text`).Length(); n < 2 {
 		t.Fatalf("%d value labels", n)
 	}
+	// Five minutes of history: the axis spans five minutes, not the hour.
 	x := doc.Find(`[data-testid="chart-x-axis"] text`)
-	if x.Length() < 3 || x.First().Text() != "now" || x.Last().Text() != "−1h" {
+	if x.Length() < 3 || x.First().Text() != "now" || x.Last().Text() != "−5m" {
 		t.Fatalf("time labels %q", x.Text())
 	}
-	if l, _ := doc.Find(`svg[role="img"]`).Attr("aria-label"); l != "Ops/sec, last 1h: latest 2.9k ops/s, lowest 0, highest 2.9k." {
+	if l, _ := doc.Find(`svg[role="img"]`).Attr("aria-label"); l != "Ops/sec, last 5m: latest 2.9k ops/s, lowest 0, highest 2.9k." {
 		t.Fatalf("aria-label %q", l)
 	}
 	mem := chartDoc(t, sp[1]).Find(`[data-testid="chart-y-axis"] text`)
