@@ -370,7 +370,10 @@ func activityChart(st *leaderboard.Tracked, now time.Time) (chart.Chart, string)
 	}
 	// Five minutes at least, so the first bars are not a wall; an hour at most.
 	spec.Span = min(max(now.Sub(first), spec.Span), time.Hour)
-	note := "Counted by Keydeck's live poller in the rows it reads, for everyone watching, since " +
-		format.Duration(now.Sub(since).Truncate(time.Second)) + " ago."
+	ago := "under a minute"
+	if d := now.Sub(since); d >= time.Minute {
+		ago = format.Duration(d.Truncate(time.Minute))
+	}
+	note := "Counted by Keydeck's live poller in the rows it reads, for everyone watching, since it was first watched " + ago + " ago."
 	return chart.Build(spec, chart.Series{Class: chart.Palette[0], Points: pts}), note
 }
