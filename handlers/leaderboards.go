@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/keydeck/keydeck/views/chart"
 	"net/http"
 	"slices"
 	"strconv"
@@ -249,25 +250,7 @@ func (a *App) lbVM(v route.Window, w leaderboard.Window, err error, marks map[st
 		vm.Next = v.At(v.Start + v.N).URL()
 	}
 	vm.Rows = a.lbRows(v, w, marks, canRemove)
-	counts := make([]int, 60)
-	if st != nil {
-		counts = st.Activity().PerMinute(a.now())
-	}
-	peak := 0
-	for _, n := range counts {
-		peak = max(peak, n)
-	}
-	vm.ActivityMax = format.Count(int64(peak))
-	for i, n := range counts {
-		h := 0.0
-		if peak > 0 {
-			h = float64(n) / float64(peak) * 58
-		}
-		vm.Activity = append(vm.Activity, views.ActivityBar{
-			X: strconv.Itoa(i * 4), Y: strconv.FormatFloat(60-h, 'f', 1, 64), H: strconv.FormatFloat(h, 'f', 1, 64),
-			Title: activityTitle(len(counts)-1-i, n),
-		})
-	}
+	vm.Activity, vm.ActivityNote = activityChart(st, a.now())
 	return vm
 }
 
@@ -361,7 +344,36 @@ func metaValue(meaning, v string) string {
 	return v
 }
 
-// activityTitle labels one minute's bar of the activity chart.
-func activityTitle(minutesAgo, changes int) string {
-	return format.Count(int64(minutesAgo)) + " min ago: " + format.Plural(int64(changes), "change", "changes")
+// activityChart is the window's score changes per minute since the
+// live topic first read it (at most the last hour): bars from that
+// minute on, so unwatched minutes are not drawn as quiet ones.
+func activityChart(st *leaderboard.Tracked, now time.Time) (chart.Chart, string) {
+	spec := chart.Spec{TestID: "lb-activity-chart", Title: "Score changes per minute", Units: chart.Count("changes/min"),
+		End: now, Span: 5 * time.Minute, Bars: time.Minute, ZeroBased: true,
+		Empty: "Not watched yet: counting starts when this board is first watched live (keep this page open)."}
+	var since time.Time
+	if st != nil {
+		since = st.Activity().Since()
+	}
+	if since.IsZero() {
+		return chart.Build(spec), ""
+	}
+	counts := st.Activity().PerMinute(now)
+	first := since.Truncate(time.Minute)
+	cur := now.Truncate(time.Minute)
+	var pts []chart.Point
+	for i, n := range counts {
+		at := cur.Add(-time.Duration(len(counts)-1-i) * time.Minute)
+		if !at.Before(first) {
+			pts = append(pts, chart.Point{At: at, V: float64(n)})
+		}
+	}
+	// Five minutes at least, so the first bars are not a wall; an hour at most.
+	spec.Span = min(max(now.Sub(first), spec.Span), time.Hour)
+	ago := "under a minute"
+	if d := now.Sub(since); d >= time.Minute {
+		ago = format.Duration(d.Truncate(time.Minute))
+	}
+	note := "Counted by Keydeck's live poller in the rows it reads, for everyone watching, since it was first watched " + ago + " ago."
+	return chart.Build(spec, chart.Series{Class: chart.Palette[0], Points: pts}), note
 }

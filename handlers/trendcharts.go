@@ -21,10 +21,17 @@ func trendEnd(ov stats.Overview, now time.Time) time.Time {
 	return ov.At
 }
 
-// trendSpec is the hour's common layout; points more than three bins
-// apart were not watched in between and are not joined.
-func trendSpec(testID, title string, u chart.Units, end time.Time) chart.Spec {
-	return chart.Spec{TestID: testID, Title: title, Units: u, End: end, Span: stats.TrendSpan,
+// trendSpec is the hour's common layout. The time axis reaches back to
+// the first bin kept (at least five minutes, at most the hour), so a
+// history that started a minute ago is not a speck at the right edge;
+// points more than three bins apart were not watched in between and are
+// not joined.
+func trendSpec(testID, title string, u chart.Units, end time.Time, trend []stats.TrendSample) chart.Spec {
+	span := 5 * time.Minute
+	if len(trend) > 0 {
+		span = max(span, end.Sub(trend[0].At))
+	}
+	return chart.Spec{TestID: testID, Title: title, Units: u, End: end, Span: min(span, stats.TrendSpan),
 		Gap: 3 * stats.TrendStep, Empty: trendEmpty}
 }
 
@@ -41,7 +48,7 @@ func sparks(ov stats.Overview, now time.Time) []views.Spark {
 		}
 	}
 	end := trendEnd(ov, now)
-	opsSpec := trendSpec("spark-ops-chart", "Ops/sec", chart.Count("ops/s"), end)
+	opsSpec := trendSpec("spark-ops-chart", "Ops/sec", chart.Count("ops/s"), end, ov.Trend)
 	opsSpec.ZeroBased = true
 	opsS := views.Spark{Label: "Ops/sec, last hour", TestID: "spark-ops",
 		Chart: chart.Build(opsSpec, chart.Series{Class: chart.Palette[0], Points: ops})}
@@ -51,7 +58,7 @@ func sparks(ov stats.Overview, now time.Time) []views.Spark {
 		opsS.Last, opsS.Chart.Empty = "n/a", "Not reported by this server."
 	}
 	memS := views.Spark{Label: "Memory, last hour", TestID: "spark-mem",
-		Chart: chart.Build(trendSpec("spark-mem-chart", "Memory", chart.Memory(), end), chart.Series{Class: chart.Palette[0], Points: mem})}
+		Chart: chart.Build(trendSpec("spark-mem-chart", "Memory", chart.Memory(), end, ov.Trend), chart.Series{Class: chart.Palette[0], Points: mem})}
 	if len(mem) > 0 {
 		memS.Last = format.Bytes(int64(mem[len(mem)-1].V))
 	} else {

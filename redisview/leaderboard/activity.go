@@ -17,6 +17,7 @@ const activityMinutes = 60
 // concurrent use.
 type Activity struct {
 	mu      sync.Mutex
+	since   time.Time // the first read: counting starts there
 	counts  [activityMinutes]int
 	minutes [activityMinutes]int64 // the minute (Unix time / 60) each slot holds
 }
@@ -30,6 +31,7 @@ func NewActivity() *Activity { return &Activity{} }
 // prev when the earlier read found the leaderboard empty.
 func (a *Activity) Observe(prev, cur []Entry, now time.Time) {
 	if prev == nil {
+		a.Start(now)
 		return
 	}
 	before := make(map[string]float64, len(prev))
@@ -43,6 +45,24 @@ func (a *Activity) Observe(prev, cur []Entry, now time.Time) {
 		}
 	}
 	a.Add(n, now)
+}
+
+// Start marks when counting began (the first read); later calls keep
+// the first mark.
+func (a *Activity) Start(now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.since.IsZero() {
+		a.since = now
+	}
+}
+
+// Since is when counting began: minutes before it were not watched, so
+// they are unknown, not quiet. Zero before the first read.
+func (a *Activity) Since() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.since
 }
 
 // Add counts n changes at time now.

@@ -3,6 +3,7 @@ package leaderboard
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,6 +13,9 @@ const (
 	MaxTracked = 1024
 	// MarkFor is how long a moved row stays marked.
 	MarkFor = 5 * time.Second
+	// ForgetAfter is how long a window nobody polls keeps its activity:
+	// past it, the hour it counted is over anyway.
+	ForgetAfter = time.Hour
 )
 
 // WindowID names one leaderboard window as pages and pollers show it.
@@ -30,6 +34,9 @@ func (id WindowID) String() string {
 // window, the last rows read, write activity and recent moves. The zero
 // value is ready to use.
 type Tracker struct {
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
 	mu sync.Mutex
 	m  map[string]*Tracked
 }
@@ -50,14 +57,23 @@ func (t *Tracker) Get(id WindowID) *Tracked {
 		t.m = map[string]*Tracked{}
 	}
 	k := id.String()
+	now := time.Now()
+	if t.Now != nil {
+		now = t.Now()
+	}
+	for key, x := range t.m {
+		if key != k && now.Sub(x.lastUsed()) > ForgetAfter {
+			delete(t.m, key)
+		}
+	}
 	st := t.m[k]
 	if st == nil {
 		if len(t.m) >= MaxTracked {
 			var oldest string
 			var at time.Time
 			for key, x := range t.m {
-				if oldest == "" || x.used.Before(at) {
-					oldest, at = key, x.used
+				if u := x.lastUsed(); oldest == "" || u.Before(at) {
+					oldest, at = key, u
 				}
 			}
 			delete(t.m, oldest)
@@ -65,7 +81,7 @@ func (t *Tracker) Get(id WindowID) *Tracked {
 		st = &Tracked{activity: NewActivity(), marks: map[string]mark{}}
 		t.m[k] = st
 	}
-	st.used = time.Now()
+	st.touch(now)
 	return st
 }
 
@@ -77,8 +93,12 @@ type Tracked struct {
 	mu       sync.Mutex
 	last     []Entry // nil until the first read
 	marks    map[string]mark
-	used     time.Time // guarded by Tracker.mu
+	used     atomic.Int64 // Unix ns of the last Get or read
 }
+
+func (st *Tracked) touch(now time.Time) { st.used.Store(now.UnixNano()) }
+
+func (st *Tracked) lastUsed() time.Time { return time.Unix(0, st.used.Load()) }
 
 type mark struct {
 	move Move
@@ -92,14 +112,15 @@ func (st *Tracked) Activity() *Activity { return st.activity }
 // by any poller of this window, and returns the moves still worth marking
 // (made within MarkFor), by member.
 func (st *Tracked) Observe(cur []Entry, now time.Time) map[string]Move {
+	st.touch(now)
 	st.mu.Lock()
 	prev := st.last
 	st.last = cur
 	st.mu.Unlock()
 	var moves map[string]Move
 	// A first read has nothing to compare with: nothing is new.
+	st.activity.Observe(prev, cur, now)
 	if prev != nil {
-		st.activity.Observe(prev, cur, now)
 		moves = Moves(prev, cur)
 	}
 	return st.note(moves, now)

@@ -46,3 +46,29 @@ func TestTrackedMarks(t *testing.T) {
 		t.Fatalf("activity in the minute of the overtake = %d, want 1 (b's score changed)", n)
 	}
 }
+
+// A window nobody has read for ForgetAfter is forgotten, with its
+// activity; one still read is kept however old it is; counting starts
+// at the first read.
+func TestTrackerForgetsUnwatched(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	now := t0
+	s := Tracker{Now: func() time.Time { return now }}
+	idle, busy := WindowID{Conn: "c", Key: "idle"}, WindowID{Conn: "c", Key: "busy"}
+	s.Get(idle).Observe(nil, now)
+	b := s.Get(busy)
+	b.Observe([]Entry{}, now)
+	if got := b.Activity().Since(); !got.Equal(t0) {
+		t.Fatalf("since = %v, want the first read %v", got, t0)
+	}
+	now = t0.Add(ForgetAfter - time.Minute)
+	b.Observe([]Entry{{Member: "x", Score: 1}}, now)
+	now = t0.Add(ForgetAfter + time.Minute)
+	s.Get(WindowID{Conn: "c", Key: "other"})
+	if s.Peek(idle) != nil {
+		t.Fatal("a window unread for over ForgetAfter is still tracked")
+	}
+	if s.Peek(busy) != b || !b.Activity().Since().Equal(t0) {
+		t.Fatal("a window still read was forgotten or restarted")
+	}
+}

@@ -190,7 +190,11 @@ func drawable(s Spec, vis []Series) bool {
 func tooltip(p Point, s Spec, se Series) string {
 	t := p.Title
 	if t == "" {
-		t = Value(p.V, s.Units) + unitAfter(s.Units) + " at " + AgoLabel(s.End.Sub(p.At))
+		when := "at " + AgoLabel(s.End.Sub(p.At))
+		if to := AgoLabel(s.End.Sub(p.At.Add(s.Bars))); s.Bars > 0 && to != AgoLabel(s.End.Sub(p.At)) {
+			when = "from " + AgoLabel(s.End.Sub(p.At)) + " to " + to
+		}
+		t = Value(p.V, s.Units) + unitAfter(s.Units) + " " + when
 	}
 	if se.Name != "" {
 		t = se.Name + ": " + t
