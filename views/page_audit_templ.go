@@ -538,7 +538,7 @@ func auditRow(r AuditRow, canUndo bool) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = Name(k).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = WrapName(k).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -565,7 +565,7 @@ func auditRow(r AuditRow, canUndo bool) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = Name(t.Key).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = WrapName(t.Key).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -578,7 +578,7 @@ func auditRow(r AuditRow, canUndo bool) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = Name(t.Part).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = WrapName(t.Part).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

@@ -553,7 +553,7 @@ func LimitsLive(vm LimitsVM, oob bool) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = NameLink(r.Key, r.Href, templ.Attributes{"class": "break-all font-mono text-slate-400 hover:underline", "data-testid": "limit-key"}).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = WrapNameLink(r.Key, r.Href, templ.Attributes{"class": "break-words font-mono text-slate-400 hover:underline", "data-testid": "limit-key"}).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
