@@ -11,6 +11,13 @@ import (
 	"github.com/keydeck/keydeck/views"
 )
 
+// auditRecordRoutes: a record's own page, read by any role. The API has
+// no operation for one record: its JSON is the log's page of records.
+func (a *App) auditRecordRoutes() []Route {
+	return []Route{{Method: http.MethodGet, Path: route.AuditRecord, Level: action.Viewer, handler: a.auditRecordPage,
+		NoJSON: "A record is in the audit log's pages of records: GET " + route.APIAudit + " (newest first; ?before= an older page)."}}
+}
+
 // auditRecordPage is one audit record's own page. A confirmed action
 // redirects here (POST, then 303, then GET), so a reload shows the record
 // again instead of sending the confirmation twice, and the address is one

@@ -65,7 +65,7 @@ func (b *browser) do(method, path string, form url.Values, hdr ...string) (int, 
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
-	return res.StatusCode, res.Header, string(out)
+	return res.StatusCode, res.Header, textOf(out)
 }
 
 // follow is do, then the GET a browser makes after a 303 (a confirmed

@@ -317,7 +317,7 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 		return vm
 	}
 	for _, f := range limits.RankLimits(snap, t.Filter, now) {
-		g := views.LimitGroup{Family: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
+		g := views.LimitGroup{Family: f.Family.ID, Title: f.Family.Name(), Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
 			Limit: limitText(f.Family), Label: keptLabel(f.FamilySnap, snap.Budget.Keep)}
 		for _, rs := range f.Shown {
 			g.Rows = append(g.Rows, limitRow(conn.Name, rs.Row, rs.State, t.Act))
@@ -333,7 +333,7 @@ func limitsVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.T
 		g.Rows, g.Pager = pageOf(t, g.Family, g.DB, g.Rows)
 		vm.Groups = append(vm.Groups, g)
 		if f.Throttled > 0 {
-			vm.Summary = append(vm.Summary, views.SummaryChip{Family: f.Family.ID, Text: format.Plural(int64(f.Throttled), "row", "rows"), Anchor: route.FamilyAnchor(f.Family.ID, f.DB)})
+			vm.Summary = append(vm.Summary, views.SummaryChip{Family: f.Family.Name(), Text: format.Plural(int64(f.Throttled), "row", "rows"), Anchor: route.FamilyAnchor(f.Family.ID, f.DB)})
 		}
 	}
 	slices.SortFunc(vm.Summary, func(a, b views.SummaryChip) int { return strings.Compare(a.Anchor, b.Anchor) })

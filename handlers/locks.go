@@ -74,7 +74,7 @@ func locksVM(conn *redisview.Conn, snap limits.Snapshot, t OpsTopic, now time.Ti
 	}
 	total := 0
 	for _, f := range limits.RankLocks(snap, t.Filter, now) {
-		g := views.LockGroup{Family: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
+		g := views.LockGroup{Family: f.Family.ID, Title: f.Family.Name(), Domain: f.Family.Domain, Role: string(f.Family.Role), DB: f.DB,
 			Value: lockValueText(f.Family), Label: keptLabel(f.FamilySnap, snap.Budget.Keep), Hold: holdText(f.Family)}
 		for _, rs := range f.Shown {
 			g.Rows = append(g.Rows, lockRow(conn.Name, rs.Row, rs.State, t.Act))

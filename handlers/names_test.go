@@ -36,6 +36,7 @@ func (f *console) frames(t *testing.T, topic string, keep func(msg []byte) bool)
 		if err != nil {
 			t.Fatalf("%s: %v", topic, err)
 		}
+		msg = []byte(textOf(msg))
 		last = msg
 		if !keep(msg) {
 			return msg

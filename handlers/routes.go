@@ -87,7 +87,6 @@ func (a *App) RouteTable() []Route {
 		json(view(get, route.Keys, a.keysPage), twin(route.APIKeys, nil)),
 		json(view(get, route.Key, a.keyPage), twin(route.APIKey, map[string]string{"k": "key", "m": "member"}, "view", "trail")),
 		json(view(get, route.Audit, a.auditPage), twin(route.APIAudit, nil, "id")), // ?id=: a record's link; the page lists them all
-		htmlOnly(view(get, route.AuditRecord, a.auditRecordPage), "A record is in the audit log's page of records: GET "+route.APIAudit+" (newest first; ?before= an older page)."),
 		htmlOnly(view(get, route.Leaderboards, a.leaderboardList), "A leaderboard family's keys are listed by GET "+route.APIKeys+"?family=ID; a board's entries by GET "+route.APILeaderboard+"."),
 		json(view(get, route.Leaderboard, a.leaderboardPage), leaderboardTwin()),
 		htmlOnly(view(get, route.Live, a.websocket), "It is the pages' websocket; the API's operations ("+route.APIOpenAPI+") answer the same data."),
@@ -125,7 +124,7 @@ func (a *App) RouteTable() []Route {
 // server's pages, the console, and changing data (issue 22: edits, bulk
 // actions, export and import).
 func (a *App) moreRoutes() []Route {
-	return slices.Concat(a.serverRoutes(), a.consoleRoutes(), a.editRoutes(), a.bulkRoutes(), a.transferRoutes())
+	return slices.Concat(a.auditRecordRoutes(), a.serverRoutes(), a.consoleRoutes(), a.editRoutes(), a.bulkRoutes(), a.transferRoutes())
 }
 
 // consoleRoutes are the command console's: GET shows the form, POST runs

@@ -69,7 +69,7 @@ func bearer(t *testing.T, base, method, path, token string, form url.Values, hdr
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
-	return res.StatusCode, res.Header, string(out)
+	return res.StatusCode, res.Header, textOf(out)
 }
 
 // A bearer GET needs no cookie and sets none; a bearer POST needs no CSRF

@@ -132,10 +132,10 @@ func (a *App) userRead(ctx context.Context, conn *redisview.Conn, t UserTopic, s
 		vm.Scans = append(vm.Scans, views.SearchScanVM{DB: sc.DB, Match: sc.Match, Progress: userProgress(sc, at), Done: sc.Done})
 	}
 	if page.Waiting {
-		vm.Notes = append(vm.Notes, a.budgetWait(conn.Name, who)+" The scans go on from where they are at the next read.")
+		vm.How = append(vm.How, a.budgetWait(conn.Name, who)+" The scans go on from where they are at the next read.")
 	}
 	if len(q.Boards) == 0 && hasBoards(conn) {
-		vm.Notes = append(vm.Notes, "No leaderboard is known yet (the list of leaderboard keys is read in the background): ranks, and keys by game, appear once it is.")
+		vm.How = append(vm.How, "No leaderboard is known yet (the list of leaderboard keys is read in the background): ranks, and keys by game, appear once it is.")
 	}
 	return vm, nil
 }
@@ -166,7 +166,8 @@ func (a *App) userLiveVM(conn *redisview.Conn, t UserTopic, r search.UserPage, n
 	for _, rk := range r.Ranks {
 		vm.Ranks = append(vm.Ranks, a.userRankVM(conn.Name, t, rk))
 	}
-	vm.Notes = append(vm.Notes, userNotes(r.UserResult)...)
+	notes, how := userNotes(r.UserResult)
+	vm.Notes, vm.How = append(vm.Notes, notes...), append(vm.How, how...)
 	return vm
 }
 
@@ -287,30 +288,32 @@ func (a *App) userRankVM(conn string, t UserTopic, rk search.Rank) views.UserRan
 	return rv
 }
 
-// userNotes say what a read did not do: scan, list every key, derive
-// the keys by e-mail or by game.
-func userNotes(r search.UserResult) []string {
-	var notes []string
+// userNotes say what a read did not do. notes are what support must know
+// (not every key is listed; give the e-mail to see its keys), said as
+// what to do; how is how the data was read (scan passes, keys derived),
+// behind the page's "How this was read".
+func userNotes(r search.UserResult) (notes, how []string) {
 	if len(r.Scans) == 0 && len(r.Plan.Scans) > 0 {
-		notes = append(notes, fmt.Sprintf("This read re-read the %s scans found, without scanning: an unfinished scan pass continues every %s, a new pass starts %s after one ends; every derived key is checked again every %s, the keys found on every tick.",
+		how = append(how, fmt.Sprintf("This read re-read the %s scans found, without scanning: an unfinished scan pass continues every %s, a new pass starts %s after one ends; every derived key is checked again every %s, the keys found on every tick.",
 			format.Plural(int64(len(r.ScanHits())), "key", "keys"), format.Duration(userCadence.Continue), format.Duration(userCadence.Rescan), format.Duration(userCadence.Reprobe)))
 	}
 	if r.Capped {
-		notes = append(notes, fmt.Sprintf("The scans stopped at %d keys: not every key found by scan is listed.", userLimits.Cap))
+		notes = append(notes, fmt.Sprintf("Not every key of this user is listed: the search stopped at %d keys. Look a key up on the Search page to see the rest.", userLimits.Cap))
 	}
 	if len(r.Plan.NeedEmail) > 0 {
 		ids := make([]string, len(r.Plan.NeedEmail))
 		for i, f := range r.Plan.NeedEmail {
 			ids[i] = f.ID
 		}
-		notes = append(notes, "The user's e-mail address is not known (Redis holds no record linking it to the username: only an active order's receipt address does; give it in the E-mail field), so the keys of "+
+		notes = append(notes, "Give this user's e-mail address (the E-mail field above) to see their e-mail codes and limits: Redis does not link it to the username.")
+		how = append(how, "Only an active order's receipt address links an e-mail to the username, so the keys of "+
 			format.Plural(int64(len(ids)), "family", "families")+" keyed by e-mail were not read: "+joinIDs(ids)+".")
 	}
 	for ph, vals := range r.Plan.Games {
-		notes = append(notes, fmt.Sprintf("Keys by {%s} were derived for the %s of the known leaderboards (%s); a {%s} with no leaderboard key is not searched.",
+		how = append(how, fmt.Sprintf("Keys by {%s} were derived for the %s of the known leaderboards (%s); a {%s} with no leaderboard key is not searched.",
 			ph, format.Plural(int64(len(vals)), "value", "values"), joinIDs(vals), ph))
 	}
-	return notes
+	return notes, how
 }
 
 // userHidden says a part of the page was not read, rather than absent.

@@ -221,7 +221,7 @@ func TestUserTopicPushes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(msg), "wallpaper:upload:ann") && strings.Contains(string(msg), `id="user-live"`) {
+		if strings.Contains(textOf(msg), "wallpaper:upload:ann") && strings.Contains(string(msg), `id="user-live"`) {
 			return
 		}
 	}

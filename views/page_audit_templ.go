@@ -533,7 +533,7 @@ func auditRow(r AuditRow, canUndo bool) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = Name(k).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = WrapName(k).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -560,7 +560,7 @@ func auditRow(r AuditRow, canUndo bool) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = Name(t.Key).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = WrapName(t.Key).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -573,7 +573,7 @@ func auditRow(r AuditRow, canUndo bool) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = Name(t.Part).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = WrapName(t.Part).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

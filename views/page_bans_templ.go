@@ -626,11 +626,11 @@ func banCheck(l BanListVM, c BanCheckVM) templ.Component {
 			}
 			templ.ReleaseBuffer(templ_7745c5c3_Buffer)
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "><div class=\"flex flex-wrap items-baseline gap-2\"><span class=\"break-all font-mono text-sm\" data-testid=\"ban-check-name\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "><div class=\"flex flex-wrap items-baseline gap-2\"><span class=\"break-words font-mono text-sm\" data-testid=\"ban-check-name\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Name(c.Name).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = WrapName(c.Name).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

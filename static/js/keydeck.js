@@ -67,3 +67,16 @@ document.addEventListener("htmx:oobAfterSwap", () => {
     // some input types (number) have no selection
   }
 });
+
+// A disclosure a person opened ("How this was read") stays open when the
+// live fragment holding it is replaced: the new one opens the
+// <details> with the same data-testid.
+document.addEventListener("htmx:oobBeforeSwap", (ev) => {
+  const target = ev.detail && ev.detail.target;
+  const frag = ev.detail && ev.detail.fragment;
+  if (!target || !frag || !frag.querySelector) return;
+  target.querySelectorAll("details[open][data-testid]").forEach((el) => {
+    const twin = frag.querySelector('details[data-testid="' + CSS.escape(el.dataset.testid) + '"]');
+    if (twin) twin.open = true;
+  });
+});
