@@ -185,6 +185,8 @@ func (s *Sweeper) startPass(ctx context.Context, cl redis.UniversalClient) (sign
 	s.mu.Lock()
 	if s.last != nil && sig.ok && sig == s.lastSig && s.clock.Since(s.last.finished) < freshFor {
 		s.unchanged = s.last.started
+		// Nothing changed since that pass: its figures hold now too.
+		s.hour.add(s.clock.Now(), s.last.fams, s.memWhy == "")
 		s.err = ""
 		s.mu.Unlock()
 		s.shown(ctx, false)
