@@ -58,7 +58,7 @@ func (t DBTopic) source(a *App) (func() live.Source, error) {
 	}
 	return func() live.Source {
 		s, release := a.sweepers.Acquire(conn, t.DB)
-		return &dbSource{conn: conn, db: t.DB, sweeper: s, release: release}
+		return &dbSource{conn: conn, db: t.DB, sweeper: s, release: release, now: a.now}
 	}, nil
 }
 
@@ -118,7 +118,9 @@ func (a *App) dbPage(c echo.Context) error {
 		s.WaitRead(ctx, firstRead)
 		total = stats.TotalKeys(ctx, conn, db)
 	}
-	vm := dbVM(s.Detail(total), conn.PackChoice(), st)
+	d := s.Detail(total)
+	vm := dbVM(d, conn.PackChoice(), st)
+	vm.FamCharts = familyCharts(d, a.now())
 	vm.Create = a.createForm(c, conn.Name, db)
 	title := fmt.Sprintf("%s · db%d", conn.Name, db)
 	return render(c, http.StatusOK, vm, views.DBPage(a.page(c, title, conn.Name), vm))
@@ -131,11 +133,14 @@ type dbSource struct {
 	db      int
 	sweeper *stats.Sweeper
 	release func()
+	now     func() time.Time
 }
 
 func (s *dbSource) Poll(ctx context.Context) ([]byte, error) {
 	d := s.sweeper.Detail(stats.TotalKeys(ctx, s.conn, s.db))
-	return renderBytes(ctx, dbFragment(dbVM(d, s.conn.PackChoice(), s.conn.Status())))
+	vm := dbVM(d, s.conn.PackChoice(), s.conn.Status())
+	vm.FamCharts = familyCharts(d, s.now())
+	return renderBytes(ctx, dbFragment(vm))
 }
 
 func (s *dbSource) Close() error { s.release(); return nil }

@@ -252,6 +252,9 @@ type DBDetail struct {
 	// since the last pass started (then): its figures are current.
 	UnchangedSince time.Time
 	Err            string
+	// Hour is this process's completed passes of the last hour, oldest
+	// first (famtrend.go): the database page's per-family charts.
+	Hour []FamilyPass `json:"-"`
 }
 
 // detail turns an accumulator into the page's data, scaled to total when

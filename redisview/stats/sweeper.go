@@ -37,6 +37,8 @@ type Sweeper struct {
 	cur    *dbAccumulator
 	last   *dbAccumulator // latest completed pass
 	passes int
+	// hour is the completed passes of the last hour (famtrend.go).
+	hour   famTrend
 	err    string
 	memWhy string
 	path   string // how the sweep reads (keySweep.path)
@@ -147,6 +149,7 @@ func (s *Sweeper) sweep(ctx context.Context) {
 			s.last, s.cur = s.cur, newAccumulator(s.clock.Now())
 			s.lastSig = passSig
 			s.passes++
+			s.hour.add(s.last.finished, s.last.fams, ks.mem.Why == "")
 			starting = true
 		}
 		s.mu.Unlock()
@@ -182,6 +185,8 @@ func (s *Sweeper) startPass(ctx context.Context, cl redis.UniversalClient) (sign
 	s.mu.Lock()
 	if s.last != nil && sig.ok && sig == s.lastSig && s.clock.Since(s.last.finished) < freshFor {
 		s.unchanged = s.last.started
+		// Nothing changed since that pass: its figures hold now too.
+		s.hour.add(s.clock.Now(), s.last.fams, s.memWhy == "")
 		s.err = ""
 		s.mu.Unlock()
 		s.shown(ctx, false)
@@ -218,7 +223,7 @@ func (s *Sweeper) Detail(total redisview.Opt[int64]) DBDetail {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := DBDetail{Conn: s.conn.Name, DB: s.db, TotalKeys: total, Budget: s.budget, Pass: s.passes, Err: s.err, MemoryWhy: s.memWhy,
-		ReadPath: s.path, UnchangedSince: s.unchanged}
+		ReadPath: s.path, UnchangedSince: s.unchanged, Hour: s.hour.copy()}
 	if p := s.conn.Pack(); p != nil {
 		d.Pack = p.Name
 	}
