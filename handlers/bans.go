@@ -198,7 +198,32 @@ func banCheckVM(r bans.ListRead, name string, links banLinks, errText func(strin
 		cv.BanHref = links.preview(action.KindBan, name)
 	}
 	cv.UserHref = links.user(name)
+	cv.Plain = banPlain(ch.Verdict, r.List.Bans, cv.FixHref != "" || cv.BanHref != "" || cv.UnbanHref != "")
 	return cv
+}
+
+// banPlain says after the checked name what the verdict means for the
+// person and what support can do; act: the page offers the action.
+func banPlain(v bans.Verdict, banList, act bool) string {
+	if !banList {
+		if v == bans.Listed {
+			return " is in this filter."
+		}
+		return " is not in this filter."
+	}
+	var s, todo string
+	switch v {
+	case bans.Listed:
+		s, todo = " is banned: the application turns them away.", " To lift the ban: Unban."
+	case bans.Missed:
+		s, todo = " is in the ban set, but the application does not see the ban (bloom bits missing): they are not turned away.", " To make the ban count: Set missing bits."
+	default:
+		s, todo = " is not banned.", " To ban them: Ban."
+	}
+	if act {
+		s += todo
+	}
+	return s
 }
 
 // banMembersVM maps the page of members: the query's for the list it

@@ -148,6 +148,15 @@ func TestBansPageVerdictsJSONAndRoles(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(page, `data-testid="ban-verdict">banned<`) || !strings.Contains(page, `data-testid="ban-health"`) {
 		t.Fatalf("viewer page %d %.500s", code, page)
 	}
+	// In plain words, without an action the viewer cannot take; the bits
+	// and health behind "How this was read".
+	if !strings.Contains(page, "is banned: the application turns them away.") || strings.Contains(page, "To lift the ban") {
+		i := max(strings.Index(page, `ban-check"`), 0)
+		t.Fatalf("viewer page's plain verdict %.1500s", page[i:])
+	}
+	if hr, health := strings.Index(page, `data-testid="how-read-`), strings.Index(page, `data-testid="ban-health"`); hr < 0 || health < hr {
+		t.Fatalf("health not behind How this was read (%d, %d)", hr, health)
+	}
 	for _, bad := range []string{`data-testid="unban-action"`, `data-testid="ban-member-unban"`, `data-testid="ban-action"`, `data-testid="rebuild-`, "<script>alert"} {
 		if strings.Contains(page, bad) {
 			t.Fatalf("viewer page holds %s", bad)
