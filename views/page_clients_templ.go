@@ -348,7 +348,7 @@ func ClientsPage(p Page, vm ClientsVM) templ.Component {
 					}
 				}
 				if vm.KillKind != "" {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<th class=\"relative py-2 font-medium\"><span class=\"sr-only\">Actions</span></th>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<th class=\"py-2 font-medium\"></th>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
