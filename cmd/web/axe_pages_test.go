@@ -74,6 +74,8 @@ func axePages() []axePage {
 			return openFirstKey(ctx, base, conn, db, family)
 		}
 	}
+	// Setting a TTL is an action both modes' tabs can confirm in turn.
+	ttl := route.Action{Kind: action.KindSetTTL, Conn: ei, DB: axeDB, Key: "a11y:list", Args: map[string]string{action.ArgTTL: "7d"}}
 	return []axePage{
 		{name: "login", open: at(route.Login), after: signInAsAdmin()},
 		{name: "home", open: at(route.Home)},
@@ -115,6 +117,8 @@ func axePages() []axePage {
 		{name: "console", open: at(route.ConsoleURL(ei))},
 		{name: "import", open: at(route.ImportURL(ei, axeDB))},
 		{name: "action preview", open: at(route.Action{Kind: action.KindDeleteKey, Conn: ei, DB: axeDB, Key: "a11y:string"}.PreviewURL())},
+		{name: "audit record", open: openAuditRecord(ttl)},
+		{name: "undo preview", open: openUndoPreview(ttl)},
 		{name: "bulk preview", open: openBulkCount(ei, axeDB, "a11y:*")},
 		{name: "not found", open: at("/c/" + ei + "/no-such-page")},
 	}
@@ -189,5 +193,34 @@ func signInAsAdmin() chromedp.Action[chromedp.Void] {
 			chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
 			chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="login-form"]`)),
 		)
+	}
+}
+
+// openAuditRecord confirms an action: the page it leads to is the audit
+// record's own.
+func openAuditRecord(a route.Action) func(context.Context, string) (string, error) {
+	return func(ctx context.Context, base string) (string, error) {
+		if _, err := at(a.PreviewURL())(ctx, base); err != nil {
+			return "", err
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="confirm-button"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="undo"]`))); err != nil {
+			return "", fmt.Errorf("confirming %s: %w", a.Kind, err)
+		}
+		return chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+	}
+}
+
+// openUndoPreview follows the Undo link of a confirmed action's record.
+func openUndoPreview(a route.Action) func(context.Context, string) (string, error) {
+	return func(ctx context.Context, base string) (string, error) {
+		if _, err := openAuditRecord(a)(ctx, base); err != nil {
+			return "", err
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="undo"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm-button"]`))); err != nil {
+			return "", fmt.Errorf("undo of %s: %w", a.Kind, err)
+		}
+		return chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
 	}
 }

@@ -30,6 +30,11 @@ func lookPages() []lookPage {
 		{"audit", route.Audit, ""},
 		{"search", route.SearchURL("eisland", "ada"), ""},
 		{"server", route.OverviewURL("eisland") + "/server", ""},
+		{"vertique", route.VertiqueURL("vertique"), ""},
+		{"clients", route.ClientsURL("eisland"), ""},
+		{"pubsub", route.PubSubURL("eisland"), ""},
+		{"console", route.ConsoleURL("eisland"), ""},
+		{"import", route.ImportURL("eisland", 0), ""},
 	}
 }
 
