@@ -220,6 +220,9 @@ func (vp valuePage) pageNote() string {
 		if v.Filter != "" {
 			note += ", containing “" + views.EscapeName(v.Filter) + "”"
 		}
+		if pg.Capped {
+			note += fmt.Sprintf("; the server answered with more than a page at once, so this page shows the first %d and Next continues from there", value.PageSize)
+		}
 		return note + " (a scan page's size varies, and one may appear on two pages)"
 	case len(pg.Elements) > 0 && pg.Type == "stream":
 		note := format.Plural(int64(len(pg.Elements)), "entry", "entries") + " of " + format.Count(pg.Length)

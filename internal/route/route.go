@@ -198,8 +198,8 @@ func (v Value) AddTo(q url.Values) {
 func ParseValue(q url.Values) (Value, error) {
 	v := Value{At: strings.TrimSpace(q.Get("at")), Filter: q.Get("q"), View: q.Get("view"),
 		Min: strings.TrimSpace(q.Get("min")), Max: strings.TrimSpace(q.Get("max")), Member: q.Get("m")}
-	if len(v.At) > 64 || strings.Trim(v.At, "0123456789-(") != "" {
-		return Value{}, badParam("%q is not a page position (a cursor, an offset or a stream entry ID).", v.At)
+	if len(v.At) > 64 || strings.Trim(v.At, "0123456789-(:") != "" {
+		return Value{}, badParam("%q is not a page position (a cursor, cursor:rows shown, an offset or a stream entry ID).", v.At)
 	}
 	if len(v.Filter) > MaxFilter {
 		return Value{}, badParam("A filter is at most %d bytes.", MaxFilter)
@@ -230,10 +230,27 @@ func ParseValue(q url.Values) (Value, error) {
 			return Value{}, badParam("trail holds at most %d scan cursors.", MaxTrail)
 		}
 		for _, c := range v.Trail {
-			if n, err := strconv.ParseUint(c, 10, 64); err != nil || strconv.FormatUint(n, 10) != c {
+			if !scanPosition(c) {
 				return Value{}, badParam("trail is scan cursors separated by commas, not %q.", t)
 			}
 		}
 	}
 	return v, nil
+}
+
+// scanPosition reports whether s is a scan page's position: a cursor, or
+// cursor:rows when the page before kept only part of a server reply that
+// held more than a page (value.ScanPosition reads it).
+func scanPosition(s string) bool {
+	c, rows, hasRows := strings.Cut(s, ":")
+	parts := []string{c}
+	if hasRows {
+		parts = append(parts, rows)
+	}
+	for _, p := range parts {
+		if n, err := strconv.ParseUint(p, 10, 64); err != nil || strconv.FormatUint(n, 10) != p {
+			return false
+		}
+	}
+	return true
 }

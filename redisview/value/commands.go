@@ -59,8 +59,8 @@ func (run *commands) scan() error {
 	if err != nil {
 		return err
 	}
-	cursor, match, scans := run.a(0).(string), run.a(1).(string), run.a(2).(int)
-	got := 0
+	cursor, match, scans, skip := run.a(0).(string), run.a(1).(string), run.a(2).(int), run.a(3).(int)
+	got, resume := 0, ""
 	for range scans {
 		args := []any{cmd, run.key, cursor}
 		if match != "" {
@@ -73,12 +73,25 @@ func (run *commands) scan() error {
 		if len(v) != 2 {
 			return badReply(cmd)
 		}
-		cursor, _ = v[0].(string)
 		items, _ := v[1].([]any)
-		for _, s := range items {
-			run.put(str(s))
+		// As in the script: at most PageSize kept, resuming inside a reply
+		// that held more.
+		for j := skip; j < len(items)/per; j++ {
+			if got >= PageSize {
+				resume = cursor + ":" + strconv.Itoa(j)
+				break
+			}
+			for _, s := range items[j*per : (j+1)*per] {
+				run.put(str(s))
+			}
+			got++
 		}
-		got += len(items) / per
+		skip = 0
+		if resume != "" {
+			cursor = resume
+			break
+		}
+		cursor, _ = v[0].(string)
 		if cursor == "0" || match == "" || got >= PageSize/2 {
 			break
 		}

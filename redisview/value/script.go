@@ -21,7 +21,8 @@ import (
 //
 // ARGV: mode, cap, count, then by mode
 //
-//	hscan|sscan  cursor, match ("" none), max scan calls
+//	hscan|sscan  cursor, match ("" none), max scan calls, elements of
+//	             the first reply already shown (skip)
 //	lrange|zrank start, stop
 //	zscore       min, max, offset in the window
 //	xrange|xrev  start ID (xrev: end ID), max field pairs per entry
@@ -48,7 +49,8 @@ if mode == 'hscan' or mode == 'sscan' then
   local cmd, lencmd, per = 'HSCAN', 'HLEN', 2
   if mode == 'sscan' then cmd, lencmd, per = 'SSCAN', 'SCARD', 1 end
   head[1] = call(lencmd, key)
-  local cursor, match, scans, got = ARGV[4], ARGV[5], tonumber(ARGV[6]), 0
+  local cursor, match, scans, skip, got = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), 0
+  local resume = ''
   for i = 1, scans do
     local r
     if match == '' then
@@ -56,11 +58,25 @@ if mode == 'hscan' or mode == 'sscan' then
     else
       r = call(cmd, key, cursor, 'MATCH', match, 'COUNT', count)
     end
+    -- A reply may hold far more than COUNT (a listpack key comes whole):
+    -- keep count elements and resume after the last one kept, inside
+    -- this reply (cursor:skip), not at the server's next cursor.
+    local items = r[2]
+    local n = math.floor(#items / per)
+    for j = skip + 1, n do
+      if got >= count then
+        resume = cursor .. ':' .. string.format('%d', j - 1)
+        break
+      end
+      for k = 1, per do put(items[(j - 1) * per + k]) end
+      got = got + 1
+    end
+    skip = 0
+    if resume ~= '' then break end
     cursor = r[1]
-    for _, s in ipairs(r[2]) do put(s) end
-    got = got + #r[2] / per
     if cursor == '0' or match == '' or got >= count / 2 then break end
   end
+  if resume ~= '' then cursor = resume end
   head[2] = cursor
 elseif mode == 'lrange' then
   head[1] = call('LLEN', key)

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -133,6 +134,10 @@ type Page struct {
 	// Scanned: hash and set pages come from a scan, whose pages may repeat
 	// an element and whose sizes vary.
 	Scanned bool
+	// Capped: the server answered one scan call with more elements than a
+	// page keeps (a listpack hash or set comes whole whatever COUNT asks);
+	// the page kept PageSize of them and Next resumes after the last kept.
+	Capped bool
 	// Desc: a stream read newest first.
 	Desc bool
 	// ByScore: a sorted set's score window [Min, Max] (as sent to Redis)
@@ -346,6 +351,7 @@ func (pg *Page) fill(w window, r reply) error {
 		}
 		if cur := str(head(1)); cur != "0" && cur != "" {
 			pg.Next = cur
+			pg.Capped = strings.Contains(cur, ":")
 		}
 	case "lrange", "zrank", "zscore":
 		first := pg.start

@@ -11,13 +11,9 @@ import (
 
 func scanWindow(typ string, req Request, pg *Page) (window, error) {
 	pg.Scanned = true
-	cursor := "0"
-	if req.At != "" {
-		n, err := strconv.ParseUint(req.At, 10, 64)
-		if err != nil || strconv.FormatUint(n, 10) != req.At {
-			return window{}, badRequest("%q is not a scan cursor (a whole number)", req.At)
-		}
-		cursor = req.At
+	cursor, skip, err := ScanPosition(req.At)
+	if err != nil {
+		return window{}, err
 	}
 	match := ""
 	if req.Filter != "" {
@@ -27,7 +23,29 @@ func scanWindow(typ string, req Request, pg *Page) (window, error) {
 	if typ == "set" {
 		mode = "sscan"
 	}
-	return window{mode: mode, args: []any{cursor, match, maxScans}}, nil
+	return window{mode: mode, args: []any{cursor, match, maxScans, skip}}, nil
+}
+
+// ScanPosition reads a scan page's position: a cursor, or cursor:skip
+// when the page before kept only part of the server's reply at that
+// cursor (a listpack hash or set comes back whole whatever COUNT says),
+// skip being the elements of that reply already shown. "" is the start.
+func ScanPosition(at string) (cursor string, skip int, err error) {
+	if at == "" {
+		return "0", 0, nil
+	}
+	c, s, hasSkip := strings.Cut(at, ":")
+	n, err := strconv.ParseUint(c, 10, 64)
+	bad := err != nil || strconv.FormatUint(n, 10) != c
+	if hasSkip {
+		k, err := strconv.ParseUint(s, 10, 31)
+		bad = bad || err != nil || strconv.FormatUint(k, 10) != s
+		skip = int(k)
+	}
+	if bad {
+		return "", 0, badRequest("%q is not a scan position (a cursor, a whole number, or cursor:rows already shown)", at)
+	}
+	return c, skip, nil
 }
 
 // maxOffset bounds an offset or rank: beyond any collection's length.
