@@ -328,7 +328,7 @@ func QuotasLive(vm QuotasVM, oob bool) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "</p><table class=\"mt-2 w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Key</th><th class=\"py-1 pr-3 font-medium\">Used / amount</th><th class=\"w-48 py-1 pr-3 font-medium\">Of limit</th><th class=\"py-1 pr-3 font-medium\">TTL</th><th class=\"py-1 font-medium\">Flags</th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "</p><div class=\"overflow-x-auto\"><table class=\"mt-2 w-[44rem] text-sm md:w-full\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Key</th><th class=\"py-1 pr-3 font-medium\">Used / amount</th><th class=\"w-48 py-1 pr-3 font-medium\">Of limit</th><th class=\"py-1 pr-3 font-medium\">TTL</th><th class=\"py-1 font-medium\">Flags</th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -338,7 +338,7 @@ func QuotasLive(vm QuotasVM, oob bool) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</tbody></table></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</tbody></table></div></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -431,7 +431,7 @@ func SlowlogLive(vm SlowlogVM, oob bool) templ.Component {
 			}
 		}
 		if len(vm.Entries) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<table class=\"mt-3 w-full table-fixed text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"w-16 py-1 pr-3 font-medium\">Id</th><th class=\"w-44 py-1 pr-3 font-medium\">Time</th><th class=\"w-24 py-1 pr-3 font-medium\">Took</th><th class=\"py-1 pr-3 font-medium\">Command</th><th class=\"w-56 py-1 font-medium\">Client</th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<div class=\"overflow-x-auto\"><table class=\"mt-3 w-[52rem] table-fixed text-sm md:w-full\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"w-16 py-1 pr-3 font-medium\">Id</th><th class=\"w-44 py-1 pr-3 font-medium\">Time</th><th class=\"w-24 py-1 pr-3 font-medium\">Took</th><th class=\"py-1 pr-3 font-medium\">Command</th><th class=\"w-56 py-1 font-medium\">Client</th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -595,7 +595,7 @@ func SlowlogLive(vm SlowlogVM, oob bool) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "</tbody></table>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "</tbody></table></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -35,6 +35,8 @@ func lookPages() []lookPage {
 		{"pubsub", route.PubSubURL("eisland"), ""},
 		{"console", route.ConsoleURL("eisland"), ""},
 		{"import", route.ImportURL("eisland", 0), ""},
+		{"quotas", route.QuotasURL("gateway"), ""},
+		{"slowlog", route.SlowlogURL("eisland"), ""},
 	}
 }
 
