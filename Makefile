@@ -85,7 +85,7 @@ PLAIN_PKGS = $(TEST_FIRST) $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell
 test-go:
 	@$(GO) list ./... >/dev/null || { echo "go list failed: the package lists would be short"; exit 1; }; \
 	pkgs="$(PLAIN_PKGS)"; \
-	$(GO) test -count=1 -timeout 10m $$pkgs; plain=$$?; \
+	$(GO) test -count=1 -timeout 20m $$pkgs; plain=$$?; \
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS); r=$$?; \
 	echo "packages: exit $$plain; packages under the race detector: exit $$r"; \
 	[ $$plain = 0 ] && [ $$r = 0 ]
