@@ -222,7 +222,7 @@ func TestKeyPageWindowsAndErrors(t *testing.T) {
 		{"events", "&order=sideways", "order is asc or desc"},
 		{"events", "&m=x", "member lookup is for sorted sets"},
 		{"events", "&min=1", "score window is for sorted sets"},
-		{"tags", "&at=12-3", "not a scan cursor"},
+		{"tags", "&at=12-3", "not a scan position"},
 		{"tags", "&trail=1,x", "trail is scan cursors"},
 		{"tags", "&min=" + strings.Repeat("9", 65), "at most 64 characters"},
 	} {
