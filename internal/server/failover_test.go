@@ -52,7 +52,9 @@ func get(srv *httptest.Server, path string) (int, string) {
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	// Names carry <wbr> between their parts (views.Wrapped): the checks
+	// below look for the names as text.
+	return res.StatusCode, strings.ReplaceAll(string(b), "<wbr>", "")
 }
 
 // bucketState is a vertique bucket's value: 3 of 5 tokens.
