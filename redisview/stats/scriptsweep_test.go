@@ -202,6 +202,7 @@ func TestSweepWithoutScriptingACL(t *testing.T) {
 	want.Conn, want.Pass, want.Pack = d.Conn, d.Pass, d.Pack
 	got := d
 	got.Budget, got.TotalKeys, got.CompletedAt, got.Seen, got.UnchangedSince = want.Budget, want.TotalKeys, want.CompletedAt, want.Seen, want.UnchangedSince
+	got.Hour = want.Hour // the sweeper's kept hour; a single pass keeps none
 	if a, b := withoutEstimates(got), withoutEstimates(want); !reflect.DeepEqual(a, b) {
 		t.Fatalf("pipelines without @scripting differ from the script:\n%+v\n%+v", a, b)
 	}
