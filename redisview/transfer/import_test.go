@@ -40,6 +40,7 @@ func TestImportJobAndUndo(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	runner := action.New(aud.Client(15), action.Options{})
+	exported := time.Now()
 	file := exportAll(t, a, transfer.DefaultReadLimits, nil)
 	recs, err := transfer.ReadAll(bytes.NewReader(file), transfer.DefaultLimits)
 	if err != nil {
@@ -86,7 +87,7 @@ func TestImportJobAndUndo(t *testing.T) {
 	}
 	b.Del(ctx, "untouched")
 	a.Del(ctx, "keydeck:session-secret")
-	sameDatabases(t, a, b)
+	sameDatabases(t, a, b, exported)
 
 	u, err := eng.Undo(ctx, admin, j.ID)
 	if err != nil {
