@@ -36,12 +36,51 @@ func ttlBucket(ttl time.Duration) int {
 }
 
 // FamilyStats aggregates the keys of one family in one database.
+//
+// A sweep counts every key from its name alone (SCAN returns it), so Count
+// is exact. It reads more of a key only where that is needed: every key's
+// TTL (PTTL) where the family declares a TTL rule, and everything (type,
+// TTL, length, memory) for a sample — the first SampleSize keys of the
+// family in SCAN order, which hashes make a uniform random sample. A family
+// of at most SampleSize keys is read whole, and its figures are exact.
 type FamilyStats struct {
-	Family     *schema.Family
-	Count      int64
-	Memory     int64
-	TTL        TTLHistogram
-	Violations int64
+	Family *schema.Family
+	// Count is exact: every key of the family the pass's SCAN returned
+	// (plus, with keyspace events, those created and deleted since).
+	Count int64
+	// Memory is exact when Sampled == Count, else the sample's mean times
+	// Count, with MemoryErr its 95% margin.
+	Memory int64
+	// MemoryErr is the half-width of Memory's 95% confidence interval in
+	// bytes (normal approximation with the finite-population correction);
+	// 0 when Memory is exact.
+	MemoryErr int64
+	// Sampled is how many keys were read whole (type, TTL, length, memory).
+	Sampled int64
+	// TTLRead is how many keys' TTL was read: Count for a family with a TTL
+	// rule, else Sampled. TTL is scaled to Count from them.
+	TTLRead int64
+	TTL     TTLHistogram
+	// Violations: TTL violations are exact where every key's TTL was read;
+	// type violations are found in the sample and scaled to Count
+	// (ViolationsEstimated then).
+	Violations          int64
+	ViolationsEstimated bool
+
+	// Sums are the pass's raw sums, from which the figures above are
+	// computed (DBDetail's copy holds them too, for replicas' sharing).
+	Sums SampleSums `json:"-"`
+}
+
+// SampleSums are what a pass adds up per family (or for the unmatched keys):
+// the figures and their errors are computed from them.
+type SampleSums struct {
+	MemN    int64   // sampled keys whose memory is known
+	MemSum  float64 // their memory in bytes
+	MemSq   float64 // and the sum of its squares
+	TypeBad int64   // sampled keys of another type than the family's
+	TTLBad  int64   // TTL-read keys that break the family's TTL rule
+	TTL     TTLHistogram
 }
 
 // DomainStats aggregates a domain's families.
@@ -219,6 +258,30 @@ type DBDetail struct {
 	Pack string // "" when the connection has no pack
 
 	TotalKeys redisview.Opt[int64] // authoritative count (INFO keyspace or DBSIZE)
+
+	// SampleSize is how many keys of each family (and of the unmatched
+	// keys) a pass reads whole; the rest are counted from their names, and
+	// their TTL read where the family has a TTL rule.
+	SampleSize int
+	// ReadWhole and TTLOnly count the running or last pass's keys read
+	// whole and those whose only read was PTTL; the others were counted
+	// from SCAN alone.
+	ReadWhole, TTLOnly int64
+	// CPU is the share of one Redis core the sweep costs while it runs
+	// (0.008: 0.8%), estimated from its commands and what each costs
+	// Redis (sweepcost.go, measured by make bench-sweep); 0 when not known.
+	CPU float64
+	// MemoryErr is the 95% margin of Memory (bytes); 0 when exact.
+	MemoryErr int64
+	// UnmSampled and UnmMemoryErr are the unmatched keys' sample and the
+	// margin of UnmMemory.
+	UnmSampled, UnmMemoryErr int64
+	// CountsLive is set while keyspace events keep Count current between
+	// passes (since CountsSince); CountsWhy says why they do not, when
+	// they cannot.
+	CountsLive  bool
+	CountsSince time.Time
+	CountsWhy   string
 	// Sweep progress.
 	Pass        int   // passes completed
 	Seen        int64 // keys read in the running pass
