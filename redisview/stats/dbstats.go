@@ -58,6 +58,11 @@ type FamilyStats struct {
 	MemoryErr int64
 	// Sampled is how many keys were read whole (type, TTL, length, memory).
 	Sampled int64
+	// MemoryEstimatedKeys counts the keys read whole whose memory is itself
+	// an extrapolation (MEMORY USAGE … SAMPLES of a big collection, or
+	// Keydeck's estimate of a big hash table): Memory is then not exact
+	// even where every key was read.
+	MemoryEstimatedKeys int64
 	// TTLRead is how many keys' TTL was read: Count for a family with a TTL
 	// rule, else Sampled. TTL is scaled to Count from them.
 	TTLRead int64
@@ -79,6 +84,7 @@ type SampleSums struct {
 	MemN    int64   // sampled keys whose memory is known
 	MemSum  float64 // their memory in bytes
 	MemSq   float64 // and the sum of its squares
+	MemEst  int64   // keys whose memory is an extrapolation
 	TypeBad int64   // sampled keys of another type than the family's
 	TTLBad  int64   // TTL-read keys that break the family's TTL rule
 	TTL     TTLHistogram
@@ -243,6 +249,9 @@ func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
 		if whole {
 			fs.Sampled++
 			fs.Sums.addMemory(k.Memory)
+			if k.MemoryEstimated && k.Memory > 0 {
+				fs.Sums.MemEst++
+			}
 			if v := fam.TypeViolation(k.Type); v != "" {
 				fs.Sums.TypeBad++
 				a.violation(k.Name, fam, v)
@@ -346,6 +355,7 @@ func (fs *FamilyStats) figures(scale float64) FamilyStats {
 	sc := func(n int64) int64 { return int64(float64(n)*scale + 0.5) }
 	f.Count = sc(fs.Count)
 	f.Memory, f.MemoryErr = estimate(fs.Sums.MemN, f.Count, fs.Sums.MemSum, fs.Sums.MemSq)
+	f.MemoryEstimatedKeys = fs.Sums.MemEst
 	ratio := func(part, of int64) float64 {
 		if of <= 0 {
 			return 0

@@ -60,7 +60,12 @@ func TestFamilyFigures(t *testing.T) {
 		t.Fatalf("TTL from the sample, scaled: %+v", f)
 	}
 	whole := FamilyStats{Count: 10, Sampled: 10, TTLRead: 10, Sums: SampleSums{MemN: 10, MemSum: 123, MemSq: 2000, TTLBad: 1}}
-	if f := whole.figures(1); f.Memory != 123 || f.MemoryErr != 0 || f.Violations != 1 || f.ViolationsEstimated {
+	if f := whole.figures(1); f.Memory != 123 || f.MemoryErr != 0 || f.Violations != 1 || f.ViolationsEstimated || f.MemoryEstimatedKeys != 0 {
 		t.Fatalf("a family read whole: %+v", f)
+	}
+	// A big set read whole: its memory is Redis's extrapolation, and says so.
+	whole.Sums.MemEst = 1
+	if f := whole.figures(1); f.MemoryEstimatedKeys != 1 {
+		t.Fatalf("a family with an extrapolated key: %+v", f)
 	}
 }
