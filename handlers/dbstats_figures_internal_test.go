@@ -207,3 +207,28 @@ func TestDBPageFirstPassEstimates(t *testing.T) {
 		t.Error("an age is given before a pass completed")
 	}
 }
+
+// The violations list says which databases' counts are scaled from a
+// sample, and so does its total.
+func TestViolationsListSaysSampledCounts(t *testing.T) {
+	t.Parallel()
+	sampled := sampledDetail(t)
+	exact := sampledDetail(t)
+	exact.DB, exact.Families, exact.ViolCount = 5, exact.Families[1:], 3
+	pc := redisview.PackChoice{Pack: schema.BuiltinPack("eisland"), Why: "detected"}
+	vm := violationsVM("main", []stats.DBDetail{sampled, exact}, pc, redisview.Status{Up: true, Checked: figT0}, "")
+	if vm.Total != "≈ 7,506" {
+		t.Errorf("total %q", vm.Total)
+	}
+	if got := vm.DBs[0].Count; got != "≈ 7,503" || !strings.Contains(vm.DBs[0].Status, "estimated from a sample") {
+		t.Errorf("sampled database: %q, %q", got, vm.DBs[0].Status)
+	}
+	if got := vm.DBs[1].Count; got != "3" || strings.Contains(vm.DBs[1].Status, "estimated") {
+		t.Errorf("exact database: %q, %q", got, vm.DBs[1].Status)
+	}
+	// Another database still in its first pass: at least this many.
+	vm = violationsVM("main", []stats.DBDetail{sampled, {DB: 7}}, pc, redisview.Status{Up: true, Checked: figT0}, "")
+	if vm.Total != "≈ 7,503 or more" {
+		t.Errorf("incomplete total %q", vm.Total)
+	}
+}
