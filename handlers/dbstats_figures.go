@@ -125,7 +125,7 @@ func dbFigures(vm *views.DBPageVM, d stats.DBDetail, now time.Time) {
 		}
 	}
 	if sampled > 0 {
-		vm.BigNote = "Of the " + format.Plural(sampled, "key", "keys") + " read whole"
+		vm.BigNote = "of the " + format.Plural(sampled, "key", "keys") + " read whole"
 		if sampled < keys {
 			vm.BigNote += " (not every key: a larger one may be among the others)"
 		}

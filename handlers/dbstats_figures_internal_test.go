@@ -146,7 +146,7 @@ func TestDBPageSaysWhatIsExactAndWhatIsSampled(t *testing.T) {
 			t.Errorf("disclosure lacks %q: %s", want, squash(how.Text()))
 		}
 	}
-	if got := doc.Find(`[data-testid="big-note"]`).Text(); !strings.Contains(got, "Of the 4,800 keys read whole") {
+	if got := doc.Find(`[data-testid="big-note"]`).Text(); !strings.Contains(got, "of the 4,800 keys read whole") {
 		t.Errorf("biggest keys note %q", got)
 	}
 	if got, _ := doc.Find(`[data-testid="domain"]`).First().Find("td").Last().Attr("title"); !strings.Contains(got, "95% confidence") {
