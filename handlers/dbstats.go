@@ -401,11 +401,8 @@ func dbKeyLists(vm *views.DBPageVM, d stats.DBDetail) {
 
 // readPath says how the sweep reads the database, after its budget.
 func readPath(p string) string {
-	switch {
-	case p == "":
+	if p == "" {
 		return ""
-	case p == "script":
-		return "; one read-only script per SCAN page"
 	}
 	return "; read with " + p
 }
