@@ -172,7 +172,6 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 
 	// The default budget, over a window.
 	def := stats.DefaultSweepBudget
-	def.Script = script
 	sctx, cancel := context.WithCancel(ctx)
 	pool := stats.NewSweepers(sctx, def, time.Minute, log)
 	s, release := pool.Acquire(conn, db)
@@ -206,7 +205,6 @@ func benchPath(ctx context.Context, o options, admin *redis.Client, url string, 
 	// A full pass at the bench rate: accuracy, pass time.
 	sctx, cancel = context.WithCancel(ctx)
 	budget := o.budget
-	budget.Script = script
 	pool = stats.NewSweepers(sctx, budget, time.Minute, log)
 	defer func() { cancel(); pool.Wait() }()
 	start := time.Now()
