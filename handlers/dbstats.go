@@ -187,7 +187,7 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status, now ti
 	vm := views.DBPageVM{
 		Conn: d.Conn, DB: d.DB, WSURL: route.LiveURL(DBTopic{Conn: d.Conn, DB: d.DB}.String()), Err: d.Err,
 		Total:     optString(mapOpt(d.TotalKeys, format.Count)),
-		Budget:    "sweep budget " + format.Count(int64(d.Budget.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(d.Budget.Count)) + readPath(d.ReadPath),
+		Budget:    sweepBudget(d.Budget) + readPath(d.ReadPath),
 		Estimated: d.Estimated,
 		ViolCount: format.Count(d.ViolCount),
 		UnmCount:  format.Count(d.UnmCount),
@@ -397,6 +397,15 @@ func dbKeyLists(vm *views.DBPageVM, d stats.DBDetail) {
 	for _, b := range d.ByLength {
 		vm.ByLength = append(vm.ByLength, views.BigKeyRow{Key: b.Key, Family: orUnmatched(b.Family), Type: b.Type, Size: format.Size(b.Elements, b.Type), Href: keyHref(d.Conn, d.DB, b.Key)})
 	}
+}
+
+// sweepBudget is the user's budget for a sweep, in keys and Redis CPU.
+func sweepBudget(b stats.SweepBudget) string {
+	s := "sweep budget " + format.Count(int64(b.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(b.Count))
+	if b.CPU > 0 {
+		s += ", at most " + cpuShare(b.CPU) + " of a Redis core"
+	}
+	return s
 }
 
 // readPath says how the sweep reads the database, after its budget.

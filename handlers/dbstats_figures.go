@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/keydeck/keydeck/redisview/stats"
@@ -24,10 +25,17 @@ func margin(err, of int64) string {
 	switch {
 	case r < 0.0005:
 		return "± <0.1%"
-	case r < 0.095:
-		return "± " + format.Percent(r, 1)
 	}
-	return "± " + format.Percent(r, 0)
+	return "± " + percent(r)
+}
+
+// percent is a share with one decimal below 9.5%, none above, and no
+// trailing ".0": "0.8%", "2%", "12%".
+func percent(r float64) string {
+	if r < 0.095 {
+		return strings.Replace(format.Percent(r, 1), ".0%", "%", 1)
+	}
+	return format.Percent(r, 0)
 }
 
 // memoryFigure is a memory total and what it is: exact when every key
@@ -143,10 +151,8 @@ func cpuShare(c float64) string {
 	switch {
 	case c < 0.0005:
 		return "<0.1%"
-	case c < 0.095:
-		return format.Percent(c, 1)
 	}
-	return format.Percent(c, 0)
+	return percent(c)
 }
 
 // ago is how long ago, in minutes: the live fragment changes once a

@@ -83,7 +83,7 @@ func TestDBPageSaysWhatIsExactAndWhatIsSampled(t *testing.T) {
 		t.Errorf("sampled family's keys %q", got)
 	}
 	mem := big.Find(`[data-testid="family-memory"]`)
-	if got := squash(mem.Text()); got != "1.3 GiB ± 2.0% 98% from 2,000 of 5,000,000 keys" {
+	if got := squash(mem.Text()); got != "1.3 GiB ± 2% 98% from 2,000 of 5,000,000 keys" {
 		t.Errorf("sampled family's memory %q", got)
 	}
 	if got, _ := mem.Attr("title"); !strings.Contains(got, "95% confidence") || !strings.Contains(got, "from 2,000 of 5,000,000 keys read whole") {
@@ -113,11 +113,11 @@ func TestDBPageSaysWhatIsExactAndWhatIsSampled(t *testing.T) {
 	if got := squash(small.Find(`[data-testid="family-violations"]`).Text()); got != "3" {
 		t.Errorf("family read whole: violations %q", got)
 	}
-	if got := squash(doc.Find(`[data-testid="family-unmatched"] [data-testid="family-memory"]`).Text()); got != "28.6 MiB ± 2.0% 2% from 2,000 of 300,000 keys" {
+	if got := squash(doc.Find(`[data-testid="family-unmatched"] [data-testid="family-memory"]`).Text()); got != "28.6 MiB ± 2% 2% from 2,000 of 300,000 keys" {
 		t.Errorf("unmatched memory %q", got)
 	}
 
-	if got := doc.Find(`[data-testid="memory-value"]`).Text() + " / " + doc.Find(`[data-testid="memory-whole"]`).Text(); got != "1.3 GiB ± 2.0% / 95%, from 4,800 of 5,300,800 keys" {
+	if got := doc.Find(`[data-testid="memory-value"]`).Text() + " / " + doc.Find(`[data-testid="memory-whole"]`).Text(); got != "1.3 GiB ± 2% / 95%, from 4,800 of 5,300,800 keys" {
 		t.Errorf("total memory %q", got)
 	}
 	if got := squash(doc.Find(`[data-testid="violation-count"]`).Text()); got != "≈ 7,503" {
