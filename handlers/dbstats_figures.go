@@ -188,7 +188,7 @@ func method(d stats.DBDetail, sampled, keys int64) []string {
 			" keys is read entirely and its figures are exact. Memory margins are 95% confidence intervals.")
 	}
 	if keys > 0 {
-		out = append(out, "The pass shown read "+format.Plural(sampled, "key", "keys")+" whole of "+format.Count(keys)+".")
+		out = append(out, "The pass shown read "+format.Count(sampled)+" of its "+format.Plural(keys, "key", "keys")+" whole.")
 	}
 	if d.ReadWhole > 0 || d.TTLOnly > 0 {
 		out = append(out, "The latest pass: "+format.Plural(d.ReadWhole, "key", "keys")+" read whole, "+format.Count(d.TTLOnly)+

@@ -140,7 +140,7 @@ func TestDBPageSaysWhatIsExactAndWhatIsSampled(t *testing.T) {
 	if got := squash(how.Find("summary").Text()); got != "How this was read" {
 		t.Errorf("disclosure %q", got)
 	}
-	for _, want := range []string{"Counted from their names", "the first 2,000 keys of each family", "4,800 keys whole of 5,300,800",
+	for _, want := range []string{"Counted from their names", "the first 2,000 keys of each family", "read 4,800 of its 5,300,800 keys whole",
 		"4,998,000 only their TTL", "keyspace notifications are off"} {
 		if !strings.Contains(how.Text(), want) {
 			t.Errorf("disclosure lacks %q: %s", want, squash(how.Text()))
