@@ -90,7 +90,7 @@ func TestDBStatsSaysWhatIsSampled(t *testing.T) {
 			{Family: &big, Count: 5_000_000, Memory: 1_300_000_000, MemoryErr: 26_000_000, Sampled: 2000, TTLRead: 2000, Violations: 7500, ViolationsEstimated: true},
 			{Family: small, Count: 800, Memory: 96_000, Sampled: 800, TTLRead: 800, Violations: 3},
 		},
-		Domains: []stats.DomainStats{{Domain: "cache", Count: 5_000_000, Memory: 1_300_000_000}, {Domain: small.Domain, Count: 800, Memory: 96_000}},
+		Domains:   []stats.DomainStats{{Domain: "cache", Count: 5_000_000, Memory: 1_300_000_000}, {Domain: small.Domain, Count: 800, Memory: 96_000}},
 		ViolCount: 7503, UnmCount: 300_000, UnmMemory: 30_000_000, UnmSampled: 2000, UnmMemoryErr: 600_000,
 		Memory: 1_330_096_000, MemoryErr: 26_006_923, ReadPath: "pipelines",
 	}
