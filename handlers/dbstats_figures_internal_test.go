@@ -232,3 +232,33 @@ func TestViolationsListSaysSampledCounts(t *testing.T) {
 		t.Errorf("incomplete total %q", vm.Total)
 	}
 }
+
+// knownSweeps is the Sweepers of a test that reads only what the sweeps
+// last found.
+type knownSweeps map[int]stats.DBDetail
+
+func (knownSweeps) Acquire(*redisview.Conn, int) (*stats.Sweeper, func()) {
+	panic("the overview's violation counts read no server")
+}
+
+func (k knownSweeps) Known(_ string, db int) (stats.DBDetail, bool) {
+	d, ok := k[db]
+	return d, ok
+}
+
+// The overview's violation counts say which are estimated from a sample.
+func TestOverviewViolationsSaySampled(t *testing.T) {
+	t.Parallel()
+	sampled := sampledDetail(t)
+	exact := sampledDetail(t)
+	exact.DB, exact.Families, exact.ViolCount = 5, exact.Families[1:], 3
+	a := &App{sweepers: knownSweeps{3: sampled, 5: exact}}
+	vm := views.OverviewVM{DBs: []views.DBRow{{Index: 3}, {Index: 5}}}
+	a.overviewViolations(&vm, "main")
+	if r := vm.DBs[0]; r.Violations != "≈ 7,503" || !strings.HasSuffix(r.ViolationsWhy, "estimated from a sample") {
+		t.Errorf("sampled database: %q (%q)", r.Violations, r.ViolationsWhy)
+	}
+	if r := vm.DBs[1]; r.Violations != "3" || strings.Contains(r.ViolationsWhy, "estimated") {
+		t.Errorf("exact database: %q (%q)", r.Violations, r.ViolationsWhy)
+	}
+}
