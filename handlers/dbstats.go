@@ -340,7 +340,7 @@ func familyRows(d stats.DBDetail) []views.FamilyRow {
 			TTL:  ttlHistogram(f.TTL),
 		}
 		familyFigures(&row, f, d)
-		if row.TTLScaled {
+		if row.TTLScaled || d.Estimated { // scaled from a sample, or from the first pass's coverage
 			for j := range row.TTL {
 				row.TTL[j].Count = "≈ " + row.TTL[j].Count
 			}

@@ -206,6 +206,9 @@ func TestDBPageFirstPassEstimates(t *testing.T) {
 	if doc.Find(`[data-testid="figures-age"]`).Length() != 0 {
 		t.Error("an age is given before a pass completed")
 	}
+	if got, _ := small.Find(`span[title^="< 1 min"]`).Attr("title"); got != "< 1 min: ≈ 797" {
+		t.Errorf("TTL cell scaled from the first pass's coverage %q", got)
+	}
 }
 
 // The violations list says which databases' counts are scaled from a
