@@ -119,7 +119,7 @@ func (a *App) dbPage(c echo.Context) error {
 		total = stats.TotalKeys(ctx, conn, db)
 	}
 	d := s.Detail(total)
-	vm := dbVM(d, conn.PackChoice(), st)
+	vm := dbVM(d, conn.PackChoice(), st, a.now())
 	vm.FamCharts = familyCharts(d, a.now())
 	vm.Create = a.createForm(c, conn.Name, db)
 	title := fmt.Sprintf("%s · db%d", conn.Name, db)
@@ -138,7 +138,7 @@ type dbSource struct {
 
 func (s *dbSource) Poll(ctx context.Context) ([]byte, error) {
 	d := s.sweeper.Detail(stats.TotalKeys(ctx, s.conn, s.db))
-	vm := dbVM(d, s.conn.PackChoice(), s.conn.Status())
+	vm := dbVM(d, s.conn.PackChoice(), s.conn.Status(), s.now())
 	vm.FamCharts = familyCharts(d, s.now())
 	return renderBytes(ctx, dbFragment(vm))
 }
@@ -183,11 +183,11 @@ func shares(parts []int64) []int {
 // dbVM converts a database's statistics into the view model. Until a pass
 // has completed, or while the connection is down, the page says what is
 // not known instead of claiming that nothing is wrong.
-func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.DBPageVM {
+func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status, now time.Time) views.DBPageVM {
 	vm := views.DBPageVM{
 		Conn: d.Conn, DB: d.DB, WSURL: route.LiveURL(DBTopic{Conn: d.Conn, DB: d.DB}.String()), Err: d.Err,
 		Total:     optString(mapOpt(d.TotalKeys, format.Count)),
-		Budget:    "sweep budget " + format.Count(int64(d.Budget.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(d.Budget.Count)) + readPath(d.ReadPath),
+		Budget:    sweepBudget(d.Budget) + readPath(d.ReadPath),
 		Estimated: d.Estimated,
 		ViolCount: format.Count(d.ViolCount),
 		UnmCount:  format.Count(d.UnmCount),
@@ -208,14 +208,15 @@ func dbVM(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status) views.
 	}
 	vm.Families = familyRows(d)
 	dbKeyLists(&vm, d)
+	dbFigures(&vm, d, now)
 	if d.MemoryWhy != "" {
 		vm.MemoryNote = "Memory per key is unavailable: " + d.MemoryWhy + "."
 	}
 	return vm
 }
 
-// sweepStatus says how exact the figures are: estimated, sweeping, or
-// exact as of a completed pass.
+// sweepStatus says where the sweep stands: estimating from a partial
+// first pass, sweeping, or the pass shown and the next.
 func sweepStatus(d stats.DBDetail) string {
 	switch {
 	case d.Estimated:
@@ -223,11 +224,12 @@ func sweepStatus(d stats.DBDetail) string {
 	case d.Pass == 0:
 		return "Sweeping…"
 	case !d.UnchangedSince.IsZero():
-		return "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
+		return "Pass completed at " + format.Clock(d.CompletedAt) +
 			"; unchanged since " + format.Clock(d.UnchangedSince) + " (no write since), so no new pass runs"
 	}
-	// No "N s ago": a fragment that changed every second would be re-sent every tick.
-	return "Exact as of the sweep completed at " + format.Clock(d.CompletedAt) +
+	// No "N s ago" here: a fragment that changed every second would be
+	// re-sent every tick (the age, in minutes, is figuresAge's).
+	return "Pass completed at " + format.Clock(d.CompletedAt) +
 		"; pass " + format.Count(int64(d.Pass)+1) + " running, " + format.Plural(d.Seen, "key", "keys") + " read"
 }
 
@@ -253,6 +255,9 @@ func dbKnown(vm *views.DBPageVM, d stats.DBDetail, st redisview.Status) {
 	if d.Estimated {
 		vm.ViolCount = "≈ " + vm.ViolCount
 		vm.UnmCount = "≈ " + vm.UnmCount
+	} else if vm.Unknown == "" && violationsEstimated(d) {
+		vm.ViolCount = "≈ " + vm.ViolCount
+		vm.ViolNote = "estimated from a sample: type violations are found in the keys read whole and scaled to each family"
 	}
 }
 
@@ -267,21 +272,48 @@ func domainRows(d stats.DBDetail) []views.ShareRow {
 	for _, ds := range d.Domains {
 		dk, dm = append(dk, ds.Count), append(dm, ds.Memory)
 	}
+	// A domain's memory is its families': exact when each is, else an
+	// estimate whose margin adds theirs (independent samples).
+	type domSample struct {
+		sampled, keys int64
+		errs          []int64
+	}
+	dom := map[string]*domSample{}
+	for _, f := range d.Families {
+		x := dom[f.Family.Domain]
+		if x == nil {
+			x = &domSample{}
+			dom[f.Family.Domain] = x
+		}
+		x.sampled += min(f.Sampled, f.Count)
+		x.keys += f.Count
+		x.errs = append(x.errs, f.MemoryErr)
+	}
+	domMem := func(name string, mem int64) (string, string) {
+		x := dom[name]
+		if x == nil {
+			return memString(mem, d.MemoryWhy), ""
+		}
+		v, _, title := memoryFigure(mem, sumErr(x.errs...), x.sampled, x.keys, d.MemoryWhy)
+		return v, title
+	}
 	if unm {
 		dk, dm = append(dk, d.UnmCount), append(dm, d.UnmMemory)
 	}
 	dkPct, dmPct := shares(dk), shares(dm)
 	var rows []views.ShareRow
 	for i, ds := range d.Domains {
+		mem, title := domMem(ds.Domain, ds.Memory)
 		rows = append(rows, views.ShareRow{
 			Name: ds.Domain, Keys: format.Count(ds.Count), KeysPct: dkPct[i],
-			Memory: memString(ds.Memory, d.MemoryWhy), MemPct: dmPct[i],
+			Memory: mem, MemoryTitle: title, MemPct: dmPct[i],
 		})
 	}
 	if unm && len(d.Domains) > 0 {
 		n := len(d.Domains)
+		mem, _, title := memoryFigure(d.UnmMemory, d.UnmMemoryErr, d.UnmSampled, d.UnmCount, d.MemoryWhy)
 		rows = append(rows, views.ShareRow{Name: unmatchedRow, Unmatched: true,
-			Keys: format.Count(d.UnmCount), KeysPct: dkPct[n], Memory: memString(d.UnmMemory, d.MemoryWhy), MemPct: dmPct[n]})
+			Keys: format.Count(d.UnmCount), KeysPct: dkPct[n], Memory: mem, MemoryTitle: title, MemPct: dmPct[n]})
 	}
 	return rows
 }
@@ -298,7 +330,7 @@ func familyRows(d stats.DBDetail) []views.FamilyRow {
 	fkPct, fmPct := shares(fk), shares(fm)
 	var rows []views.FamilyRow
 	for i, f := range d.Families {
-		rows = append(rows, views.FamilyRow{
+		row := views.FamilyRow{
 			ID: f.Family.ID, Domain: f.Family.Domain, Role: string(f.Family.Role), Type: f.Family.Type,
 			TTLPolicy: format.TTLPolicy(f.Family.TTL), Sensitive: f.Family.Sensitive, Pattern: f.Family.Pattern.String(),
 			Keys: format.Count(f.Count), KeysPct: fkPct[i],
@@ -306,12 +338,21 @@ func familyRows(d stats.DBDetail) []views.FamilyRow {
 			Violations: format.Count(f.Violations), HasViol: f.Violations > 0,
 			Href: route.FamilyKeysURL(d.Conn, d.DB, f.Family.ID),
 			TTL:  ttlHistogram(f.TTL),
-		})
+		}
+		familyFigures(&row, f, d)
+		if row.TTLScaled || d.Estimated { // scaled from a sample, or from the first pass's coverage
+			for j := range row.TTL {
+				row.TTL[j].Count = "≈ " + row.TTL[j].Count
+			}
+		}
+		rows = append(rows, row)
 	}
 	if unm && len(d.Families) > 0 {
 		n := len(d.Families)
-		rows = append(rows, views.FamilyRow{ID: unmatchedRow, Unmatched: true,
-			Keys: format.Count(d.UnmCount), KeysPct: fkPct[n], Memory: memString(d.UnmMemory, d.MemoryWhy), MemPct: fmPct[n]})
+		row := views.FamilyRow{ID: unmatchedRow, Unmatched: true,
+			Keys: format.Count(d.UnmCount), KeysPct: fkPct[n], MemPct: fmPct[n]}
+		familyFigures(&row, stats.FamilyStats{Count: d.UnmCount, Memory: d.UnmMemory, MemoryErr: d.UnmMemoryErr, Sampled: d.UnmSampled}, d)
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -358,13 +399,19 @@ func dbKeyLists(vm *views.DBPageVM, d stats.DBDetail) {
 	}
 }
 
+// sweepBudget is the user's budget for a sweep, in keys and Redis CPU.
+func sweepBudget(b stats.SweepBudget) string {
+	s := "sweep budget " + format.Count(int64(b.KeysPerSec)) + " keys/s, SCAN COUNT " + format.Count(int64(b.Count))
+	if b.CPU > 0 {
+		s += ", at most " + cpuShare(b.CPU) + " of a Redis core"
+	}
+	return s
+}
+
 // readPath says how the sweep reads the database, after its budget.
 func readPath(p string) string {
-	switch {
-	case p == "":
+	if p == "" {
 		return ""
-	case p == "script":
-		return "; one read-only script per SCAN page"
 	}
 	return "; read with " + p
 }

@@ -33,7 +33,7 @@ func TestDBSharesIncludeUnmatched(t *testing.T) {
 		},
 		UnmCount: 1, UnmMemory: 112 * mib, Memory: 123 * mib,
 	}
-	vm := dbVM(d, redisview.PackChoice{}, redisview.Status{Up: true, Checked: time.Now()})
+	vm := dbVM(d, redisview.PackChoice{}, redisview.Status{Up: true, Checked: time.Now()}, time.Now())
 	if n := len(vm.Domains); n != 3 || vm.Domains[n-1].Name != unmatchedRow || vm.Domains[n-1].MemPct != 91 {
 		t.Fatalf("domains %+v", vm.Domains)
 	}

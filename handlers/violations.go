@@ -95,7 +95,7 @@ func violationsVM(conn string, details []stats.DBDetail, pc redisview.PackChoice
 		return vm
 	}
 	var total int64
-	swept := 0
+	swept, sampled := 0, false
 	for _, d := range details {
 		row := views.ViolationsDB{DB: d.DB, Href: route.DatabaseURL(conn, d.DB), Count: format.Count(d.ViolCount)}
 		done := !d.CompletedAt.IsZero()
@@ -103,6 +103,11 @@ func violationsVM(conn string, details []stats.DBDetail, pc redisview.PackChoice
 		case done:
 			swept++
 			row.Status = "As of the sweep completed at " + format.Clock(d.CompletedAt)
+			if violationsEstimated(d) {
+				sampled = true
+				row.Count = "≈ " + row.Count
+				row.Status += "; estimated from a sample (type violations are found in the keys read whole and scaled to each family)"
+			}
 		case d.Estimated:
 			row.Count = "≈ " + row.Count
 			row.Status = "Estimated from " + format.Percent(d.Coverage, 0) + " of keys — the first sweep is running"
@@ -124,6 +129,9 @@ func violationsVM(conn string, details []stats.DBDetail, pc redisview.PackChoice
 	}
 	vm.Complete = swept == len(details) && readErr == "" && vm.Disconnected == ""
 	vm.Total = format.Count(total)
+	if sampled {
+		vm.Total = "≈ " + vm.Total
+	}
 	switch {
 	case len(details) == 0 && vm.Disconnected == "" && readErr == "":
 		vm.Status = "This server holds no keys."
@@ -131,7 +139,11 @@ func violationsVM(conn string, details []stats.DBDetail, pc redisview.PackChoice
 	case vm.Complete:
 		vm.Status = "Every database holding keys swept: " + format.Plural(int64(swept), "database", "databases") + "."
 	default:
-		vm.Total = "≥ " + vm.Total
+		if sampled {
+			vm.Total = "≈ " + format.Count(total) + " or more"
+		} else {
+			vm.Total = "≥ " + vm.Total
+		}
 		vm.Status = fmt.Sprintf("%d of %d databases swept so far; the sweeps run on for a while — reload to see the rest.", swept, len(details))
 	}
 	if vm.Complete && total == 0 && len(details) > 0 {
@@ -156,5 +168,9 @@ func (a *App) overviewViolations(vm *views.OverviewVM, conn string) {
 		}
 		row.Violations, row.HasViol = format.Count(d.ViolCount), d.ViolCount > 0
 		row.ViolationsWhy = "as of the sweep completed at " + format.Clock(d.CompletedAt)
+		if violationsEstimated(d) {
+			row.Violations = "≈ " + row.Violations
+			row.ViolationsWhy += ", estimated from a sample"
+		}
 	}
 }

@@ -73,3 +73,72 @@ func TestDBStatsNotKnownIsNotZero(t *testing.T) {
 	}
 	conforms(t, page)
 }
+
+// Every figure says whether it is exact or estimated, and from how many
+// keys: a family read whole has no margin, a sampled one its 95% margin,
+// sample and TTL reads; the sweep's method, cost and live counts are
+// numbers and times.
+func TestDBStatsSaysWhatIsSampled(t *testing.T) {
+	p := pack(t, "eisland")
+	small := p.Family("slider-rate-create-account")
+	big := *p.Families[0]
+	big.ID, big.Domain = "weather", "cache"
+	since := t0.Add(-time.Hour)
+	d := stats.DBDetail{Conn: "eisland", DB: 4, TotalKeys: redisview.Some[int64](5_300_800), Pass: 2, CompletedAt: t0.Add(-time.Minute),
+		SampleSize: 2000, ReadWhole: 4800, TTLOnly: 4_998_000, CPU: 0.008, CountsLive: true, CountsSince: since,
+		Families: []stats.FamilyStats{
+			{Family: &big, Count: 5_000_000, Memory: 1_300_000_000, MemoryErr: 26_000_000, Sampled: 2000, TTLRead: 2000, Violations: 7500, ViolationsEstimated: true},
+			{Family: small, Count: 800, Memory: 96_000, Sampled: 800, TTLRead: 800, Violations: 3},
+		},
+		Domains:   []stats.DomainStats{{Domain: "cache", Count: 5_000_000, Memory: 1_300_000_000}, {Domain: small.Domain, Count: 800, Memory: 96_000}},
+		ViolCount: 7503, UnmCount: 300_000, UnmMemory: 30_000_000, UnmSampled: 2000, UnmMemoryErr: 600_000,
+		Memory: 1_330_096_000, MemoryErr: 26_006_923, ReadPath: "pipelines",
+	}
+	page := DBStats(d, matched(p), up(), t0)
+	if page.SampledKeys != 4800 || page.Biggest.Of != 4800 || *page.MemoryErr != 26_006_923 {
+		t.Errorf("sampled %d, biggest of %d, memory ± %d", page.SampledKeys, page.Biggest.Of, *page.MemoryErr)
+	}
+	fb, fs := page.Families[0], page.Families[1]
+	if *fb.MemoryErr != 26_000_000 || fb.Sampled != 2000 || fb.TTLRead != 2000 || !fb.ViolEst {
+		t.Errorf("sampled family %+v", fb)
+	}
+	if *fs.MemoryErr != 0 || fs.Sampled != fs.Keys || fs.TTLRead != fs.Keys || fs.ViolEst {
+		t.Errorf("family read whole %+v", fs)
+	}
+	if *page.Domains[0].MemoryErr != 26_000_000 || *page.Domains[1].MemoryErr != 0 || *page.Unmatched.MemoryErr != 600_000 || page.Unmatched.Sampled != 2000 {
+		t.Errorf("domains %+v unmatched %+v", page.Domains, page.Unmatched)
+	}
+	if !page.Violations.Estimated {
+		t.Error("violations scaled from a sample are not said to be estimated")
+	}
+	s := page.Sweep
+	if s.SampleSize != 2000 || s.ReadWhole != 4800 || s.TTLOnly != 4_998_000 || *s.CPUShare != 0.008 || !s.CountsLive || !s.CountsSince.Equal(since) || s.ReadPath != "pipelines" {
+		t.Errorf("sweep %+v", s)
+	}
+	has(t, page, `"memory_error_bytes":26000000`, `"sampled_keys":2000`, `"ttl_read_keys":800`, `"violations_estimated":true`,
+		`"count_estimated":true`, `"of_keys":4800`, `"cpu_share":0.008`, `"counts_live":true`, `"counts_since":"2026-12-01T19:00:00Z"`, `"sample_size":2000`)
+	hasNot(t, page, append(displayStrings, `"counts_why"`)...)
+	conforms(t, page)
+
+	// Read whole: every margin 0, nothing estimated; without events the
+	// counts say why they are not live, and no cost is claimed unknown.
+	d.Families, d.Domains = d.Families[1:], d.Domains[1:]
+	d.UnmCount, d.UnmMemory, d.UnmSampled, d.UnmMemoryErr, d.Memory, d.MemoryErr, d.ViolCount = 0, 0, 0, 0, 96_000, 0, 3
+	d.CPU, d.CountsLive, d.CountsWhy = 0, false, "keyspace notifications are off"
+	page = DBStats(d, matched(p), up(), t0)
+	if *page.MemoryErr != 0 || page.Violations.Estimated || page.Sweep.CPUShare != nil || page.Sweep.CountsSince != nil || page.Sweep.CountsWhy == "" {
+		t.Errorf("exact page %+v sweep %+v", page, page.Sweep)
+	}
+	has(t, page, `"memory_error_bytes":0`, `"count_estimated":false`, `"counts_live":false`)
+	conforms(t, page)
+}
+
+// Memory not available: no margin either.
+func TestDBStatsNoMemoryNoMargin(t *testing.T) {
+	p := pack(t, "eisland")
+	d := stats.DBDetail{Conn: "eisland", DB: 4, Pass: 1, CompletedAt: t0, MemoryWhy: "MEMORY refused",
+		Families: []stats.FamilyStats{{Family: p.Families[0], Count: 10, Sampled: 10, TTLRead: 10}}}
+	page := DBStats(d, matched(p), up(), t0)
+	hasNot(t, page, `"memory_error_bytes"`, `"memory_bytes"`)
+	conforms(t, page)
+}

@@ -19,6 +19,7 @@ type ViolationsPage struct {
 	// Complete: total is exact.
 	Complete  bool               `json:"complete" doc:"Every database holding keys was swept at least once and the keyspace was read: total is every violation. False: total is a lower bound, the sweeps run on."`
 	Total     int64              `json:"total" minimum:"0" doc:"Violations counted by the databases' completed passes (figures exact); a database still in its first pass has only an estimate, in its own count, and is not in total. So at least this many, and every one when complete."`
+	TotalEst  bool               `json:"total_estimated" doc:"total includes counts estimated from samples (some family's type violations found in the keys read whole and scaled to its count)."`
 	Databases List[ViolationsDB] `json:"databases" doc:"Each database holding keys, by index (when Redis is down: those the sweeps had read). One page: next is null."`
 	Error     string             `json:"error,omitempty" doc:"Why the keyspace (which databases hold keys) could not be read; absent when it was."`
 }
@@ -54,16 +55,28 @@ func Violations(conn string, details []stats.DBDetail, pc redisview.PackChoice, 
 		default:
 			v.Figures = "not_known"
 		}
-		v.Violations = DBViolations{Count: optional(d.ViolCount, v.Figures != "not_known"), Items: make([]DBViolation, 0, len(d.Violations))}
+		v.Violations = DBViolations{Count: optional(d.ViolCount, v.Figures != "not_known"), Estimated: v.Figures != "not_known" && (d.Estimated || sampledViolations(d)),
+			Items: make([]DBViolation, 0, len(d.Violations))}
 		for _, x := range d.Violations {
 			v.Violations.Items = append(v.Violations.Items, DBViolation{Key: Name(x.Key), Family: x.Family, Problem: x.Problem})
 		}
 		if v.Figures == "exact" { // an estimate may overshoot: total stays a floor
 			p.Total += d.ViolCount
+			p.TotalEst = p.TotalEst || v.Violations.Estimated
 		}
 		p.Databases.Items = append(p.Databases.Items, v)
 	}
 	down := !st.Up && !st.Checked.IsZero()
 	p.Complete = swept == len(details) && readErr == "" && !down
 	return p
+}
+
+// sampledViolations: some family's violations are scaled from its sample.
+func sampledViolations(d stats.DBDetail) bool {
+	for _, f := range d.Families {
+		if f.ViolationsEstimated && f.Violations > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -33,3 +33,22 @@ func TestViolationsTotalCountsOnlyExactDatabases(t *testing.T) {
 		t.Error("a database whose pass read nothing has a count")
 	}
 }
+
+// A completed pass's violations scaled from a family's sample are in
+// total, which says it holds estimates.
+func TestViolationsSaysSampledCountsAreEstimated(t *testing.T) {
+	p := pack(t, "eisland")
+	done := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
+	page := Violations("eisland", []stats.DBDetail{
+		{DB: 2, CompletedAt: done, ViolCount: 3, Families: []stats.FamilyStats{{Family: p.Families[0], Count: 10, Violations: 3}}},
+		{DB: 4, CompletedAt: done, ViolCount: 900, Families: []stats.FamilyStats{{Family: p.Families[0], Count: 90000, Sampled: 2000, Violations: 900, ViolationsEstimated: true}}},
+	}, matched(p), up(), "")
+	if page.Total != 903 || !page.TotalEst {
+		t.Fatalf("total %d estimated %v", page.Total, page.TotalEst)
+	}
+	if page.Databases.Items[0].Violations.Estimated || !page.Databases.Items[1].Violations.Estimated {
+		t.Errorf("databases %+v", page.Databases.Items)
+	}
+	has(t, page, `"total_estimated":true`, `"count_estimated":true`)
+	conforms(t, page)
+}
