@@ -453,8 +453,8 @@ type DBDetail struct {
 	// extrapolation from a bounded sample (large hashtable, skiplist,
 	// quicklist and stream values), not an exact figure.
 	MemoryEstimated int64
-	// ReadPath is how the sweep reads: "script" (one read-only script per
-	// SCAN page) or "pipelines (why)".
+	// ReadPath is how the sweep reads: "pipelines" (SCAN, then pipelined
+	// reads); kept for the API's read_path.
 	ReadPath string
 	// UnchangedSince is set while no new pass runs because nothing changed
 	// since the last pass started (then): its figures are current.
