@@ -513,7 +513,7 @@ func lockouts(p Page, vm AccountVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else if len(vm.Lockouts) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<table class=\"w-full text-left\"><thead class=\"text-xs uppercase text-slate-500\"><tr><th class=\"py-1\">Account</th><th class=\"py-1\">Address</th><th class=\"py-1\">Until</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<table class=\"w-full text-left\"><thead class=\"text-xs uppercase text-slate-500\"><tr><th class=\"py-1\">Account</th><th class=\"py-1\">Address</th><th class=\"py-1\">Until</th><th class=\"relative\"><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -452,7 +452,7 @@ func LocksLive(vm LocksVM, oob bool) templ.Component {
 				}
 			}
 			if len(g.Rows) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<div class=\"mt-2 overflow-x-auto\"><table class=\"w-[48rem] table-fixed md:w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Lock</th><th class=\"w-40 py-1 pr-3 font-medium md:w-80\">Holder</th><th class=\"w-28 py-1 pr-3 font-medium md:w-40\">TTL left</th><th class=\"w-28 py-1 pr-3 font-medium md:w-40\">Age</th><th class=\"w-24 py-1 font-medium\"></th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<div class=\"relative mt-2 overflow-x-auto\"><table class=\"w-[48rem] table-fixed md:w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Lock</th><th class=\"w-40 py-1 pr-3 font-medium md:w-80\">Holder</th><th class=\"w-28 py-1 pr-3 font-medium md:w-40\">TTL left</th><th class=\"w-28 py-1 pr-3 font-medium md:w-40\">Age</th><th class=\"w-24 py-1 font-medium\"><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -378,7 +378,7 @@ func OverviewLive(vm OverviewVM, oob bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<table class=\"w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-2 pr-4 font-medium\">DB</th><th class=\"py-2 pr-4 text-right font-medium\">Keys</th><th class=\"hidden py-2 pr-4 font-medium md:table-cell\">Share</th><th class=\"py-2 pr-4 text-right font-medium\">With expiry</th><th class=\"py-2 pr-4 text-right font-medium\">Avg TTL</th><th class=\"py-2 pr-4 text-right font-medium\">Violations</th><th class=\"py-2 font-medium\"></th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<table class=\"w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-2 pr-4 font-medium\">DB</th><th class=\"py-2 pr-4 text-right font-medium\">Keys</th><th class=\"hidden py-2 pr-4 font-medium md:table-cell\">Share</th><th class=\"py-2 pr-4 text-right font-medium\">With expiry</th><th class=\"py-2 pr-4 text-right font-medium\">Avg TTL</th><th class=\"py-2 pr-4 text-right font-medium\">Violations</th><th class=\"relative py-2 font-medium\"><span class=\"sr-only\">Note</span></th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -275,7 +275,7 @@ func PubSubPage(p Page, vm PubSubVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(vm.Channels) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<table class=\"mt-2 w-full table-fixed text-sm\" data-testid=\"channels\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Channel</th><th class=\"w-40 py-1 pr-3 font-medium\">Subscribers</th><th class=\"w-24 py-1 font-medium\"></th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<table class=\"mt-2 w-full table-fixed text-sm\" data-testid=\"channels\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Channel</th><th class=\"w-40 py-1 pr-3 font-medium\">Subscribers</th><th class=\"relative w-24 py-1 font-medium\"><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
