@@ -854,7 +854,7 @@ func LeaderboardLive(vm LeaderboardVM, oob bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Chart(vm.Activity).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = NarrowChart(vm.Activity).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
