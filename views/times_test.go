@@ -91,6 +91,11 @@ func TestPagesMarkTheirTimes(t *testing.T) {
 	}}
 	user := UserLiveVM{ReadAt: format.Clock(time.Now()), Disconnected: "Down. The figures below are from 13:30:05 UTC.",
 		Scans: []SearchScanVM{{DB: 0, Match: "*x*", Progress: "about 5 of ~9 keys scanned at 13:30:05 UTC."}}}
+	key := KeyVM{Pattern: "a:{at}", NameParts: []NamePartRow{
+		{Name: "at", Raw: "1796045405", Meaning: at, How: "epoch seconds"},
+		{Name: "at", Raw: "1796045405123", Meaning: "2026-11-29 13:30:05.123 UTC", How: "epoch milliseconds"},
+		{Name: "at", Raw: lookalike, Meaning: lookalike, How: "as read"},
+	}}
 	tests := []struct {
 		name string
 		c    interface {
@@ -107,6 +112,7 @@ func TestPagesMarkTheirTimes(t *testing.T) {
 		{"decoded sentence row", DecodedPanel(dec), `[data-testid="decoded-row"] dd`, 1, at + " (3s ago)x " + lookalike},
 		{"user disconnected", UserLive(user, false), `[data-testid="disconnected"]`, 1, user.Disconnected},
 		{"user scans", UserLive(user, false), `[data-testid="user-scan"]`, 1, "db0, MATCH *x*: " + user.Scans[0].Progress},
+		{"key name part, epoch seconds", keyNameParts(key), `[data-testid="name-part-meaning"] span.font-mono`, 1, at + "2026-11-29 13:30:05.123 UTC" + lookalike},
 	}
 	for _, tt := range tests {
 		doc := render(t, tt.c)
