@@ -244,6 +244,10 @@ func bulkLiveVM(j bulk.Job, o bulk.Options, as string) views.BulkLiveVM {
 	if j.Status == bulk.Running || j.Status == bulk.Counted {
 		vm.Rate = rateText(o)
 	}
+	// The page's Confirm and Cancel go once they no longer apply (the live
+	// update replaces them; the page drawn afresh offers what does).
+	vm.NoStart = j.Status != bulk.Counted || j.Count == 0
+	vm.NoCancel = j.Status != bulk.Counting && j.Status != bulk.Counted && j.Status != bulk.Running
 	if as != string(j.Status) {
 		vm.Reload, vm.Href = "Now "+string(j.Status)+": show its controls →", route.BulkJobURL(j.Spec.Sel.Conn, j.ID)
 	}

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -168,4 +169,78 @@ func sensBulkJob(t *testing.T, b *browser, planted []sensKey) (page, topic strin
 	}
 	t.Fatal("no planted key of eisland")
 	return "", ""
+}
+
+var wsConnectRe = regexp.MustCompile(`ws-connect="([^"]+)"`)
+
+// jobFrames follows a bulk job page's live topic, as the page does.
+func jobFrames(t *testing.T, f *console, page string) <-chan string {
+	t.Helper()
+	m := wsConnectRe.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("the job page has no live topic")
+	}
+	u, err := url.Parse(html.UnescapeString(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topicFrames(t, f, u.Query().Get("topic"))
+}
+
+// Once a job has ended (cancelled, done), its page's live update takes
+// Cancel and Confirm away: they stayed, offering what could no longer be
+// done, until the page was drawn again.
+func TestBulkLiveRemovesCancelOnceEnded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	ctx := context.Background()
+	db := f.redis.Client(0)
+	for i := range 20 {
+		db.Set(ctx, fmt.Sprintf("server:service-status::api%d", i), "on", 4*time.Minute)
+	}
+	b := newBrowser(t, f.srv.URL)
+	_, _, body := b.do(http.MethodGet, route.FamilyKeysURL("main", 0, "service-status"), nil)
+	tok := csrfRe.FindStringSubmatch(body)[1]
+	counted := func() (string, string) {
+		t.Helper()
+		code, hdr, _ := b.do(http.MethodPost, route.BulkCountURL("main", 0), url.Values{"_csrf": {tok}, "kind": {"persist"}, "family": {"service-status"}})
+		if code != http.StatusSeeOther || !jobRe.MatchString(hdr.Get("Location")) {
+			t.Fatalf("count: %d %q", code, hdr.Get("Location"))
+		}
+		job := hdr.Get("Location")
+		var page string
+		waitFor(t, "the count", func() bool {
+			_, _, page = b.do(http.MethodGet, job, nil)
+			return strings.Contains(page, `data-testid="bulk-confirm"`)
+		})
+		if !strings.Contains(page, `data-testid="bulk-cancel"`) {
+			t.Fatalf("a counted job's page offers no Cancel")
+		}
+		return job, page
+	}
+	const cancelGone, startGone = `<span id="bulk-cancel-slot" hx-swap-oob="true" hidden></span>`, `<span id="bulk-start-slot" hx-swap-oob="true" hidden></span>`
+
+	// Cancelled while counted: both buttons go.
+	job, page := counted()
+	frames := jobFrames(t, f, page)
+	if fr := waitFrame(t, frames, "the counted job", `data-status="counted"`); strings.Contains(fr, "bulk-cancel-slot") || strings.Contains(fr, "bulk-start-slot") {
+		t.Fatalf("a counted job's live update takes its buttons away: %s", fr)
+	}
+	if code, _, _ := b.do(http.MethodPost, job+"/cancel", url.Values{"_csrf": {tok}}); code != http.StatusSeeOther {
+		t.Fatalf("cancel: %d", code)
+	}
+	waitFrame(t, frames, "the cancelled job", `data-status="cancelled"`, cancelGone, startGone)
+
+	// Confirmed and run to the end: Confirm goes once it runs, Cancel once done.
+	job, page = counted()
+	frames = jobFrames(t, f, page)
+	waitFrame(t, frames, "the counted job", `data-status="counted"`)
+	if code, _, _ := b.do(http.MethodPost, job+"/start", url.Values{"_csrf": {tok}}); code != http.StatusSeeOther {
+		t.Fatalf("start: %d", code)
+	}
+	waitFrame(t, frames, "the finished job", `data-status="done"`, cancelGone, startGone)
+	_, _, page = b.do(http.MethodGet, job, nil)
+	if strings.Contains(page, `data-testid="bulk-cancel"`) || strings.Contains(page, `data-testid="bulk-start"`) {
+		t.Fatal("a finished job's page offers Cancel or Confirm")
+	}
 }

@@ -65,6 +65,12 @@ func (d *panel) row(label, value string) {
 	d.vm.Rows = append(d.vm.Rows, views.DecodedRow{Label: label, Value: value})
 }
 
+// sentence adds a row whose value is a sentence the handler wrote, its
+// times shown in the browser's zone (views.WithTimes); never a value read.
+func (d *panel) sentence(label, value string) {
+	d.vm.Rows = append(d.vm.Rows, views.DecodedRow{Label: label, Value: value, Sentence: true})
+}
+
 func (d *panel) link(label, value, href string) {
 	d.vm.Rows = append(d.vm.Rows, views.DecodedRow{Label: label, Value: value, Href: href})
 }

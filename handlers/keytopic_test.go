@@ -89,8 +89,9 @@ func waitFrame(t *testing.T, ch <-chan string, what string, want ...string) stri
 			}
 			last = msg
 			all := true
+			text := textOf([]byte(msg)) // names wrap at their separators (<wbr>)
 			for _, w := range want {
-				all = all && strings.Contains(msg, w)
+				all = all && strings.Contains(text, w)
 			}
 			if all {
 				return msg

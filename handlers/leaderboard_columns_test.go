@@ -51,4 +51,8 @@ func TestLeaderboardColumnsFromThePack(t *testing.T) {
 			t.Errorf("row %q lacks %q", row, want)
 		}
 	}
+	// Achieved is a time the browser shows in its own zone.
+	if dt, _ := doc.Find(`[data-testid="lb-row"] td time[data-local]`).Attr("datetime"); dt != "2025-06-01T00:00:00Z" {
+		t.Errorf("achieved <time datetime=%q>, want 2025-06-01T00:00:00Z", dt)
+	}
 }

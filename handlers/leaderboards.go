@@ -279,7 +279,7 @@ func (a *App) lbRows(v route.Window, w leaderboard.Window, marks map[string]lead
 	for _, e := range w.Entries {
 		r := views.LeaderboardRow{Rank: format.Count(e.Rank + 1), Member: e.Member, Score: format.Score(e.Score)}
 		for _, f := range w.MetaFields {
-			r.Meta = append(r.Meta, metaValue(w.MetaFormats[f], e.Meta[f]))
+			r.Meta = append(r.Meta, metaCell(w.MetaFormats[f], e.Meta[f]))
 		}
 		if mv, ok := marks[e.Member]; ok {
 			switch mv.Kind {
@@ -320,6 +320,13 @@ func metaTitles(w leaderboard.Window) []string {
 		out = append(out, f)
 	}
 	return out
+}
+
+// metaCell is metaValue for a leaderboard's cell, saying whether the
+// value became a time (shown in the browser's zone).
+func metaCell(meaning, v string) views.MetaCell {
+	shown := metaValue(meaning, v)
+	return views.MetaCell{Text: shown, Time: meaning == schema.MetaEpochMs && shown != v && v != ""}
 }
 
 // metaValue shows a metadata value by the meaning the pack gives its field

@@ -122,7 +122,7 @@ func lockRow(conn string, r *limits.Row, st limits.State, act bool) views.LockRo
 	case r.Family.Sensitive:
 		row.Holder = "(value not shown: sensitive)"
 	case !st.Until.IsZero():
-		row.Holder = "unlocks at " + format.Time(st.Until)
+		row.UnlocksAt = format.Time(st.Until)
 	default:
 		row.Holder = lockHolder(r.Family, st)
 	}

@@ -30,6 +30,7 @@ func (a *App) overview(c echo.Context) error {
 	vm.Pack = packLine(pc)
 	vm.Headroom, vm.HeadroomNote = headroomVM(ov.Headroom, pc)
 	a.overviewViolations(&vm, conn.Name)
+	a.overviewFamilies(&vm, conn.Name, a.now())
 	return render(c, http.StatusOK, vm, views.OverviewPage(a.page(c, conn.Name, conn.Name), vm))
 }
 
@@ -66,6 +67,7 @@ func (t OverviewTopic) source(a *App) (func() live.Source, error) {
 			vm.Pack = packLine(pc)
 			vm.Headroom, vm.HeadroomNote = headroomVM(ov.Headroom, pc)
 			a.overviewViolations(&vm, c.Name)
+			a.overviewFamilies(&vm, c.Name, a.now())
 			return renderBytes(ctx, overviewFragment(vm))
 		})
 	}, nil

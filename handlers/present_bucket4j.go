@@ -56,7 +56,7 @@ func presentBucket4j(d *panel, state any) {
 		if bw.Intervally {
 			kind = "intervally"
 		}
-		d.row(name, fmt.Sprintf("%s of %s; refill %s per %s, %s; last refill %s", format.Count(bw.Tokens), format.Count(bw.Capacity),
+		d.sentence(name, fmt.Sprintf("%s of %s; refill %s per %s, %s; last refill %s", format.Count(bw.Tokens), format.Count(bw.Capacity),
 			format.Count(bw.RefillTokens), format.Duration(bw.RefillPeriod), kind, format.Time(bw.LastRefill)))
 	}
 	if b.Tokens <= 0 {

@@ -45,7 +45,7 @@ func presentLock(d *panel, state any) {
 	l := state.(*decode.Lock)
 	holder := views.EscapeName(l.Holder)
 	if !l.Until.IsZero() {
-		d.vm.Summary = "Locked until " + format.Time(l.Until)
+		d.vm.Summary, d.vm.SummaryUntil = "Locked until", format.Time(l.Until)
 		d.row("Unlocks at", format.Time(l.Until))
 		if left := l.Until.Sub(d.now); left > 0 {
 			d.row("Unlocks in", format.Duration(left))

@@ -47,7 +47,7 @@ func presentTokenBucket(d *panel, state any) {
 	if tb.LastRefill.IsZero() {
 		d.row("Last refill", "unknown (no time field)")
 	} else {
-		d.row("Last refill", format.Time(tb.LastRefill)+ago(tb.Now.Sub(tb.LastRefill)))
+		d.sentence("Last refill", format.Time(tb.LastRefill)+ago(tb.Now.Sub(tb.LastRefill)))
 	}
 	d.row("Stored tokens", tokens(tb.Stored))
 	if tb.ToFull > 0 {

@@ -147,7 +147,7 @@ func TestDatabaseFragmentCutsLongNames(t *testing.T) {
 // receives is valid UTF-8; markup in them stays inert.
 func TestFragmentsEscapeInvalidUTF8(t *testing.T) {
 	lb := LeaderboardVM{Key: "mg:score:leaderboard:\xfe", Size: "2", CanRemove: true, MetaTitles: []string{"field\xff"}, Rows: []LeaderboardRow{
-		{Rank: "1", Member: "bad\xff<b>", Score: "5", Meta: []string{"v\xfe"}, RemoveHref: "/actions/preview?arg.member=bad%FF%3Cb%3E"},
+		{Rank: "1", Member: "bad\xff<b>", Score: "5", Meta: []MetaCell{{Text: "v\xfe"}}, RemoveHref: "/actions/preview?arg.member=bad%FF%3Cb%3E"},
 		{Rank: "2", Member: strings.Repeat("m", 5000), Score: "4"},
 	}}
 	list := LeaderboardListVM{Groups: []LeaderboardGroup{{Conn: "c", Boards: []LeaderboardItem{{Key: "lb\xff", Href: "/x?k=lb%FF", Top: "top\xfe", Size: "1"}}}}}

@@ -815,7 +815,7 @@ func tokenList(p Page, vm TokensVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else if len(vm.Tokens) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "<table class=\"w-full text-left\"><thead class=\"text-xs uppercase text-slate-500\"><tr><th class=\"py-1\">Name</th><th class=\"py-1\">Role</th><th class=\"py-1\">Created</th><th class=\"py-1\">Expires</th><th class=\"py-1\">Last used</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "<table class=\"w-full text-left\"><thead class=\"text-xs uppercase text-slate-500\"><tr><th class=\"py-1\">Name</th><th class=\"py-1\">Role</th><th class=\"py-1\">Created</th><th class=\"py-1\">Expires</th><th class=\"py-1\">Last used</th><th class=\"relative\"><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -978,7 +978,7 @@ func everyonesTokens(p Page, vm TokensVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else if len(vm.Everyone) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "<table class=\"w-full text-left\"><thead class=\"text-xs uppercase text-slate-500\"><tr><th class=\"py-1\">Name</th><th class=\"py-1\">Owner</th><th class=\"py-1\">Role</th><th class=\"py-1\">Created</th><th class=\"py-1\">Expires</th><th class=\"py-1\">Last used</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "<table class=\"w-full text-left\"><thead class=\"text-xs uppercase text-slate-500\"><tr><th class=\"py-1\">Name</th><th class=\"py-1\">Owner</th><th class=\"py-1\">Role</th><th class=\"py-1\">Created</th><th class=\"py-1\">Expires</th><th class=\"py-1\">Last used</th><th class=\"relative\"><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

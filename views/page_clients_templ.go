@@ -247,7 +247,7 @@ func ClientsPage(p Page, vm ClientsVM) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else if len(vm.Rows) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<div class=\"overflow-x-auto\"><table class=\"w-full text-sm\" data-testid=\"clients-table\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<div class=\"relative overflow-x-auto\"><table class=\"w-full text-sm\" data-testid=\"clients-table\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -348,7 +348,7 @@ func ClientsPage(p Page, vm ClientsVM) templ.Component {
 					}
 				}
 				if vm.KillKind != "" {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<th class=\"py-2 font-medium\"></th>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<th class=\"py-2 font-medium\"><span class=\"sr-only\">Actions</span></th>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

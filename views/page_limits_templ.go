@@ -522,7 +522,7 @@ func LimitsLive(vm LimitsVM, oob bool) templ.Component {
 				}
 			}
 			if len(g.Rows) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<div class=\"overflow-x-auto\"><table class=\"mt-2 w-[52rem] table-fixed md:w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Who</th><th class=\"w-48 py-1 pr-3 font-medium\">Level</th><th class=\"w-48 py-1 pr-3 font-medium\">State</th><th class=\"w-28 py-1 pr-3 font-medium\">Resets in</th><th class=\"w-24 py-1 font-medium\"></th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<div class=\"relative overflow-x-auto\"><table class=\"mt-2 w-[52rem] table-fixed md:w-full text-sm\"><thead class=\"text-left text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3 font-medium\">Who</th><th class=\"w-48 py-1 pr-3 font-medium\">Level</th><th class=\"w-48 py-1 pr-3 font-medium\">State</th><th class=\"w-28 py-1 pr-3 font-medium\">Resets in</th><th class=\"w-24 py-1 font-medium\"><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -1,6 +1,9 @@
 package views
 
 import (
+	"context"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +72,56 @@ func TestWithTimes(t *testing.T) {
 	}
 	if d := render(t, WithTimes("")); d.Find("time").Length() != 0 || d.Text() != "" {
 		t.Fatalf("empty sentence rendered %q", d.Text())
+	}
+}
+
+// The pages that wrote a time as UTC text mark it for the browser's zone,
+// and a value read from Redis that looks like one of our times stays text.
+func TestPagesMarkTheirTimes(t *testing.T) {
+	at := format.Time(time.Date(2026, 11, 29, 13, 30, 5, 0, time.UTC))
+	lookalike := "2026-11-29 13:30:05 UTC" // a lock holder's value, read
+	locks := LocksVM{Groups: []LockGroup{{Family: "f", Rows: []LockRow{{Key: "l:1", UnlocksAt: at}, {Key: "l:2", Holder: lookalike}}}}}
+	lb := LeaderboardVM{Key: "lb", Size: "2", MetaTitles: []string{"Achieved"}, Rows: []LeaderboardRow{
+		{Rank: "1", Member: "ana", Score: "5", Meta: []MetaCell{{Text: at, Time: true}}},
+		{Rank: "2", Member: "bo", Score: "4", Meta: []MetaCell{{Text: lookalike}}},
+	}}
+	dec := DecodedVM{Role: "lock", Summary: "Locked until", SummaryUntil: at, Alert: "Refused until " + at + ".", Rows: []DecodedRow{
+		{Label: "Last refill", Value: at + " (3s ago)", Sentence: true},
+		{Label: "Raw", Value: "x " + lookalike},
+	}}
+	user := UserLiveVM{ReadAt: format.Clock(time.Now()), Disconnected: "Down. The figures below are from 13:30:05 UTC.",
+		Scans: []SearchScanVM{{DB: 0, Match: "*x*", Progress: "about 5 of ~9 keys scanned at 13:30:05 UTC."}}}
+	key := KeyVM{Pattern: "a:{at}", NameParts: []NamePartRow{
+		{Name: "at", Raw: "1796045405", Meaning: at, How: "epoch seconds"},
+		{Name: "at", Raw: "1796045405123", Meaning: "2026-11-29 13:30:05.123 UTC", How: "epoch milliseconds"},
+		{Name: "at", Raw: lookalike, Meaning: lookalike, How: "as read"},
+	}}
+	tests := []struct {
+		name string
+		c    interface {
+			Render(context.Context, io.Writer) error
+		}
+		where string
+		times int // <time> elements inside where
+		text  string
+	}{
+		{"lock unlocks at", LocksLive(locks, false), `[data-testid="lock-holder"]`, 1, "unlocks at " + at + lookalike},
+		{"leaderboard achieved", LeaderboardLive(lb, false), `[data-testid="lb-row"] td:last-child`, 1, at + lookalike},
+		{"decoded summary", DecodedPanel(dec), `[data-testid="decoded-summary"]`, 1, "Locked until " + at},
+		{"decoded alert", DecodedPanel(dec), `[data-testid="decoded-alert"]`, 1, "Refused until " + at + "."},
+		{"decoded sentence row", DecodedPanel(dec), `[data-testid="decoded-row"] dd`, 1, at + " (3s ago)x " + lookalike},
+		{"user disconnected", UserLive(user, false), `[data-testid="disconnected"]`, 1, user.Disconnected},
+		{"user scans", UserLive(user, false), `[data-testid="user-scan"]`, 1, "db0, MATCH *x*: " + user.Scans[0].Progress},
+		{"key name part, epoch seconds", keyNameParts(key), `[data-testid="name-part-meaning"] span.font-mono`, 1, at + "2026-11-29 13:30:05.123 UTC" + lookalike},
+	}
+	for _, tt := range tests {
+		doc := render(t, tt.c)
+		sel := doc.Find(tt.where)
+		if n := sel.Find("time[data-local]").Length(); n != tt.times {
+			t.Errorf("%s: %d <time> in %s, want %d", tt.name, n, tt.where, tt.times)
+		}
+		if got := strings.Join(strings.Fields(sel.Text()), " "); got != strings.Join(strings.Fields(tt.text), " ") {
+			t.Errorf("%s: text %q, want %q", tt.name, got, tt.text)
+		}
 	}
 }

@@ -86,6 +86,11 @@ func TestBrowserBulkDeleteAndUndo(t *testing.T) {
 	if part <= 0 || full != n {
 		t.Fatalf("progress seen %d, then %d", part, full)
 	}
+	// The page was drawn running, with Cancel: the update that says done
+	// takes it away.
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="bulk-cancel"]').length`)); n != 0 {
+		t.Fatal("the finished job's page still offers Cancel")
+	}
 	if left := rs.Client(0).DBSize(bg).Val(); left != 0 {
 		t.Fatalf("%d keys left", left)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +154,7 @@ func TestBrowserLook(t *testing.T) {
 	t.Run("phone", func(t *testing.T) { lookPhone(tab(t)) })
 	t.Run("shortcuts", func(t *testing.T) { lookShortcuts(tab(t)) })
 	t.Run("times", func(t *testing.T) { lookTimes(tab(t)) })
+	t.Run("charts", func(t *testing.T) { lookCharts(tab(t)) })
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("browser console errors: %v", e)
 	}
@@ -337,5 +339,75 @@ func lookTimes(b *lookTab) {
 	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="utc-toggle"]`))))
 	if !eval(shifted) {
 		t.Fatal("switching UTC off did not bring local times back")
+	}
+}
+
+// chartAxes reads the chart in the figure sel: its value labels, its time
+// labels, its units caption, and how tall (in CSS pixels) its smallest
+// label is drawn and whether every label lies inside the SVG's box.
+func chartAxes(sel string) string {
+	return fmt.Sprintf(`(() => {
+  const fig = document.querySelector(%q);
+  const svg = fig && fig.querySelector('svg[data-testid="chart"]');
+  if (!svg) return null;
+  const texts = (g) => [...svg.querySelectorAll('[data-testid="' + g + '"] text')];
+  const box = svg.getBoundingClientRect();
+  const all = [...texts("chart-y-axis"), ...texts("chart-x-axis")];
+  const units = fig.querySelector('[data-testid="chart-units"]');
+  return {
+    ys: texts("chart-y-axis").map((t) => t.textContent.trim()),
+    xs: texts("chart-x-axis").map((t) => t.textContent.trim()),
+    units: units ? units.textContent.trim() : "",
+    minPx: Math.min(...all.map((t) => parseFloat(getComputedStyle(t).fontSize) * box.width / svg.viewBox.baseVal.width)),
+    inside: all.every((t) => { const r = t.getBoundingClientRect(); return r.left >= box.left - 0.5 && r.right <= box.right + 0.5; }),
+  };
+})()`, sel)
+}
+
+type axes struct {
+	Ys, Xs []string
+	Units  string
+	MinPx  float64
+	Inside bool
+}
+
+// A chart has axes a reader can read: value labels (numbers, two at
+// least) on the left, the time before now below ending at "now", and a
+// caption naming the units; on the overview and on a leaderboard, whose
+// chart sits in a third of the page and still draws its labels 11 px
+// tall at least (9 px, drawn as the wide charts are, at 1280 px).
+func lookCharts(b *lookTab) {
+	t, ctx := b.t, b.ctx
+	for _, c := range []struct{ name, path, fig, unit string }{
+		{"overview", route.OverviewURL("eisland"), `[data-testid="spark-ops-chart"]`, "ops/s"},
+		{"leaderboard", route.LeaderboardPath("eisland", 14) + "?k=" + url.QueryEscape("mg:score:leaderboard:2048"), `[data-testid="lb-activity-chart"]`, "changes/min"},
+	} {
+		b.open(c.path)
+		// The overview charts from its second sample, the leaderboard from
+		// its first live read: both arrive over the websocket.
+		if !b.poll(fmt.Sprintf(`!!document.querySelector(%q)`, c.fig+` svg[data-testid="chart"]`)) {
+			v, _ := liveText(ctx, c.fig)
+			t.Fatalf("%s: no chart drawn: %q", c.name, v)
+		}
+		a, err := chromedp.Run(ctx, chromedp.Evaluate[axes](chartAxes(c.fig)))
+		must(t, err)
+		numbers := len(a.Ys) >= 2
+		for _, y := range a.Ys {
+			numbers = numbers && strings.ContainsAny(y, "0123456789")
+		}
+		if !numbers {
+			t.Errorf("%s: value labels %q, want two numbers at least", c.name, a.Ys)
+		}
+		before := slices.ContainsFunc(a.Xs, func(x string) bool { return strings.HasPrefix(x, "−") })
+		if !slices.Contains(a.Xs, "now") || !before {
+			t.Errorf("%s: time labels %q, want \"now\" and times before it", c.name, a.Xs)
+		}
+		if want := c.unit + " (left) · time before now (below)"; a.Units != want {
+			t.Errorf("%s: units caption %q, want %q", c.name, a.Units, want)
+		}
+		if a.MinPx < 11 || !a.Inside {
+			t.Errorf("%s: labels drawn %.1f px tall (want 11 at least), all inside the chart: %v", c.name, a.MinPx, a.Inside)
+		}
+		t.Logf("%s: labels %.1f px; values %q; times %q", c.name, a.MinPx, a.Ys, a.Xs)
 	}
 }

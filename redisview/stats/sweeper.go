@@ -286,6 +286,7 @@ type keptPass struct {
 	last   *dbAccumulator
 	sig    signature
 	passes int
+	hour   []FamilyPass // the sweeper's hour (famtrend.go), the pool's own copy
 }
 
 // recentFor is how old a stopped sweeper's pass may be and still be shown
@@ -338,6 +339,9 @@ func (p *Sweepers) Acquire(c *redisview.Conn, db int) (s *Sweeper, release func(
 		defer p.mu.Unlock()
 		if kp, ok := p.recent[k]; ok && p.clock.Since(kp.last.finished) <= recentFor {
 			s.last, s.lastSig, s.passes = kp.last, kp.sig, kp.passes
+			// The sweeper's own copy: kp.hour is never changed once kept
+			// (Known may be reading it).
+			s.hour = famTrend{passes: (&famTrend{passes: kp.hour}).copy()}
 			s.markRead()
 		}
 		delete(p.recent, k)
@@ -354,7 +358,7 @@ func (p *Sweepers) keep(k sweepKey, s *Sweeper) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.recent[k] = keptPass{s.last, s.lastSig, s.passes}
+	p.recent[k] = keptPass{s.last, s.lastSig, s.passes, s.hour.copy()}
 }
 
 // Running is the number of sweepers running now.
@@ -395,7 +399,8 @@ func dbSize(cmd *redis.IntCmd) redisview.Opt[int64] {
 // the latest completed pass of its running sweeper, or of one stopped
 // within recentFor — and false when no pass has completed: a count
 // nobody has read is not zero. Pages that only summarise (the overview's
-// violation counts) use it, so that opening them sweeps nothing.
+// violation counts and families' hour) use it, so that opening them sweeps
+// nothing. Its Hour is the passes this process kept of the last hour.
 func (p *Sweepers) Known(conn string, db int) (DBDetail, bool) {
 	k := sweepKey{conn, db}
 	s, running := p.pool.Get(k)
@@ -409,13 +414,22 @@ func (p *Sweepers) Known(conn string, db int) (DBDetail, bool) {
 		if s.last == nil {
 			return d, false
 		}
+<<<<<<< HEAD
 		kp, recent = keptPass{s.last, s.lastSig, s.passes}, true
 		d.MemoryWhy, d.ReadPath, d.Err = s.memWhy, "pipelines", s.err
+=======
+		kp, recent = keptPass{s.last, s.lastSig, s.passes, nil}, true
+		d.MemoryWhy, d.ReadPath, d.Err = s.memWhy, s.path, s.err
+		d.Hour = s.hour.copy()
+>>>>>>> gaps23
 	}
 	if !recent || (!running && p.clock.Since(kp.last.finished) > recentFor) {
 		return d, false
 	}
 	kp.last.detail(&d, kp.last.seen, false)
 	d.Pass, d.CompletedAt = kp.passes, kp.last.finished
+	if !running {
+		d.Hour = (&famTrend{passes: kp.hour}).copy()
+	}
 	return d, true
 }

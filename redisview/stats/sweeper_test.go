@@ -297,11 +297,21 @@ func TestKnownViolationsWithoutReading(t *testing.T) {
 		if !ok || d.ViolCount != 1 || len(d.Violations) != 1 || d.Violations[0].Key != "auth:limit:login:failures:forever" || d.CompletedAt.IsZero() {
 			t.Fatalf("%s: %v %+v", when, ok, d)
 		}
+		// The families' hour the passes kept, as the overview charts it.
+		if len(d.Hour) == 0 || d.Hour[len(d.Hour)-1].Families["login-failures"].Count != 2 {
+			t.Fatalf("%s: hour %+v", when, d.Hour)
+		}
 	}
 	check("running")
 	release()
 	redistest.Eventually(t, 10*time.Second, "the sweeper stopped", func() bool { return pool.Running() == 0 })
 	check("stopped")
+	// A sweeper started again within recentFor goes on with the kept hour.
+	s, release = pool.Acquire(c, 6)
+	if h := s.Detail(redisview.None[int64]("")).Hour; len(h) == 0 {
+		t.Fatal("the kept hour was not restored")
+	}
+	release()
 	if _, ok := pool.Known(c.Name, 5); ok {
 		t.Fatal("db5 known without a sweep")
 	}

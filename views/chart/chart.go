@@ -77,8 +77,10 @@ type Chart struct {
 	X0, X1, Y0, Y1 string
 }
 
-// Tick is one labelled position on an axis.
-type Tick struct{ Pos, Label string }
+// Tick is one labelled position on an axis; Anchor, when set, is the
+// label's text-anchor ("end" for the time label at the right edge, which
+// centred would run past the box).
+type Tick struct{ Pos, Label, Anchor string }
 
 // Line is one joined run of a series' points.
 type Line struct{ Points, Class string }
@@ -131,7 +133,11 @@ func Build(s Spec, series ...Series) Chart {
 		c.YTicks = append(c.YTicks, Tick{Pos: num(yOf(v)), Label: yt.Labels[i]})
 	}
 	for _, d := range AgoTicks(s.Span, 5) {
-		c.XTicks = append(c.XTicks, Tick{Pos: num(xOf(s.End.Add(-d))), Label: AgoLabel(d)})
+		t := Tick{Pos: num(xOf(s.End.Add(-d))), Label: AgoLabel(d)}
+		if d == 0 {
+			t.Anchor = "end"
+		}
+		c.XTicks = append(c.XTicks, t)
 	}
 	for _, se := range vis {
 		if len(vis) > 1 {
