@@ -88,13 +88,19 @@ func report(w io.Writer, o options, r passResult) {
 			byCmd[cmd] += v
 		}
 	}
-	perKey := float64(calls) / float64(r.keys)
+	// Commands per key read: all keys after a complete pass, else those
+	// the pass read.
+	read := r.keys
+	if !r.complete {
+		read = max(d.Seen, 1)
+	}
+	perKey := float64(calls) / float64(read)
 	var cmdParts []string
 	var other int64
 	for cmd, v := range byCmd {
 		switch {
-		case float64(v)/float64(r.keys) >= 0.0005:
-			cmdParts = append(cmdParts, fmt.Sprintf("%s %.3f", strings.ToUpper(cmd), float64(v)/float64(r.keys)))
+		case float64(v)/float64(read) >= 0.0005:
+			cmdParts = append(cmdParts, fmt.Sprintf("%s %.3f", strings.ToUpper(cmd), float64(v)/float64(read)))
 		case v > 0:
 			other += v
 		}
@@ -157,7 +163,7 @@ func report(w io.Writer, o options, r passResult) {
 		model = fmt.Sprintf("%s (measured/model %.2f)", pct(d.CPU*100), sweepCPU/(d.CPU*100))
 	}
 	fmt.Fprintf(w, "| the sweep's own CPU estimate (DBDetail.CPU) | %s | near the measured | — |\n", model)
-	fmt.Fprintf(w, "| commands per key | %.3f (%s) | — | — |\n", perKey, strings.Join(cmdParts, ", "))
+	fmt.Fprintf(w, "| commands per key read | %.3f (%s) | — | — |\n", perKey, strings.Join(cmdParts, ", "))
 	fmt.Fprintf(w, "| keys read whole / TTL only / SCAN only | %d / %d / %d | — | — |\n", d.ReadWhole, d.TTLOnly, r.keys-d.ReadWhole-d.TTLOnly)
 	sl := "none logged"
 	if slowest > 0 {
@@ -172,6 +178,9 @@ func report(w io.Writer, o options, r passResult) {
 	fmt.Fprintf(w, "| estimated memory within its stated 95%% margin | %d of %d (%.0f%%) | ≥ 95%% | %s |\n", estWithin, estimated, share, yes(estimated > 0 && share >= 95))
 	fmt.Fprintf(w, "| memory stated exact and equal to the truth | %d of %d | all | %s |\n", exactEqual, exactClaimed, yes(exactEqual == exactClaimed))
 	fmt.Fprintf(w, "| TTL violations exact (every key's TTL read) | %d of %d | all | %s |\n", violExact, violChecked, yes(violExact == violChecked))
+	if !r.complete {
+		fmt.Fprintf(w, "| the pass | incomplete: the figures below are scaled from %d keys read (%.1f%%) | complete | **no** |\n", d.Seen, d.Coverage*100)
+	}
 	if d.Err != "" {
 		fmt.Fprintf(w, "| sweep error | %s | none | **no** |\n", d.Err)
 	}
@@ -220,7 +229,7 @@ func report(w io.Writer, o options, r passResult) {
 			if s.Slowest > 0 {
 				sl = fmt.Sprintf("%s %s (%d over 2 ms)", s.Slowest.Round(time.Microsecond), s.Cmd, s.Over2ms)
 			}
-			fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %.3f | %s |\n", i, r.nodeKeys[i], pct(r.busy[i]), pct(r.idle[i]), pct(r.busy[i]-r.idle[i]), float64(c)/float64(max(r.nodeKeys[i], 1)), sl)
+			fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %.3f | %s |\n", i, r.nodeKeys[i], pct(r.busy[i]), pct(r.idle[i]), pct(r.busy[i]-r.idle[i]), float64(c)/float64(max(r.nodeKeys[i]*read/r.keys, 1)), sl)
 		}
 	}
 	fmt.Fprintln(w)
