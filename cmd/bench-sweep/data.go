@@ -138,7 +138,7 @@ var families = []family{
 			return fmt.Sprintf("cache:exact:%s:%016x%016x", []string{"chat", "embed", "moderation"}[r%3], r, uint64(j))
 		},
 		write: func(p redis.Pipeliner, ctx context.Context, key string, j int, r uint64) bool {
-			v := filler[:size(r>>3, 64, 16384)]
+			v := filler[:size(r>>3, 64, 4096)]
 			if r%500 == 3 {
 				p.Set(ctx, key, v, 0)
 				return true
