@@ -31,8 +31,7 @@ type Config struct {
 	PackFor      map[string]string // connection → pack name, overriding detection
 	Sweep        stats.SweepBudget
 	// SearchRate is each connection's scan budget (keys/s) for the scans
-	// people start: searches and the user page's; --sweep-rate's unless
-	// --search-rate is given.
+	// people start: searches and the user page's (--search-rate).
 	SearchRate int
 	// Bulk are the bulk jobs' figures (bulkflags.go).
 	Bulk bulk.Options
@@ -148,13 +147,11 @@ func parseFlags(prog string, args []string, getenv func(string) string) (Config,
 	for _, c := range conns {
 		seen[c.Name] = true
 	}
-	searchRateSet := false
-	fs.Visit(func(f *flag.Flag) { searchRateSet = searchRateSet || f.Name == "search-rate" })
 	for _, check := range []func() error{
 		func() error { return cfg.checkSignIn(fl.proxies, getenv) },
 		func() error { return cfg.checkAudit(seen) },
 		func() error { return cfg.checkHostsAndPacks(fl, seen) },
-		func() error { return cfg.checkBudgets(searchRateSet) },
+		func() error { return cfg.checkBudgets(fl.sweepCPU) },
 		cfg.checkServing,
 		cfg.checkBulk,
 	} {
@@ -171,6 +168,7 @@ type flagLists struct {
 	packs          listFlag
 	packFor        packForFlag
 	proxies, hosts listFlag
+	sweepCPU       float64 // --sweep-cpu, per cent
 }
 
 // defineFlags declares every flag, writing into cfg and the lists.
@@ -185,9 +183,11 @@ func defineFlags(prog string, cfg *Config) (*flag.FlagSet, *flagLists) {
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Var(&fl.packs, "pack", "load a schema pack from FILE (repeatable)")
 	fs.Var(fl.packFor, "pack-for", "use pack PACK for connection NAME: NAME=PACK (repeatable)")
-	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second a database sweep may read (10–1000000)")
+	fs.IntVar(&cfg.Sweep.KeysPerSec, "sweep-rate", stats.DefaultSweepBudget.KeysPerSec, "at most this many keys per second a database sweep reads (10–1000000)")
+	fs.Float64Var(&fl.sweepCPU, "sweep-cpu", stats.DefaultSweepBudget.CPU*100, "per cent of one Redis core a database sweep may cost while it runs, by its cost model (0.01–100)")
+	fs.IntVar(&cfg.Sweep.Sample, "sweep-sample", stats.DefaultSweepBudget.Sample, "keys of each family a sweep pass reads whole for memory and type (10–1000000); the rest are counted from their names")
 	fs.IntVar(&cfg.Sweep.Count, "sweep-count", stats.DefaultSweepBudget.Count, "SCAN COUNT of a sweep step (10–10000)")
-	fs.IntVar(&cfg.SearchRate, "search-rate", stats.DefaultSweepBudget.KeysPerSec, "keys per second every search and user-page scan of one connection may read together, shared fairly between users (10–1000000; default: --sweep-rate)")
+	fs.IntVar(&cfg.SearchRate, "search-rate", stats.DefaultSearchRate, "keys per second every search and user-page scan of one connection may read together, shared fairly between users (10–1000000)")
 	defineBulkFlags(fs, &cfg.Bulk)
 	fs.StringVar(&cfg.UsersFile, "users", "", "users file (YAML) enabling sign-in")
 	fs.StringVar(&cfg.SessionSecret, "session-secret", "", "secret signing sessions and CSRF tokens (≥ 32 bytes; share it between replicas)")
@@ -310,14 +310,17 @@ func (cfg *Config) checkHostsAndPacks(fl *flagLists, seen map[string]bool) error
 	return nil
 }
 
-// checkBudgets checks the sweep's and the searches' rates; the search rate
-// is the sweep's unless --search-rate was given.
-func (cfg *Config) checkBudgets(searchRateSet bool) error {
+// checkBudgets checks the sweep's and the searches' budgets.
+func (cfg *Config) checkBudgets(sweepCPU float64) error {
 	if cfg.Sweep.KeysPerSec < 10 || cfg.Sweep.KeysPerSec > 1_000_000 {
 		return fmt.Errorf("invalid value %d for flag --sweep-rate: want 10 to 1000000", cfg.Sweep.KeysPerSec)
 	}
-	if !searchRateSet {
-		cfg.SearchRate = cfg.Sweep.KeysPerSec
+	if !(sweepCPU >= 0.01 && sweepCPU <= 100) {
+		return fmt.Errorf("invalid value %v for flag --sweep-cpu: want 0.01 to 100 (per cent of one Redis core)", sweepCPU)
+	}
+	cfg.Sweep.CPU = sweepCPU / 100
+	if cfg.Sweep.Sample < 10 || cfg.Sweep.Sample > 1_000_000 {
+		return fmt.Errorf("invalid value %d for flag --sweep-sample: want 10 to 1000000 keys per family", cfg.Sweep.Sample)
 	}
 	if cfg.SearchRate < 10 || cfg.SearchRate > 1_000_000 {
 		return fmt.Errorf("invalid value %d for flag --search-rate: want 10 to 1000000 keys per second", cfg.SearchRate)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/keydeck/keydeck/redisview/stats"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,7 +141,7 @@ func TestParseFlagsSearchRate(t *testing.T) {
 		wantErr string
 	}{
 		{args: "", want: 1600},
-		{args: "--sweep-rate 4000", want: 4000},
+		{args: "--sweep-rate 4000", want: 1600}, // the sweep's budget is its own
 		{args: "--search-rate 800", want: 800},
 		{args: "--search-rate=800 --sweep-rate 4000", want: 800},
 		{args: "--search-rate 1000000", want: 1_000_000},
@@ -266,5 +267,39 @@ func TestConsoleAllowDangerousHelp(t *testing.T) {
 	}
 	if strings.Contains(f.Usage, "CONFIG SET") || !strings.Contains(f.Usage, "FLUSHDB") {
 		t.Fatalf("help = %q: it must name what the flag lets run (FLUSHDB …), not CONFIG SET", f.Usage)
+	}
+}
+
+// The sweep's budget: a share of a Redis core (per cent on the command
+// line), a key rate cap, the sample per family; each checked.
+func TestParseFlagsSweepBudget(t *testing.T) {
+	none := func(string) string { return "" }
+	tests := []struct {
+		args    string
+		want    stats.SweepBudget
+		wantErr string
+	}{
+		{args: "", want: stats.DefaultSweepBudget},
+		{args: "--sweep-cpu 0.5 --sweep-sample 300 --sweep-rate 5000 --sweep-count 100", want: stats.SweepBudget{KeysPerSec: 5000, Count: 100, CPU: 0.005, Sample: 300}},
+		{args: "--sweep-cpu 100", want: stats.SweepBudget{KeysPerSec: 20000, Count: 500, CPU: 1, Sample: 2000}},
+		{args: "--sweep-cpu 0", wantErr: "invalid value 0 for flag --sweep-cpu: want 0.01 to 100"},
+		{args: "--sweep-cpu 101", wantErr: "invalid value 101 for flag --sweep-cpu"},
+		{args: "--sweep-cpu NaN", wantErr: "flag --sweep-cpu"},
+		{args: "--sweep-sample 9", wantErr: "invalid value 9 for flag --sweep-sample: want 10 to 1000000 keys per family"},
+		{args: "--sweep-sample 1000001", wantErr: "flag --sweep-sample"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			cfg, err := parseFlags("keydeck", strings.Fields(tt.args), none)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || cfg.Sweep != tt.want {
+				t.Fatalf("Sweep = %+v (%v), want %+v", cfg.Sweep, err, tt.want)
+			}
+		})
 	}
 }

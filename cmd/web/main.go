@@ -87,12 +87,16 @@ Flags:
   --pack FILE             load a schema pack (YAML) in addition to the built-in
                           eisland, gateway and vertique packs; repeatable
   --pack-for NAME=PACK    use pack PACK for connection NAME instead of detecting it
-  --sweep-rate N          keys per second one database's statistics sweep may read
-                          (default 1600)
-  --sweep-count N         SCAN COUNT of one sweep step (default 200)
+  --sweep-cpu PERCENT     share of one Redis core one database's statistics sweep
+                          may cost while it runs, by its cost model (default 1)
+  --sweep-rate N          at most this many keys per second one sweep reads
+                          (default 20000)
+  --sweep-sample N        keys of each family a pass reads whole, for memory and
+                          type; the rest are counted from their names (default 2000)
+  --sweep-count N         SCAN COUNT of one sweep step (default 500)
   --search-rate N         keys per second all searches and user-page scans of one
                           connection may read together, shared fairly between users
-                          (default: the --sweep-rate)
+                          (default 1600)
   --users FILE            users who may sign in (YAML; see README), re-read when it
                           changes and on SIGHUP; without it, and without
                           --trusted-proxy, Keydeck serves only loopback

@@ -3,6 +3,7 @@ package stats
 import (
 	"cmp"
 	"github.com/keydeck/keydeck/views/format"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -124,37 +125,100 @@ const (
 
 // dbAccumulator collects one sweep pass of one database.
 type dbAccumulator struct {
-	seen       int64
-	memory     int64
+	seen       int64 // keys counted (every key SCAN returned that was not gone)
+	whole      int64 // of them, read whole
+	ttlOnly    int64 // of them, whose only read was PTTL
+	memory     int64 // memory of the keys read whole
 	memEst     int64 // keys whose memory is a sampled estimate
 	fams       map[*schema.Family]*FamilyStats
 	violations []Violation
-	violCount  int64
+	violCount  int64 // violations found in the keys read (not scaled)
 	unmatched  map[string]*PrefixGroup
 	unmCount   int64
-	unmMemory  int64
+	unmSampled int64
+	unmSums    SampleSums
 	byMemory   []BigKey
 	byElements []BigKey // collections: hashes, lists, sets, sorted sets, streams
 	byLength   []BigKey // strings, whose length is in bytes, not elements
-	started    time.Time
-	finished   time.Time
+	// sample is how many keys of each family (and of the unmatched keys)
+	// the pass reads whole: the first ones SCAN returns.
+	sample int
+	// cost is what the pass's steps cost Redis (sweepcost.go).
+	cost     time.Duration
+	started  time.Time
+	finished time.Time
 }
 
-func newAccumulator(now time.Time) *dbAccumulator {
-	return &dbAccumulator{fams: map[*schema.Family]*FamilyStats{}, unmatched: map[string]*PrefixGroup{}, started: now}
+// DefaultSampleSize is how many keys of each family a pass reads whole
+// when the budget does not say: enough for a memory estimate within a few
+// per cent at 95% for the families of the seeds (make bench-sweep).
+const DefaultSampleSize = 2000
+
+func newAccumulator(now time.Time, sample int) *dbAccumulator {
+	if sample <= 0 {
+		sample = DefaultSampleSize
+	}
+	return &dbAccumulator{fams: map[*schema.Family]*FamilyStats{}, unmatched: map[string]*PrefixGroup{}, started: now, sample: sample}
+}
+
+// plan says how much of each key of a SCAN page the pass reads: whole
+// while its family (or the unmatched keys) has fewer than sample keys read
+// whole; else its TTL when its family has a TTL rule; else only its name.
+// SCAN returns keys in the order of their hash, which has nothing to do
+// with their values, so a family's first keys are a uniform sample of it.
+func (a *dbAccumulator) plan(db int, keys []string, cls *schema.Classifier) []readLevel {
+	levels := make([]readLevel, len(keys))
+	var inBatch map[*schema.Family]int64
+	var unmBatch int64
+	for i, k := range keys {
+		levels[i] = readName
+		var fam *schema.Family
+		if cls != nil {
+			fam, _ = cls.Classify(db, k)
+		}
+		if fam == nil {
+			if a.unmSampled+unmBatch < int64(a.sample) {
+				levels[i] = readWhole
+				unmBatch++
+			}
+			continue
+		}
+		var done int64
+		if fs := a.fams[fam]; fs != nil {
+			done = fs.Sampled
+		}
+		switch {
+		case done+inBatch[fam] < int64(a.sample):
+			levels[i] = readWhole
+			if inBatch == nil {
+				inBatch = map[*schema.Family]int64{}
+			}
+			inBatch[fam]++
+		case fam.TTL.Kind != schema.TTLAny:
+			levels[i] = readTTL
+		}
+	}
+	return levels
 }
 
 // add classifies and counts one key. cls may be nil (no pack for the connection).
 func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
-	if k.Type == "" { // vanished between SCAN and TYPE
+	if k.gone() {
 		return
 	}
 	a.seen++
-	if k.Memory > 0 {
-		a.memory += k.Memory
-		if k.MemoryEstimated {
-			a.memEst++
+	whole := k.Read == readWhole
+	switch k.Read {
+	case readWhole:
+		a.whole++
+		if k.Memory > 0 {
+			a.memory += k.Memory
+			if k.MemoryEstimated {
+				a.memEst++
+			}
 		}
+	case readTTL:
+		a.ttlOnly++
 	}
 	var fam *schema.Family
 	if cls != nil {
@@ -163,25 +227,11 @@ func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
 	big := BigKey{Key: k.Name, Type: k.Type, Memory: k.Memory, Elements: k.Elements, MemoryEstimated: k.MemoryEstimated}
 	if fam == nil {
 		a.unmCount++
-		if k.Memory > 0 {
-			a.unmMemory += k.Memory
+		if whole {
+			a.unmSampled++
+			a.unmSums.addMemory(k.Memory)
 		}
-		p := prefixOf(k.Name)
-		g := a.unmatched[p]
-		if g == nil {
-			if len(a.unmatched) >= maxPrefixGroups {
-				p = "(other prefixes)"
-				g = a.unmatched[p]
-			}
-			if g == nil {
-				g = &PrefixGroup{Prefix: p}
-				a.unmatched[p] = g
-			}
-		}
-		g.Count++
-		if len(g.Examples) < prefixExamples {
-			g.Examples = append(g.Examples, k.Name)
-		}
+		a.group(k.Name)
 	} else {
 		big.Family = fam.ID
 		fs := a.fams[fam]
@@ -190,17 +240,25 @@ func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
 			a.fams[fam] = fs
 		}
 		fs.Count++
-		if k.Memory > 0 {
-			fs.Memory += k.Memory
-		}
-		fs.TTL[ttlBucket(k.TTL)]++
-		for _, problem := range violations(fam, k) {
-			fs.Violations++
-			a.violCount++
-			if len(a.violations) < maxViolationsListed {
-				a.violations = append(a.violations, Violation{Key: k.Name, Family: fam.ID, Problem: problem})
+		if whole {
+			fs.Sampled++
+			fs.Sums.addMemory(k.Memory)
+			if v := fam.TypeViolation(k.Type); v != "" {
+				fs.Sums.TypeBad++
+				a.violation(k.Name, fam, v)
 			}
 		}
+		if whole || k.Read == readTTL {
+			fs.TTLRead++
+			fs.Sums.TTL[ttlBucket(k.TTL)]++
+			if v := format.TTLViolation(fam.TTL.Violation(k.TTL)); v != "" {
+				fs.Sums.TTLBad++
+				a.violation(k.Name, fam, v)
+			}
+		}
+	}
+	if !whole {
+		return
 	}
 	if k.Memory > 0 {
 		a.byMemory = topK(a.byMemory, big, func(b BigKey) int64 { return b.Memory })
@@ -214,16 +272,93 @@ func (a *dbAccumulator) add(db int, k KeyInfo, cls *schema.Classifier) {
 	}
 }
 
-// violations lists how a key breaks its family's declared type and TTL.
-func violations(f *schema.Family, k KeyInfo) []string {
-	var out []string
-	if v := f.TypeViolation(k.Type); v != "" {
-		out = append(out, v)
+// addMemory adds one key read whole to the memory sums (-1: not known).
+func (s *SampleSums) addMemory(m int64) {
+	if m < 0 {
+		return
 	}
-	if v := format.TTLViolation(f.TTL.Violation(k.TTL)); v != "" {
-		out = append(out, v)
+	s.MemN++
+	s.MemSum += float64(m)
+	s.MemSq += float64(m) * float64(m)
+}
+
+// violation lists one key that breaks its family's rules.
+func (a *dbAccumulator) violation(key string, fam *schema.Family, problem string) {
+	a.violCount++
+	if len(a.violations) < maxViolationsListed {
+		a.violations = append(a.violations, Violation{Key: key, Family: fam.ID, Problem: problem})
 	}
-	return out
+}
+
+// group counts an unmatched key under its prefix.
+func (a *dbAccumulator) group(name string) {
+	p := prefixOf(name)
+	g := a.unmatched[p]
+	if g == nil {
+		if len(a.unmatched) >= maxPrefixGroups {
+			p = "(other prefixes)"
+			g = a.unmatched[p]
+		}
+		if g == nil {
+			g = &PrefixGroup{Prefix: p}
+			a.unmatched[p] = g
+		}
+	}
+	g.Count++
+	if len(g.Examples) < prefixExamples {
+		g.Examples = append(g.Examples, name)
+	}
+}
+
+// z95 is the normal quantile of a two-sided 95% interval.
+const z95 = 1.959964
+
+// estimate is the total of a figure over count keys from a sample of n of
+// them (sum and sum of squares), and the 95% margin of that total: the
+// sample's mean times count, with the standard error of a simple random
+// sample without replacement (the finite-population correction makes a
+// family read whole exact). With one key read the margin is the estimate
+// itself: one key says nothing of the spread.
+func estimate(n, count int64, sum, sq float64) (total, margin int64) {
+	if n <= 0 || count <= 0 {
+		return 0, 0
+	}
+	if n >= count {
+		return int64(sum*float64(count)/float64(n) + 0.5), 0
+	}
+	mean := sum / float64(n)
+	t := mean * float64(count)
+	if n == 1 {
+		return int64(t + 0.5), int64(t + 0.5)
+	}
+	v := (sq - float64(n)*mean*mean) / float64(n-1)
+	if v < 0 {
+		v = 0
+	}
+	se := float64(count) * math.Sqrt(v/float64(n)*(1-float64(n)/float64(count)))
+	return int64(t + 0.5), int64(z95*se + 0.5)
+}
+
+// figures turns a family's pass into the figures shown, its Count scaled
+// by scale (a partial first pass).
+func (fs *FamilyStats) figures(scale float64) FamilyStats {
+	f := *fs
+	sc := func(n int64) int64 { return int64(float64(n)*scale + 0.5) }
+	f.Count = sc(fs.Count)
+	f.Memory, f.MemoryErr = estimate(fs.Sums.MemN, f.Count, fs.Sums.MemSum, fs.Sums.MemSq)
+	ratio := func(part, of int64) float64 {
+		if of <= 0 {
+			return 0
+		}
+		return float64(f.Count) / float64(of) * float64(part)
+	}
+	f.TTL = TTLHistogram{}
+	for i, n := range fs.Sums.TTL {
+		f.TTL[i] = int64(ratio(n, fs.TTLRead) + 0.5)
+	}
+	f.Violations = int64(ratio(fs.Sums.TypeBad, fs.Sampled) + ratio(fs.Sums.TTLBad, fs.TTLRead) + 0.5)
+	f.ViolationsEstimated = fs.Sampled < fs.Count || scale != 1
+	return f
 }
 
 // prefixOf groups unmatched keys by their first two ':'-separated segments.
@@ -332,14 +467,16 @@ func (a *dbAccumulator) detail(d *DBDetail, total int64, partial bool) {
 		d.Coverage = 1
 	}
 	sc := func(n int64) int64 { return int64(float64(n)*scale + 0.5) }
+	d.SampleSize, d.ReadWhole, d.TTLOnly = a.sample, a.whole, a.ttlOnly
 	domains := map[string]*DomainStats{}
+	var variance float64
+	viol := int64(0)
 	for _, fs := range a.fams {
-		f := *fs
-		f.Count, f.Memory, f.Violations = sc(f.Count), sc(f.Memory), sc(f.Violations)
-		for i := range f.TTL {
-			f.TTL[i] = sc(f.TTL[i])
-		}
+		f := fs.figures(scale)
 		d.Families = append(d.Families, f)
+		d.Memory += f.Memory
+		variance += float64(f.MemoryErr) * float64(f.MemoryErr)
+		viol += f.Violations
 		ds := domains[fs.Family.Domain]
 		if ds == nil {
 			ds = &DomainStats{Domain: fs.Family.Domain}
@@ -358,7 +495,7 @@ func (a *dbAccumulator) detail(d *DBDetail, total int64, partial bool) {
 		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Domain, y.Domain))
 	})
 	d.Violations = slices.Clone(a.violations)
-	d.ViolCount = sc(a.violCount)
+	d.ViolCount = viol
 	for _, g := range a.unmatched {
 		c := *g
 		c.Count = sc(c.Count)
@@ -368,10 +505,13 @@ func (a *dbAccumulator) detail(d *DBDetail, total int64, partial bool) {
 		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Prefix, y.Prefix))
 	})
 	d.UnmCount = sc(a.unmCount)
-	d.UnmMemory = sc(a.unmMemory)
+	d.UnmSampled = a.unmSampled
+	d.UnmMemory, d.UnmMemoryErr = estimate(a.unmSums.MemN, d.UnmCount, a.unmSums.MemSum, a.unmSums.MemSq)
+	d.Memory += d.UnmMemory
+	variance += float64(d.UnmMemoryErr) * float64(d.UnmMemoryErr)
+	d.MemoryErr = int64(math.Sqrt(variance) + 0.5)
 	d.ByMemory = slices.Clone(a.byMemory)
 	d.ByElements = slices.Clone(a.byElements)
 	d.ByLength = slices.Clone(a.byLength)
-	d.Memory = sc(a.memory)
-	d.MemoryEstimated = sc(a.memEst)
+	d.MemoryEstimated = a.memEst
 }

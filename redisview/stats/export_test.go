@@ -7,19 +7,24 @@ import (
 	"github.com/keydeck/keydeck/redisview"
 )
 
-// SweepPass runs one full pass over db, with the sweep script where the
-// server runs it (script) or with pipelines only, and returns its detail.
-func SweepPass(ctx context.Context, c *redisview.Conn, db int, script bool) (DBDetail, error) {
+// SweepPass runs one full pass over db as a sweeper does, reading whole
+// the first DefaultSampleSize keys of each family, and returns its detail.
+func SweepPass(ctx context.Context, c *redisview.Conn, db int) (DBDetail, error) {
+	return SweepPassSample(ctx, c, db, DefaultSampleSize)
+}
+
+// SweepPassSample is SweepPass reading sample keys of each family whole.
+func SweepPassSample(ctx context.Context, c *redisview.Conn, db, sample int) (DBDetail, error) {
 	ks := newKeySweep(c, c.DB(db), 500)
-	ks.noScript = !script
-	acc := newAccumulator(time.Now())
+	acc := newAccumulator(time.Now(), sample)
 	for {
-		batch, done, err := ks.step(ctx)
+		cls := c.Classifier()
+		batch, done, err := ks.step(ctx, func(keys []string) []readLevel { return acc.plan(db, keys, cls) })
 		if err != nil {
 			return DBDetail{}, err
 		}
 		for _, k := range batch {
-			acc.add(db, k, c.Classifier())
+			acc.add(db, k, cls)
 		}
 		if done {
 			break
@@ -28,7 +33,7 @@ func SweepPass(ctx context.Context, c *redisview.Conn, db int, script bool) (DBD
 	d := DBDetail{Conn: c.Name, DB: db, Pass: 1}
 	acc.detail(&d, acc.seen, false)
 	d.MemoryWhy = ks.mem.Why
-	d.ReadPath = ks.path()
+	d.ReadPath = "pipelines"
 	return d, nil
 }
 

@@ -34,7 +34,8 @@ type famTrend struct{ passes []FamilyPass }
 func (t *famTrend) add(at time.Time, fams map[*schema.Family]*FamilyStats, memKnown bool) {
 	p := FamilyPass{At: at, Families: make(map[string]FamilyPoint, len(fams)), MemoryKnown: memKnown}
 	for f, fs := range fams {
-		p.Families[f.ID] = FamilyPoint{Count: fs.Count, Memory: fs.Memory}
+		fig := fs.figures(1)
+		p.Families[f.ID] = FamilyPoint{Count: fig.Count, Memory: fig.Memory}
 	}
 	if n := len(t.passes); n > 0 && t.passes[n-1].At.Truncate(TrendStep).Equal(at.Truncate(TrendStep)) {
 		t.passes[n-1] = p

@@ -11,7 +11,7 @@ func TestFamilyHourRing(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	a, b := &schema.Family{ID: "a"}, &schema.Family{ID: "b"}
 	pass := func(na, nb int64) map[*schema.Family]*FamilyStats {
-		return map[*schema.Family]*FamilyStats{a: {Family: a, Count: na, Memory: na * 100}, b: {Family: b, Count: nb}}
+		return map[*schema.Family]*FamilyStats{a: {Family: a, Count: na, Sampled: na, Sums: SampleSums{MemN: na, MemSum: float64(na * 100)}}, b: {Family: b, Count: nb}}
 	}
 	type step struct {
 		at      time.Duration

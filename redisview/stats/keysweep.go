@@ -28,87 +28,89 @@ type KeyInfo struct {
 	// needsEstimate: a hash or set of more than bigTable elements, whose
 	// MEMORY USAGE is not asked (keySweep.estimateTables fills it in).
 	needsEstimate bool
+	// Read is how much of the key the sweep read: readWhole (the fields
+	// above), readTTL (Name and TTL) or readName (Name only).
+	Read readLevel
+	// vanished: PTTL said the key no longer exists (readTTL).
+	vanished bool
+}
+
+// readLevel is how much of a key a sweep reads (dbAccumulator.plan).
+type readLevel uint8
+
+const (
+	readWhole readLevel = iota // type, TTL, length and memory
+	readTTL                    // its name and TTL (PTTL)
+	readName                   // counted from its name, which SCAN returned
+)
+
+// gone: the key was deleted between SCAN and its reads.
+func (k KeyInfo) gone() bool {
+	switch k.Read {
+	case readWhole:
+		return k.Type == ""
+	case readTTL:
+		return k.vanished
+	}
+	return false
 }
 
 // SweepBudget bounds what a sweep costs the server.
 type SweepBudget struct {
-	KeysPerSec int // average rate over time
+	KeysPerSec int // at most this many keys per second, on average
 	Count      int // SCAN COUNT per step
-	// Script reads each SCAN page with one read-only script (sweepScript)
-	// instead of three pipelined round trips. Off by default: measured on
-	// Redis 7.0 at 2,000 keys/s (make bench-sweep), the script costs Redis
-	// more CPU per key than the pipelines (1.7–1.9% of a core against
-	// 1.0–1.1%: each redis.call costs more than a pipelined command), and
-	// each call holds the server for about 0.6 ms where no pipelined
-	// command holds it for more than one SCAN step. It sends one command
-	// per page instead of about four per key, and reads every key of a page
-	// at one instant.
-	Script bool
+	// CPU is the share of one Redis core a sweep may cost while it runs
+	// (0.01: 1%), by the cost model of sweepcost.go: the sweep waits after
+	// each step as long as the step cost Redis divided by CPU. 0: no CPU
+	// bound (KeysPerSec alone).
+	CPU float64
+	// Sample is how many keys of each family a pass reads whole (0:
+	// DefaultSampleSize).
+	Sample int
 }
 
 // DefaultSweepBudget keeps a sweep well below what a busy production
-// server notices: 1,600 keys/s in batches of 200 (make bench-sweep: at
-// most 1% of a Redis core while a pass runs; an unchanged database costs
-// nothing once its pass is done).
-var DefaultSweepBudget = SweepBudget{KeysPerSec: 1600, Count: 200}
+// server notices: about 1% of one Redis core while a pass runs, and at most
+// 20,000 keys/s, in SCAN steps of 500 keys. Measured by make bench-sweep:
+// 10,000,000 keys whose families all have a TTL rule (SCAN and PTTL per
+// key, 1.4 µs of Redis CPU) take about 25 minutes at 1%; keys counted from
+// their names alone (0.7 µs) half that. An unchanged database costs
+// nothing once its pass is done.
+var DefaultSweepBudget = SweepBudget{KeysPerSec: 20000, Count: 500, CPU: 0.01, Sample: DefaultSampleSize}
 
 // memorySamples bounds MEMORY USAGE on big aggregates: Redis looks at this
 // many nested values and extrapolates, so the command stays O(1)-ish.
 const memorySamples = 5
 
-// keySweep walks one database with SCAN, one bounded step at a time. A
-// step is three pipelined round trips: SCAN; TYPE, PTTL and MEMORY USAGE of
-// the batch; then the O(1) length command each key's type calls for. With
-// SweepBudget.Script it is one call of a read-only script (sweepScript: the
-// SCAN step and every key's type, TTL, length and memory) where the server
-// runs it, and the pipelines where it does not (ACL, scripting disabled).
+// keySweep walks one database with SCAN, one bounded step at a time: SCAN,
+// then one pipeline of PTTL for the keys whose TTL the pass reads, and for
+// the keys it reads whole, TYPE and PTTL; then the O(1) length command each
+// key's type calls for and MEMORY USAGE (memoryMode.inspect). Pipelines,
+// not a script: measured on Redis 7.0 (make bench-sweep), SCAN with
+// pipelined PTTL costs Redis 1.4 µs per key, and a read-only script doing
+// the same 1.7–2.1 µs (each redis.call costs more than a pipelined command).
 type keySweep struct {
 	conn   *redisview.Conn // nil in tests that sweep a bare client
 	client redis.UniversalClient
 	count  int
 	cursor redisview.Cursor // on a cluster, one per primary
 	mem    memoryMode
-	// scripts is how this sweep's server runs the sweep script; kept per
-	// sweep, not per connection, so that a server running the leaderboard
-	// script but not this one (or the reverse) is read the best way for each.
-	scripts     redisview.Scripts
-	noScript    bool          // tests: read with pipelines only
-	cluster     bool          // a cluster: pipelines only (see newKeySweep)
-	scriptCount int           // SCAN COUNT of the next script call (adapts)
-	rtt         time.Duration // smoothed round trip of the script calls
+	// scripts is how this sweep's server runs the big-table sampling
+	// script (estimateTables).
+	scripts redisview.Scripts
 }
 
 func newKeySweep(conn *redisview.Conn, c redis.UniversalClient, count int) *keySweep {
 	if count <= 0 {
 		count = DefaultSweepBudget.Count
 	}
-	s := &keySweep{conn: conn, client: c, count: count, cursor: redisview.CursorStart, scriptCount: min(count, maxScriptCount)}
-	// The sweep script SCANs the one node it runs on: a cluster is walked
-	// with a cursor per primary, and its keys read where they live.
-	_, s.cluster = c.(*redis.ClusterClient)
-	return s
+	return &keySweep{conn: conn, client: c, count: count, cursor: redisview.CursorStart}
 }
 
-// path says how the sweep reads: "script", or "pipelines" and why.
-func (s *keySweep) path() string {
-	if s.noScript {
-		return "pipelines"
-	}
-	if why := s.scripts.Why(); why != "" {
-		return "pipelines (" + why + ")"
-	}
-	return "script"
-}
-
-// step reads one batch. done is true when this step finished a full pass
-// (the cursor came back to 0); the next step starts a new pass.
-func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err error) {
-	if !s.noScript && !s.cluster {
-		batch, done, ok, err := s.scriptStep(ctx)
-		if err != nil || ok {
-			return batch, done, err
-		}
-	}
+// step reads one batch, as much of each key as plan says (nil: every key
+// whole). done is true when this step finished a full pass (the cursor
+// came back to 0); the next step starts a new pass.
+func (s *keySweep) step(ctx context.Context, plan func(keys []string) []readLevel) (batch []KeyInfo, done bool, err error) {
 	keys, cursor, restarted, err := redisview.ScanStepRestarts(ctx, s.client, s.cursor, "", int64(s.count), "")
 	if err != nil {
 		return nil, false, err
@@ -124,17 +126,79 @@ func (s *keySweep) step(ctx context.Context) (batch []KeyInfo, done bool, err er
 		s.cursor = cursor
 		return nil, done, nil
 	}
+	levels := make([]readLevel, len(keys)) // readWhole
+	if plan != nil {
+		levels = plan(keys)
+	}
 	// The cursor moves on only once the batch was read: a step whose
 	// reads failed is taken again, its keys with it.
-	batch, err = s.mem.inspect(ctx, s.client, keys)
+	batch, err = s.read(ctx, keys, levels)
 	if err != nil {
-		return nil, false, err
-	}
-	if err := s.estimateTables(ctx, batch); err != nil {
 		return nil, false, err
 	}
 	s.cursor = cursor
 	return batch, done, nil
+}
+
+// read reads keys as levels say: PTTL of the readTTL ones (one pipeline),
+// everything of the readWhole ones (memoryMode.inspect).
+func (s *keySweep) read(ctx context.Context, keys []string, levels []readLevel) ([]KeyInfo, error) {
+	batch := make([]KeyInfo, len(keys))
+	var whole, ttl []int
+	for i, k := range keys {
+		batch[i] = KeyInfo{Name: k, TTL: -1, Memory: -1, Elements: -1, Read: levels[i]}
+		switch levels[i] {
+		case readWhole:
+			whole = append(whole, i)
+		case readTTL:
+			ttl = append(ttl, i)
+		}
+	}
+	if len(ttl) > 0 {
+		ttls := make([]*redis.DurationCmd, len(ttl))
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j, i := range ttl {
+				ttls[j] = p.PTTL(ctx, keys[i])
+			}
+			return nil
+		})
+		if redisview.IsConnErr(err) {
+			return nil, err
+		}
+		for j, i := range ttl {
+			d, err := ttls[j].Result()
+			switch {
+			case transient(err):
+				return nil, fmt.Errorf("PTTL %w", err)
+			case err != nil:
+				// Refused (ACL): the key is counted from its name.
+				batch[i].Read = readName
+			case d == -2:
+				batch[i].vanished = true
+			case d >= 0:
+				batch[i].TTL = d
+			}
+		}
+	}
+	if len(whole) == 0 {
+		return batch, nil
+	}
+	names := make([]string, len(whole))
+	for j, i := range whole {
+		names[j] = keys[i]
+	}
+	infos, err := s.mem.inspect(ctx, s.client, names)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.estimateTables(ctx, infos); err != nil {
+		return nil, err
+	}
+	for j, i := range whole {
+		infos[j].Read = readWhole
+		batch[i] = infos[j]
+	}
+	return batch, nil
 }
 
 // transient tells a reply that says "not now" (the node is loading,

@@ -50,7 +50,7 @@ func TestKeyGoneBeforeMemoryUsageIsNotCounted(t *testing.T) {
 	if info.Type != "" {
 		t.Fatalf("a key MEMORY USAGE did not find is still typed %q", info.Type)
 	}
-	acc := newAccumulator(time.Now())
+	acc := newAccumulator(time.Now(), 0)
 	acc.add(0, info, nil)
 	if acc.seen != 0 || acc.unmCount != 0 {
 		t.Fatalf("the vanished key was counted: seen %d, unmatched %d", acc.seen, acc.unmCount)

@@ -41,7 +41,6 @@ type Sweeper struct {
 	hour   famTrend
 	err    string
 	memWhy string
-	path   string // how the sweep reads (keySweep.path)
 	// lastSig is the database's signature as the last completed pass
 	// started; unchanged is set (to that pass's start) while passes are
 	// skipped because nothing changed since.
@@ -80,9 +79,8 @@ func (s *Sweeper) WaitRead(ctx context.Context, d time.Duration) {
 func (s *Sweeper) fresh() (redis.UniversalClient, *keySweep) {
 	cl := s.conn.DB(s.db)
 	ks := newKeySweep(s.conn, cl, s.budget.Count)
-	ks.noScript = !s.budget.Script
 	s.mu.Lock()
-	s.cur = newAccumulator(s.clock.Now())
+	s.cur = newAccumulator(s.clock.Now(), s.budget.Sample)
 	s.mu.Unlock()
 	return cl, ks
 }
@@ -119,10 +117,15 @@ func (s *Sweeper) sweep(ctx context.Context) {
 			passSig, starting = sig, false
 		}
 		t0 := s.clock.Now()
-		batch, done, err := ks.step(ctx)
+		cls := s.conn.Classifier()
+		batch, done, err := ks.step(ctx, func(keys []string) []readLevel {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.cur.plan(s.db, keys, cls)
+		})
 		if errors.Is(err, errPassRestarted) {
 			s.mu.Lock()
-			s.cur = newAccumulator(s.clock.Now())
+			s.cur = newAccumulator(s.clock.Now(), s.budget.Sample)
 			s.mu.Unlock()
 			starting = true
 			continue
@@ -134,11 +137,20 @@ func (s *Sweeper) sweep(ctx context.Context) {
 			s.fail(ctx, err)
 			continue
 		}
-		cls := s.conn.Classifier()
+		ttl, whole := 0, 0
+		for _, k := range batch {
+			switch k.Read {
+			case readTTL:
+				ttl++
+			case readWhole:
+				whole++
+			}
+		}
+		cost := stepCost(len(batch), ttl, whole)
 		s.mu.Lock()
 		s.err = ""
 		s.memWhy = ks.mem.Why
-		s.path = ks.path()
+		s.cur.cost += cost
 		for _, k := range batch {
 			s.cur.add(s.db, k, cls)
 		}
@@ -146,7 +158,7 @@ func (s *Sweeper) sweep(ctx context.Context) {
 		if done {
 			s.cur.finished = s.clock.Now()
 			passStart = s.cur.started
-			s.last, s.cur = s.cur, newAccumulator(s.clock.Now())
+			s.last, s.cur = s.cur, newAccumulator(s.clock.Now(), s.budget.Sample)
 			s.lastSig = passSig
 			s.passes++
 			s.hour.add(s.last.finished, s.last.fams, ks.mem.Why == "")
@@ -155,8 +167,7 @@ func (s *Sweeper) sweep(ctx context.Context) {
 		s.mu.Unlock()
 		s.shown(ctx, done)
 
-		n := max(len(batch), 1)
-		wait := time.Duration(n)*time.Second/time.Duration(max(s.budget.KeysPerSec, 1)) - s.clock.Since(t0)
+		wait := s.budget.stepWait(max(len(batch), 1), cost, s.clock.Since(t0))
 		if done {
 			wait = max(wait, minPassInterval-s.clock.Since(passStart))
 		}
@@ -223,7 +234,7 @@ func (s *Sweeper) Detail(total redisview.Opt[int64]) DBDetail {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := DBDetail{Conn: s.conn.Name, DB: s.db, TotalKeys: total, Budget: s.budget, Pass: s.passes, Err: s.err, MemoryWhy: s.memWhy,
-		ReadPath: s.path, UnchangedSince: s.unchanged, Hour: s.hour.copy()}
+		ReadPath: "pipelines", UnchangedSince: s.unchanged, Hour: s.hour.copy()}
 	if p := s.conn.Pack(); p != nil {
 		d.Pack = p.Name
 	}
@@ -235,12 +246,17 @@ func (s *Sweeper) Detail(total redisview.Opt[int64]) DBDetail {
 	case s.last != nil:
 		s.last.detail(&d, tot, false)
 		d.CompletedAt = s.last.finished
+		d.CPU = cpuShare(s.last.cost, s.last.finished.Sub(s.last.started))
 		if s.cur != nil {
 			d.Seen = s.cur.seen
+			if s.cur.seen > 0 && s.unchanged.IsZero() {
+				d.CPU = cpuShare(s.cur.cost, s.clock.Since(s.cur.started))
+			}
 		}
 	case s.cur != nil:
 		s.cur.detail(&d, tot, true)
 		d.Seen = s.cur.seen
+		d.CPU = cpuShare(s.cur.cost, s.clock.Since(s.cur.started))
 	}
 	return d
 }
@@ -394,7 +410,7 @@ func (p *Sweepers) Known(conn string, db int) (DBDetail, bool) {
 			return d, false
 		}
 		kp, recent = keptPass{s.last, s.lastSig, s.passes}, true
-		d.MemoryWhy, d.ReadPath, d.Err = s.memWhy, s.path, s.err
+		d.MemoryWhy, d.ReadPath, d.Err = s.memWhy, "pipelines", s.err
 	}
 	if !recent || (!running && p.clock.Since(kp.last.finished) > recentFor) {
 		return d, false

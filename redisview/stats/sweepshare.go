@@ -90,20 +90,24 @@ type wireStatus struct {
 // wireAcc is a dbAccumulator with its families named by ID.
 type wireAcc struct {
 	Seen, Memory, MemEst int64
+	Whole, TTLOnly       int64
+	Sample               int
+	Cost                 time.Duration
 	Fams                 []wireFam
 	Violations           []Violation
 	ViolCount            int64
 	Unmatched            []PrefixGroup
-	UnmCount, UnmMemory  int64
+	UnmCount, UnmSampled int64
+	UnmSums              SampleSums
 	ByMemory, ByElements []BigKey
 	ByLength             []BigKey
 	Started, Finished    time.Time
 }
 
 type wireFam struct {
-	ID                       string
-	Count, Memory, Violation int64
-	TTL                      TTLHistogram
+	ID                      string
+	Count, Sampled, TTLRead int64
+	Sums                    SampleSums
 }
 
 func shortNames[T any](in []T, name func(T) string) []T {
@@ -117,14 +121,14 @@ func shortNames[T any](in []T, name func(T) string) []T {
 }
 
 func toWire(a *dbAccumulator) wireAcc {
-	w := wireAcc{Seen: a.seen, Memory: a.memory, MemEst: a.memEst, ViolCount: a.violCount, UnmCount: a.unmCount,
-		UnmMemory: a.unmMemory, Started: a.started, Finished: a.finished,
+	w := wireAcc{Seen: a.seen, Memory: a.memory, MemEst: a.memEst, Whole: a.whole, TTLOnly: a.ttlOnly, Sample: a.sample, Cost: a.cost,
+		ViolCount: a.violCount, UnmCount: a.unmCount, UnmSampled: a.unmSampled, UnmSums: a.unmSums, Started: a.started, Finished: a.finished,
 		Violations: shortNames(a.violations, func(v Violation) string { return v.Key }),
 		ByMemory:   shortNames(a.byMemory, func(b BigKey) string { return b.Key }),
 		ByElements: shortNames(a.byElements, func(b BigKey) string { return b.Key }),
 		ByLength:   shortNames(a.byLength, func(b BigKey) string { return b.Key })}
 	for f, fs := range a.fams {
-		w.Fams = append(w.Fams, wireFam{ID: f.ID, Count: fs.Count, Memory: fs.Memory, Violation: fs.Violations, TTL: fs.TTL})
+		w.Fams = append(w.Fams, wireFam{ID: f.ID, Count: fs.Count, Sampled: fs.Sampled, TTLRead: fs.TTLRead, Sums: fs.Sums})
 	}
 	var other *PrefixGroup
 	for _, g := range a.unmatched {
@@ -153,8 +157,9 @@ func toWire(a *dbAccumulator) wireAcc {
 // fromWire rebuilds an accumulator with the families of pack; false when a
 // family is not in it (this replica has not matched the pack yet).
 func fromWire(w wireAcc, pack *schema.Pack) (*dbAccumulator, bool) {
-	a := newAccumulator(w.Started)
-	a.seen, a.memory, a.memEst, a.violCount, a.unmCount, a.unmMemory = w.Seen, w.Memory, w.MemEst, w.ViolCount, w.UnmCount, w.UnmMemory
+	a := newAccumulator(w.Started, w.Sample)
+	a.seen, a.memory, a.memEst, a.violCount, a.unmCount = w.Seen, w.Memory, w.MemEst, w.ViolCount, w.UnmCount
+	a.whole, a.ttlOnly, a.cost, a.unmSampled, a.unmSums = w.Whole, w.TTLOnly, w.Cost, w.UnmSampled, w.UnmSums
 	a.finished, a.violations, a.byMemory, a.byElements, a.byLength = w.Finished, w.Violations, w.ByMemory, w.ByElements, w.ByLength
 	for _, wf := range w.Fams {
 		var f *schema.Family
@@ -164,7 +169,7 @@ func fromWire(w wireAcc, pack *schema.Pack) (*dbAccumulator, bool) {
 		if f == nil {
 			return nil, false
 		}
-		a.fams[f] = &FamilyStats{Family: f, Count: wf.Count, Memory: wf.Memory, Violations: wf.Violation, TTL: wf.TTL}
+		a.fams[f] = &FamilyStats{Family: f, Count: wf.Count, Sampled: wf.Sampled, TTLRead: wf.TTLRead, Sums: wf.Sums}
 	}
 	for _, g := range w.Unmatched {
 		a.unmatched[g.Prefix] = &g
@@ -193,7 +198,7 @@ func (s *Sweeper) publish(ctx context.Context, done bool) {
 	}
 	s.published = s.clock.Now()
 	s.mu.Lock()
-	st := wireStatus{Holder: s.share.ID, Passes: s.passes, Err: s.err, MemWhy: s.memWhy, Path: s.path, Unchanged: s.unchanged}
+	st := wireStatus{Holder: s.share.ID, Passes: s.passes, Err: s.err, MemWhy: s.memWhy, Path: "pipelines", Unchanged: s.unchanged}
 	if s.cur != nil {
 		st.Seen = s.cur.seen
 	}
@@ -268,7 +273,7 @@ func (s *Sweeper) follow(ctx context.Context) {
 			return // the pack is not matched here yet: read again later
 		}
 	}
-	cur := newAccumulator(s.clock.Now())
+	cur := newAccumulator(s.clock.Now(), s.budget.Sample)
 	cur.seen = st.Seen
 	if st.Partial != nil {
 		if p, ok := fromWire(*st.Partial, pack); ok {
@@ -279,7 +284,7 @@ func (s *Sweeper) follow(ctx context.Context) {
 	if last != nil {
 		s.last, s.lastSig, s.passes = last, wp.Sig.sig(), wp.Passes
 	}
-	s.cur, s.err, s.memWhy, s.path, s.unchanged = cur, st.Err, st.MemWhy, st.Path, st.Unchanged
+	s.cur, s.err, s.memWhy, s.unchanged = cur, st.Err, st.MemWhy, st.Unchanged
 	shown := s.last != nil || st.Partial != nil || st.Err != ""
 	s.mu.Unlock()
 	if shown {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"reflect"
 	"strings"
@@ -15,9 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/keydeck/keydeck/internal/clock"
-	"github.com/keydeck/keydeck/internal/demo"
 	"github.com/keydeck/keydeck/internal/redistest"
-	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
 )
 
@@ -122,97 +119,9 @@ func commandCalls(t *testing.T, c *redis.Client) map[string]int64 {
 	return redistest.ParseCommandStats(txt)
 }
 
-// On a mixed data set (every type in both encodings, keys with and without
-// TTL, keys of families and unmatched ones) one read-only script per SCAN
-// page gives the same statistics as the pipelines; it labels as estimated
-// exactly the large non-compact values; neither path ever sends KEYS.
-func TestScriptSweepMatchesPipelines(t *testing.T) {
-	ctx := context.Background()
-	rs := redistest.Start(t)
-	admin := rs.Client(0)
-	sampled := mixedData(t, rs.Client(14))
-	if sampled < 5 {
-		t.Fatalf("only %d large non-compact values in the data set", sampled)
-	}
-	c := openConn(t, rs.URL(0))
-	c.ForcePack(schema.BuiltinPack("eisland"))
-
-	admin.ConfigResetStat(ctx)
-	script, err := stats.SweepPass(ctx, c, 14, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := commandCalls(t, admin)
-	if calls["evalsha_ro"]+calls["eval_ro"] == 0 || calls["type"] == 0 {
-		t.Fatalf("the script path ran no script: %v", calls)
-	}
-	admin.ConfigResetStat(ctx)
-	pipes, err := stats.SweepPass(ctx, c, 14, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if calls := commandCalls(t, admin); calls["evalsha_ro"]+calls["eval_ro"]+calls["evalsha"]+calls["eval"] != 0 || calls["type"] == 0 {
-		t.Fatalf("the pipeline path: %v", calls)
-	}
-	if script.ReadPath != "script" || pipes.ReadPath != "pipelines" {
-		t.Fatalf("read paths: %q, %q", script.ReadPath, pipes.ReadPath)
-	}
-	if script.MemoryEstimated != sampled {
-		t.Errorf("script: %d keys with estimated memory, want %d (the large non-compact ones)", script.MemoryEstimated, sampled)
-	}
-	for _, b := range script.ByMemory {
-		if want := b.Key == "h:big" || b.Key == "set:big" || b.Key == "z:big" || b.Key == "l:big" || b.Key == "x:stream" || b.Key == "mg:score:leaderboard:snake"; b.MemoryEstimated && !want {
-			t.Errorf("%s: memory labelled estimated: %+v", b.Key, b)
-		}
-	}
-	if script.Memory <= 200_000 || script.UnmCount == 0 || script.ViolCount == 0 || len(script.Families) < 2 {
-		t.Fatalf("script pass looks empty: %+v", script)
-	}
-	if a, b := withoutEstimates(script), withoutEstimates(pipes); !reflect.DeepEqual(a, b) {
-		t.Fatalf("script and pipelines differ:\nscript    %+v\npipelines %+v", a, b)
-	}
-	if calls := commandCalls(t, admin); calls["keys"] != 0 {
-		t.Fatal("KEYS was sent")
-	}
-}
-
-// A Redis user without @scripting is swept with pipelines, with the same
-// figures, and the detail says why.
-func TestSweepWithoutScriptingACL(t *testing.T) {
-	ctx := context.Background()
-	rs := redistest.Start(t)
-	admin := rs.Client(0)
-	mixedData(t, rs.Client(14))
-	if err := admin.Do(ctx, "ACL", "SETUSER", "noscript", "on", ">pw", "~*", "&*", "+@all", "-@scripting").Err(); err != nil {
-		t.Fatal(err)
-	}
-	full := openConn(t, rs.URL(0))
-	full.ForcePack(schema.BuiltinPack("eisland"))
-	want, err := stats.SweepPass(ctx, full, 14, true)
-	if err != nil || want.ReadPath != "script" {
-		t.Fatalf("full user: %q, %v", want.ReadPath, err)
-	}
-	limited := openConn(t, fmt.Sprintf("redis://noscript:pw@%s/0", rs.Addr))
-	limited.ForcePack(schema.BuiltinPack("eisland"))
-	d := sweepOnceWith(t, limited, 14, stats.SweepBudget{KeysPerSec: 100000, Count: 500, Script: true})
-	if !strings.HasPrefix(d.ReadPath, "pipelines (") || !strings.Contains(d.ReadPath, "not permitted") {
-		t.Fatalf("read path without @scripting: %q", d.ReadPath)
-	}
-	if d.Err != "" {
-		t.Fatalf("error shown: %q", d.Err)
-	}
-	want.Conn, want.Pass, want.Pack = d.Conn, d.Pass, d.Pack
-	got := d
-	got.Budget, got.TotalKeys, got.CompletedAt, got.Seen, got.UnchangedSince = want.Budget, want.TotalKeys, want.CompletedAt, want.Seen, want.UnchangedSince
-	got.Hour = want.Hour // the sweeper's kept hour; a single pass keeps none
-	if a, b := withoutEstimates(got), withoutEstimates(want); !reflect.DeepEqual(a, b) {
-		t.Fatalf("pipelines without @scripting differ from the script:\n%+v\n%+v", a, b)
-	}
-}
-
 // A server that knows MEMORY USAGE but not SAMPLES (bare miniredis) still
-// gets memory for every key from the script's first page on.
-func TestScriptMemoryWithoutSamplesOption(t *testing.T) {
+// gets memory for every key it reads whole.
+func TestMemoryWithoutSamplesOption(t *testing.T) {
 	m := miniredis.RunT(t)
 	c := openConn(t, "redis://"+m.Addr())
 	cl := redis.NewClient(&redis.Options{Addr: m.Addr(), DisableIdentity: true})
@@ -220,15 +129,12 @@ func TestScriptMemoryWithoutSamplesOption(t *testing.T) {
 	for i := range 30 {
 		cl.Set(context.Background(), fmt.Sprintf("k%d", i), strings.Repeat("v", i+1), 0)
 	}
-	for _, script := range []bool{true, false} {
-		d, err := stats.SweepPass(context.Background(), c, 0, script)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.MemoryWhy != "" || d.Memory <= 0 || d.UnmCount != 30 || len(d.ByMemory) != 10 {
-			t.Fatalf("script %v: %+v", script, d)
-		}
-		t.Logf("script %v: read path %q", script, d.ReadPath)
+	d, err := stats.SweepPass(context.Background(), c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.MemoryWhy != "" || d.Memory <= 0 || d.UnmCount != 30 || len(d.ByMemory) != 10 {
+		t.Fatalf("%+v", d)
 	}
 }
 
@@ -237,57 +143,6 @@ func TestScriptMemoryWithoutSamplesOption(t *testing.T) {
 func timedOut(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// The embedded demo answers the sweep as Redis does: the databases the
-// simulator leaves alone read the same with the script and with pipelines.
-func TestScriptSweepOnDemo(t *testing.T) {
-	ctx := context.Background()
-	d, err := demo.Start(ctx, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	c := openConn(t, d.Connections()[0].URL)
-	c.ForcePack(schema.BuiltinPack("eisland"))
-	for _, db := range []int{0, 1, 9} {
-		// The simulator rarely writes these databases (a cache filled on
-		// a miss, which then expires); a pair of passes that straddles a
-		// write is read again. Not db3: its wallpaper cache (1,800 keys)
-		// changed under twenty pairs in a row under -race on two cores.
-		var a, b stats.DBDetail
-		for range 20 {
-			script, err := stats.SweepPass(ctx, c, db, true)
-			if timedOut(err) {
-				continue // the in-process demo under -race on a loaded machine; read the pair again
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			pipes, err := stats.SweepPass(ctx, c, db, false)
-			if timedOut(err) {
-				continue
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if script.ReadPath != "script" {
-				t.Fatalf("db%d: the demo did not run the sweep script: %q", db, script.ReadPath)
-			}
-			if script.Memory <= 0 || script.MemoryWhy != "" {
-				t.Fatalf("db%d: no memory through the script: %d %q", db, script.Memory, script.MemoryWhy)
-			}
-			if a, b = withoutEstimates(script), withoutEstimates(pipes); reflect.DeepEqual(a, b) {
-				break
-			}
-		}
-		if a.Pass == 0 && b.Pass == 0 && a.Families == nil {
-			t.Fatalf("db%d: every pair of passes timed out", db)
-		}
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("db%d: script and pipelines differ on the demo:\nscript    %+v\npipelines %+v", db, a, b)
-		}
-	}
 }
 
 // While nothing changes, a completed pass stays current: no new pass reads
@@ -303,7 +158,7 @@ func TestSweepSkipsUnchangedDatabase(t *testing.T) {
 	c := openConn(t, rs.URL(0))
 	pctx, cancel := context.WithCancel(ctx)
 	clk := clock.NewFake(time.Now())
-	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500, Script: true}, time.Minute, quiet(), stats.WithClock(clk))
+	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 500}, time.Minute, quiet(), stats.WithClock(clk))
 	t.Cleanup(func() { cancel(); pool.Wait() })
 	s, release := pool.Acquire(c, 5)
 	defer release()
@@ -329,7 +184,7 @@ func TestSweepSkipsUnchangedDatabase(t *testing.T) {
 	}
 	first := waitPass(1)
 	waiting()
-	if first.UnmCount != 50 || first.ReadPath != "script" {
+	if first.UnmCount != 50 || first.ReadPath != "pipelines" {
 		t.Fatalf("first pass: %d keys, %q", first.UnmCount, first.ReadPath)
 	}
 	admin.ConfigResetStat(ctx)
@@ -368,12 +223,12 @@ func TestSweepWithoutMemoryACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := openConn(t, rs.URL(0))
-	want, err := stats.SweepPass(ctx, full, 14, true)
+	want, err := stats.SweepPass(ctx, full, 14)
 	if err != nil {
 		t.Fatal(err)
 	}
 	limited := openConn(t, fmt.Sprintf("redis://nomem:pw@%s/0", rs.Addr))
-	got, err := stats.SweepPass(ctx, limited, 14, true)
+	got, err := stats.SweepPass(ctx, limited, 14)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,35 +265,34 @@ func TestSweepEstimatesBigTables(t *testing.T) {
 		truth[k] = data.MemoryUsage(ctx, k, 0).Val()
 	}
 	c := openConn(t, rs.URL(0))
-	for _, script := range []bool{false, true} {
-		admin.ConfigSet(ctx, "slowlog-log-slower-than", "0")
-		admin.ConfigSet(ctx, "slowlog-max-len", "10000")
-		admin.Do(ctx, "SLOWLOG", "RESET")
-		d, err := stats.SweepPass(ctx, c, 2, script)
-		if err != nil {
-			t.Fatal(err)
-		}
-		logs := admin.SlowLogGet(ctx, 10000).Val()
-		for _, l := range logs {
-			if len(l.Args) >= 3 && strings.EqualFold(l.Args[0], "memory") && strings.HasPrefix(l.Args[2], "big:") {
-				t.Errorf("script %v: %v sent", script, l.Args)
-			}
-		}
-		got := map[string]stats.BigKey{}
-		for _, b := range d.ByMemory {
-			got[b.Key] = b
-		}
-		for k, want := range truth {
-			b := got[k]
-			if !b.MemoryEstimated || b.Memory < want*2/3 || b.Memory > want*4/3 {
-				t.Errorf("script %v: %s memory %d (estimated %v), MEMORY USAGE SAMPLES 0 says %d", script, k, b.Memory, b.MemoryEstimated, want)
-			}
-		}
-		if b := got["small"]; b.Memory <= 0 || b.MemoryEstimated {
-			t.Errorf("script %v: small key %+v", script, b)
-		}
-		if d.MemoryEstimated != 2 {
-			t.Errorf("script %v: %d estimates, want 2", script, d.MemoryEstimated)
+	admin.ConfigSet(ctx, "slowlog-log-slower-than", "0")
+	admin.ConfigSet(ctx, "slowlog-max-len", "10000")
+	admin.Do(ctx, "SLOWLOG", "RESET")
+	d, err := stats.SweepPass(ctx, c, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := admin.SlowLogGet(ctx, 10000).Val()
+	for _, l := range logs {
+		if len(l.Args) >= 3 && strings.EqualFold(l.Args[0], "memory") && strings.HasPrefix(l.Args[2], "big:") {
+			t.Errorf("%v sent", l.Args)
 		}
 	}
+	got := map[string]stats.BigKey{}
+	for _, b := range d.ByMemory {
+		got[b.Key] = b
+	}
+	for k, want := range truth {
+		b := got[k]
+		if !b.MemoryEstimated || b.Memory < want*2/3 || b.Memory > want*4/3 {
+			t.Errorf("%s memory %d (estimated %v), MEMORY USAGE SAMPLES 0 says %d", k, b.Memory, b.MemoryEstimated, want)
+		}
+	}
+	if b := got["small"]; b.Memory <= 0 || b.MemoryEstimated {
+		t.Errorf("small key %+v", b)
+	}
+	if d.MemoryEstimated != 2 {
+		t.Errorf("%d estimates, want 2", d.MemoryEstimated)
+	}
+
 }
