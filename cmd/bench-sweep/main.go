@@ -97,6 +97,7 @@ type passResult struct {
 	expired   int64 // keys gone by the end (TTLs): counts would differ
 	load      time.Duration
 	truthTime time.Duration
+	floor     floor
 }
 
 func bench(o options) error {
@@ -254,6 +255,10 @@ func bench(o options) error {
 		return err
 	}
 	r.expired = r.keys - sum(after)
+	fmt.Fprintf(os.Stderr, "measuring the floor: SCAN alone, then SCAN with pipelined PTTL\n")
+	if r.floor, err = measureFloor(ctx, srv, max(stats.DefaultSweepBudget.Count, 10)); err != nil {
+		return err
+	}
 	report(os.Stdout, o, r)
 	return nil
 }
@@ -273,4 +278,62 @@ func sum(v []int64) int64 {
 		s += x
 	}
 	return s
+}
+
+// floor is what reading the keys costs Redis on this data in this
+// sitting, without Keydeck: every node scanned with SCAN COUNT count alone,
+// then with a pipelined PTTL of every key SCAN returns, as fast as it
+// goes. In Redis CPU µs per key: the least a pass that counts every key
+// (and reads every TTL) can cost, whatever its budget.
+type floor struct{ scan, scanTTL float64 }
+
+func measureFloor(ctx context.Context, srv *benchkit.Servers, count int) (floor, error) {
+	var f floor
+	for mode := range 2 {
+		cpu := make([]float64, len(srv.Nodes))
+		keys := make([]int64, len(srv.Nodes))
+		err := srv.Each(func(i int, n *redis.Client) error {
+			a, err := benchkit.CPUSeconds(ctx, n)
+			if err != nil {
+				return err
+			}
+			var cur uint64
+			for {
+				ks, next, err := n.Scan(ctx, cur, "", int64(count)).Result()
+				if err != nil {
+					return err
+				}
+				keys[i] += int64(len(ks))
+				if mode == 1 && len(ks) > 0 {
+					p := n.Pipeline()
+					for _, k := range ks {
+						p.PTTL(ctx, k)
+					}
+					if _, err := p.Exec(ctx); err != nil {
+						return err
+					}
+				}
+				if cur = next; cur == 0 {
+					break
+				}
+			}
+			b, err := benchkit.CPUSeconds(ctx, n)
+			cpu[i] = b - a
+			return err
+		})
+		if err != nil {
+			return f, err
+		}
+		var c float64
+		for _, v := range cpu {
+			c += v
+		}
+		perKey := c / float64(max(sum(keys), 1)) * 1e6
+		if mode == 0 {
+			f.scan = perKey
+		} else {
+			f.scanTTL = perKey
+		}
+	}
+	return f, nil
 }
