@@ -32,7 +32,7 @@
 // no command over 2 ms.
 //
 //	go run ./cmd/bench-sweep [-keys 1000000] [-cluster] [-idle 30s] [-pass-timeout 45m]
-//	go run ./cmd/bench-sweep -keys 10000000   # about 45 minutes, ~3 GB of RAM
+//	go run ./cmd/bench-sweep -keys 10000000   # about 45 minutes, 5 GB of RAM
 //	make bench-sweep SWEEP_FLAGS='-keys 10000000'
 //
 // -cluster does the same on three primaries (database 0 of a cluster),
