@@ -1,6 +1,6 @@
 // Command bench-sweep measures the statistics sweep (issue 24) on a fresh
 // redis-server on loopback, started and stopped here, holding -keys keys
-// shaped like the seeds: fourteen families of the eIsland, LLM gateway and
+// shaped like the seeds: fifteen families of the eIsland, LLM gateway and
 // vertique packs (bench-pack in data.go: strings, hashes, sets and sorted
 // sets, value sizes varied per family, TTLs on most keys, a few keys
 // breaking their family's TTL rule), 2% keys no family matches, and three
