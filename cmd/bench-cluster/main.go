@@ -36,7 +36,6 @@ import (
 
 	"github.com/keydeck/keydeck/internal/benchkit"
 	"github.com/keydeck/keydeck/internal/demo"
-	"github.com/keydeck/keydeck/internal/redistest"
 	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 	"github.com/keydeck/keydeck/redisview/stats"
@@ -68,23 +67,14 @@ func main() {
 
 func bench(o options) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "keydeck-bench-cluster")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
 	t0 := time.Now()
-	addrs, stop, err := redistest.LaunchCluster(dir, 3, "--slowlog-log-slower-than", strconv.Itoa(o.slowlogMicros), "--slowlog-max-len", "100000")
+	srv, err := benchkit.Start("bench-cluster", 3, "--slowlog-log-slower-than", strconv.Itoa(o.slowlogMicros), "--slowlog-max-len", "100000")
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer srv.Stop()
+	addrs, nodes := srv.Addrs, srv.Nodes
 	fmt.Printf("cluster of 3 primaries up in %s: %s\n", time.Since(t0).Round(time.Millisecond), strings.Join(addrs, " "))
-	nodes := make([]*redis.Client, len(addrs))
-	for i, a := range addrs {
-		nodes[i] = redis.NewClient(&redis.Options{Addr: a})
-		defer nodes[i].Close()
-	}
 
 	t0 = time.Now()
 	nv, ne, err := load(ctx, addrs, o)
@@ -105,14 +95,14 @@ func bench(o options) error {
 		n.ConfigResetStat(ctx)
 	}
 
-	idle, err := cpuEach(ctx, nodes, o.idle)
+	idle, err := benchkit.CPUEach(ctx, nodes, o.idle)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("idle baseline over %s:  %s\n", o.idle, pcts(idle))
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	conn, err := redisview.Open(redisview.ConnConfig{Name: "bench", URL: redistest.ClusterURL(addrs)}, log)
+	conn, err := redisview.Open(redisview.ConnConfig{Name: "bench", URL: srv.URL()}, log)
 	if err != nil {
 		return err
 	}
@@ -164,7 +154,7 @@ func bench(o options) error {
 	fmt.Printf("time to first figures:    %s (sweep budget %d keys/s, SCAN COUNT %d)\n", first.Round(time.Millisecond), budget.KeysPerSec, budget.Count)
 
 	seen0, w0 := detail().Seen, time.Now()
-	busy, err := cpuEach(ctx, nodes, o.window)
+	busy, err := benchkit.CPUEach(ctx, nodes, o.window)
 	if err != nil {
 		return err
 	}
@@ -196,7 +186,7 @@ func bench(o options) error {
 			return err
 		}
 		fmt.Printf("node %d slowest (SLOWLOG > %dµs): %s\n", i, o.slowlogMicros, sl)
-		if lat, err := latency(ctx, n); err == nil && lat != "" {
+		if lat, err := benchkit.Latency(ctx, n, "scan", "type", "pttl", "memory|usage", "strlen", "hlen", "info", "cluster|slots"); err == nil && lat != "" {
 			fmt.Printf("node %d latency:           %s\n", i, lat)
 		}
 	}
@@ -262,23 +252,6 @@ func load(ctx context.Context, addrs []string, o options) (nv, ne int, err error
 	return nv, ne, nil
 }
 
-// cpuEach is each node's CPU over d, in % of one core, measured together.
-func cpuEach(ctx context.Context, nodes []*redis.Client, d time.Duration) ([]float64, error) {
-	out := make([]float64, len(nodes))
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Go(func() { out[i], errs[i] = benchkit.CPUOver(ctx, n, d) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
 func minus(a, b []float64) []float64 {
 	out := make([]float64, len(a))
 	for i := range a {
@@ -293,25 +266,4 @@ func pcts(v []float64) string {
 		parts = append(parts, fmt.Sprintf("node %d %.2f%%", i, x))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// latency is the p50/p99/p99.9 of the sweep's commands on one node.
-func latency(ctx context.Context, c *redis.Client) (string, error) {
-	txt, err := c.Info(ctx, "latencystats").Result()
-	if err != nil {
-		return "", err
-	}
-	var out []string
-	for _, line := range strings.Split(txt, "\n") {
-		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		cmd := strings.TrimPrefix(name, "latency_percentiles_usec_")
-		if !ok || cmd == name {
-			continue
-		}
-		switch cmd {
-		case "scan", "type", "pttl", "memory|usage", "strlen", "hlen", "info", "cluster|slots":
-			out = append(out, cmd+" "+strings.TrimSpace(v)+" µs")
-		}
-	}
-	return strings.Join(out, "; "), nil
 }
