@@ -45,7 +45,7 @@ var countFlags = []struct {
 	flag byte
 	what string
 }{
-	{'K', "the keyspace channels"},
+	{'K', "keyspace channels"},
 	{'g', "DEL, RENAME, MOVE"},
 	{'x', "expiries"},
 	{'e', "evictions"},
@@ -71,7 +71,7 @@ func CountableFlags(flags string) (ok bool, why string) {
 			continue
 		}
 		missing = append(missing, string(f.flag))
-		words = append(words, f.what)
+		words = append(words, string(f.flag)+" ("+f.what+")")
 	}
 	if len(missing) == 0 {
 		return true, ""
@@ -84,7 +84,7 @@ func CountableFlags(flags string) (ok bool, why string) {
 	if flags == "" {
 		return false, "keyspace notifications are off: " + line + " keeps the counts current between passes"
 	}
-	return false, fmt.Sprintf("notify-keyspace-events is %q, without events for %s: %s keeps the counts current between passes",
+	return false, fmt.Sprintf("notify-keyspace-events is %q, without %s: %s keeps the counts current between passes",
 		flags, strings.Join(words, ", "), line)
 }
 
