@@ -199,7 +199,9 @@ func TestLiveCountsDeltas(t *testing.T) {
 func TestLiveCountsGiveUpOnAFlood(t *testing.T) {
 	fake := clock.NewFake(time.Date(2026, 12, 2, 21, 0, 0, 0, time.UTC))
 	l := newLiveCounts(0, testClassifier(t), fake)
-	l.maxRate = 100
+	// Seconds of multiples of clockEvery events: the clock is read at the
+	// first event of each.
+	l.maxRate = 100 * clockEvery
 	l.Subscribed(true)
 	l.Flags("Kgxen")
 	l.Reset()
@@ -209,23 +211,24 @@ func TestLiveCountsGiveUpOnAFlood(t *testing.T) {
 		}
 		fake.Advance(time.Second)
 	}
+	at, over := l.maxRate, l.maxRate+clockEvery
 	for range 2 * FloodSeconds {
-		second(100) // at the limit
+		second(at) // at the limit
 	}
-	second(101)
-	second(101)
-	second(50) // a calmer second
-	second(101)
-	second(101)
+	second(over)
+	second(over)
+	second(at / 2) // a calmer second
+	second(over)
+	second(over)
 	wantLive(t, l, true, "")
 	_, _, before := l.Deltas()
-	second(101) // the third second in a row over: given up at the first event after it
-	second(101)
-	wantLive(t, l, false, "more than 100 key events per second for 3 s: counts are those of the last pass")
-	// The third second over is counted (51 of its events are of
-	// database 0), none after it.
-	if _, _, total := l.Deltas(); total-before != 51 {
-		t.Fatalf("%d events counted since the calm second, want 51", total-before)
+	second(over) // the third second in a row over: given up at the first event after it
+	second(over)
+	wantLive(t, l, false, fmt.Sprintf("more than %d key events per second for 3 s: counts are those of the last pass", l.maxRate))
+	// The third second over is counted (half its events are of database
+	// 0), none after it.
+	if _, _, total := l.Deltas(); total-before != int64(over/2) {
+		t.Fatalf("%d events counted since the calm second, want %d", total-before, over/2)
 	}
 	l.Reset()
 	wantLive(t, l, true, "")
