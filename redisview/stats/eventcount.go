@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,8 +37,10 @@ import (
 // and the count.
 //
 // Nothing is published for FLUSHDB, FLUSHALL, SWAPDB, a full resync of a
-// replica or DEBUG RELOAD: that is drift, which a comparison with INFO
-// keyspace finds (Drifted) and the next pass corrects.
+// replica or DEBUG RELOAD: that is drift, which the next pass corrects. A
+// comparison with INFO keyspace finds it (Drifted) when the totals moved;
+// INFO commandstats finds FLUSHDB, FLUSHALL and SWAPDB also when they did
+// not (silentWrites: SWAPDB of two databases of as many keys).
 
 // countFlags are the notify-keyspace-events flags that counting needs,
 // with what each publishes.
@@ -383,4 +386,58 @@ func (l *liveCounts) Drifted(passTotal, infoKeys int64) (bool, string) {
 	}
 	return true, fmt.Sprintf("the server holds %d keys, the counts kept add up to %d: keys changed without events (FLUSHDB, SWAPDB, a lost subscription)",
 		infoKeys, hi)
+}
+
+// silentCommands change keys without a keyspace event per key: FLUSHDB and
+// FLUSHALL empty databases, SWAPDB exchanges two (leaving INFO keyspace's
+// totals as they were when the two held as many keys, so that Drifted
+// cannot see it).
+var silentCommands = []string{"flushall", "flushdb", "swapdb"}
+
+// commandCalls is INFO commandstats as calls by command ("flushdb"), and
+// the calls of all commands.
+func commandCalls(in Info) (map[string]int64, int64) {
+	out := map[string]int64{}
+	var all int64
+	for name, val := range in["commandstats"] {
+		cmd, ok := strings.CutPrefix(name, "cmdstat_")
+		if !ok {
+			continue
+		}
+		for kv := range strings.SplitSeq(val, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err == nil {
+					out[cmd] = n
+					all += n
+				}
+				break
+			}
+		}
+	}
+	return out, all
+}
+
+// silentWrites compares two readings of INFO commandstats of one server
+// (the first at a pass's end, the second now) and names what changed keys
+// without per-key events in between: FLUSHDB, FLUSHALL or SWAPDB run (on
+// any database: commandstats do not say which), or the statistics reset
+// (CONFIG RESETSTAT, a restart), after which nobody can tell. Empty: none.
+// A reading without commandstats (refused INFO section) tells nothing.
+func silentWrites(before, after Info) []string {
+	if !before.Has("commandstats") || !after.Has("commandstats") {
+		return nil
+	}
+	b, ball := commandCalls(before)
+	a, aall := commandCalls(after)
+	if aall < ball {
+		return []string{"CONFIG RESETSTAT or a restart (command statistics were reset)"}
+	}
+	var out []string
+	for _, cmd := range silentCommands {
+		if a[cmd] != b[cmd] {
+			out = append(out, strings.ToUpper(cmd))
+		}
+	}
+	return out
 }

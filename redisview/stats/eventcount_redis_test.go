@@ -408,3 +408,56 @@ func TestLiveCountsFollowRedis(t *testing.T) {
 		t.Logf("%-50s db0 %v db1 %v unsure +%d", ch.name, evD0, evD1, auns0-uns0)
 	}
 }
+
+// SWAPDB of two databases of as many keys leaves INFO keyspace as it was
+// — Drifted cannot see it — but INFO commandstats shows it, as it shows
+// FLUSHDB and FLUSHALL (of any database) and a reset of the statistics.
+func TestSilentWritesFoundInCommandstats(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := context.Background()
+	read := func() Info {
+		txt, err := s.Client(0).Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ParseInfo(txt)
+	}
+	for db := range 2 {
+		if err := s.Client(db).MSet(ctx, "a:1", 1, "a:2", 2, "b:1", 3).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := read()
+	if got := silentWrites(before, read()); len(got) != 0 {
+		t.Fatalf("nothing run, found %q", got)
+	}
+	if err := s.Client(0).Do(ctx, "SWAPDB", 0, 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if drifted(3, infoKeys(t, ctx, s, 0)) {
+		t.Fatal("INFO keyspace changed with SWAPDB of two databases of 3 keys")
+	}
+	after := read()
+	if got := silentWrites(before, after); len(got) != 1 || got[0] != "SWAPDB" {
+		t.Fatalf("after SWAPDB: %q", got)
+	}
+	if err := s.Client(5).FlushDB(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Client(0).FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := silentWrites(after, read()); len(got) != 2 || got[0] != "FLUSHALL" || got[1] != "FLUSHDB" {
+		t.Fatalf("after FLUSHDB and FLUSHALL: %q", got)
+	}
+	before = read()
+	if err := s.Client(0).ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := silentWrites(before, read()); len(got) != 1 || !strings.Contains(got[0], "RESETSTAT") {
+		t.Fatalf("after CONFIG RESETSTAT: %q", got)
+	}
+	if got := silentWrites(Info{}, read()); len(got) != 0 {
+		t.Fatalf("without a first reading: %q", got)
+	}
+}
