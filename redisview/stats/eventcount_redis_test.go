@@ -266,6 +266,14 @@ func TestLiveCountsFollowRedis(t *testing.T) {
 		{name: "SMOVE of the last member to a new set", setup: do(cmd("SADD", "a:sm", "x")), op: do(cmd("SMOVE", "a:sm", "b:sm", "x"))},
 		{name: "LMOVE of the last element to a new list", setup: do(cmd("RPUSH", "a:lm", "x")), op: do(cmd("LMOVE", "a:lm", "zz:lm", "LEFT", "LEFT"))},
 		{name: "SINTERSTORE of nothing deletes the destination", setup: do(cmd("SADD", "a:st", "x")), op: do(cmd("SINTERSTORE", "a:st", "a:nothing"))},
+		{name: "RPOPLPUSH of a one-element list onto itself", setup: do(cmd("RPUSH", "a:rot", "x")), op: do(cmd("RPOPLPUSH", "a:rot", "a:rot"))},
+		{name: "SETRANGE with nothing on a missing key", op: do(cmd("SETRANGE", "a:sr", 0, ""))},
+		{name: "SORT STORE, PFADD, ZUNIONSTORE of new keys", setup: do(cmd("RPUSH", "a:so", 3, 1, 2)),
+			op: do(cmd("SORT", "a:so", "STORE", "b:sorted"), cmd("PFADD", "a:hll", "x"), cmd("ZADD", "a:zsrc", 1, "m"), cmd("ZUNIONSTORE", "zz:zu", 1, "a:zsrc"))},
+		{name: "SORT STORE of nothing deletes the destination", op: do(cmd("SORT", "a:nothing", "STORE", "b:sorted"))},
+		{name: "XDEL of a stream's last entry keeps it", setup: do(cmd("XADD", "a:xs", "1-1", "f", "v")), op: do(cmd("XDEL", "a:xs", "1-1"))},
+		{name: "EXPIRE in the future and PERSIST", setup: do(cmd("SET", "a:ttl", "v")), op: do(cmd("EXPIRE", "a:ttl", 100), cmd("PERSIST", "a:ttl"))},
+		{name: "DEL of three keys at once", setup: do(cmd("MSET", "a:d1", 1, "b:d2", 2, "zz:d3", 3)), op: do(cmd("DEL", "a:d1", "b:d2", "zz:d3"))},
 		{name: "MULTI: a new key and a deletion", setup: do(cmd("SET", "b:m1", "v")), op: func() {
 			_, err := db0.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				p.Set(ctx, "a:m2", "v", 0)
