@@ -159,6 +159,7 @@ type liveCounts struct {
 	flagsRead       bool
 	flagsOK         bool
 	flagsSpoiled    bool
+	refused         bool // CONFIG GET was refused
 	heardNew        bool // a "new" was heard on this subscription
 	// Flood: events in the second from win, and the seconds in a row over
 	// maxRate; floodWhy once it gave up (until Reset).
@@ -190,7 +191,7 @@ func (l *liveCounts) Reset() {
 	l.fam = map[*schema.Family]int64{}
 	l.unm, l.total, l.unsure = 0, 0, 0
 	l.recent, l.nrecent = [4]recentNew{}, 0
-	l.flagsSpoiled = l.flagsRead && !l.flagsOK && !NewHidden(l.flags)
+	l.flagsSpoiled = l.flagsRead && !l.flagsOK && (l.refused || !NewHidden(l.flags))
 	l.floodWhy, l.hot, l.winN, l.win, l.tick = "", 0, 0, time.Time{}, 0
 }
 
@@ -206,9 +207,15 @@ func (l *liveCounts) Subscribed(on bool) {
 	}
 }
 
-// Flags notes notify-keyspace-events as last read.
-func (l *liveCounts) Flags(flags string) {
+// Flags notes notify-keyspace-events as last read (redisview.Conn's
+// KeyspaceFlags or Keyspace): flags, or refused, the refusal in words when
+// the server would not say (CONFIG GET not permitted) — then which events
+// are published is unknown, and the counts are not kept from them.
+func (l *liveCounts) Flags(flags, refused string) {
 	ok, why := CountableFlags(flags)
+	if refused != "" {
+		ok, why = false, "which keyspace events the server publishes is unknown ("+refused+"): counts are those of the last pass"
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if flags != l.flags {
@@ -217,9 +224,10 @@ func (l *liveCounts) Flags(flags string) {
 	l.flags, l.flagsOK, l.flagsWhy, l.flagsRead = flags, ok, why, true
 	// With n hidden behind A, the events since the Reset count once a
 	// "new" shows n was on (Live).
-	if !ok && !NewHidden(flags) {
+	if !ok && (refused != "" || !NewHidden(flags)) {
 		l.flagsSpoiled = true
 	}
+	l.refused = refused != ""
 }
 
 // Event applies one keyspace event (OnKeyEvent's callback); events of
@@ -336,7 +344,7 @@ func (l *liveCounts) Live() (ok bool, since time.Time, why string) {
 		return false, since, l.floodWhy
 	case !l.flagsRead:
 		return false, since, "notify-keyspace-events has not been read yet"
-	case !l.flagsOK && !(NewHidden(l.flags) && l.heardNew):
+	case !l.flagsOK && (l.refused || !NewHidden(l.flags) || !l.heardNew):
 		return false, since, l.flagsWhy
 	case l.flagsSpoiled:
 		return false, since, "keyspace events were off during part of the time since the last pass: counts are those of the last pass until the next"

@@ -199,7 +199,7 @@ func TestLiveCountsFollowRedis(t *testing.T) {
 	})()
 	redistest.Eventually(t, 10*time.Second, "subscribed", func() bool { return c.Keyspace().Subscribed })
 	for _, l := range []*liveCounts{lc0, lc1} {
-		l.Flags(flags["notify-keyspace-events"])
+		l.Flags(flags["notify-keyspace-events"], "")
 	}
 
 	do := func(cmds ...[]any) func() {

@@ -117,7 +117,7 @@ func TestLiveCountsLive(t *testing.T) {
 		t.Fatalf("an event before the first pass counted: %d", total)
 	}
 	wantLive(t, l, false, "not been read")
-	l.Flags("gxenK")
+	l.Flags("gxenK", "")
 	wantLive(t, l, true, "")
 	if _, since, _ := l.Live(); !since.Equal(fake.Now()) {
 		t.Fatalf("since %v, the Reset was at %v", since, fake.Now())
@@ -135,15 +135,26 @@ func TestLiveCountsLive(t *testing.T) {
 
 	// Events turned off and on again between two reads: spoiled until
 	// the next Reset.
-	l.Flags("")
+	l.Flags("", "")
 	wantLive(t, l, false, "keyspace notifications are off")
-	l.Flags("gxenK")
+	l.Flags("gxenK", "")
 	wantLive(t, l, false, "off during part of the time")
 	l.Reset()
 	wantLive(t, l, true, "")
 
+	// CONFIG GET refused: which events are published is unknown, also
+	// once a new key is heard.
+	l.Flags("", "CONFIG GET is not permitted")
+	l.Event(0, "a:3", "new")
+	wantLive(t, l, false, "is unknown (CONFIG GET is not permitted)")
+	l.Reset()
+	wantLive(t, l, false, "is unknown (CONFIG GET is not permitted)")
+	l.Flags("gxenK", "")
+	l.Reset()
+	wantLive(t, l, true, "")
+
 	// n hidden behind A: live once a new key is heard.
-	l.Flags("AKE")
+	l.Flags("AKE", "")
 	l.Reset()
 	wantLive(t, l, false, "does not show n")
 	l.Event(0, "a:1", "del")
@@ -203,7 +214,7 @@ func TestLiveCountsGiveUpOnAFlood(t *testing.T) {
 	// first event of each.
 	l.maxRate = 100 * clockEvery
 	l.Subscribed(true)
-	l.Flags("Kgxen")
+	l.Flags("Kgxen", "")
 	l.Reset()
 	second := func(n int) {
 		for i := range n {
