@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/keydeck/keydeck/internal/clock"
+	"github.com/keydeck/keydeck/redisview"
 	"github.com/keydeck/keydeck/redisview/schema"
 )
 
@@ -228,6 +229,25 @@ func (l *liveCounts) Flags(flags, refused string) {
 		l.flagsSpoiled = true
 	}
 	l.refused = refused != ""
+}
+
+// Follow feeds l from c's keyspace events (its one subscription, shared
+// with every other consumer) until remove is called.
+func (l *liveCounts) Follow(c *redisview.Conn) (remove func()) {
+	return c.OnKeyEvent(l.Event, l.Subscribed)
+}
+
+// FlagsFrom is Flags from what c's keyspace watchers last read
+// (redisview.Conn's Keyspace: re-read every minute while subscribed).
+func (l *liveCounts) FlagsFrom(st redisview.KeyspaceState) {
+	switch {
+	case st.Checked.IsZero(): // not read yet
+		return
+	case st.Refused:
+		l.Flags("", st.Why)
+	default:
+		l.Flags(st.Flags, "")
+	}
 }
 
 // Event applies one keyspace event (OnKeyEvent's callback); events of
