@@ -383,6 +383,13 @@ func (l *liveCounts) Live() (ok bool, since time.Time, why string) {
 // (FLUSHDB, SWAPDB, a replica's full resync) — and wants a new pass. On
 // a database under a thousand keys any difference is drift (a pass over
 // it is cheap); on ten million, ten thousand keys.
+//
+// The INFO reply and the events travel on two connections: on a busy
+// database the events published just before INFO may not be applied yet
+// (the event rate times the subscription's delay, a few keys). The
+// fraction covers that on a large database; on a small busy one such a
+// lag can read as drift, which costs a pass over a small database. Read
+// Deltas (Drifted does) just after INFO, not before it.
 const DriftFraction = 0.001
 
 // drifted reports whether a kept key count (the last pass's total plus
