@@ -2,7 +2,9 @@ package redisview
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -153,4 +155,41 @@ func TestOnKeyEventToldOfALostSubscription(t *testing.T) {
 		_, st := l.got()
 		return slices.Equal(st, []bool{true, false, true})
 	})
+}
+
+// A consumer that falls behind a flood has Redis drop the subscriber
+// (client-output-buffer-limit pubsub): its consumers are told the events
+// were lost, and the subscription comes back.
+func TestOnKeyEventToldOfAnOverflow(t *testing.T) {
+	s := redistest.Start(t, "--notify-keyspace-events", "KEA", "--client-output-buffer-limit", "pubsub 256kb 0 0")
+	c := openConn(t, s.URL(0))
+	ctx := context.Background()
+	var l eventLog
+	hold := make(chan struct{})
+	var once sync.Once
+	defer c.OnKeyEvent(func(db int, key, event string) {
+		once.Do(func() { <-hold }) // stuck on the first event
+	}, l.state)()
+	defer c.OnKeyEvent(l.ev, nil)()
+	var released sync.Once
+	release := func() { released.Do(func() { close(hold) }) }
+	defer release() // before the consumers are removed (a stuck one holds dispatch)
+	redistest.Eventually(t, 5*time.Second, "subscribed", func() bool { _, st := l.got(); return len(st) == 1 })
+	long := strings.Repeat("k", 1000)
+	p := s.Client(0).Pipeline()
+	for i := range 20000 { // 20 MB of events: over the socket buffers and 256 kB queued
+		p.Set(ctx, fmt.Sprintf("%s:%d", long, i), 1, 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	redistest.Eventually(t, 10*time.Second, "the subscriber dropped by Redis", func() bool { return numPat(t, s) == 0 })
+	release()
+	redistest.Eventually(t, 10*time.Second, "told it was lost, then subscribed again", func() bool {
+		_, st := l.got()
+		return slices.Equal(st, []bool{true, false, true})
+	})
+	if ev, _ := l.got(); len(ev) >= 20000 {
+		t.Fatalf("all %d events heard", len(ev))
+	}
 }
