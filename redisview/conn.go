@@ -104,6 +104,7 @@ type Conn struct {
 	clock     clock.Clock // probes, status times and the pack's back-off
 	own       *ownTraffic // commands Keydeck has this server run
 	ks        keyspaceState
+	kev       keyEvents // the consumers of its keyspace events (OnKeyEvent)
 }
 
 // Open builds the clients for cfg; it does not dial (a server that is down at
@@ -349,6 +350,7 @@ func (c *Conn) Monitor(ctx context.Context, interval time.Duration) {
 
 // Close closes every client.
 func (c *Conn) Close() error {
+	c.kev.close()       // the keyspace subscription (OnKeyEvent), before its clients
 	closeNodeClients(c) // the overview's clients of single cluster nodes (nodes.go)
 	c.mu.Lock()
 	defer c.mu.Unlock()

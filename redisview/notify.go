@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/keydeck/keydeck/internal/clock"
 )
 
@@ -168,18 +170,30 @@ func (c *Conn) noteSubscribed(d int) {
 
 // WatchKeyspace delivers keyspace notifications — the database and key of
 // every write — to fn until ctx ends, so live views refresh at once instead
-// of at their next tick. It subscribes only while the server has keyspace
-// events enabled (notify-keyspace-events with K); where it cannot tell (no
-// CONFIG for this user) it tries and backs off on refusal. fn runs on the
-// watcher's goroutine and must not block.
+// of at their next tick. It is OnKeyEvent for the length of ctx, and shares
+// the connection's one subscription with every other consumer; when it
+// returns, fn is not called again, and the subscription is closed if fn was
+// its last consumer. fn runs on the subscription's goroutine and must not
+// block.
 func (c *Conn) WatchKeyspace(ctx context.Context, fn func(db int, key string)) {
+	remove := c.OnKeyEvent(func(db int, key, _ string) { fn(db, key) }, nil)
+	<-ctx.Done()
+	remove()
+}
+
+// runKeyspace follows the server's keyspace events until ctx ends, handing
+// each to the connection's consumers (OnKeyEvent). It subscribes only
+// while the server has keyspace events enabled (notify-keyspace-events
+// with K); where it cannot tell (no CONFIG for this user) it tries and
+// backs off on refusal.
+func (c *Conn) runKeyspace(ctx context.Context) {
 	backoff := time.Second
 	for ctx.Err() == nil {
 		if !c.keyspaceEventsOn(ctx) {
 			c.waitRecheck(ctx)
 			continue
 		}
-		err := c.subscribeKeyspace(ctx, fn)
+		err := c.subscribeKeyspace(ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -216,9 +230,14 @@ const subscribePing = 3 * time.Second
 // errSubscriptionClosed: go-redis closed the subscription's channel.
 var errSubscriptionClosed = errors.New("the keyspace subscription was closed")
 
+// errResubscribed: go-redis lost the subscription's connection and
+// subscribed again on a new one; the events in between are lost, so the
+// consumers are told (state false, then true) by subscribing afresh.
+var errResubscribed = errors.New("the keyspace subscription's connection was lost (events were missed)")
+
 // subscribeKeyspace delivers events until ctx ends, the subscription
 // fails (an error), or a recheck finds keyspace events off (nil).
-func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string)) error {
+func (c *Conn) subscribeKeyspace(ctx context.Context) error {
 	subs, err := c.openKeyspaceSubs(ctx)
 	defer func() {
 		for _, ps := range subs {
@@ -232,6 +251,8 @@ func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string
 	c.own.done.Add(int64(len(subs))) // PSUBSCRIBE, confirmed
 	c.noteSubscribed(1)
 	defer c.noteSubscribed(-1)
+	c.kev.subscribed(true)
+	defer c.kev.subscribed(false)
 	// Re-check now and then that events are still on: an operator may
 	// turn them off, and the subscription would then only cost a connection.
 	recheck := c.clock.NewTicker(time.Minute)
@@ -263,8 +284,15 @@ func (c *Conn) subscribeKeyspace(ctx context.Context, fn func(db int, key string
 				return errSubscriptionClosed
 			}
 			heard = c.clock.Now()
-			if db, key, ok := parseKeyspaceChannel(m.Channel); ok {
-				fn(db, key)
+			switch m := m.(type) {
+			case *redis.Message:
+				if db, key, ok := parseKeyspaceChannel(m.Channel); ok {
+					c.kev.dispatch(db, key, m.Payload)
+				}
+			case *redis.Subscription:
+				// The first confirmation was read by openKeyspaceSubs:
+				// this one follows a reconnection.
+				return errResubscribed
 			}
 		}
 	}

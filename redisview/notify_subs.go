@@ -58,18 +58,21 @@ func (c *Conn) pingKeyspaceSubs(ctx context.Context, subs []*redis.PubSub) error
 }
 
 // mergeKeyspaceChannels delivers every subscription's messages on one
-// channel until ctx ends; a nil message says one subscription's channel
-// was closed (its node went away: the caller subscribes again).
-func mergeKeyspaceChannels(ctx context.Context, subs []*redis.PubSub) <-chan *redis.Message {
+// channel until ctx ends: each a *redis.Message, or a *redis.Subscription
+// when go-redis subscribed again on a new connection after losing one
+// (events published in between were lost); a nil message says one
+// subscription's channel was closed (its node went away: the caller
+// subscribes again).
+func mergeKeyspaceChannels(ctx context.Context, subs []*redis.PubSub) <-chan any {
 	if len(subs) == 1 {
-		return subs[0].Channel(redis.WithChannelHealthCheckInterval(0))
+		return subs[0].ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(0))
 	}
-	out := make(chan *redis.Message)
+	out := make(chan any)
 	for _, ps := range subs {
-		ch := ps.Channel(redis.WithChannelHealthCheckInterval(0))
+		ch := ps.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(0))
 		go func() {
 			for {
-				var m *redis.Message
+				var m any
 				select {
 				case <-ctx.Done():
 					return
