@@ -414,14 +414,9 @@ func (p *Sweepers) Known(conn string, db int) (DBDetail, bool) {
 		if s.last == nil {
 			return d, false
 		}
-<<<<<<< HEAD
-		kp, recent = keptPass{s.last, s.lastSig, s.passes}, true
-		d.MemoryWhy, d.ReadPath, d.Err = s.memWhy, "pipelines", s.err
-=======
 		kp, recent = keptPass{s.last, s.lastSig, s.passes, nil}, true
-		d.MemoryWhy, d.ReadPath, d.Err = s.memWhy, s.path, s.err
+		d.MemoryWhy, d.ReadPath, d.Err = s.memWhy, "pipelines", s.err
 		d.Hour = s.hour.copy()
->>>>>>> gaps23
 	}
 	if !recent || (!running && p.clock.Since(kp.last.finished) > recentFor) {
 		return d, false
