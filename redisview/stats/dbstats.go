@@ -390,7 +390,7 @@ func (a *dbAccumulator) detail(d *DBDetail, total int64, partial bool) {
 	})
 	d.UnmCount = sc(a.unmCount)
 	d.UnmSampled = a.unmSampled
-	d.UnmMemory, d.UnmMemoryErr = estimate(a.unmSums.MemN, d.UnmCount, a.unmSums.MemSum, a.unmSums.MemSq)
+	d.UnmMemory, d.UnmMemoryErr = estimate(a.unmSums.MemN, d.UnmCount, a.unmSums.MemSum, a.unmSums.MemSq, a.unmSums.MemCu)
 	d.Memory += d.UnmMemory
 	variance += float64(d.UnmMemoryErr) * float64(d.UnmMemoryErr)
 	d.MemoryErr = int64(math.Sqrt(variance) + 0.5)
