@@ -281,7 +281,7 @@ func TestParseFlagsSweepBudget(t *testing.T) {
 	}{
 		{args: "", want: stats.DefaultSweepBudget},
 		{args: "--sweep-cpu 0.5 --sweep-sample 300 --sweep-rate 5000 --sweep-count 100", want: stats.SweepBudget{KeysPerSec: 5000, Count: 100, CPU: 0.005, Sample: 300}},
-		{args: "--sweep-cpu 100", want: stats.SweepBudget{KeysPerSec: 20000, Count: 500, CPU: 1, Sample: 2000}},
+		{args: "--sweep-cpu 100", want: stats.SweepBudget{KeysPerSec: 20000, Count: 200, CPU: 1, Sample: 2000}},
 		{args: "--sweep-cpu 0", wantErr: "invalid value 0 for flag --sweep-cpu: want 0.01 to 100"},
 		{args: "--sweep-cpu 101", wantErr: "invalid value 101 for flag --sweep-cpu"},
 		{args: "--sweep-cpu NaN", wantErr: "flag --sweep-cpu"},

@@ -93,7 +93,7 @@ Flags:
                           (default 20000)
   --sweep-sample N        keys of each family a pass reads whole, for memory and
                           type; the rest are counted from their names (default 2000)
-  --sweep-count N         SCAN COUNT of one sweep step (default 500)
+  --sweep-count N         SCAN COUNT of one sweep step (default 200)
   --search-rate N         keys per second all searches and user-page scans of one
                           connection may read together, shared fairly between users
                           (default 1600)

@@ -70,13 +70,15 @@ type SweepBudget struct {
 }
 
 // DefaultSweepBudget keeps a sweep well below what a busy production
-// server notices: about 1% of one Redis core while a pass runs, and at most
-// 20,000 keys/s, in SCAN steps of 500 keys. Measured by make bench-sweep:
-// 10,000,000 keys whose families all have a TTL rule (SCAN and PTTL per
-// key, 1.4 µs of Redis CPU) take about 25 minutes at 1%; keys counted from
-// their names alone (0.7 µs) half that. An unchanged database costs
-// nothing once its pass is done.
-var DefaultSweepBudget = SweepBudget{KeysPerSec: 20000, Count: 500, CPU: 0.01, Sample: DefaultSampleSize}
+// server notices: about 1% of one Redis core while a pass runs (by the cost
+// model of sweepcost.go), at most 20,000 keys/s, in SCAN steps of 200 keys
+// (a SCAN COUNT 500 step took 1.5 ms of Redis CPU at the median on
+// seed-shaped data; 200 keeps a step under 1 ms). Measured by make
+// bench-sweep: a 1M-key pass whose families mostly have a TTL rule takes
+// about 9 minutes at 1%, 10M about 90 — the floor on that machine, where
+// SCAN and PTTL alone cost Redis 3.9–4.8 µs per key, is 65–80 minutes at
+// 1% of a core. An unchanged database costs nothing once its pass is done.
+var DefaultSweepBudget = SweepBudget{KeysPerSec: 20000, Count: 200, CPU: 0.01, Sample: DefaultSampleSize}
 
 // memorySamples bounds MEMORY USAGE on big aggregates: Redis looks at this
 // many nested values and extrapolates, so the command stays O(1)-ish.
@@ -87,7 +89,7 @@ const memorySamples = 5
 // the keys it reads whole, TYPE and PTTL; then the O(1) length command each
 // key's type calls for and MEMORY USAGE (memoryMode.inspect). Pipelines,
 // not a script: measured on Redis 7.0 (make bench-sweep), SCAN with
-// pipelined PTTL costs Redis 1.4 µs per key, and a read-only script doing
+// pipelined PTTL costs Redis 1.4 µs per key (short keys without TTLs), and a read-only script doing
 // the same 1.7–2.1 µs (each redis.call costs more than a pipelined command).
 type keySweep struct {
 	conn   *redisview.Conn // nil in tests that sweep a bare client
@@ -361,7 +363,7 @@ func (m *memoryMode) tables(ctx context.Context, c redis.UniversalClient, keys [
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			if batch[i].Type != "" && !batch[i].needsEstimate && (table(batch[i]) || (retry && mems[i] != nil)) {
-				again[i] = m.queueMemory(ctx, p, k)
+				again[i] = m.queueMemoryOf(ctx, p, k, batch[i])
 			}
 		}
 		return nil
@@ -373,6 +375,24 @@ func (m *memoryMode) tables(ctx context.Context, c redis.UniversalClient, keys [
 		m.absorbMemory(again[i], &batch[i], withSamples)
 	}
 	return nil
+}
+
+// exactTable is the size up to which a hash or set read whole gets MEMORY
+// USAGE … SAMPLES 0, an exact figure, instead of Redis's extrapolation from
+// 5 elements, which is biased for a family of hashtable-encoded hashes (make
+// bench-sweep: a family's estimate missed its margin in three runs of
+// four). Counting 1,000 elements costs Redis about as much as the sweep's
+// other reads of the key.
+const exactTable = 1000
+
+// queueMemoryOf queues MEMORY USAGE of a key whose type and length are
+// known: exact (SAMPLES 0) for a hash or set of at most exactTable
+// elements, else as queueMemory.
+func (m *memoryMode) queueMemoryOf(ctx context.Context, p redis.Pipeliner, key string, info KeyInfo) *redis.IntCmd {
+	if !m.off && !m.noSamples && table(info) && info.Elements >= 0 && info.Elements <= exactTable {
+		return p.MemoryUsage(ctx, key, 0)
+	}
+	return m.queueMemory(ctx, p, key)
 }
 
 // queueMemory queues MEMORY USAGE of key as the server takes it; nil when

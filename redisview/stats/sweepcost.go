@@ -2,17 +2,21 @@ package stats
 
 import "time"
 
-// What a sweep's commands cost Redis, in CPU time per key, measured on
-// Redis 7.0 on a 2-core x86-64 machine (make bench-sweep, which also prints
-// this model's figure beside the CPU Redis reports): SCAN costs about
-// 0.7 µs per key it returns, a pipelined PTTL as much again, and a key read
-// whole (TYPE, PTTL, its length and MEMORY USAGE: four pipelined commands)
-// about 3.2 µs. A faster or slower server scales them alike; the page calls
-// the result an estimate.
+// What a sweep's commands cost Redis, in CPU time per key, as make
+// bench-sweep measured them on Redis 7.0 on a 2-core x86-64 machine with
+// seed-shaped data (1M and 10M keys, TTLs on most, names of 30–60 bytes):
+// a paced pass of SCAN and pipelined PTTL cost 5.2–5.9 µs per key, where
+// the same commands unpaced cost 3.9–4.8 (SCAN alone 2.2–3.1): a step that
+// wakes an idle server costs more than its commands. The model prices a key
+// SCAN returns at 2.6 µs, its PTTL as much again, and a key read whole
+// (TYPE, PTTL, a length and MEMORY USAGE) at 10 µs. (An earlier model of
+// 0.7 + 0.7 µs, measured on short keys without TTLs, under-priced the
+// sweep four times.) A faster or slower server scales them alike; the page
+// calls the result an estimate.
 const (
-	costScanKey  = 700 * time.Nanosecond
-	costTTLKey   = 700 * time.Nanosecond
-	costWholeKey = 3200 * time.Nanosecond
+	costScanKey  = 2600 * time.Nanosecond
+	costTTLKey   = 2600 * time.Nanosecond
+	costWholeKey = 10 * time.Microsecond
 )
 
 // DefaultSearchRate is each connection's scan budget for the scans people
