@@ -240,3 +240,69 @@ func TestSweeperStatesAndKeepsItsCPUBudget(t *testing.T) {
 		t.Errorf("f00: %+v; TTL only %d", f, d.TTLOnly)
 	}
 }
+
+// With keyspace events on (K, g, x, e and n), the counts of a completed
+// pass are kept current from them — keys created and deleted show at once,
+// no new pass reads the database while the kept total agrees with INFO —
+// and a change without events (FLUSHDB) is found as drift, which starts a
+// new pass.
+func TestLiveCountsBetweenPasses(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.Start(t)
+	data := rs.Client(0)
+	if err := data.ConfigSet(ctx, "notify-keyspace-events", "Kgxen").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for j := range 50 {
+		data.Set(ctx, fmt.Sprintf("f00:%d", j), "v", time.Hour)
+	}
+	c := openConn(t, rs.URL(0))
+	c.ForcePack(samplePack(t))
+	pctx, cancel := context.WithCancel(ctx)
+	pool := stats.NewSweepers(pctx, stats.SweepBudget{KeysPerSec: 100000, Count: 100, CPU: 1, Sample: 10}, time.Minute, quiet())
+	t.Cleanup(func() { cancel(); pool.Wait() })
+	s, release := pool.Acquire(c, 0)
+	defer release()
+	var d stats.DBDetail
+	redistest.Eventually(t, 20*time.Second, "a pass whose counts are live", func() bool {
+		d = s.Detail(stats.TotalKeys(ctx, c, 0))
+		return d.Pass >= 1 && d.CountsLive
+	})
+	if f := family(d, "f00"); f.Count != 50 {
+		t.Fatalf("first pass: %+v", f)
+	}
+	passes := d.Pass
+	for j := 50; j < 60; j++ {
+		data.Set(ctx, fmt.Sprintf("f00:%d", j), "v", time.Hour)
+	}
+	data.Set(ctx, "f01:new", "v", 0)
+	data.Del(ctx, "f00:0", "f00:1", "f00:2", "f00:3", "f00:4")
+	redistest.Eventually(t, 10*time.Second, "counts kept from events", func() bool {
+		d = s.Detail(stats.TotalKeys(ctx, c, 0))
+		return family(d, "f00").Count == 55 && family(d, "f01").Count == 1
+	})
+	time.Sleep(3 * time.Second) // more than a pass interval: no pass runs
+	if d = s.Detail(stats.TotalKeys(ctx, c, 0)); d.Pass != passes || !d.CountsLive || d.CountsSince.IsZero() {
+		t.Fatalf("a pass ran although the live counts agree with INFO: pass %d (was %d), live %v %q", d.Pass, passes, d.CountsLive, d.CountsWhy)
+	}
+	data.FlushDB(ctx) // no per-key events: drift
+	data.Set(ctx, "f00:x", "v", time.Hour)
+	redistest.Eventually(t, 20*time.Second, "a new pass after drift", func() bool {
+		d = s.Detail(stats.TotalKeys(ctx, c, 0))
+		return d.Pass > passes && family(d, "f00").Count == 1
+	})
+}
+
+// Without keyspace events the page says why the counts are the last
+// pass's.
+func TestCountsNotLiveSayWhy(t *testing.T) {
+	rs := redistest.Start(t)
+	rs.Client(0).Set(context.Background(), "f00:1", "v", time.Hour)
+	c := openConn(t, rs.URL(0))
+	c.ForcePack(samplePack(t))
+	d := sweepOnceWith(t, c, 0, stats.SweepBudget{KeysPerSec: 100000, Count: 100, CPU: 1, Sample: 10})
+	if d.CountsLive || d.CountsWhy == "" {
+		t.Fatalf("live %v, why %q", d.CountsLive, d.CountsWhy)
+	}
+	t.Logf("why: %s", d.CountsWhy)
+}

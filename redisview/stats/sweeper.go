@@ -1,9 +1,11 @@
 package stats
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +39,13 @@ type Sweeper struct {
 	cur    *dbAccumulator
 	last   *dbAccumulator // latest completed pass
 	passes int
+	// live keeps the counts current between passes from keyspace events
+	// (eventcount.go); nil where this process does not sweep (a replica
+	// showing another's passes).
+	live *liveCounts
+	// liveSkip is set (to the last pass's end) while passes are skipped
+	// because the live counts have not drifted.
+	liveSkip time.Time
 	// hour is the completed passes of the last hour (famtrend.go).
 	hour   famTrend
 	err    string
@@ -98,6 +107,11 @@ func (s *Sweeper) run(ctx context.Context) {
 
 // sweep is the sweep itself: pass after pass until ctx ends.
 func (s *Sweeper) sweep(ctx context.Context) {
+	live := newLiveCounts(s.db, s.conn.Classifier, s.clock)
+	s.mu.Lock()
+	s.live = live
+	s.mu.Unlock()
+	defer live.Follow(s.conn)()
 	cl, ks := s.fresh()
 	starting := true
 	var passSig signature // as the running pass started
@@ -162,6 +176,7 @@ func (s *Sweeper) sweep(ctx context.Context) {
 			s.lastSig = passSig
 			s.passes++
 			s.hour.add(s.last.finished, s.last.fams, ks.mem.Why == "")
+			live.Reset() // the deltas count from the pass's end
 			starting = true
 		}
 		s.mu.Unlock()
@@ -204,6 +219,16 @@ func (s *Sweeper) startPass(ctx context.Context, cl redis.UniversalClient) (sign
 		s.sleep(ctx, minPassInterval)
 		return sig, false
 	}
+	if s.last != nil && sig.ok && s.liveFresh(sig) {
+		s.unchanged = time.Time{}
+		s.liveSkip = s.last.finished
+		s.err = ""
+		s.mu.Unlock()
+		s.shown(ctx, false)
+		s.sleep(ctx, minPassInterval)
+		return sig, false
+	}
+	s.liveSkip = time.Time{}
 	s.unchanged = time.Time{}
 	s.cur.started = s.clock.Now()
 	s.mu.Unlock()
@@ -227,6 +252,26 @@ func (s *Sweeper) fail(ctx context.Context, err error) {
 }
 
 func (s *Sweeper) sleep(ctx context.Context, d time.Duration) { clock.Sleep(ctx, s.clock, d) }
+
+// liveRefresh is how old a pass may grow while keyspace events keep its
+// counts current: memory, TTLs and violations are the pass's, and time to
+// live moves on without events.
+const liveRefresh = time.Hour
+
+// liveFresh says whether the last pass's counts, kept current by events,
+// still hold (s.mu held): the events were all heard, the pass is younger
+// than liveRefresh, and the kept total agrees with INFO keyspace's.
+func (s *Sweeper) liveFresh(sig signature) bool {
+	if s.live == nil || s.clock.Since(s.last.finished) >= liveRefresh {
+		return false
+	}
+	s.live.FlagsFrom(s.conn.Keyspace())
+	if ok, _, _ := s.live.Live(); !ok {
+		return false
+	}
+	drift, _ := s.live.Drifted(s.last.seen, sig.keys)
+	return !drift
+}
 
 // Detail returns the statistics: the latest completed pass, or while the
 // first pass runs, the partial pass scaled to total (labelled estimated).
@@ -258,6 +303,7 @@ func (s *Sweeper) Detail(total redisview.Opt[int64]) DBDetail {
 		d.Seen = s.cur.seen
 		d.CPU = cpuShare(s.cur.cost, s.clock.Since(s.cur.started))
 	}
+	s.liveDetail(&d)
 	return d
 }
 
@@ -427,4 +473,44 @@ func (p *Sweepers) Known(conn string, db int) (DBDetail, bool) {
 		d.Hour = (&famTrend{passes: kp.hour}).copy()
 	}
 	return d, true
+}
+
+// liveDetail adds to a completed pass's counts the keys created and
+// deleted since, while keyspace events keep them (s.mu held); else it says
+// why they do not.
+func (s *Sweeper) liveDetail(d *DBDetail) {
+	if s.live == nil {
+		d.CountsWhy = "this process shows the passes of the replica that sweeps the database"
+		return
+	}
+	s.live.FlagsFrom(s.conn.Keyspace())
+	ok, since, why := s.live.Live()
+	if !ok || s.last == nil || d.Estimated {
+		d.CountsWhy = why
+		return
+	}
+	fams, unmatched, _ := s.live.Deltas()
+	for i := range d.Families {
+		f := &d.Families[i]
+		f.Count = max(f.Count+fams[f.Family], 0)
+		delete(fams, f.Family)
+	}
+	for f, n := range fams {
+		if n > 0 {
+			d.Families = append(d.Families, FamilyStats{Family: f, Count: n})
+		}
+	}
+	d.UnmCount = max(d.UnmCount+unmatched, 0)
+	slices.SortFunc(d.Families, func(x, y FamilyStats) int {
+		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Family.ID, y.Family.ID))
+	})
+	for i := range d.Domains {
+		d.Domains[i].Count = 0
+		for _, f := range d.Families {
+			if f.Family.Domain == d.Domains[i].Domain {
+				d.Domains[i].Count += f.Count
+			}
+		}
+	}
+	d.CountsLive, d.CountsSince = true, since
 }
