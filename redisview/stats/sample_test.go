@@ -281,7 +281,14 @@ func TestLiveCountsBetweenPasses(t *testing.T) {
 		d = s.Detail(stats.TotalKeys(ctx, c, 0))
 		return family(d, "f00").Count == 55 && family(d, "f01").Count == 1
 	})
-	time.Sleep(3 * time.Second) // more than a pass interval: no pass runs
+	// For more than a pass interval no pass runs: no SCAN is sent.
+	scans, since := commandCalls(t, rs.Client(0))["scan"], time.Now()
+	redistest.Eventually(t, 10*time.Second, "3 s without a pass", func() bool {
+		if n := commandCalls(t, rs.Client(0))["scan"]; n != scans {
+			t.Fatalf("%d SCANs while the live counts agree with INFO", n-scans)
+		}
+		return time.Since(since) > 3*time.Second
+	})
 	if d = s.Detail(stats.TotalKeys(ctx, c, 0)); d.Pass != passes || !d.CountsLive || d.CountsSince.IsZero() {
 		t.Fatalf("a pass ran although the live counts agree with INFO: pass %d (was %d), live %v %q", d.Pass, passes, d.CountsLive, d.CountsWhy)
 	}

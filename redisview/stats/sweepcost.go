@@ -29,6 +29,20 @@ func stepCost(scanned, ttl, whole int) time.Duration {
 	return time.Duration(scanned)*costScanKey + time.Duration(ttl)*costTTLKey + time.Duration(whole)*costWholeKey
 }
 
+// batchCost is stepCost of a step's batch.
+func batchCost(batch []KeyInfo) time.Duration {
+	ttl, whole := 0, 0
+	for _, k := range batch {
+		switch k.Read {
+		case readTTL:
+			ttl++
+		case readWhole:
+			whole++
+		}
+	}
+	return stepCost(len(batch), ttl, whole)
+}
+
 // stepWait is how long a sweep waits after a step of n keys that cost
 // Redis cost and took took, to stay within the budget: n keys at
 // KeysPerSec, and cost at CPU of a core.
