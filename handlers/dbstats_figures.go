@@ -97,6 +97,11 @@ func familyFigures(r *views.FamilyRow, f stats.FamilyStats, d stats.DBDetail) {
 		r.KeysNote, r.KeysTitle = "exact", "Exact: every key counted from its name."
 	}
 	r.Memory, r.MemoryNote, r.MemoryTitle = memoryFigure(f.Memory, f.MemoryErr, f.Sampled, f.Count, d.MemoryWhy)
+	if f.MemoryEstimatedKeys > 0 && r.MemoryNote == "exact" {
+		r.Memory, r.MemoryNote = "≈ "+r.Memory, "Redis's estimate"
+		r.MemoryTitle = "Every key was read whole, but the memory of " + format.Plural(f.MemoryEstimatedKeys, "big key is", "big keys is") +
+			" extrapolated from a few of its elements (MEMORY USAGE … SAMPLES 5, or Keydeck's estimate of a big hash table)."
+	}
 	switch {
 	case f.Count <= 0:
 	case f.TTLRead >= f.Count:

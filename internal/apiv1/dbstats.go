@@ -80,6 +80,7 @@ type DBFamily struct {
 	Memory     *int64    `json:"memory_bytes,omitempty" minimum:"0" doc:"Absent when memory is not available. Exact when sampled_keys equals keys, else the sample's mean times keys (see memory_error_bytes)."`
 	MemoryErr  *int64    `json:"memory_error_bytes,omitempty" minimum:"0" doc:"Half-width of memory_bytes's 95% confidence interval, in bytes; 0 when exact; absent with memory_bytes." example:"26214400"`
 	Sampled    int64     `json:"sampled_keys" minimum:"0" doc:"Keys of the family read whole (type, TTL, size, memory): the first sample_size in SCAN order, or all of them." example:"2000"`
+	MemEstKeys int64     `json:"memory_estimated_keys" minimum:"0" doc:"Keys of the family read whole whose memory is itself an extrapolation (MEMORY USAGE … SAMPLES 5 of a big collection, or Keydeck's estimate of a big hash table): memory_bytes is then not exact even when sampled_keys equals keys." example:"0"`
 	TTLRead    int64     `json:"ttl_read_keys" minimum:"0" doc:"Keys whose TTL was read: every key of a family with a TTL rule, else the sample. ttl is scaled to keys from them." example:"5000000"`
 	TTL        TTLHealth `json:"ttl" doc:"Keys per remaining time to live, from ttl_read_keys keys scaled to keys."`
 	Violations int64     `json:"violations" minimum:"0" doc:"Keys of the family that break its rules."`
@@ -186,7 +187,7 @@ func DBStats(d stats.DBDetail, pc redisview.PackChoice, st redisview.Status, now
 	for _, f := range d.Families {
 		p.Families = append(p.Families, DBFamily{FamilyRef: familyRef(f.Family, d.DB), Type: f.Family.Type, Pattern: f.Family.Pattern.String(),
 			Sensitive: f.Family.Sensitive, TTLPolicy: ttlPolicy(f.Family.TTL), Keys: f.Count, Memory: mem(f.Memory), MemoryErr: mem(f.MemoryErr),
-			Sampled: f.Sampled, TTLRead: f.TTLRead, TTL: ttlHealth(f.TTL), Violations: f.Violations, ViolEst: f.ViolationsEstimated})
+			Sampled: f.Sampled, MemEstKeys: f.MemoryEstimatedKeys, TTLRead: f.TTLRead, TTL: ttlHealth(f.TTL), Violations: f.Violations, ViolEst: f.ViolationsEstimated})
 		p.SampledKeys += min(f.Sampled, f.Count)
 		domErr[f.Family.Domain] += float64(f.MemoryErr) * float64(f.MemoryErr)
 	}
