@@ -76,7 +76,7 @@ type SweepBudget struct {
 // seed-shaped data; 200 keeps a step under 1 ms). Measured by make
 // bench-sweep: a 1M-key pass whose families mostly have a TTL rule takes
 // about 9 minutes at 1%, 10M about 90 — the floor on that machine, where
-// SCAN and PTTL alone cost Redis 3.9–4.8 µs per key, is 65–80 minutes at
+// SCAN and PTTL alone cost Redis 3.3–4.8 µs per key, is 56–80 minutes at
 // 1% of a core. An unchanged database costs nothing once its pass is done.
 var DefaultSweepBudget = SweepBudget{KeysPerSec: 20000, Count: 200, CPU: 0.01, Sample: DefaultSampleSize}
 
