@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,9 +148,13 @@ type liveCounts struct {
 	total int64
 	// unsure: rename_to, copy_to and restore right after their own "new":
 	// each may have overwritten an existing key.
-	unsure  int64
-	recent  [4]recentNew // the last "new" keys (a cluster's nodes interleave)
+	unsure int64
+	// recent holds the last recentNews "new" keys, hashed: a cluster's
+	// nodes interleave their events, so a rename_to may come many events
+	// after its own "new" (four slots missed one in twenty under -race).
+	recent  [recentNews]uint64
 	nrecent int
+	seed    maphash.Seed
 	// The subscription: on since subSince.
 	sub      bool
 	subSince time.Time
@@ -171,13 +176,15 @@ type liveCounts struct {
 	floodWhy string
 }
 
-type recentNew struct {
-	key string
-	set bool
-}
+// recentNews is how many "new" keys a liveCounts remembers to match a
+// rename_to, copy_to or restore with (by a 64-bit hash: names may be long).
+const recentNews = 512
+
+// keyHash is key's hash, never 0 (0 marks an empty slot).
+func (l *liveCounts) keyHash(key string) uint64 { return maphash.String(l.seed, key) | 1 }
 
 func newLiveCounts(db int, classifier func() *schema.Classifier, clk clock.Clock) *liveCounts {
-	return &liveCounts{db: db, classifier: classifier, clock: clock.Or(clk), maxRate: MaxKeyEventRate}
+	return &liveCounts{db: db, classifier: classifier, clock: clock.Or(clk), maxRate: MaxKeyEventRate, seed: maphash.MakeSeed()}
 }
 
 // Reset starts the deltas from zero (a pass's counts were just published),
@@ -191,7 +198,7 @@ func (l *liveCounts) Reset() {
 	l.cl = cl
 	l.fam = map[*schema.Family]int64{}
 	l.unm, l.total, l.unsure = 0, 0, 0
-	l.recent, l.nrecent = [4]recentNew{}, 0
+	l.recent, l.nrecent = [recentNews]uint64{}, 0
 	l.flagsSpoiled = l.flagsRead && !l.flagsOK && (l.refused || !NewHidden(l.flags))
 	l.floodWhy, l.hot, l.winN, l.win, l.tick = "", 0, 0, time.Time{}, 0
 }
@@ -263,15 +270,16 @@ func (l *liveCounts) Event(db int, key, event string) {
 	case "new":
 		d = 1
 		l.heardNew = true
-		l.recent[l.nrecent%len(l.recent)] = recentNew{key, true}
+		l.recent[l.nrecent%len(l.recent)] = l.keyHash(key)
 		l.nrecent++
 	case "del", "expired", "evicted", "rename_from", "move_from":
 		d = -1
 	case "rename_to", "copy_to", "restore":
+		h := l.keyHash(key)
 		for i, r := range l.recent {
-			if r.set && r.key == key {
+			if r == h {
 				l.unsure++
-				l.recent[i] = recentNew{}
+				l.recent[i] = 0
 				break
 			}
 		}
