@@ -313,3 +313,23 @@ func TestCountsNotLiveSayWhy(t *testing.T) {
 	}
 	t.Logf("why: %s", d.CountsWhy)
 }
+
+// A small database's pass is one step of a few milliseconds, followed by
+// the wait its budget wants: the share stated is that of the step and its
+// wait (it said 13% of a core on the demo's gateway database).
+func TestOneStepPassStatesItsBudget(t *testing.T) {
+	rs := redistest.Start(t)
+	p := rs.Client(0).Pipeline()
+	for j := range 200 {
+		p.Set(context.Background(), fmt.Sprintf("f00:%d", j), "v", time.Hour)
+	}
+	if _, err := p.Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := openConn(t, rs.URL(0))
+	c.ForcePack(samplePack(t))
+	d := sweepOnceWith(t, c, 0, stats.SweepBudget{KeysPerSec: 1000000, Count: 1000, CPU: 0.01, Sample: 2000})
+	if d.CPU <= 0 || d.CPU > 0.0101 {
+		t.Fatalf("a one-step pass at 1%% of a core states %.4f", d.CPU)
+	}
+}

@@ -54,8 +54,15 @@ func (b SweepBudget) stepWait(n int, cost, took time.Duration) time.Duration {
 	return wait - took
 }
 
-// cpuShare is the share of a core cost is of elapsed (0 when unknown).
-func cpuShare(cost, elapsed time.Duration) float64 {
+// cpuShare is the share of a core a pass's cost is of the time it took
+// (0 when unknown). The sweep waits after each step, the last one too, for
+// as long as the budget wants; that wait is not yet in elapsed when the
+// pass has just finished (a small database's pass is one step and a few
+// milliseconds), so a pass takes at least cost / CPU.
+func (b SweepBudget) cpuShare(cost, elapsed time.Duration) float64 {
+	if b.CPU > 0 {
+		elapsed = max(elapsed, time.Duration(float64(cost)/b.CPU))
+	}
 	if cost <= 0 || elapsed <= 0 {
 		return 0
 	}

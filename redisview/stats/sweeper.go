@@ -260,17 +260,17 @@ func (s *Sweeper) Detail(total redisview.Opt[int64]) DBDetail {
 	case s.last != nil:
 		s.last.detail(&d, tot, false)
 		d.CompletedAt = s.last.finished
-		d.CPU = cpuShare(s.last.cost, s.last.finished.Sub(s.last.started))
+		d.CPU = s.budget.cpuShare(s.last.cost, s.last.finished.Sub(s.last.started))
 		if s.cur != nil {
 			d.Seen = s.cur.seen
 			if s.cur.seen > 0 && s.unchanged.IsZero() {
-				d.CPU = cpuShare(s.cur.cost, s.clock.Since(s.cur.started))
+				d.CPU = s.budget.cpuShare(s.cur.cost, s.clock.Since(s.cur.started))
 			}
 		}
 	case s.cur != nil:
 		s.cur.detail(&d, tot, true)
 		d.Seen = s.cur.seen
-		d.CPU = cpuShare(s.cur.cost, s.clock.Since(s.cur.started))
+		d.CPU = s.budget.cpuShare(s.cur.cost, s.clock.Since(s.cur.started))
 	}
 	s.liveDetail(&d)
 	return d
