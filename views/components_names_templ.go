@@ -40,7 +40,7 @@ func Name(s string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if cut {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<span class=\"whitespace-nowrap font-sans text-slate-500\" data-testid=\"name-cut\">… (")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<span class=\"whitespace-nowrap font-sans text-slate-600\" data-testid=\"name-cut\">… (")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -229,7 +229,7 @@ func CutName(s string, size int64) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if cut || size > int64(len(s)) {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<span class=\"whitespace-nowrap font-sans text-slate-500\" data-testid=\"name-cut\">… (")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<span class=\"whitespace-nowrap font-sans text-slate-600\" data-testid=\"name-cut\">… (")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
